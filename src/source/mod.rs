@@ -1,0 +1,1 @@
+//! Where objects come from: the `ListerWatcher` implementations (kube API, recordings) and discovery.
