@@ -1,2 +1,3 @@
-//! kubectl-deltas: the informer machinery of client-go's `tools/cache`, in Rust, made visible.
+//! kubectl-deltas: client-go's informer machinery (`tools/cache`) in Rust, made visible.
+pub mod cache;
 pub mod source;

@@ -1,0 +1,545 @@
+//! The DeltaFIFO: a queue of per-key [`Deltas`] with client-go's exact semantics
+//! (`tools/cache/delta_fifo.go`, v0.32, the last version with `ErrRequeue`/`AddIfNotPresent`).
+//!
+//! The producer (the Reflector) calls [`add`](DeltaFifo::add), [`update`](DeltaFifo::update),
+//! [`delete`](DeltaFifo::delete), [`replace`](DeltaFifo::replace) and
+//! [`resync`](DeltaFifo::resync); the consumer calls [`pop`](DeltaFifo::pop). Changes to a key that
+//! is already queued are appended to its `Deltas` instead of queueing the key again, so a slow
+//! consumer sees coalesced batches and the queue never holds more entries than there are keys.
+//!
+//! ## Where this differs from client-go, and why
+//! - `pop` runs `process` with the queue lock held, exactly as client-go does, so `process` must be
+//!   quick: it is meant to apply a batch to the [`Indexer`](super::Indexer). Anything slow (event
+//!   handlers, rendering) belongs after `pop` returns, which is what
+//!   [`Controller`](super::Controller) does. The consequence for backpressure: a slow handler does
+//!   not block the producer; deltas accumulate in the queue (coalescing per key), and
+//!   [`len`](DeltaFifo::len) shows the growth.
+//! - Deletion tombstones for known objects and resync deltas are queued in sorted key order (client-go
+//!   walks a Go map, in random order), so a replay always produces the same batches.
+//! - The queue reports what an observer needs: time of first enqueue per key, the number of deltas
+//!   coalesced into already-queued keys, and the peak queue length.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+use hashbrown::hash_map::EntryRef;
+use hashbrown::{HashMap, HashSet};
+use kube::Resource;
+
+use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
+use super::store::{KnownObjects, write_object_key};
+
+/// What a `process` function passed to [`DeltaFifo::pop`] reports when it fails.
+#[derive(Debug)]
+pub enum ProcessError<E> {
+    /// Put the batch back at the end of the queue, unless its key was queued again meanwhile
+    /// (client-go's `ErrRequeue`), and report the error.
+    Requeue(E),
+    /// Drop the batch and report the error.
+    Fail(E),
+}
+
+/// Why [`DeltaFifo::pop`] returned without a batch.
+#[derive(Debug, thiserror::Error)]
+pub enum PopError<E> {
+    /// The FIFO was closed and every queued batch has been popped.
+    #[error("the DeltaFIFO is closed")]
+    Closed,
+    /// `process` failed (the batch was requeued if it asked for it).
+    #[error("processing a popped batch failed")]
+    Process(#[source] E),
+}
+
+/// A batch taken from the FIFO, with what `process` returned for it.
+#[derive(Debug)]
+pub struct Popped<K, T> {
+    /// The key the batch was queued under.
+    pub key: Arc<str>,
+    /// The deltas, oldest first; never empty.
+    pub deltas: Deltas<K>,
+    /// Whether the batch belonged to the initial list (popped before `has_synced`).
+    pub is_in_initial_list: bool,
+    /// When the key entered the queue (its first delta in this batch).
+    pub enqueued_at: Instant,
+    /// When it was popped.
+    pub popped_at: Instant,
+    /// Keys still queued after this pop.
+    pub queue_len: usize,
+    /// What `process` returned.
+    pub output: T,
+}
+
+/// A point-in-time view of the queue for status lines and summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FifoStats {
+    /// Keys queued now.
+    pub len: usize,
+    /// Largest number of keys ever queued at once.
+    pub peak_len: usize,
+    /// Deltas appended to a key that was already queued (including ones collapsed by dedup).
+    pub coalesced: u64,
+    /// Whether anything was ever added, or a first `replace` happened.
+    pub populated: bool,
+    /// Whether the initial list has been popped (see [`DeltaFifo::has_synced`]).
+    pub synced: bool,
+}
+
+struct Queued<K> {
+    /// Never empty.
+    deltas: Deltas<K>,
+    /// When the key entered the queue.
+    enqueued_at: Instant,
+}
+
+struct State<K> {
+    /// Maps a key to its Deltas; each Deltas has at least one Delta.
+    items: HashMap<Arc<str>, Queued<K>>,
+    /// Keys in FIFO order of first enqueue; no duplicates; a key is in `queue` iff it is in `items`.
+    queue: VecDeque<Arc<str>>,
+    /// True once anything was added, updated, deleted or requeued, or the first `replace` ran.
+    populated: bool,
+    /// Batches of the first `replace` not yet popped; `has_synced` once zero and `populated`.
+    initial_population_count: usize,
+    /// Set by `close`; `pop` then drains the queue and reports `Closed`.
+    closed: bool,
+    /// Threads blocked in `pop`; lets mutations skip the condvar wake-up when nobody waits.
+    waiters: usize,
+    coalesced: u64,
+    peak_len: usize,
+    /// Reused buffer for computing keys without allocating per delta.
+    key_buf: String,
+}
+
+impl<K> State<K> {
+    fn has_synced(&self) -> bool {
+        self.populated && self.initial_population_count == 0
+    }
+
+    /// Appends a delta to `key`'s Deltas, queueing the key if it is new (client-go's
+    /// `queueActionLocked`). Returns the shared key.
+    fn queue_action(&mut self, key: &str, delta: Delta<K>) -> Arc<str> {
+        match self.items.entry_ref(key) {
+            EntryRef::Occupied(mut entry) => {
+                entry.get_mut().deltas.push_deduped(delta);
+                self.coalesced += 1;
+                entry.key().clone()
+            }
+            EntryRef::Vacant(entry) => {
+                let queued = Queued {
+                    deltas: Deltas::new(vec![delta]),
+                    enqueued_at: Instant::now(),
+                };
+                let shared = entry
+                    .insert_entry_with_key(Arc::from(key), queued)
+                    .key()
+                    .clone();
+                self.queue.push_back(shared.clone());
+                self.peak_len = self.peak_len.max(self.queue.len());
+                shared
+            }
+        }
+    }
+
+    /// Queues `object` under its own key.
+    fn queue_object(&mut self, type_: DeltaType, object: DeltaObject<K>) -> Arc<str>
+    where
+        K: Resource,
+    {
+        let mut key = std::mem::take(&mut self.key_buf);
+        match &object {
+            DeltaObject::Object(obj) => write_object_key(obj.as_ref(), &mut key),
+            DeltaObject::Tombstone(t) => {
+                key.clear();
+                key.push_str(&t.key);
+            }
+        }
+        let shared = self.queue_action(&key, Delta { type_, object });
+        self.key_buf = key;
+        shared
+    }
+
+    fn add_if_not_present(&mut self, key: Arc<str>, deltas: Deltas<K>) -> bool {
+        self.populated = true;
+        if deltas.is_empty() || self.items.contains_key(&key) {
+            return false;
+        }
+        self.items.insert(
+            key.clone(),
+            Queued {
+                deltas,
+                enqueued_at: Instant::now(),
+            },
+        );
+        self.queue.push_back(key);
+        self.peak_len = self.peak_len.max(self.queue.len());
+        true
+    }
+}
+
+/// A producer/consumer queue of per-key [`Deltas`] (client-go's `DeltaFIFO`).
+///
+/// Shared as `Arc<DeltaFifo<K>>` between the producer and the consumer; every method takes `&self`.
+pub struct DeltaFifo<K> {
+    state: Mutex<State<K>>,
+    /// Signalled when a key is queued or the FIFO is closed.
+    cond: Condvar,
+    /// The consumer's store, consulted to drop deletions of unknown objects and to find deletions
+    /// missed during a watch gap. `None` behaves as client-go with `KnownObjects == nil`.
+    known_objects: Option<Arc<dyn KnownObjects<K>>>,
+    /// `replace` queues `Replaced` deltas when true (informers since client-go 1.19), `Sync` when false.
+    emit_delta_type_replaced: bool,
+}
+
+impl<K> fmt::Debug for DeltaFifo<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeltaFifo")
+            .field("stats", &self.stats())
+            .field("known_objects", &self.known_objects.is_some())
+            .field("emit_delta_type_replaced", &self.emit_delta_type_replaced)
+            .finish()
+    }
+}
+
+impl<K> Default for DeltaFifo<K> {
+    fn default() -> Self {
+        DeltaFifo {
+            state: Mutex::new(State {
+                items: HashMap::default(),
+                queue: VecDeque::new(),
+                populated: false,
+                initial_population_count: 0,
+                closed: false,
+                waiters: 0,
+                coalesced: 0,
+                peak_len: 0,
+                key_buf: String::new(),
+            }),
+            cond: Condvar::new(),
+            known_objects: None,
+            emit_delta_type_replaced: true,
+        }
+    }
+}
+
+impl<K> DeltaFifo<K> {
+    /// An empty FIFO without known objects that emits `Replaced` on `replace`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the store of objects the consumer has applied (normally the [`Indexer`](super::Indexer)).
+    pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {
+        self.known_objects = Some(known);
+        self
+    }
+
+    /// Chooses between `Replaced` (true, the default, as informers since client-go 1.19) and the
+    /// legacy `Sync` (false) for objects listed by `replace`.
+    pub fn emit_delta_type_replaced(mut self, emit: bool) -> Self {
+        self.emit_delta_type_replaced = emit;
+        self
+    }
+
+    // Every mutation leaves the state consistent before anything that could panic runs (`process`
+    // runs after the batch is removed), so a poisoned lock still guards a valid queue.
+    fn lock(&self) -> MutexGuard<'_, State<K>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wake(&self, state: &State<K>) {
+        if state.waiters > 0 {
+            self.cond.notify_all();
+        }
+    }
+
+    /// Number of keys queued.
+    pub fn len(&self) -> usize {
+        self.lock().queue.len()
+    }
+
+    /// Whether no key is queued.
+    pub fn is_empty(&self) -> bool {
+        self.lock().queue.is_empty()
+    }
+
+    /// Whether the initial list has been delivered: true once the first `replace` (or any earlier
+    /// add/update/delete) happened and every batch the first `replace` queued has been popped.
+    /// Because `process` runs under the queue lock, the last initial batch has also been processed.
+    pub fn has_synced(&self) -> bool {
+        self.lock().has_synced()
+    }
+
+    /// Whether [`close`](DeltaFifo::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// Counters for status lines.
+    pub fn stats(&self) -> FifoStats {
+        let state = self.lock();
+        FifoStats {
+            len: state.queue.len(),
+            peak_len: state.peak_len,
+            coalesced: state.coalesced,
+            populated: state.populated,
+            synced: state.has_synced(),
+        }
+    }
+
+    /// Queued keys in FIFO order.
+    pub fn list_keys(&self) -> Vec<Arc<str>> {
+        self.lock().queue.iter().cloned().collect()
+    }
+
+    /// A copy of the deltas queued for `key` (objects are shared, not cloned).
+    pub fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
+        self.lock().items.get(key).map(|q| q.deltas.clone())
+    }
+
+    /// When `key` entered the queue, if it is queued.
+    pub fn enqueued_at(&self, key: &str) -> Option<Instant> {
+        self.lock().items.get(key).map(|q| q.enqueued_at)
+    }
+
+    /// Closes the FIFO: blocked and later `pop` calls drain what is queued, then return
+    /// [`PopError::Closed`]. Producers may still queue; those batches are popped too.
+    pub fn close(&self) {
+        let mut state = self.lock();
+        state.closed = true;
+        drop(state);
+        self.cond.notify_all();
+    }
+
+    /// Requeues a batch that was popped, only if nothing was queued for its key since (client-go's
+    /// `AddIfNotPresent`): newer deltas for the key supersede the retry. Returns whether it was queued.
+    pub fn add_if_not_present(&self, deltas: Deltas<K>) -> bool
+    where
+        K: Resource,
+    {
+        let Some(key) = deltas.key() else {
+            return false;
+        };
+        let mut state = self.lock();
+        let queued = state.add_if_not_present(Arc::from(key), deltas);
+        self.wake(&state);
+        queued
+    }
+
+    /// Takes the oldest queued batch, blocking while the queue is empty, and runs `process` on it
+    /// with the queue lock held, with `is_in_initial_list` telling whether the batch is part of the
+    /// initial list. Returns [`PopError::Closed`] once the FIFO is closed and empty.
+    ///
+    /// If `process` returns [`ProcessError::Requeue`], the batch goes back to the end of the queue
+    /// unless its key was queued again meanwhile. The initial-population count is not restored, so a
+    /// requeue never holds `has_synced` back (as in client-go).
+    pub fn pop<T, E>(
+        &self,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<T, ProcessError<E>>,
+    ) -> Result<Popped<K, T>, PopError<E>> {
+        let mut state = self.lock();
+        while state.queue.is_empty() && !state.closed {
+            // Counted while waiting so that mutations know whether to signal.
+            state.waiters += 1;
+            state = self.cond.wait(state).unwrap_or_else(|e| e.into_inner());
+            state.waiters -= 1;
+        }
+        self.pop_locked(state, process)
+            .map(|popped| popped.expect("queue is non-empty or closed after waiting"))
+    }
+
+    /// Like [`pop`](DeltaFifo::pop) but returns `Ok(None)` instead of blocking when the queue is
+    /// empty and open. Used by drivers that interleave producing and draining on one thread.
+    pub fn try_pop<T, E>(
+        &self,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<T, ProcessError<E>>,
+    ) -> Result<Option<Popped<K, T>>, PopError<E>> {
+        let state = self.lock();
+        self.pop_locked(state, process)
+    }
+
+    fn pop_locked<T, E>(
+        &self,
+        mut state: MutexGuard<'_, State<K>>,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<T, ProcessError<E>>,
+    ) -> Result<Option<Popped<K, T>>, PopError<E>> {
+        let Some(key) = state.queue.pop_front() else {
+            return if state.closed {
+                Err(PopError::Closed)
+            } else {
+                Ok(None)
+            };
+        };
+        // Computed before the count is decremented, so the last initial batch is still "initial".
+        let is_in_initial_list = !state.has_synced();
+        state.initial_population_count = state.initial_population_count.saturating_sub(1);
+        let queued = state
+            .items
+            .remove(&key)
+            .expect("invariant: a key is in `queue` iff it is in `items`");
+        let queue_len = state.queue.len();
+        let popped_at = Instant::now();
+        match process(&queued.deltas, is_in_initial_list) {
+            Ok(output) => Ok(Some(Popped {
+                key,
+                deltas: queued.deltas,
+                is_in_initial_list,
+                enqueued_at: queued.enqueued_at,
+                popped_at,
+                queue_len,
+                output,
+            })),
+            Err(ProcessError::Requeue(err)) => {
+                state.add_if_not_present(key, queued.deltas);
+                self.wake(&state);
+                Err(PopError::Process(err))
+            }
+            Err(ProcessError::Fail(err)) => Err(PopError::Process(err)),
+        }
+    }
+}
+
+impl<K: Resource> DeltaFifo<K> {
+    /// Queues an `Added` delta for `obj`.
+    pub fn add(&self, obj: Arc<K>) {
+        self.queue(DeltaType::Added, DeltaObject::Object(obj));
+    }
+
+    /// Queues an `Updated` delta for `obj`.
+    pub fn update(&self, obj: Arc<K>) {
+        self.queue(DeltaType::Updated, DeltaObject::Object(obj));
+    }
+
+    fn queue(&self, type_: DeltaType, object: DeltaObject<K>) {
+        let mut state = self.lock();
+        state.populated = true;
+        state.queue_object(type_, object);
+        self.wake(&state);
+    }
+
+    /// Queues a `Deleted` delta for `obj` (an object or a tombstone), unless the key is neither
+    /// queued nor known to the consumer: then the deletion was already reported (by a relist's
+    /// tombstone, typically) and a second report is dropped. Returns whether a delta was queued.
+    pub fn delete(&self, obj: impl Into<DeltaObject<K>>) -> bool {
+        let object = obj.into();
+        let mut state = self.lock();
+        state.populated = true;
+        let key = object.key();
+        if !state.items.contains_key(key.as_str()) {
+            let known = self
+                .known_objects
+                .as_ref()
+                .is_some_and(|known| known.get_by_key(&key).is_some());
+            if !known {
+                return false;
+            }
+        }
+        state.queue_action(
+            &key,
+            Delta {
+                type_: DeltaType::Deleted,
+                object,
+            },
+        );
+        self.wake(&state);
+        true
+    }
+
+    /// Delivers the result of a list: a `Replaced` (or legacy `Sync`) delta for every object in
+    /// `list`, then a `Deleted` tombstone for every queued key absent from the list (carrying its
+    /// newest queued object), then one for every known key absent from the list with nothing queued
+    /// (carrying the known object). Those tombstones are how deletions missed while the watch was
+    /// down reach the consumer.
+    ///
+    /// The first `replace` on a FIFO that was never populated sets the initial population: the
+    /// number of distinct listed keys plus queued deletions, which `has_synced` waits for.
+    /// `resource_version` is the list's resourceVersion; like client-go's DeltaFIFO, the queue does
+    /// not use it.
+    pub fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) {
+        let _ = resource_version;
+        let action = if self.emit_delta_type_replaced {
+            DeltaType::Replaced
+        } else {
+            DeltaType::Sync
+        };
+        let mut state = self.lock();
+        let mut listed: HashSet<Arc<str>> = HashSet::with_capacity(list.len());
+        for obj in list {
+            listed.insert(state.queue_object(action, DeltaObject::Object(obj)));
+        }
+
+        // Deletion detection against the queue, in queue order.
+        let mut queued_deletions = 0;
+        let unlisted_queued: Vec<Arc<str>> = state
+            .queue
+            .iter()
+            .filter(|k| !listed.contains(*k))
+            .cloned()
+            .collect();
+        for key in unlisted_queued {
+            let newest = state.items[&key]
+                .deltas
+                .newest()
+                .and_then(|d| match &d.object {
+                    DeltaObject::Object(obj) => Some(obj.clone()),
+                    // A tombstone's key is already the key; carry the object it wraps.
+                    DeltaObject::Tombstone(t) => t.obj.clone(),
+                });
+            let tombstone = DeletedFinalStateUnknown {
+                key: key.to_string(),
+                obj: newest,
+            };
+            state.queue_action(&key, Delta::new(DeltaType::Deleted, tombstone));
+            queued_deletions += 1;
+        }
+
+        // Deletion detection against what the consumer already applied.
+        if let Some(known) = &self.known_objects {
+            for key in known.list_keys() {
+                if listed.contains(&key) || state.items.contains_key(&key) {
+                    continue;
+                }
+                let tombstone = DeletedFinalStateUnknown {
+                    key: key.to_string(),
+                    obj: known.get_by_key(&key),
+                };
+                state.queue_action(&key, Delta::new(DeltaType::Deleted, tombstone));
+                queued_deletions += 1;
+            }
+        }
+
+        if !state.populated {
+            state.populated = true;
+            state.initial_population_count = listed.len() + queued_deletions;
+        }
+        self.wake(&state);
+    }
+
+    /// Queues a `Sync` delta for every known object whose key has nothing queued, and returns how
+    /// many were queued. Keys with queued deltas are skipped because the known object is older than
+    /// what is queued: syncing it would deliver a stale state after a newer one.
+    pub fn resync(&self) -> usize {
+        let Some(known) = &self.known_objects else {
+            return 0;
+        };
+        let mut state = self.lock();
+        let mut synced = 0;
+        for key in known.list_keys() {
+            if state.items.contains_key(&key) {
+                continue;
+            }
+            let Some(obj) = known.get_by_key(&key) else {
+                continue;
+            };
+            state.queue_action(&key, Delta::new(DeltaType::Sync, obj));
+            synced += 1;
+        }
+        self.wake(&state);
+        synced
+    }
+}
+
+#[cfg(test)]
+#[path = "delta_fifo_tests.rs"]
+mod tests;

@@ -1,0 +1,216 @@
+//! Index functions chosen by a short textual spec (`namespace`, `label:app`, `field:spec.nodeName`,
+//! …), so that command-line flags can add indices to an [`Indexer`](super::Indexer) of
+//! [`DynamicObject`]s.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use kube::api::DynamicObject;
+use serde_json::Value;
+
+use super::indexer::{IndexFunc, IndexValues};
+
+/// The forms a spec can take, for error messages and help text.
+pub const INDEX_SPEC_FORMS: &str = "namespace, label:<key>, labels, annotation:<key>, \
+     field:<dotted.path>, owner";
+
+/// A built-in index function.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum IndexSpec {
+    /// `namespace`: the object's namespace (cluster-scoped objects have none).
+    Namespace,
+    /// `label:<key>`: the value of one label.
+    Label(String),
+    /// `labels`: every label as `key=value`.
+    Labels,
+    /// `annotation:<key>`: the value of one annotation.
+    Annotation(String),
+    /// `field:<dotted.path>`: the scalar values at a JSON path such as `spec.nodeName`; a path
+    /// through an array yields one value per element (`field:spec.containers.image`).
+    Field(Vec<String>),
+    /// `owner`: `Kind/name` of every ownerReference.
+    Owner,
+}
+
+/// A spec that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid index spec {spec:?}: {reason}; valid forms: {INDEX_SPEC_FORMS}")]
+pub struct IndexSpecError {
+    /// The spec as given.
+    pub spec: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl FromStr for IndexSpec {
+    type Err = IndexSpecError;
+
+    fn from_str(spec: &str) -> Result<Self, Self::Err> {
+        let err = |reason: &str| IndexSpecError {
+            spec: spec.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let (kind, arg) = match spec.split_once(':') {
+            Some((kind, arg)) => (kind, Some(arg)),
+            None => (spec, None),
+        };
+        let required = |what: &str| -> Result<String, IndexSpecError> {
+            match arg {
+                Some(a) if !a.trim().is_empty() => Ok(a.trim().to_owned()),
+                _ => Err(err(&format!("{kind} needs {what} after the colon"))),
+            }
+        };
+        let no_arg = |spec: IndexSpec| match arg {
+            None => Ok(spec),
+            Some(_) => Err(err(&format!("{kind} takes no argument"))),
+        };
+        match kind.trim() {
+            "namespace" => no_arg(IndexSpec::Namespace),
+            "labels" => no_arg(IndexSpec::Labels),
+            "owner" => no_arg(IndexSpec::Owner),
+            "label" => Ok(IndexSpec::Label(required("a label key")?)),
+            "annotation" => Ok(IndexSpec::Annotation(required("an annotation key")?)),
+            "field" => {
+                let path = required("a dotted path")?;
+                let segments: Vec<String> = path.split('.').map(str::to_owned).collect();
+                if segments.iter().any(String::is_empty) {
+                    return Err(err("the field path has an empty segment"));
+                }
+                Ok(IndexSpec::Field(segments))
+            }
+            "" => Err(err("the spec is empty")),
+            other => Err(err(&format!("unknown index kind {other:?}"))),
+        }
+    }
+}
+
+impl fmt::Display for IndexSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IndexSpec::Namespace => f.write_str("namespace"),
+            IndexSpec::Label(key) => write!(f, "label:{key}"),
+            IndexSpec::Labels => f.write_str("labels"),
+            IndexSpec::Annotation(key) => write!(f, "annotation:{key}"),
+            IndexSpec::Field(path) => write!(f, "field:{}", path.join(".")),
+            IndexSpec::Owner => f.write_str("owner"),
+        }
+    }
+}
+
+impl IndexSpec {
+    /// The index name used in the [`Indexer`](super::Indexer): the canonical spec text.
+    pub fn name(&self) -> String {
+        self.to_string()
+    }
+
+    /// The values `obj` has under this spec.
+    pub fn values<'a>(&self, obj: &'a DynamicObject) -> IndexValues<'a> {
+        let meta = &obj.metadata;
+        match self {
+            IndexSpec::Namespace => meta
+                .namespace
+                .as_deref()
+                .map(Cow::Borrowed)
+                .into_iter()
+                .collect(),
+            IndexSpec::Label(key) => lookup(meta.labels.as_ref(), key),
+            IndexSpec::Annotation(key) => lookup(meta.annotations.as_ref(), key),
+            IndexSpec::Labels => meta
+                .labels
+                .iter()
+                .flatten()
+                .map(|(k, v)| Cow::Owned(format!("{k}={v}")))
+                .collect(),
+            IndexSpec::Owner => meta
+                .owner_references
+                .iter()
+                .flatten()
+                .map(|o| Cow::Owned(format!("{}/{}", o.kind, o.name)))
+                .collect(),
+            IndexSpec::Field(path) => field_values(obj, path),
+        }
+    }
+
+    /// This spec as an index function.
+    pub fn index_func(&self) -> IndexFunc<DynamicObject> {
+        let spec = self.clone();
+        Arc::new(move |obj: &DynamicObject| spec.values(obj))
+    }
+}
+
+fn lookup<'a>(
+    map: Option<&'a std::collections::BTreeMap<String, String>>,
+    key: &str,
+) -> IndexValues<'a> {
+    map.and_then(|m| m.get(key))
+        .map(|v| Cow::Borrowed(v.as_str()))
+        .into_iter()
+        .collect()
+}
+
+/// Scalars at `path`. `DynamicObject` keeps `metadata` typed and everything else as JSON, so the
+/// common metadata scalars are read directly and only other metadata paths pay for serialization.
+fn field_values<'a>(obj: &'a DynamicObject, path: &[String]) -> IndexValues<'a> {
+    let (first, rest) = path.split_first().expect("parsed paths are non-empty");
+    let mut out = IndexValues::new();
+    match first.as_str() {
+        "apiVersion" | "kind" if rest.is_empty() => {
+            let value = obj.types.as_ref().map(|t| {
+                if first == "kind" {
+                    t.kind.as_str()
+                } else {
+                    t.api_version.as_str()
+                }
+            });
+            out.extend(value.filter(|v| !v.is_empty()).map(Cow::Borrowed));
+        }
+        "metadata" => {
+            let meta = &obj.metadata;
+            let direct = match rest {
+                [f] if f == "name" => Some(&meta.name),
+                [f] if f == "namespace" => Some(&meta.namespace),
+                [f] if f == "uid" => Some(&meta.uid),
+                [f] if f == "resourceVersion" => Some(&meta.resource_version),
+                [f] if f == "generateName" => Some(&meta.generate_name),
+                _ => None,
+            };
+            match direct {
+                Some(value) => out.extend(value.as_deref().map(Cow::Borrowed)),
+                None => {
+                    // Serialized on the fly, so its values cannot borrow from the object.
+                    if let Ok(value) = serde_json::to_value(meta) {
+                        let mut owned = IndexValues::new();
+                        collect_scalars(&value, rest, &mut owned);
+                        out.extend(owned.into_iter().map(|v| Cow::Owned(v.into_owned())));
+                    }
+                }
+            }
+        }
+        _ => collect_scalars(&obj.data, path, &mut out),
+    }
+    out
+}
+
+fn collect_scalars<'a>(value: &'a Value, path: &[String], out: &mut IndexValues<'a>) {
+    match value {
+        // Arrays are transparent: the path continues into every element.
+        Value::Array(items) => items.iter().for_each(|v| collect_scalars(v, path, out)),
+        Value::Object(map) => {
+            if let Some((first, rest)) = path.split_first()
+                && let Some(child) = map.get(first)
+            {
+                collect_scalars(child, rest, out);
+            }
+        }
+        Value::String(s) if path.is_empty() => out.push(Cow::Borrowed(s)),
+        Value::Number(n) if path.is_empty() => out.push(Cow::Owned(n.to_string())),
+        Value::Bool(b) if path.is_empty() => out.push(Cow::Owned(b.to_string())),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+#[path = "index_spec_tests.rs"]
+mod tests;

@@ -1,0 +1,112 @@
+//! Index specs: parsing, canonical names and the values each spec extracts.
+
+use kube::api::{ApiResource, DynamicObject};
+use serde_json::json;
+
+use super::*;
+
+fn pod() -> DynamicObject {
+    let ar = ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        api_version: "v1".into(),
+        kind: "Pod".into(),
+        plural: "pods".into(),
+    };
+    let mut obj = DynamicObject::new("web-1", &ar).within("prod");
+    obj.metadata.labels = Some([("app".into(), "web".into()), ("tier".into(), "fe".into())].into());
+    obj.metadata.annotations = Some([("team".into(), "payments".into())].into());
+    obj.metadata.owner_references = Some(vec![
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "ReplicaSet".into(),
+            name: "web-7d9f".into(),
+            uid: "u1".into(),
+            ..Default::default()
+        },
+    ]);
+    obj.data = json!({
+        "spec": {
+            "nodeName": "node-a",
+            "priority": 7,
+            "hostNetwork": false,
+            "containers": [{"name": "app", "image": "nginx:1"}, {"name": "side", "image": "envoy:2"}]
+        },
+        "status": {"phase": "Running"}
+    });
+    obj
+}
+
+fn values(spec: &str) -> Vec<String> {
+    let pod = pod();
+    let values = spec.parse::<IndexSpec>().unwrap().values(&pod);
+    values.into_iter().map(|v| v.into_owned()).collect()
+}
+
+#[test]
+fn every_form_parses_and_prints_back_canonically() {
+    for spec in [
+        "namespace",
+        "label:app.kubernetes.io/name",
+        "labels",
+        "annotation:team",
+        "field:spec.nodeName",
+        "owner",
+    ] {
+        assert_eq!(spec.parse::<IndexSpec>().unwrap().name(), spec);
+    }
+    assert_eq!(
+        " label: app ".parse::<IndexSpec>().unwrap().name(),
+        "label:app"
+    );
+}
+
+#[test]
+fn bad_specs_are_errors_that_list_the_valid_forms() {
+    for (spec, reason) in [
+        ("", "the spec is empty"),
+        ("label", "label needs a label key after the colon"),
+        ("label:", "label needs a label key after the colon"),
+        ("field:spec..x", "the field path has an empty segment"),
+        ("namespace:x", "namespace takes no argument"),
+        ("nodes", "unknown index kind \"nodes\""),
+    ] {
+        let err = spec.parse::<IndexSpec>().unwrap_err();
+        assert_eq!(err.reason, reason, "{spec}");
+        assert!(err.to_string().contains(INDEX_SPEC_FORMS), "{err}");
+    }
+}
+
+#[test]
+fn each_spec_extracts_its_values() {
+    assert_eq!(values("namespace"), ["prod"]);
+    assert_eq!(values("label:app"), ["web"]);
+    assert_eq!(values("labels"), ["app=web", "tier=fe"]);
+    assert_eq!(values("annotation:team"), ["payments"]);
+    assert_eq!(values("owner"), ["ReplicaSet/web-7d9f"]);
+    assert_eq!(values("field:spec.nodeName"), ["node-a"]);
+    assert_eq!(values("field:status.phase"), ["Running"]);
+    assert_eq!(values("field:spec.priority"), ["7"]);
+    assert_eq!(values("field:spec.hostNetwork"), ["false"]);
+    assert_eq!(
+        values("field:spec.containers.image"),
+        ["nginx:1", "envoy:2"]
+    );
+    assert_eq!(values("field:metadata.name"), ["web-1"]);
+    assert_eq!(
+        values("field:metadata.ownerReferences.kind"),
+        ["ReplicaSet"]
+    );
+    assert_eq!(values("field:kind"), ["Pod"]);
+}
+
+#[test]
+fn missing_fields_and_non_scalars_yield_no_value() {
+    assert!(values("label:missing").is_empty());
+    assert!(values("annotation:missing").is_empty());
+    assert!(values("field:spec.missing").is_empty());
+    assert!(values("field:spec").is_empty(), "an object is not a value");
+    let mut cluster_scoped = pod();
+    cluster_scoped.metadata.namespace = None;
+    assert!(IndexSpec::Namespace.values(&cluster_scoped).is_empty());
+}

@@ -1,0 +1,474 @@
+//! The Indexer: client-go's `threadSafeStore` with named indices, maintained incrementally.
+//!
+//! One writer (the consumer's `process_deltas`) and many readers (queries, the DeltaFIFO's
+//! known-objects checks) share it through an `RwLock`.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use hashbrown::hash_map::EntryRef;
+use hashbrown::{HashMap, HashSet};
+use kube::Resource;
+use smallvec::SmallVec;
+
+use super::delta::DeltaObject;
+use super::store::{KnownObjects, write_object_key};
+
+/// The values under which an object is indexed; none means "not in this index". Values borrowed
+/// from the object cost nothing to look up; only a value the index has never seen is copied. Most
+/// index functions return one value, which is stored inline: no allocation per call.
+pub type IndexValues<'a> = SmallVec<[Cow<'a, str>; 1]>;
+
+/// Computes the values under which an object is indexed (client-go's `IndexFunc`).
+pub type IndexFunc<K> = Arc<dyn for<'a> Fn(&'a K) -> IndexValues<'a> + Send + Sync>;
+
+/// Wraps a closure as an [`IndexFunc`]; the bound lets the closure's borrowed return type be
+/// inferred.
+///
+/// ```
+/// use std::borrow::Cow;
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kubectl_deltas::cache::{Indexer, index_func};
+///
+/// let by_node = index_func(|pod: &Pod| {
+///     let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
+///     node.map(Cow::Borrowed).into_iter().collect()
+/// });
+/// let indexer = Indexer::<Pod>::new();
+/// indexer.add_indexer("node", by_node).unwrap();
+/// ```
+pub fn index_func<K, F>(f: F) -> IndexFunc<K>
+where
+    F: for<'a> Fn(&'a K) -> IndexValues<'a> + Send + Sync + 'static,
+{
+    Arc::new(f)
+}
+
+/// Slot of an object in the store. Indices hold slots rather than keys: four bytes that hash without
+/// following a pointer, which keeps large indices compact and cheap to grow.
+type Slot = u32;
+
+/// One index: indexed value → slots of the objects having that value.
+type Index = HashMap<String, HashSet<Slot>>;
+
+/// An index function with the index it maintains.
+struct NamedIndex<K> {
+    func: IndexFunc<K>,
+    /// A slot is under a value iff `func` returns that value for the slot's current object; a value
+    /// with no slots is removed, never left empty.
+    index: Index,
+}
+
+/// Errors of index queries.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IndexerError {
+    /// The query named an index that was never added.
+    #[error("index {name:?} does not exist (known indices: {})", known_list(.known))]
+    UnknownIndex {
+        /// The name asked for.
+        name: String,
+        /// The indices that exist, sorted.
+        known: Vec<String>,
+    },
+    /// `add_indexer` was given a name already in use.
+    #[error("index {0:?} already exists")]
+    DuplicateIndex(String),
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        "none".to_owned()
+    } else {
+        known.join(", ")
+    }
+}
+
+/// A stored object with its key.
+struct Entry<K> {
+    key: Arc<str>,
+    obj: Arc<K>,
+}
+
+struct State<K> {
+    /// key → slot. `slots[slot]` is `Some` with the same key for every slot here.
+    slot_of: HashMap<Arc<str>, Slot>,
+    /// slot → entry; `None` exactly for the slots listed in `free`.
+    slots: Vec<Option<Entry<K>>>,
+    /// Vacated slots, reused before the vector grows.
+    free: Vec<Slot>,
+    /// index name → function and index. Kept together so that an update walks them without
+    /// looking names up.
+    indices: HashMap<String, NamedIndex<K>>,
+}
+
+thread_local! {
+    /// Reused buffer for computing a key before it is known whether the store already has it.
+    static KEY_BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// A thread-safe object store with named indices (client-go's `cache.Indexer`).
+pub struct Indexer<K> {
+    state: RwLock<State<K>>,
+}
+
+impl<K> Default for Indexer<K> {
+    fn default() -> Self {
+        Indexer {
+            state: RwLock::new(State {
+                slot_of: HashMap::default(),
+                slots: Vec::new(),
+                free: Vec::new(),
+                indices: HashMap::default(),
+            }),
+        }
+    }
+}
+
+impl<K> fmt::Debug for Indexer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.read();
+        f.debug_struct("Indexer")
+            .field("items", &state.slot_of.len())
+            .field("indices", &state.indices.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl<K> Indexer<K> {
+    /// An empty store without indices.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    // A panic while holding the lock cannot leave the maps half-updated in a way later readers would
+    // trip over (each mutation is a few map operations), so a poisoned lock is still usable.
+    fn read(&self) -> RwLockReadGuard<'_, State<K>> {
+        self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State<K>> {
+        self.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Number of objects stored.
+    pub fn len(&self) -> usize {
+        self.read().slot_of.len()
+    }
+
+    /// Whether the store is empty.
+    pub fn is_empty(&self) -> bool {
+        self.read().slot_of.is_empty()
+    }
+
+    /// The object stored under `key`.
+    pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        let state = self.read();
+        state
+            .slot_of
+            .get(key)
+            .map(|&slot| state.entry(slot).obj.clone())
+    }
+
+    /// Every object, in no particular order.
+    pub fn list(&self) -> Vec<Arc<K>> {
+        self.read().entries().map(|e| e.obj.clone()).collect()
+    }
+
+    /// Every key, sorted.
+    pub fn list_keys(&self) -> Vec<Arc<str>> {
+        let mut keys: Vec<Arc<str>> = self.read().entries().map(|e| e.key.clone()).collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// Every `(key, object)` pair, sorted by key.
+    pub fn entries(&self) -> Vec<(Arc<str>, Arc<K>)> {
+        let mut entries: Vec<_> = self
+            .read()
+            .entries()
+            .map(|e| (e.key.clone(), e.obj.clone()))
+            .collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        entries
+    }
+
+    /// Names of the indices, sorted.
+    pub fn index_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.read().indices.keys().cloned().collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Adds a named index and indexes the objects already stored (newer client-go allows adding
+    /// indexers to a running store; so do we).
+    pub fn add_indexer(
+        &self,
+        name: impl Into<String>,
+        func: IndexFunc<K>,
+    ) -> Result<(), IndexerError> {
+        let name = name.into();
+        let mut guard = self.write();
+        let state = &mut *guard;
+        if state.indices.contains_key(&name) {
+            return Err(IndexerError::DuplicateIndex(name));
+        }
+        let mut index = Index::default();
+        for (slot, entry) in state.slots.iter().enumerate() {
+            if let Some(entry) = entry {
+                for value in func(&entry.obj) {
+                    insert_slot(&mut index, value, slot as Slot);
+                }
+            }
+        }
+        state.indices.insert(name, NamedIndex { func, index });
+        Ok(())
+    }
+
+    /// The values `obj` has under index `name` (what the index function returns for it).
+    pub fn index_values(&self, name: &str, obj: &K) -> Result<Vec<String>, IndexerError> {
+        let state = self.read();
+        let values = (state.named(name)?.func)(obj);
+        Ok(values.into_iter().map(Cow::into_owned).collect())
+    }
+
+    /// Objects sharing any indexed value with `obj` under index `name`, sorted by key (client-go's
+    /// `Index`).
+    pub fn index(&self, name: &str, obj: &K) -> Result<Vec<Arc<K>>, IndexerError> {
+        let state = self.read();
+        let NamedIndex { func, index } = state.named(name)?;
+        let mut slots: Vec<Slot> = func(obj)
+            .iter()
+            .filter_map(|value| index.get(value.as_ref()))
+            .flatten()
+            .copied()
+            .collect();
+        slots.sort_unstable();
+        slots.dedup();
+        Ok(state.sorted_by_key(slots, |e| e.obj.clone()))
+    }
+
+    /// Keys of the objects indexed under `value` in index `name`, sorted (client-go's `IndexKeys`).
+    pub fn index_keys(&self, name: &str, value: &str) -> Result<Vec<Arc<str>>, IndexerError> {
+        let state = self.read();
+        let slots = state.slots_under(name, value)?;
+        Ok(state.sorted_by_key(slots, |e| e.key.clone()))
+    }
+
+    /// Objects indexed under `value` in index `name`, sorted by key (client-go's `ByIndex`).
+    pub fn by_index(&self, name: &str, value: &str) -> Result<Vec<Arc<K>>, IndexerError> {
+        let state = self.read();
+        let slots = state.slots_under(name, value)?;
+        Ok(state.sorted_by_key(slots, |e| e.obj.clone()))
+    }
+
+    /// Every value present in index `name` with the number of objects under it, sorted by value
+    /// (client-go's `ListIndexFuncValues`, plus the counts a listing needs anyway).
+    pub fn index_value_counts(&self, name: &str) -> Result<Vec<(String, usize)>, IndexerError> {
+        let state = self.read();
+        let mut values: Vec<(String, usize)> = state
+            .named(name)?
+            .index
+            .iter()
+            .map(|(v, slots)| (v.clone(), slots.len()))
+            .collect();
+        values.sort_unstable();
+        Ok(values)
+    }
+
+    /// Every value present in index `name`, sorted (client-go's `ListIndexFuncValues`).
+    pub fn list_index_func_values(&self, name: &str) -> Result<Vec<String>, IndexerError> {
+        Ok(self
+            .index_value_counts(name)?
+            .into_iter()
+            .map(|(v, _)| v)
+            .collect())
+    }
+}
+
+impl<K: Resource> Indexer<K> {
+    /// Stores `obj` under its key, replacing any previous object and updating every index.
+    pub fn add(&self, obj: Arc<K>) {
+        self.upsert(obj);
+    }
+
+    /// Same as [`Indexer::add`]: the store does not distinguish (as in client-go).
+    pub fn update(&self, obj: Arc<K>) {
+        self.add(obj)
+    }
+
+    /// Removes the object (or the tombstone's key) and its index entries, returning what was
+    /// stored. Deleting an absent key is a no-op.
+    pub fn delete(&self, obj: &DeltaObject<K>) -> Option<Arc<K>> {
+        self.delete_key(&obj.key())
+    }
+
+    /// Removes the object stored under `key`, if any.
+    pub fn delete_key(&self, key: &str) -> Option<Arc<K>> {
+        self.write().remove(key)
+    }
+
+    /// The object stored under the key of `obj`.
+    pub fn get(&self, obj: &K) -> Option<Arc<K>> {
+        KEY_BUF.with_borrow_mut(|key| {
+            write_object_key(obj, key);
+            self.get_by_key(key)
+        })
+    }
+
+    /// Replaces the whole content with `list`, rebuilding every index.
+    pub fn replace(&self, list: impl IntoIterator<Item = Arc<K>>) {
+        let mut guard = self.write();
+        let state = &mut *guard;
+        state.slot_of.clear();
+        state.slots.clear();
+        state.free.clear();
+        for named in state.indices.values_mut() {
+            named.index.clear();
+        }
+        let mut key = String::new();
+        for obj in list {
+            write_object_key(obj.as_ref(), &mut key);
+            state.put(&key, obj);
+        }
+    }
+
+    /// Stores `obj` and returns the object it replaced: client-go's `Get` + `Add`/`Update` under
+    /// one lock, which is what `process_deltas` needs.
+    pub(crate) fn upsert(&self, obj: Arc<K>) -> Option<Arc<K>> {
+        KEY_BUF.with_borrow_mut(|key| {
+            write_object_key(obj.as_ref(), key);
+            self.write().put(key, obj)
+        })
+    }
+}
+
+impl<K> State<K> {
+    fn entry(&self, slot: Slot) -> &Entry<K> {
+        self.slots[slot as usize]
+            .as_ref()
+            .expect("invariant: every slot in `slot_of` and the indices is occupied")
+    }
+
+    fn entries(&self) -> impl Iterator<Item = &Entry<K>> {
+        self.slots.iter().flatten()
+    }
+
+    fn named(&self, name: &str) -> Result<&NamedIndex<K>, IndexerError> {
+        self.indices.get(name).ok_or_else(|| {
+            let mut known: Vec<String> = self.indices.keys().cloned().collect();
+            known.sort_unstable();
+            IndexerError::UnknownIndex {
+                name: name.to_owned(),
+                known,
+            }
+        })
+    }
+
+    fn slots_under(&self, name: &str, value: &str) -> Result<Vec<Slot>, IndexerError> {
+        let index = &self.named(name)?.index;
+        Ok(index
+            .get(value)
+            .map(|slots| slots.iter().copied().collect())
+            .unwrap_or_default())
+    }
+
+    /// Maps slots to `f(entry)`, ordered by key.
+    fn sorted_by_key<T>(&self, slots: Vec<Slot>, f: impl Fn(&Entry<K>) -> T) -> Vec<T> {
+        let mut entries: Vec<&Entry<K>> = slots.into_iter().map(|s| self.entry(s)).collect();
+        entries.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        entries.into_iter().map(f).collect()
+    }
+
+    /// Stores `obj` under `key` and returns the object it replaced. The key is hashed once and
+    /// allocated only when it is new.
+    fn put(&mut self, key: &str, obj: Arc<K>) -> Option<Arc<K>> {
+        let (slot, old) = match self.slot_of.entry_ref(key) {
+            EntryRef::Occupied(entry) => {
+                let slot = *entry.get();
+                let stored = self.slots[slot as usize]
+                    .as_mut()
+                    .expect("invariant: slots in `slot_of` are occupied");
+                (slot, Some(std::mem::replace(&mut stored.obj, obj.clone())))
+            }
+            EntryRef::Vacant(entry) => {
+                let key: Arc<str> = Arc::from(key);
+                let stored = Some(Entry {
+                    key: key.clone(),
+                    obj: obj.clone(),
+                });
+                let slot = match self.free.pop() {
+                    Some(slot) => {
+                        self.slots[slot as usize] = stored;
+                        slot
+                    }
+                    None => {
+                        self.slots.push(stored);
+                        Slot::try_from(self.slots.len() - 1).expect("fewer than 2^32 objects")
+                    }
+                };
+                entry.insert_entry_with_key(key, slot);
+                (slot, None)
+            }
+        };
+        self.update_indices(old.as_deref(), Some(&obj), slot);
+        old
+    }
+
+    fn remove(&mut self, key: &str) -> Option<Arc<K>> {
+        let slot = self.slot_of.remove(key)?;
+        let entry = self.slots[slot as usize].take()?;
+        self.free.push(slot);
+        self.update_indices(Some(&entry.obj), None, slot);
+        Some(entry.obj)
+    }
+
+    /// Moves `slot` from the values `old` had to the values `new` has, in every index.
+    fn update_indices(&mut self, old: Option<&K>, new: Option<&K>, slot: Slot) {
+        for NamedIndex { func, index } in self.indices.values_mut() {
+            let old_values = old.map(|o| func(o)).unwrap_or_default();
+            let new_values = new.map(|n| func(n)).unwrap_or_default();
+            // Most updates do not move an object between index values (status changes, say).
+            if old_values == new_values {
+                continue;
+            }
+            for value in &old_values {
+                if let Some(slots) = index.get_mut(value.as_ref()) {
+                    slots.remove(&slot);
+                    if slots.is_empty() {
+                        index.remove(value.as_ref());
+                    }
+                }
+            }
+            for value in new_values {
+                insert_slot(index, value, slot);
+            }
+        }
+    }
+}
+
+/// Puts `slot` under `value`, copying the value only if the index has not seen it yet.
+fn insert_slot(index: &mut Index, value: Cow<'_, str>, slot: Slot) {
+    match index.entry_ref(value.as_ref()) {
+        EntryRef::Occupied(mut slots) => {
+            slots.get_mut().insert(slot);
+        }
+        EntryRef::Vacant(entry) => {
+            entry.insert(HashSet::from_iter([slot]));
+        }
+    }
+}
+
+impl<K: Send + Sync> KnownObjects<K> for Indexer<K> {
+    fn list_keys(&self) -> Vec<Arc<str>> {
+        Indexer::list_keys(self)
+    }
+
+    fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        Indexer::get_by_key(self, key)
+    }
+}
+
+#[cfg(test)]
+#[path = "indexer_tests.rs"]
+mod tests;

@@ -1,0 +1,59 @@
+//! Store keys and the read-only view of the cache that the DeltaFIFO consults (`KnownObjects`).
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use kube::Resource;
+
+/// The store key of an object: `namespace/name`, or `name` for a cluster-scoped object, as
+/// client-go's `MetaNamespaceKeyFunc`.
+pub fn object_key<K: Resource>(obj: &K) -> String {
+    let mut key = String::new();
+    write_object_key(obj, &mut key);
+    key
+}
+
+/// Writes the store key of `obj` into `buf` (cleared first). Lets hot paths look a key up without
+/// allocating a new string for every object.
+pub fn write_object_key<K: Resource>(obj: &K, buf: &mut String) {
+    buf.clear();
+    let meta = obj.meta();
+    if let Some(ns) = meta.namespace.as_deref().filter(|ns| !ns.is_empty()) {
+        buf.push_str(ns);
+        buf.push('/');
+    }
+    if let Some(name) = meta.name.as_deref() {
+        buf.push_str(name);
+    }
+}
+
+/// Splits a store key into namespace (if any) and name, as client-go's `SplitMetaNamespaceKey`.
+pub fn split_key(key: &str) -> (Option<&str>, &str) {
+    match key.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, key),
+    }
+}
+
+/// Builds `namespace/name` from parts; a helper for callers holding only names.
+pub fn key_from_parts(namespace: Option<&str>, name: &str) -> String {
+    let mut key = String::with_capacity(namespace.map_or(0, |n| n.len() + 1) + name.len());
+    if let Some(ns) = namespace.filter(|ns| !ns.is_empty()) {
+        let _ = write!(key, "{ns}/");
+    }
+    key.push_str(name);
+    key
+}
+
+/// What a [`DeltaFifo`](super::DeltaFifo) needs to know about the objects the consumer has already
+/// applied: client-go's `KeyListerGetter`, implemented by the [`Indexer`](super::Indexer).
+///
+/// The FIFO calls these while holding its own lock, so implementations must not call back into
+/// the FIFO.
+pub trait KnownObjects<K>: Send + Sync {
+    /// Every key present, in a stable (sorted) order so that tombstones and resyncs are queued
+    /// deterministically.
+    fn list_keys(&self) -> Vec<Arc<str>>;
+    /// The object stored under `key`.
+    fn get_by_key(&self, key: &str) -> Option<Arc<K>>;
+}

@@ -1,0 +1,39 @@
+//! Objects for the cache's unit tests.
+
+use std::sync::Arc;
+
+use kube::api::{ApiResource, DynamicObject};
+
+fn resource(kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        api_version: "v1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+/// A namespaced ConfigMap `ns/name` at resourceVersion `rv`.
+pub fn cm(ns: &str, name: &str, rv: u64) -> Arc<DynamicObject> {
+    let mut obj = DynamicObject::new(name, &resource("ConfigMap", "configmaps")).within(ns);
+    obj.metadata.resource_version = Some(rv.to_string());
+    obj.data = serde_json::json!({ "data": { "rv": rv.to_string() } });
+    Arc::new(obj)
+}
+
+/// A cluster-scoped Node `name` at resourceVersion `rv`.
+pub fn node(name: &str, rv: u64) -> Arc<DynamicObject> {
+    let mut obj = DynamicObject::new(name, &resource("Node", "nodes"));
+    obj.metadata.resource_version = Some(rv.to_string());
+    Arc::new(obj)
+}
+
+/// The resourceVersion of an object, for compact assertions.
+pub fn rv(obj: &DynamicObject) -> u64 {
+    obj.metadata
+        .resource_version
+        .as_deref()
+        .and_then(|rv| rv.parse().ok())
+        .unwrap_or(0)
+}
