@@ -1,1 +1,2 @@
 //! Where objects come from: the `ListerWatcher` implementations (kube API, recordings) and discovery.
+pub mod discovery;
