@@ -478,7 +478,7 @@ pub(crate) async fn handle(
         } => {
             let filter = match parse_filter(namespace, &query) {
                 Ok(f) => f,
-                Err(resp) => return Ok(resp),
+                Err(resp) => return Ok(*resp),
             };
             if watch {
                 watch::watch(inner.clone(), def, filter, &query, drop_after).await
@@ -489,11 +489,15 @@ pub(crate) async fn handle(
     })
 }
 
-fn parse_filter(namespace: Option<String>, query: &Query) -> Result<Filter, Response<Body>> {
+/// An error response decided before the main work of a handler; boxed because a `Response` is
+/// large compared to the success values.
+pub(crate) type Reject = Box<Response<Body>>;
+
+fn parse_filter(namespace: Option<String>, query: &Query) -> Result<Filter, Reject> {
     let labels = LabelSelector::parse(query.get("labelSelector").map_or("", String::as_str))
-        .map_err(|e| bad_request(&e))?;
+        .map_err(|e| Box::new(bad_request(&e)))?;
     let fields = FieldSelector::parse(query.get("fieldSelector").map_or("", String::as_str))
-        .map_err(|e| bad_request(&e))?;
+        .map_err(|e| Box::new(bad_request(&e)))?;
     Ok(Filter {
         namespace,
         labels,
@@ -510,15 +514,15 @@ pub(crate) async fn wait_for_rv(inner: &Inner, rv: u64) -> bool {
 }
 
 /// Parses a `resourceVersion` parameter; `Err` is the response to send.
-pub(crate) async fn requested_rv(inner: &Inner, rv: &str) -> Result<Option<u64>, Response<Body>> {
+pub(crate) async fn requested_rv(inner: &Inner, rv: &str) -> Result<Option<u64>, Reject> {
     if rv.is_empty() {
         return Ok(None);
     }
     let n: u64 = rv
         .parse()
-        .map_err(|_| bad_request(&format!("invalid resource version: {rv:?}")))?;
+        .map_err(|_| Box::new(bad_request(&format!("invalid resource version: {rv:?}"))))?;
     if n > inner.store().rv && !wait_for_rv(inner, n).await {
-        return Err(too_large(n, inner.store().rv));
+        return Err(Box::new(too_large(n, inner.store().rv)));
     }
     Ok(Some(n))
 }
@@ -593,7 +597,7 @@ async fn list(inner: &Inner, def: &ResourceDef, filter: &Filter, q: &Query) -> R
     }
     let requested = match requested_rv(inner, rv).await {
         Ok(r) => r,
-        Err(resp) => return resp,
+        Err(resp) => return *resp,
     };
 
     let store = inner.store();

@@ -244,7 +244,7 @@ pub(crate) async fn watch(
     }
     let requested = match requested_rv(&inner, param("resourceVersion")).await {
         Ok(r) => r,
-        Err(resp) => return resp,
+        Err(resp) => return *resp,
     };
 
     let timeout = match param("timeoutSeconds").parse::<u64>() {
