@@ -1,3 +1,49 @@
-//! kubectl-deltas: client-go's informer machinery (`tools/cache`) in Rust, made visible.
+//! # kubectl-deltas
+//!
+//! client-go's informer machinery (`tools/cache`) in Rust, built to be watched: a Reflector feeds
+//! a [`DeltaFifo`](cache::DeltaFifo), a consumer pops each `Deltas` batch and applies it to an
+//! [`Indexer`](cache::Indexer) as client-go's `processDeltas` does, and every step can be observed.
+//!
+//! The [`cache`] module is usable on its own by any kube-rs program that wants client-go's exact
+//! queue semantics (per-key coalescing, deletion dedup, `Replace` tombstones, `Resync`,
+//! `HasSynced`) and indices:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kube::api::{ApiResource, DynamicObject};
+//! use kubectl_deltas::cache::{Controller, DeltaFifo, DeltaType, IndexSpec, Indexer};
+//!
+//! let pods = ApiResource {
+//!     group: String::new(), version: "v1".into(), api_version: "v1".into(),
+//!     kind: "Pod".into(), plural: "pods".into(),
+//! };
+//! let pod = |name: &str| Arc::new(DynamicObject::new(name, &pods).within("default"));
+//!
+//! let indexer = Arc::new(Indexer::new());
+//! let spec: IndexSpec = "namespace".parse().unwrap();
+//! indexer.add_indexer(spec.name(), spec.index_func()).unwrap();
+//! let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+//!
+//! // The reflector's initial list, then two watch events for the same key.
+//! fifo.replace(vec![pod("web-1"), pod("web-2")], "100");
+//! fifo.update(pod("web-1"));
+//! fifo.delete(pod("web-2"));
+//!
+//! let mut controller = Controller::new(fifo.clone(), indexer.clone());
+//! let first = controller.process_next().unwrap();
+//! assert_eq!(&*first.key, "default/web-1");
+//! let types: Vec<DeltaType> = first.deltas.iter().map(|d| d.type_).collect();
+//! assert_eq!(types, [DeltaType::Replaced, DeltaType::Updated]); // coalesced into one batch
+//! assert!(first.is_in_initial_list);
+//!
+//! controller.process_next().unwrap(); // default/web-2: Replaced, Deleted
+//! assert!(fifo.has_synced());
+//! assert_eq!(indexer.index_keys("namespace", "default").unwrap().len(), 1);
+//! ```
+//!
+//! [`source`] holds what talks to the outside world: resource discovery and resolution.
+
+#![warn(missing_docs)]
+
 pub mod cache;
 pub mod source;

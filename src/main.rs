@@ -1,1 +1,63 @@
-fn main() {}
+//! `kubectl-deltas`: parse, dispatch, map errors to exit codes. Nothing else.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod cli;
+mod cmd;
+
+use cli::exit::{Exit, classify};
+
+// mimalloc keeps the many small allocations of decoding and indexing objects cheap; see
+// docs/benchmarks.md for the measured difference.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version to stdout and usage errors to stderr, with exit code 0 or 2.
+            let _ = e.print();
+            return ExitCode::from(e.exit_code() as u8);
+        }
+    };
+    init_logging(cli.global.verbose);
+    match cmd::run(cli) {
+        Ok(()) => Exit::Success.into(),
+        Err(error) => {
+            if is_broken_pipe(&error) {
+                // `kubectl deltas … | head`: the reader has all it wanted.
+                return Exit::Success.into();
+            }
+            let _ = writeln!(io::stderr(), "kubectl-deltas: error: {error:#}");
+            classify(&error).into()
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "kubectl_deltas=info,warn",
+        2 => "kubectl_deltas=debug,kube=debug,info",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_target(verbose >= 2)
+        .init();
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}

@@ -496,10 +496,13 @@ impl<K: Resource> DeltaFifo<K> {
 
         // Deletion detection against what the consumer already applied.
         if let Some(known) = &self.known_objects {
-            for key in known.list_keys() {
-                if listed.contains(&key) || state.items.contains_key(&key) {
-                    continue;
-                }
+            let mut unlisted_known: Vec<Arc<str>> = known
+                .list_keys()
+                .into_iter()
+                .filter(|key| !listed.contains(key) && !state.items.contains_key(key))
+                .collect();
+            unlisted_known.sort_unstable();
+            for key in unlisted_known {
                 let tombstone = DeletedFinalStateUnknown {
                     key: key.to_string(),
                     obj: known.get_by_key(&key),
@@ -525,7 +528,9 @@ impl<K: Resource> DeltaFifo<K> {
         };
         let mut state = self.lock();
         let mut synced = 0;
-        for key in known.list_keys() {
+        let mut keys = known.list_keys();
+        keys.sort_unstable();
+        for key in keys {
             if state.items.contains_key(&key) {
                 continue;
             }

@@ -51,8 +51,7 @@ pub fn key_from_parts(namespace: Option<&str>, name: &str) -> String {
 /// The FIFO calls these while holding its own lock, so implementations must not call back into
 /// the FIFO.
 pub trait KnownObjects<K>: Send + Sync {
-    /// Every key present, in a stable (sorted) order so that tombstones and resyncs are queued
-    /// deterministically.
+    /// Every key present, in any order (the FIFO sorts what it queues, so output is deterministic).
     fn list_keys(&self) -> Vec<Arc<str>>;
     /// The object stored under `key`.
     fn get_by_key(&self, key: &str) -> Option<Arc<K>>;

@@ -1,0 +1,213 @@
+//! Every flag of `kubectl-deltas`, with its help text and default, in one place.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub mod exit;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  runtime error (bad recording, I/O error, a command that is not implemented yet)
+  2  usage error (bad flag, unknown resource, bad index spec)
+  3  cluster access error (unreachable, bad kubeconfig, 401 Unauthorized, 403 Forbidden)
+  4  `index --fail-empty` found nothing";
+
+/// Watch the inner life of a Kubernetes informer: the Reflector's List and Watch, the DeltaFIFO's
+/// batches and the Indexer's contents, as client-go's `tools/cache` sees them.
+#[derive(Debug, Parser)]
+#[command(name = "kubectl-deltas", bin_name = "kubectl deltas", version, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags accepted by every subcommand.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Log to stderr: -v for the reflector's steps, -vv for requests, -vvv for everything.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// When to use colours (NO_COLOR in the environment means never, unless `always`).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    pub color: ColorChoice,
+}
+
+/// When to colour the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run an informer on RESOURCE and show every popped Deltas batch as a live timeline.
+    Watch(WatchArgs),
+    /// Build the informer cache once and answer an Indexer query.
+    Index(IndexArgs),
+    /// Run an informer on a cluster and record every server answer to a file.
+    Record(RecordArgs),
+    /// Replay a recording through the real Reflector and DeltaFIFO, offline.
+    Replay(ReplayArgs),
+    /// Print a shell completion script.
+    Completion(CompletionArgs),
+}
+
+/// How to reach the cluster, as kubectl's flags.
+#[derive(Debug, Clone, Args)]
+pub struct AccessArgs {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// The kubeconfig cluster to use.
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
+    /// The kubeconfig user to use.
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+    /// Namespace to watch (default: the context's namespace, then `default`).
+    #[arg(short, long, value_name = "NAME")]
+    pub namespace: Option<String>,
+    /// Watch every namespace.
+    #[arg(short = 'A', long, conflicts_with = "namespace")]
+    pub all_namespaces: bool,
+    /// Label selector, e.g. `app=web,tier!=db`.
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+    /// Field selector, e.g. `status.phase=Running`.
+    #[arg(long, value_name = "SELECTOR")]
+    pub field_selector: Option<String>,
+    /// Timeout of a single request, as kubectl's `--request-timeout` (`30s`, `1m`; `0` = none).
+    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    pub request_timeout: Period,
+}
+
+/// The informer's knobs, shared by watch, record, replay and index.
+#[derive(Debug, Clone, Args)]
+pub struct InformerArgs {
+    /// Resync period (`30s`, `5m`; `0` disables).
+    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    pub resync: Period,
+    /// Replace emits Sync deltas instead of Replaced, as before client-go 1.19.
+    #[arg(long)]
+    pub legacy_sync: bool,
+    /// Add an index to the Indexer (repeatable): namespace, label:<key>, labels,
+    /// annotation:<key>, field:<dotted.path>, owner.
+    #[arg(long = "index", value_name = "SPEC")]
+    pub indices: Vec<String>,
+}
+
+/// `watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Resource types, comma-separated (`pods`, `deploy,rs,po`, `widgets.example.com`).
+    #[arg(value_name = "RESOURCE[,RESOURCE…]")]
+    pub resources: String,
+    /// Only this object.
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub access: AccessArgs,
+    #[command(flatten)]
+    pub informer: InformerArgs,
+}
+
+/// `index`.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Resource type (`pods`, `deploy`, …).
+    pub resource: String,
+    /// The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>,
+    /// owner.
+    #[arg(long, value_name = "SPEC")]
+    pub by: String,
+    /// Only objects indexed under this value (repeatable).
+    #[arg(long = "value", value_name = "V")]
+    pub values: Vec<String>,
+    #[command(flatten)]
+    pub access: AccessArgs,
+}
+
+/// `record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Resource type to record.
+    pub resource: String,
+    /// Where to write the recording (`-` for stdout).
+    #[arg(short, long, value_name = "FILE", default_value = "-")]
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub access: AccessArgs,
+}
+
+/// `replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The recording (`-` for stdin; `.gz` files are decompressed).
+    pub file: PathBuf,
+    /// Replay in real time divided by X instead of instantly.
+    #[arg(long, value_name = "X")]
+    pub speed: Option<f64>,
+    #[command(flatten)]
+    pub informer: InformerArgs,
+}
+
+/// `completion`.
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// A duration flag where `0` means "off".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Period(pub Option<Duration>);
+
+/// Parses a duration as kubectl users write them (`30s`, `5m`, `1h30m`, `250ms`); `0` means off.
+pub fn parse_period(text: &str) -> Result<Period, String> {
+    let text = text.trim();
+    if text == "0" {
+        return Ok(Period(None));
+    }
+    match humantime::parse_duration(text) {
+        Ok(d) => Ok(Period(Some(d).filter(|d| !d.is_zero()))),
+        Err(e) => Err(format!(
+            "{e}; expected a duration such as 30s, 5m, 1h30m or 250ms (0 disables)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations_parse_like_kubectl_flags() {
+        let secs = |s| Ok(Period(Some(Duration::from_secs(s))));
+        assert_eq!(parse_period("30s"), secs(30));
+        assert_eq!(parse_period("1h30m"), secs(5400));
+        assert_eq!(parse_period("0"), Ok(Period(None)));
+        assert_eq!(parse_period("0s"), Ok(Period(None)));
+        let err = parse_period("5 minutes please").unwrap_err();
+        assert!(err.contains("expected a duration such as 30s"), "{err}");
+    }
+}

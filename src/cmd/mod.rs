@@ -1,0 +1,25 @@
+//! What each subcommand does: translate flags into library calls and pick a renderer.
+
+use anyhow::bail;
+
+use crate::cli::{Cli, Command};
+
+mod completion;
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Completion(args) => completion::run(&args),
+        Command::Watch(_) => not_yet("watch", 4),
+        Command::Index(_) => not_yet("index", 5),
+        Command::Record(_) => not_yet("record", 6),
+        Command::Replay(_) => not_yet("replay", 6),
+    }
+}
+
+fn not_yet(command: &str, issue: u32) -> anyhow::Result<()> {
+    bail!(
+        "`kubectl deltas {command}` is not implemented yet (issue #{issue}); \
+         the informer cache it will run is available as a library (kubectl_deltas::cache)"
+    )
+}

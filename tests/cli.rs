@@ -1,0 +1,89 @@
+//! The binary as a user meets it: help, exit codes, errors on stderr, completions.
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"))
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn help_lists_the_subcommands_and_the_exit_codes() {
+    let out = run(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8(out.stdout).unwrap();
+    for sub in ["watch", "index", "record", "replay", "completion"] {
+        assert!(help.contains(sub), "{sub} missing from --help");
+    }
+    assert!(help.contains("3  cluster access error"), "{help}");
+}
+
+#[test]
+fn version_prints_the_crate_version() {
+    let out = run(&["--version"]);
+    assert_eq!(out.status.code(), Some(0));
+    let version = String::from_utf8(out.stdout).unwrap();
+    assert!(version.contains(env!("CARGO_PKG_VERSION")), "{version}");
+}
+
+#[test]
+fn an_unimplemented_subcommand_says_so_and_exits_1() {
+    for args in [
+        &["watch", "pods"][..],
+        &["index", "pods", "--by", "namespace"],
+        &["record", "pods"],
+        &["replay", "rec.jsonl"],
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("kubectl-deltas: error: `kubectl deltas ")
+                && err.contains("not implemented yet"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn bad_flag_values_are_usage_errors_with_exit_2() {
+    let out = run(&["watch", "pods", "--resync", "soon"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("expected a duration such as 30s"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let out = run(&["watch", "pods", "-n", "a", "-A"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot be used with"));
+
+    let out = run(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn completion_prints_a_script_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef"),
+        ("fish", "complete -c"),
+        ("powershell", "Register-ArgumentCompleter"),
+        ("elvish", "edit:completion"),
+    ] {
+        let out = run(&["completion", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(script.contains(marker), "{shell} script lacks {marker:?}");
+        assert!(script.contains("watch"), "{shell} script lacks subcommands");
+    }
+    let out = run(&["completion", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+}
