@@ -1,0 +1,310 @@
+//! Cluster access resolved as kubectl resolves it: `--kubeconfig`, then `$KUBECONFIG` (a list of
+//! files, merged), then `~/.kube/config`, then the in-cluster service account; `--context`,
+//! `--cluster` and `--user` override the kubeconfig's choices. Auth plugins (exec, OIDC, tokens,
+//! client certificates) are kube's.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+use kube::{Client, Config};
+
+/// What the user said about how to reach the cluster.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterAccess {
+    /// `--kubeconfig`: one file, used instead of `$KUBECONFIG` and `~/.kube/config`.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--context`.
+    pub context: Option<String>,
+    /// `--cluster`.
+    pub cluster: Option<String>,
+    /// `--user`.
+    pub user: Option<String>,
+    /// `--request-timeout`: bounds connecting and each response read. A watch idle for longer is
+    /// closed and re-opened from its last resourceVersion, as with `kubectl get -w`.
+    pub request_timeout: Option<Duration>,
+}
+
+/// A client ready to use, and what it was built from.
+#[derive(Clone)]
+pub struct Connection {
+    /// The client. kube's own retries are off: the Reflector owns retry and backoff policy.
+    pub client: Client,
+    /// The namespace of the chosen context (or the service account's), `default` if none.
+    pub default_namespace: String,
+    /// The API server's URL.
+    pub cluster_url: String,
+    /// The context used, if a kubeconfig was.
+    pub context: Option<String>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("cluster_url", &self.cluster_url)
+            .field("context", &self.context)
+            .field("default_namespace", &self.default_namespace)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why no client could be built. Every variant is a problem with the user's configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum AccessError {
+    /// The kubeconfig could not be read or parsed.
+    #[error("cannot load kubeconfig{}: {source}", describe_path(.path))]
+    Kubeconfig {
+        /// The file named by `--kubeconfig`, if any.
+        path: Option<PathBuf>,
+        /// kube's reason.
+        #[source]
+        source: KubeconfigError,
+    },
+    /// Neither a kubeconfig nor an in-cluster service account was found.
+    #[error(
+        "no kubeconfig found ($KUBECONFIG unset and ~/.kube/config missing) and not running in a \
+         pod ({in_cluster}); pass --kubeconfig or set KUBECONFIG"
+    )]
+    NoConfiguration {
+        /// Why the in-cluster configuration failed.
+        in_cluster: String,
+    },
+    /// `--context` names a context the kubeconfig does not have.
+    #[error("context {name:?} not found in the kubeconfig; available contexts: {}", list(.available))]
+    UnknownContext {
+        /// The context asked for.
+        name: String,
+        /// The contexts the kubeconfig has.
+        available: Vec<String>,
+    },
+    /// `--cluster` names a cluster the kubeconfig does not have.
+    #[error("cluster {name:?} not found in the kubeconfig; available clusters: {}", list(.available))]
+    UnknownCluster {
+        /// The cluster asked for.
+        name: String,
+        /// The clusters the kubeconfig has.
+        available: Vec<String>,
+    },
+    /// `--user` names a user the kubeconfig does not have.
+    #[error("user {name:?} not found in the kubeconfig; available users: {}", list(.available))]
+    UnknownUser {
+        /// The user asked for.
+        name: String,
+        /// The users the kubeconfig has.
+        available: Vec<String>,
+    },
+    /// The configuration was read but kube could not build a client from it (bad certificate, say).
+    #[error("cannot create a client for {url}: {source}")]
+    Client {
+        /// The API server's URL.
+        url: String,
+        /// kube's reason.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+fn describe_path(path: &Option<PathBuf>) -> String {
+    path.as_ref()
+        .map(|p| format!(" {}", p.display()))
+        .unwrap_or_default()
+}
+
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+impl ClusterAccess {
+    /// Builds a client. Nothing is sent to the server yet, so an unreachable cluster shows up at the
+    /// first request.
+    pub async fn connect(&self) -> Result<Connection, AccessError> {
+        let (mut config, context) = match self.load_kubeconfig()? {
+            Some(kubeconfig) => {
+                self.check_names(&kubeconfig)?;
+                let context = self.context.clone().or(kubeconfig.current_context.clone());
+                let options = KubeConfigOptions {
+                    context: self.context.clone(),
+                    cluster: self.cluster.clone(),
+                    user: self.user.clone(),
+                };
+                let config = Config::from_custom_kubeconfig(kubeconfig, &options)
+                    .await
+                    .map_err(|source| AccessError::Kubeconfig {
+                        path: self.kubeconfig.clone(),
+                        source,
+                    })?;
+                (config, context)
+            }
+            None => {
+                let config = Config::incluster().map_err(|e| AccessError::NoConfiguration {
+                    in_cluster: e.to_string(),
+                })?;
+                (config, None)
+            }
+        };
+        config.default_retry = false;
+        if let Some(timeout) = self.request_timeout {
+            config.connect_timeout = Some(timeout);
+            config.read_timeout = Some(timeout);
+            config.reset_reader_on_write = true;
+        }
+        let cluster_url = config.cluster_url.to_string();
+        let default_namespace = config.default_namespace.clone();
+        let client = Client::try_from(config).map_err(|source| AccessError::Client {
+            url: cluster_url.clone(),
+            source,
+        })?;
+        Ok(Connection {
+            client,
+            default_namespace,
+            cluster_url,
+            context,
+        })
+    }
+
+    /// The kubeconfig to use, or `None` when there is none and the in-cluster configuration
+    /// should be tried (as kubectl, only when no kubeconfig flag asks for one).
+    fn load_kubeconfig(&self) -> Result<Option<Kubeconfig>, AccessError> {
+        if let Some(path) = &self.kubeconfig {
+            return Kubeconfig::read_from(path).map(Some).map_err(|source| {
+                AccessError::Kubeconfig {
+                    path: Some(path.clone()),
+                    source,
+                }
+            });
+        }
+        match Kubeconfig::read() {
+            Ok(kubeconfig) => Ok(Some(kubeconfig)),
+            Err(KubeconfigError::FindPath) => Ok(None),
+            Err(KubeconfigError::ReadConfig(e, _))
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && std::env::var_os("KUBECONFIG").is_none() =>
+            {
+                Ok(None)
+            }
+            Err(source) => Err(AccessError::Kubeconfig { path: None, source }),
+        }
+    }
+
+    /// kube reports an unknown context as a bare "failed to load current context"; list the choices.
+    fn check_names(&self, kubeconfig: &Kubeconfig) -> Result<(), AccessError> {
+        let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
+        let clusters: Vec<String> = kubeconfig.clusters.iter().map(|c| c.name.clone()).collect();
+        let users: Vec<String> = kubeconfig
+            .auth_infos
+            .iter()
+            .map(|u| u.name.clone())
+            .collect();
+        let missing = |name: &Option<String>, known: &[String]| {
+            name.as_ref().filter(|n| !known.contains(n)).cloned()
+        };
+        if let Some(name) = missing(&self.context, &contexts) {
+            return Err(AccessError::UnknownContext {
+                name,
+                available: contexts,
+            });
+        }
+        if let Some(name) = missing(&self.cluster, &clusters) {
+            return Err(AccessError::UnknownCluster {
+                name,
+                available: clusters,
+            });
+        }
+        if let Some(name) = missing(&self.user, &users) {
+            return Err(AccessError::UnknownUser {
+                name,
+                available: users,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KUBECONFIG: &str = r#"
+apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: dev-cluster
+  cluster: { server: "http://127.0.0.1:6443" }
+- name: prod-cluster
+  cluster: { server: "http://127.0.0.1:7443" }
+contexts:
+- name: dev
+  context: { cluster: dev-cluster, user: dev-user, namespace: team-a }
+- name: prod
+  context: { cluster: prod-cluster, user: dev-user }
+users:
+- name: dev-user
+  user: { token: secret }
+"#;
+
+    fn access_to(text: &str) -> (tempfile::TempDir, ClusterAccess) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        std::fs::write(&path, text).unwrap();
+        let access = ClusterAccess {
+            kubeconfig: Some(path),
+            ..ClusterAccess::default()
+        };
+        (dir, access)
+    }
+
+    #[tokio::test]
+    async fn the_current_context_gives_the_server_and_namespace() {
+        let (_dir, access) = access_to(KUBECONFIG);
+        let conn = access.connect().await.unwrap();
+        assert_eq!(conn.cluster_url, "http://127.0.0.1:6443/");
+        assert_eq!(conn.default_namespace, "team-a");
+        assert_eq!(conn.context.as_deref(), Some("dev"));
+    }
+
+    #[tokio::test]
+    async fn flags_override_the_context_and_cluster() {
+        let (_dir, mut access) = access_to(KUBECONFIG);
+        access.context = Some("prod".into());
+        let conn = access.connect().await.unwrap();
+        assert_eq!(conn.cluster_url, "http://127.0.0.1:7443/");
+        assert_eq!(conn.default_namespace, "default");
+
+        access.context = None;
+        access.cluster = Some("prod-cluster".into());
+        let conn = access.connect().await.unwrap();
+        assert_eq!(conn.cluster_url, "http://127.0.0.1:7443/");
+    }
+
+    #[tokio::test]
+    async fn unknown_names_list_the_available_ones() {
+        let (_dir, mut access) = access_to(KUBECONFIG);
+        access.context = Some("staging".into());
+        let err = access.connect().await.unwrap_err().to_string();
+        assert_eq!(
+            err,
+            r#"context "staging" not found in the kubeconfig; available contexts: dev, prod"#
+        );
+        access.context = None;
+        access.user = Some("root".into());
+        let err = access.connect().await.unwrap_err().to_string();
+        assert!(err.contains("available users: dev-user"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_missing_or_malformed_kubeconfig_names_the_file() {
+        let (dir, mut access) = access_to("clusters: [this is not: a kubeconfig");
+        let err = access.connect().await.unwrap_err().to_string();
+        assert!(err.starts_with("cannot load kubeconfig "), "{err}");
+        assert!(err.contains(&dir.path().display().to_string()), "{err}");
+
+        access.kubeconfig = Some(dir.path().join("absent"));
+        let err = access.connect().await.unwrap_err().to_string();
+        assert!(err.contains("absent"), "{err}");
+    }
+}
