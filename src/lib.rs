@@ -46,4 +46,5 @@
 #![warn(missing_docs)]
 
 pub mod cache;
+pub mod render;
 pub mod source;
