@@ -10,7 +10,7 @@ pub enum ReflectorError {
     #[error("cannot list {target}: {source}")]
     ListFailed {
         /// What was listed.
-        target: ResourceTarget,
+        target: Box<ResourceTarget>,
         /// What the server said.
         #[source]
         source: SourceError,
@@ -19,7 +19,7 @@ pub enum ReflectorError {
     #[error("cannot watch {target}: {source}")]
     WatchStartFailed {
         /// What was watched.
-        target: ResourceTarget,
+        target: Box<ResourceTarget>,
         /// What the server said.
         #[source]
         source: SourceError,
@@ -28,7 +28,7 @@ pub enum ReflectorError {
     #[error("the watch of {target} was ended by the server: {source}")]
     WatchFailed {
         /// What was watched.
-        target: ResourceTarget,
+        target: Box<ResourceTarget>,
         /// What the server said.
         #[source]
         source: SourceError,

@@ -300,8 +300,14 @@ impl<L: ListerWatcher> Machine<L> {
             ..
         } = *paging;
         let count = items.len();
-        self.fifo.replace(items, &page.resource_version);
-        self.set_last_synced(&page.resource_version);
+        {
+            // Under the shared lock, as every queueing (see `Shared`).
+            let mut last = self.shared.lock();
+            self.fifo.replace(items, &page.resource_version);
+            if !page.resource_version.is_empty() {
+                last.clone_from(&page.resource_version);
+            }
+        }
         self.last_rv_unavailable = false;
         self.publish(ReflectorEventKind::ListDone {
             items: count,
@@ -322,7 +328,7 @@ impl<L: ListerWatcher> Machine<L> {
     ) -> Result<State, ReflectorError> {
         if is_terminal(&error) || error.is_invalid() {
             return Err(ReflectorError::ListFailed {
-                target: self.target.clone(),
+                target: Box::new(self.target.clone()),
                 source: error,
             });
         }
@@ -394,7 +400,7 @@ impl<L: ListerWatcher> Machine<L> {
                 })))
             }
             Err(error) if is_terminal(&error) => Err(ReflectorError::WatchStartFailed {
-                target: self.target.clone(),
+                target: Box::new(self.target.clone()),
                 source: error,
             }),
             Err(error) if send_initial_events => Ok(self.watch_list_failed(req, error)),
@@ -617,7 +623,7 @@ impl<L: ListerWatcher> Machine<L> {
                 let error = SourceError::Api(status);
                 if is_terminal(&error) {
                     return Err(ReflectorError::WatchFailed {
-                        target: self.target.clone(),
+                        target: Box::new(self.target.clone()),
                         source: error,
                     });
                 }
