@@ -660,3 +660,7 @@ impl<L: ListerWatcher> Machine<L> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "machine_tests.rs"]
+mod tests;
