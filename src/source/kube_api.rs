@@ -7,7 +7,6 @@
 //! throttled list look like a slow one. Build the client with [`client_without_retry`].
 
 use std::error::Error as StdError;
-use std::io;
 
 use futures_util::StreamExt;
 use kube::api::{Api, ListParams, VersionMatch, WatchParams};
@@ -189,8 +188,14 @@ fn api_status(status: &Status) -> ApiStatus {
 fn source_error(error: kube::Error) -> SourceError {
     match error {
         kube::Error::Api(status) => SourceError::Api(api_status(&status)),
-        kube::Error::BuildRequest(e) => SourceError::Request(e.to_string()),
         kube::Error::SerdeError(e) => SourceError::Stream(format!("undecodable response: {e}")),
+        kube::Error::FromUtf8(e) => SourceError::Stream(format!("undecodable response: {e}")),
+        // Client-side failures that retrying the same request will not fix: a request kube cannot
+        // build, credentials that cannot be obtained (a failing exec plugin, an unreadable token).
+        e @ (kube::Error::BuildRequest(_) | kube::Error::Auth(_)) => {
+            SourceError::Request(describe_chain(&e))
+        }
+        // Everything else happened on the way to the server: refused, reset, timed out, TLS.
         other => SourceError::Connect(describe_chain(&other)),
     }
 }
@@ -199,30 +204,8 @@ fn source_error(error: kube::Error) -> SourceError {
 fn stream_error(error: kube::Error) -> SourceError {
     match error {
         kube::Error::SerdeError(e) => SourceError::Stream(format!("undecodable watch event: {e}")),
-        other if is_connection_error(&other) => SourceError::Stream(describe_chain(&other)),
         other => SourceError::Stream(describe_chain(&other)),
     }
-}
-
-/// Whether an I/O error in the chain says the connection failed (as opposed to a decode error).
-fn is_connection_error(error: &(dyn StdError + 'static)) -> bool {
-    let mut cur: Option<&(dyn StdError + 'static)> = Some(error);
-    while let Some(e) = cur {
-        if let Some(io) = e.downcast_ref::<io::Error>() {
-            return matches!(
-                io.kind(),
-                io::ErrorKind::ConnectionRefused
-                    | io::ErrorKind::ConnectionReset
-                    | io::ErrorKind::ConnectionAborted
-                    | io::ErrorKind::NotConnected
-                    | io::ErrorKind::BrokenPipe
-                    | io::ErrorKind::TimedOut
-                    | io::ErrorKind::UnexpectedEof
-            );
-        }
-        cur = e.source();
-    }
-    false
 }
 
 /// The error and its causes on one line: kube's top-level messages ("ServiceError: …") alone
