@@ -1,11 +1,13 @@
 //! The informer cache of client-go's `tools/cache`: [`DeltaFifo`] → [`Controller`] (`process_deltas`)
 //! → [`Indexer`]. Pure logic: no network, no terminal.
 
+pub mod backoff;
 mod controller;
 mod delta;
 mod delta_fifo;
 mod index_spec;
 mod indexer;
+pub mod reflector;
 mod store;
 #[cfg(test)]
 mod test_objects;
@@ -17,4 +19,8 @@ pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas}
 pub use delta_fifo::{DeltaFifo, FifoStats, PopError, Popped, ProcessError};
 pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
 pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, index_func};
+pub use reflector::{
+    Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
+    ReflectorObserver,
+};
 pub use store::{KnownObjects, key_from_parts, object_key, split_key, write_object_key};

@@ -1,0 +1,164 @@
+//! The Reflector's backoff between failed list/watch attempts: client-go's
+//! `NewExponentialBackoffManager(800ms, 30s, 2m, 2.0, 1.0)`.
+//!
+//! Each delay is the current step with jitter added (`step × (1 + jitter × rand[0, 1))`); the
+//! step then doubles up to the cap. When no backoff was asked for during `reset_after` (the
+//! connection was healthy that long), the step starts over at `initial`.
+
+use std::time::{Duration, Instant};
+
+/// Parameters of a [`Backoff`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackoffConfig {
+    /// The first step (client-go: 800 ms).
+    pub initial: Duration,
+    /// Growth of the step per backoff (client-go: 2.0).
+    pub factor: f64,
+    /// Largest step (client-go: 30 s). Jitter may add up to `jitter × cap` on top.
+    pub cap: Duration,
+    /// Random fraction of the step added to each delay (client-go: 1.0).
+    pub jitter: f64,
+    /// A quiet period after which the step starts over (client-go: 2 minutes).
+    pub reset_after: Duration,
+    /// Seeds the jitter so that a run (a test, a replay) is reproducible; `None` seeds randomly.
+    pub seed: Option<u64>,
+}
+
+impl Default for BackoffConfig {
+    fn default() -> Self {
+        BackoffConfig {
+            initial: Duration::from_millis(800),
+            factor: 2.0,
+            cap: Duration::from_secs(30),
+            jitter: 1.0,
+            reset_after: Duration::from_secs(120),
+            seed: None,
+        }
+    }
+}
+
+impl BackoffConfig {
+    /// The same growth with another first step and cap (tests use milliseconds).
+    pub fn with_steps(mut self, initial: Duration, cap: Duration) -> Self {
+        self.initial = initial;
+        self.cap = cap;
+        self
+    }
+
+    /// Makes the jitter reproducible.
+    pub fn seeded(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+}
+
+/// Exponential backoff with jitter and reset after a healthy period.
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    config: BackoffConfig,
+    /// The step the next delay is based on; `initial ≤ step ≤ cap`.
+    step: Duration,
+    /// When the last delay was handed out; `None` before the first one.
+    last: Option<Instant>,
+    rng: fastrand::Rng,
+}
+
+impl Backoff {
+    /// A backoff at its first step.
+    pub fn new(config: BackoffConfig) -> Self {
+        let rng = match config.seed {
+            Some(seed) => fastrand::Rng::with_seed(seed),
+            None => fastrand::Rng::new(),
+        };
+        Backoff {
+            step: config.initial,
+            config,
+            last: None,
+            rng,
+        }
+    }
+
+    /// The parameters.
+    pub fn config(&self) -> &BackoffConfig {
+        &self.config
+    }
+
+    /// The delay to wait now (at `now`, from the caller's clock), advancing the step.
+    pub fn next_delay(&mut self, now: Instant) -> Duration {
+        if self
+            .last
+            .is_some_and(|last| now.saturating_duration_since(last) >= self.config.reset_after)
+        {
+            self.step = self.config.initial;
+        }
+        self.last = Some(now);
+        let step = self.step;
+        let jitter = self.config.jitter.max(0.0);
+        let delay = if jitter > 0.0 {
+            step.mul_f64(1.0 + jitter * self.rng.f64())
+        } else {
+            step
+        };
+        let grown = step.mul_f64(self.config.factor.max(1.0));
+        self.step = grown.min(self.config.cap).max(self.config.initial);
+        delay
+    }
+
+    /// Starts over at the first step.
+    pub fn reset(&mut self) {
+        self.step = self.config.initial;
+        self.last = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_jitter() -> BackoffConfig {
+        BackoffConfig {
+            jitter: 0.0,
+            ..BackoffConfig::default()
+        }
+    }
+
+    #[test]
+    fn doubles_up_to_the_cap() {
+        let mut b = Backoff::new(no_jitter());
+        let t = Instant::now();
+        let delays: Vec<u64> = (0..8)
+            .map(|i| b.next_delay(t + Duration::from_secs(i)).as_millis() as u64)
+            .collect();
+        assert_eq!(delays, [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000]);
+    }
+
+    #[test]
+    fn resets_after_a_healthy_period() {
+        let mut b = Backoff::new(no_jitter());
+        let t = Instant::now();
+        b.next_delay(t);
+        b.next_delay(t + Duration::from_secs(1));
+        assert_eq!(
+            b.next_delay(t + Duration::from_secs(2)),
+            Duration::from_millis(3200)
+        );
+        assert_eq!(
+            b.next_delay(t + Duration::from_secs(200)),
+            Duration::from_millis(800)
+        );
+    }
+
+    #[test]
+    fn jitter_stays_in_range_and_is_reproducible_when_seeded() {
+        let config = BackoffConfig::default().seeded(7);
+        let t = Instant::now();
+        let run = || {
+            let mut b = Backoff::new(config.clone());
+            (0..10).map(|_| b.next_delay(t)).collect::<Vec<Duration>>()
+        };
+        let first = run();
+        assert_eq!(first, run());
+        assert!(first[0] >= Duration::from_millis(800) && first[0] < Duration::from_millis(1600));
+        assert!(first[9] >= Duration::from_secs(30) && first[9] < Duration::from_secs(60));
+    }
+}

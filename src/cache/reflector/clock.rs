@@ -1,0 +1,41 @@
+//! The time source of a Reflector. Every wait (backoff, resync and verify ticks) goes through a
+//! [`Clock`], so that an offline replay can run on a virtual clock where nothing really sleeps.
+
+use std::fmt;
+use std::time::{Duration, Instant, SystemTime};
+
+use futures_util::future::BoxFuture;
+
+/// Tells the time and waits.
+pub trait Clock: Send + Sync + 'static {
+    /// A monotonic instant, for measuring durations and the backoff's healthy period.
+    fn now(&self) -> Instant;
+    /// Wall-clock time, for stamping [`ReflectorEvent`](super::ReflectorEvent)s.
+    fn wall(&self) -> SystemTime;
+    /// Completes after `duration` (of this clock's time).
+    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()>;
+}
+
+/// Real time, sleeping with tokio's timer (so `tokio::time::pause` also applies).
+#[derive(Clone, Copy, Default)]
+pub struct TokioClock;
+
+impl fmt::Debug for TokioClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TokioClock")
+    }
+}
+
+impl Clock for TokioClock {
+    fn now(&self) -> Instant {
+        tokio::time::Instant::now().into_std()
+    }
+
+    fn wall(&self) -> SystemTime {
+        SystemTime::now()
+    }
+
+    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
+        Box::pin(tokio::time::sleep(duration))
+    }
+}

@@ -1,0 +1,666 @@
+//! ListAndWatch as an explicit state machine: [`State`] says where the Reflector is, and
+//! [`Machine::step`] performs one transition (one request, one watch event, or one wait). Every
+//! decision client-go's `Reflector.ListAndWatch`/`watch`/`handleWatch` makes is one arm of the
+//! `match` in `step` or of the functions it calls.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use kube::core::{DynamicObject, TypeMeta};
+
+use super::clock::Clock;
+use super::config::ReflectorConfig;
+use super::error::{ReflectorError, is_terminal};
+use super::event::{
+    Phase, ReflectorEvent, ReflectorEventKind, ReflectorObserver, RelistCause, WatchEndReason,
+};
+use crate::cache::backoff::Backoff;
+use crate::cache::delta_fifo::DeltaFifo;
+use crate::cache::store::object_key;
+use crate::source::{
+    ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
+};
+
+/// A watch shorter than this that delivered nothing is "very short" (client-go: 1 s).
+const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
+
+/// The random watch timeout range of client-go, in seconds: [5 min, 10 min).
+const WATCH_TIMEOUT_RANGE: std::ops::Range<u32> = 300..600;
+
+/// The state shared between the state machine and the periodic consistency check.
+#[derive(Debug, Default)]
+pub(super) struct Shared {
+    /// The last synced resourceVersion. The machine holds this lock while it queues a watch event
+    /// and records its resourceVersion, so that a holder of the lock who sees an empty FIFO
+    /// knows the consumer's cache reflects exactly this resourceVersion.
+    last_synced: Mutex<String>,
+}
+
+impl Shared {
+    pub(super) fn lock(&self) -> MutexGuard<'_, String> {
+        self.last_synced.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Where the Reflector is.
+pub(super) enum State {
+    /// About to list from the first page, at `resource_version`.
+    List { resource_version: String },
+    /// Between pages of a list.
+    Paging(Box<Paging>),
+    /// About to open a watch from `resource_version`; a streaming list when
+    /// `send_initial_events`.
+    Watch {
+        resource_version: String,
+        send_initial_events: bool,
+    },
+    /// Reading a watch stream.
+    Watching(Box<Watching>),
+    /// Waiting `delay`, then going on with `next`.
+    Backoff { delay: Duration, next: Box<State> },
+}
+
+/// A list in progress.
+pub(super) struct Paging {
+    /// The resourceVersion the list was started at.
+    requested: String,
+    /// The token for the next page; `None` for the first page.
+    continue_token: Option<String>,
+    /// Objects of the pages received so far, transformed.
+    items: Vec<Arc<DynamicObject>>,
+    pages: u32,
+    started: Instant,
+}
+
+/// An open watch.
+pub(super) struct Watching {
+    stream: WatchStream,
+    started: Instant,
+    /// Events delivered, bookmarks included.
+    events: u64,
+    /// False while a watch started from `""` or `"0"` has delivered only ADDED events: those carry
+    /// resourceVersions in no particular order, so the last synced one must not move yet.
+    advance_rv: bool,
+    /// For a streaming list: objects received before the `initial-events-end` bookmark, by key.
+    initial: Option<InitialEvents>,
+}
+
+/// A streaming list's initial state, buffered until its end bookmark.
+pub(super) struct InitialEvents {
+    objects: BTreeMap<String, Arc<DynamicObject>>,
+    started: Instant,
+}
+
+/// The Reflector's moving parts, advanced by [`step`](Machine::step).
+pub(super) struct Machine<L> {
+    pub(super) lw: Arc<L>,
+    pub(super) fifo: Arc<DeltaFifo<DynamicObject>>,
+    pub(super) config: ReflectorConfig,
+    pub(super) target: ResourceTarget,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) observer: Arc<dyn ReflectorObserver>,
+    pub(super) shared: Arc<Shared>,
+    backoff: Backoff,
+    rng: fastrand::Rng,
+    /// client-go's `isLastSyncResourceVersionUnavailable`: a list at the last synced
+    /// resourceVersion failed as expired, so the next list is a consistent read (`""`).
+    last_rv_unavailable: bool,
+    /// Set once the server refused a streaming list: list + watch from then on.
+    watch_list_refused: bool,
+}
+
+impl<L: ListerWatcher> Machine<L> {
+    pub(super) fn new(
+        lw: Arc<L>,
+        fifo: Arc<DeltaFifo<DynamicObject>>,
+        config: ReflectorConfig,
+        clock: Arc<dyn Clock>,
+        observer: Arc<dyn ReflectorObserver>,
+        shared: Arc<Shared>,
+    ) -> Self {
+        let mut backoff_config = config.backoff.clone();
+        if backoff_config.seed.is_none() {
+            backoff_config.seed = config.seed;
+        }
+        let rng = match config.seed {
+            Some(seed) => fastrand::Rng::with_seed(seed),
+            None => fastrand::Rng::new(),
+        };
+        Machine {
+            target: lw.describe(),
+            lw,
+            fifo,
+            config,
+            clock,
+            observer,
+            shared,
+            backoff: Backoff::new(backoff_config),
+            rng,
+            last_rv_unavailable: false,
+            watch_list_refused: false,
+        }
+    }
+
+    pub(super) fn publish(&self, kind: ReflectorEventKind) {
+        self.observer.observe(ReflectorEvent {
+            at: self.clock.wall(),
+            kind,
+        });
+    }
+
+    fn last_synced(&self) -> String {
+        self.shared.lock().clone()
+    }
+
+    fn set_last_synced(&self, rv: &str) {
+        if !rv.is_empty() {
+            *self.shared.lock() = rv.to_owned();
+        }
+    }
+
+    /// Where a Reflector starts.
+    pub(super) fn initial_state(&self) -> State {
+        if self.config.watch_list {
+            State::Watch {
+                resource_version: String::new(),
+                send_initial_events: true,
+            }
+        } else {
+            State::List {
+                resource_version: self.config.initial_list_rv().to_owned(),
+            }
+        }
+    }
+
+    /// client-go's `relistResourceVersion`: `""` after an expired list at the last synced
+    /// resourceVersion, the initial one before anything was synced, else the last synced one.
+    fn relist_rv(&self) -> String {
+        if self.last_rv_unavailable {
+            return String::new();
+        }
+        match self.last_synced() {
+            rv if rv.is_empty() => self.config.initial_list_rv().to_owned(),
+            rv => rv,
+        }
+    }
+
+    /// How the Reflector lists again: a streaming list if enabled and not refused, else a list.
+    fn relist(&self) -> State {
+        if self.config.watch_list && !self.watch_list_refused {
+            let rv = if self.last_rv_unavailable {
+                String::new()
+            } else {
+                self.last_synced()
+            };
+            State::Watch {
+                resource_version: rv,
+                send_initial_events: true,
+            }
+        } else {
+            State::List {
+                resource_version: self.relist_rv(),
+            }
+        }
+    }
+
+    /// Publishes the failure and waits the next backoff delay before `next`.
+    fn back_off(&mut self, phase: Phase, error: SourceError, next: State) -> State {
+        let delay = self.backoff.next_delay(self.clock.now());
+        self.publish(ReflectorEventKind::Backoff {
+            delay,
+            phase,
+            error,
+        });
+        State::Backoff {
+            delay,
+            next: Box::new(next),
+        }
+    }
+
+    /// Performs one transition. `Err` is terminal: retrying cannot help.
+    pub(super) async fn step(&mut self, state: State) -> Result<State, ReflectorError> {
+        match state {
+            State::List { resource_version } => {
+                self.publish(ReflectorEventKind::ListStarted {
+                    resource_version: resource_version.clone(),
+                });
+                Ok(State::Paging(Box::new(Paging {
+                    requested: resource_version,
+                    continue_token: None,
+                    items: Vec::new(),
+                    pages: 0,
+                    started: self.clock.now(),
+                })))
+            }
+            State::Paging(paging) => self.list_page(paging).await,
+            State::Watch {
+                resource_version,
+                send_initial_events,
+            } => self.open_watch(resource_version, send_initial_events).await,
+            State::Watching(watching) => self.next_event(watching).await,
+            State::Backoff { delay, next } => {
+                self.clock.sleep(delay).await;
+                Ok(*next)
+            }
+        }
+    }
+
+    /// Kind and apiVersion (absent from list items on the wire), then the user's transform.
+    fn prepare(&self, mut obj: DynamicObject) -> Arc<DynamicObject> {
+        let ar = &self.target.api_resource;
+        let types = obj.types.get_or_insert_with(|| TypeMeta {
+            api_version: String::new(),
+            kind: String::new(),
+        });
+        if types.api_version.is_empty() {
+            types.api_version.clone_from(&ar.api_version);
+        }
+        if types.kind.is_empty() {
+            types.kind.clone_from(&ar.kind);
+        }
+        if let Some(transform) = &self.config.transform {
+            transform(&mut obj);
+        }
+        Arc::new(obj)
+    }
+
+    async fn list_page(&mut self, mut paging: Box<Paging>) -> Result<State, ReflectorError> {
+        let req = ListRequest {
+            resource_version: paging.requested.clone(),
+            resource_version_match: None,
+            limit: Some(self.config.page_size).filter(|l| *l > 0),
+            continue_token: paging.continue_token.clone(),
+        };
+        let page = match self.lw.list(&req).await {
+            Ok(page) => page,
+            Err(error) => return self.list_failed(&paging, error),
+        };
+        paging.pages += 1;
+        paging.items.reserve(page.items.len());
+        for obj in page.items {
+            let obj = self.prepare(obj);
+            paging.items.push(obj);
+        }
+        self.publish(ReflectorEventKind::ListPage {
+            page: paging.pages,
+            items_so_far: paging.items.len(),
+            remaining: page.remaining_item_count,
+        });
+        if let Some(token) = page.continue_token {
+            paging.continue_token = Some(token);
+            return Ok(State::Paging(paging));
+        }
+
+        let Paging {
+            items,
+            pages,
+            started,
+            ..
+        } = *paging;
+        let count = items.len();
+        {
+            // Under the shared lock, as every queueing (see `Shared`).
+            let mut last = self.shared.lock();
+            self.fifo.replace(items, &page.resource_version);
+            if !page.resource_version.is_empty() {
+                last.clone_from(&page.resource_version);
+            }
+        }
+        self.last_rv_unavailable = false;
+        self.publish(ReflectorEventKind::ListDone {
+            items: count,
+            pages,
+            resource_version: page.resource_version.clone(),
+            duration: self.clock.now().saturating_duration_since(started),
+        });
+        Ok(State::Watch {
+            resource_version: page.resource_version,
+            send_initial_events: false,
+        })
+    }
+
+    fn list_failed(
+        &mut self,
+        paging: &Paging,
+        error: SourceError,
+    ) -> Result<State, ReflectorError> {
+        if is_terminal(&error) || error.is_invalid() {
+            return Err(ReflectorError::ListFailed {
+                target: Box::new(self.target.clone()),
+                source: error,
+            });
+        }
+        if error.is_expired() {
+            if paging.continue_token.is_some() {
+                // The snapshot the pages came from is gone: start over with a consistent read.
+                self.publish(ReflectorEventKind::Relist {
+                    cause: RelistCause::ContinueExpired,
+                });
+                return Ok(State::List {
+                    resource_version: String::new(),
+                });
+            }
+            if !paging.requested.is_empty() {
+                // client-go lists at the last synced resourceVersion first because it may still be
+                // served; when it is not, a consistent read follows at once, without backoff.
+                self.last_rv_unavailable = true;
+                self.publish(ReflectorEventKind::Relist {
+                    cause: RelistCause::ListExpired,
+                });
+                return Ok(State::List {
+                    resource_version: String::new(),
+                });
+            }
+        }
+        let next = State::List {
+            resource_version: self.relist_rv(),
+        };
+        Ok(self.back_off(Phase::List, error, next))
+    }
+
+    fn watch_timeout(&mut self) -> u32 {
+        match self.config.watch_timeout {
+            Some(t) => u32::try_from(t.as_secs() + u64::from(t.subsec_nanos() > 0))
+                .unwrap_or(u32::MAX)
+                .max(1),
+            None => self.rng.u32(WATCH_TIMEOUT_RANGE),
+        }
+    }
+
+    async fn open_watch(
+        &mut self,
+        resource_version: String,
+        send_initial_events: bool,
+    ) -> Result<State, ReflectorError> {
+        let req = WatchRequest {
+            resource_version,
+            timeout_seconds: self.watch_timeout(),
+            allow_bookmarks: true,
+            send_initial_events,
+        };
+        match self.lw.watch(&req).await {
+            Ok(stream) => {
+                self.publish(ReflectorEventKind::WatchStarted {
+                    resource_version: req.resource_version.clone(),
+                    timeout_seconds: req.timeout_seconds,
+                    send_initial_events,
+                });
+                let now = self.clock.now();
+                Ok(State::Watching(Box::new(Watching {
+                    stream,
+                    started: now,
+                    events: 0,
+                    advance_rv: !matches!(req.resource_version.as_str(), "" | "0"),
+                    initial: send_initial_events.then(|| InitialEvents {
+                        objects: BTreeMap::new(),
+                        started: now,
+                    }),
+                })))
+            }
+            Err(error) if is_terminal(&error) => Err(ReflectorError::WatchStartFailed {
+                target: Box::new(self.target.clone()),
+                source: error,
+            }),
+            Err(error) if send_initial_events => Ok(self.watch_list_failed(req, error)),
+            // client-go: a refused connection or 429 → back off and re-watch from the same
+            // resourceVersion; anything else leaves ListAndWatch, which backs off and relists.
+            Err(error) if error.is_connect() || error.is_too_many_requests() => {
+                let next = State::Watch {
+                    resource_version: req.resource_version,
+                    send_initial_events: false,
+                };
+                Ok(self.back_off(Phase::Watch, error, next))
+            }
+            Err(error) => {
+                self.publish(ReflectorEventKind::Relist {
+                    cause: RelistCause::WatchStartFailed(error.clone()),
+                });
+                let next = self.relist();
+                Ok(self.back_off(Phase::Watch, error, next))
+            }
+        }
+    }
+
+    /// A streaming list could not be opened.
+    fn watch_list_failed(&mut self, req: WatchRequest, error: SourceError) -> State {
+        if error.is_retryable() {
+            let next = State::Watch {
+                resource_version: req.resource_version,
+                send_initial_events: true,
+            };
+            return self.back_off(Phase::WatchList, error, next);
+        }
+        if error.is_expired() && !req.resource_version.is_empty() {
+            self.last_rv_unavailable = true;
+            self.publish(ReflectorEventKind::Relist {
+                cause: RelistCause::ListExpired,
+            });
+            return State::Watch {
+                resource_version: String::new(),
+                send_initial_events: true,
+            };
+        }
+        // 422 from servers without the WatchList feature, or anything else it cannot retry.
+        self.watch_list_refused = true;
+        self.publish(ReflectorEventKind::WatchListFallback {
+            reason: error.to_string(),
+        });
+        State::List {
+            resource_version: self.relist_rv(),
+        }
+    }
+
+    async fn next_event(&mut self, mut w: Box<Watching>) -> Result<State, ReflectorError> {
+        let event = match w.stream.next().await {
+            None => return self.watch_ended(w, WatchEndReason::Closed),
+            Some(Err(error)) => return self.watch_ended(w, WatchEndReason::Broken(error)),
+            Some(Ok(WatchEvent::Error(status))) => {
+                w.events += 1;
+                return self.watch_ended(w, WatchEndReason::ErrorEvent(status));
+            }
+            Some(Ok(event)) => event,
+        };
+        w.events += 1;
+
+        if let Some(initial) = &mut w.initial {
+            // A streaming list's initial state goes to the FIFO in one `replace` at its end.
+            match event {
+                WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
+                    let obj = self.prepare(obj);
+                    initial.objects.insert(object_key(obj.as_ref()), obj);
+                }
+                WatchEvent::Deleted(obj) => {
+                    initial.objects.remove(&object_key(&obj));
+                }
+                WatchEvent::Bookmark {
+                    resource_version,
+                    initial_events_end,
+                } => {
+                    self.publish(ReflectorEventKind::Bookmark {
+                        resource_version: resource_version.clone(),
+                        initial_events_end,
+                    });
+                    if initial_events_end {
+                        let InitialEvents { objects, started } =
+                            w.initial.take().expect("checked above");
+                        let items: Vec<_> = objects.into_values().collect();
+                        let count = items.len();
+                        {
+                            let mut last = self.shared.lock();
+                            self.fifo.replace(items, &resource_version);
+                            last.clone_from(&resource_version);
+                        }
+                        self.last_rv_unavailable = false;
+                        w.advance_rv = true;
+                        self.publish(ReflectorEventKind::ListDone {
+                            items: count,
+                            pages: 0,
+                            resource_version,
+                            duration: self.clock.now().saturating_duration_since(started),
+                        });
+                    }
+                }
+                WatchEvent::Error(_) => unreachable!("handled above"),
+            }
+            return Ok(State::Watching(w));
+        }
+
+        match event {
+            WatchEvent::Added(obj) => {
+                let obj = self.prepare(obj);
+                self.commit(|fifo| fifo.add(obj.clone()), &obj, w.advance_rv);
+            }
+            WatchEvent::Modified(obj) => {
+                w.advance_rv = true;
+                let obj = self.prepare(obj);
+                self.commit(|fifo| fifo.update(obj.clone()), &obj, true);
+            }
+            WatchEvent::Deleted(obj) => {
+                w.advance_rv = true;
+                let obj = self.prepare(obj);
+                self.commit(
+                    |fifo| {
+                        fifo.delete(obj.clone());
+                    },
+                    &obj,
+                    true,
+                );
+            }
+            WatchEvent::Bookmark {
+                resource_version,
+                initial_events_end,
+            } => {
+                w.advance_rv = true;
+                self.set_last_synced(&resource_version);
+                self.publish(ReflectorEventKind::Bookmark {
+                    resource_version,
+                    initial_events_end,
+                });
+            }
+            WatchEvent::Error(_) => unreachable!("handled above"),
+        }
+        Ok(State::Watching(w))
+    }
+
+    /// Queues one watch event and, if `advance`, records its resourceVersion as the last synced
+    /// one, both under the shared lock (see [`Shared`]).
+    ///
+    /// Every event but an ADDED of a watch started from `""`/`"0"` advances the last synced
+    /// resourceVersion; the first other event unlocks it for good (client-go).
+    fn commit(
+        &self,
+        queue: impl FnOnce(&DeltaFifo<DynamicObject>),
+        obj: &DynamicObject,
+        advance: bool,
+    ) {
+        let mut last = self.shared.lock();
+        queue(&self.fifo);
+        if advance
+            && let Some(rv) = obj.metadata.resource_version.as_deref()
+            && !rv.is_empty()
+        {
+            rv.clone_into(&mut last);
+        }
+    }
+
+    fn watch_ended(
+        &mut self,
+        w: Box<Watching>,
+        reason: WatchEndReason,
+    ) -> Result<State, ReflectorError> {
+        let duration = self.clock.now().saturating_duration_since(w.started);
+        let events = w.events;
+        let streaming = w.initial.is_some();
+        drop(w);
+        let reason = match reason {
+            WatchEndReason::Closed | WatchEndReason::Broken(_)
+                if events == 0 && duration < VERY_SHORT_WATCH =>
+            {
+                WatchEndReason::VeryShort
+            }
+            other => other,
+        };
+        self.publish(ReflectorEventKind::WatchEnded {
+            reason: reason.clone(),
+            duration,
+            events,
+        });
+        let phase = if streaming {
+            Phase::WatchList
+        } else {
+            Phase::Watch
+        };
+        match reason {
+            WatchEndReason::Closed | WatchEndReason::Broken(_) if !streaming => {
+                // A normal end (timeout, server shutdown, dropped connection): nothing was missed,
+                // so continue from where the watch stopped.
+                Ok(State::Watch {
+                    resource_version: self.last_synced(),
+                    send_initial_events: false,
+                })
+            }
+            WatchEndReason::Closed | WatchEndReason::Broken(_) => {
+                self.publish(ReflectorEventKind::Relist {
+                    cause: RelistCause::WatchListInterrupted,
+                });
+                let error = SourceError::Stream(
+                    "the streaming list ended before its initial events".into(),
+                );
+                let next = self.relist();
+                Ok(self.back_off(phase, error, next))
+            }
+            WatchEndReason::VeryShort => {
+                self.publish(ReflectorEventKind::Relist {
+                    cause: RelistCause::VeryShortWatch,
+                });
+                let error = SourceError::Stream(WatchEndReason::VeryShort.to_string());
+                let next = self.relist();
+                Ok(self.back_off(phase, error, next))
+            }
+            WatchEndReason::ErrorEvent(status) => {
+                let error = SourceError::Api(status);
+                if is_terminal(&error) {
+                    return Err(ReflectorError::WatchFailed {
+                        target: Box::new(self.target.clone()),
+                        source: error,
+                    });
+                }
+                if error.is_too_many_requests() && !streaming {
+                    let next = State::Watch {
+                        resource_version: self.last_synced(),
+                        send_initial_events: false,
+                    };
+                    return Ok(self.back_off(phase, error, next));
+                }
+                if error.is_expired() && streaming && !self.last_synced().is_empty() {
+                    // The streaming list's starting point is gone: stream a fresh state at once.
+                    self.last_rv_unavailable = true;
+                    self.publish(ReflectorEventKind::Relist {
+                        cause: RelistCause::ListExpired,
+                    });
+                    return Ok(State::Watch {
+                        resource_version: String::new(),
+                        send_initial_events: true,
+                    });
+                }
+                // Expired: relist at the last synced resourceVersion (a list there returns data
+                // at least that fresh); other errors: relist too. Both after a backoff, as
+                // client-go's ListAndWatch loop does.
+                let cause = if error.is_expired() {
+                    RelistCause::WatchExpired
+                } else {
+                    RelistCause::WatchFailed(error.clone())
+                };
+                self.publish(ReflectorEventKind::Relist { cause });
+                let next = self.relist();
+                Ok(self.back_off(phase, error, next))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "machine_tests.rs"]
+mod tests;

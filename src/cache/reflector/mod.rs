@@ -1,0 +1,203 @@
+//! The Reflector (client-go's `tools/cache/reflector.go`): lists a resource, delivers the list to
+//! the [`DeltaFifo`] with one `replace`, then watches from the list's resourceVersion and queues
+//! every change, recovering from closed watches, expired resourceVersions and unreachable servers
+//! the way client-go does.
+//!
+//! It is written like kube-runtime's `watcher`: an explicit state enum advanced by one `step`
+//! function (`machine.rs`), a plain [`ReflectorConfig`], errors that name the phase that failed
+//! ([`ReflectorError`]), and every step published as a [`ReflectorEvent`].
+//!
+//! | situation | what happens |
+//! |---|---|
+//! | first list | `resourceVersion="0"` (or `""` with `consistent_list`), `limit=page_size`, all pages, one `replace` |
+//! | watch closed (timeout, shutdown, dropped connection) | re-watch from the last synced resourceVersion, no relist |
+//! | watch ended with 410 Expired | back off, relist at the last synced resourceVersion |
+//! | that list expired too | list from `""` at once |
+//! | watch could not be opened: refused connection, 429 | back off, re-watch |
+//! | watch could not be opened: anything else | back off, relist |
+//! | very short watch (< 1 s, no event) | back off, relist |
+//! | list failed: unreachable, 429, 5xx | back off, list again |
+//! | 401, 403, 404 | stop with a [`ReflectorError`] |
+//!
+//! The caller owns the FIFO: it closes it after [`Reflector::run`] returns.
+
+mod clock;
+mod config;
+mod error;
+mod event;
+mod machine;
+mod verify;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::core::DynamicObject;
+
+pub use clock::{Clock, TokioClock};
+pub use config::{DEFAULT_PAGE_SIZE, ReflectorConfig, Transform};
+pub use error::ReflectorError;
+pub use event::{
+    DriftReport, NoObserver, Phase, ReflectorEvent, ReflectorEventKind, ReflectorObserver,
+    RelistCause, WatchEndReason,
+};
+
+use super::delta_fifo::DeltaFifo;
+use super::store::KnownObjects;
+use crate::source::ListerWatcher;
+use machine::{Machine, Shared};
+use verify::Verifier;
+
+/// Lists and watches one resource into a [`DeltaFifo`] (client-go's `Reflector`).
+pub struct Reflector<L> {
+    lister_watcher: Arc<L>,
+    fifo: Arc<DeltaFifo<DynamicObject>>,
+    config: ReflectorConfig,
+    observer: Arc<dyn ReflectorObserver>,
+    clock: Arc<dyn Clock>,
+    known_objects: Option<Arc<dyn KnownObjects<DynamicObject>>>,
+}
+
+impl<L> std::fmt::Debug for Reflector<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reflector")
+            .field("config", &self.config)
+            .field("fifo", &self.fifo)
+            .field("known_objects", &self.known_objects.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<L: ListerWatcher> Reflector<L> {
+    /// A Reflector feeding `fifo` from `lister_watcher`, with tokio time and no observer.
+    pub fn new(
+        lister_watcher: L,
+        fifo: Arc<DeltaFifo<DynamicObject>>,
+        config: ReflectorConfig,
+    ) -> Self {
+        Reflector {
+            lister_watcher: Arc::new(lister_watcher),
+            fifo,
+            config,
+            observer: Arc::new(NoObserver),
+            clock: Arc::new(TokioClock),
+            known_objects: None,
+        }
+    }
+
+    /// Publishes every step to `observer`.
+    pub fn observer(mut self, observer: impl ReflectorObserver) -> Self {
+        self.observer = Arc::new(observer);
+        self
+    }
+
+    /// Waits and tells the time with `clock` (a virtual clock for replays).
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The consumer's cache (the FIFO's known objects, normally the
+    /// [`Indexer`](crate::cache::Indexer)), which the consistency check compares with the server.
+    /// Without it, [`ReflectorConfig::verify_every`] has no effect.
+    pub fn known_objects(mut self, known: Arc<dyn KnownObjects<DynamicObject>>) -> Self {
+        self.known_objects = Some(known);
+        self
+    }
+
+    /// Lists and watches until `shutdown` completes (then returns `Ok(())`, dropping any open
+    /// watch) or a failure that retrying cannot fix (then returns it, after publishing it as
+    /// [`ReflectorEventKind::Error`]). Every other failure is retried forever.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ReflectorError> {
+        let Reflector {
+            lister_watcher,
+            fifo,
+            config,
+            observer,
+            clock,
+            known_objects,
+        } = self;
+        let shared = Arc::new(Shared::default());
+        let resync = resync_loop(fifo.clone(), config.resync, clock.clone(), observer.clone());
+        let verify = async {
+            match (config.verify_every, known_objects) {
+                (Some(every), Some(known)) => {
+                    let verifier = Verifier {
+                        lw: lister_watcher.clone(),
+                        fifo: fifo.clone(),
+                        known,
+                        shared: shared.clone(),
+                        clock: clock.clone(),
+                        page_size: config.page_size,
+                    };
+                    verify_loop(verifier, every, observer.clone()).await
+                }
+                _ => std::future::pending().await,
+            }
+        };
+        let mut machine = Machine::new(
+            lister_watcher.clone(),
+            fifo.clone(),
+            config.clone(),
+            clock.clone(),
+            observer.clone(),
+            shared.clone(),
+        );
+        let main = async move {
+            let mut state = machine.initial_state();
+            loop {
+                state = match machine.step(state).await {
+                    Ok(next) => next,
+                    Err(error) => {
+                        machine.publish(ReflectorEventKind::Error(error.clone()));
+                        return error;
+                    }
+                };
+            }
+        };
+        tokio::select! {
+            biased;
+            () = shutdown => Ok(()),
+            error = main => Err(error),
+            never = resync => match never {},
+            never = verify => match never {},
+        }
+    }
+}
+
+/// Calls `fifo.resync()` every `period` and publishes how many keys it queued.
+async fn resync_loop(
+    fifo: Arc<DeltaFifo<DynamicObject>>,
+    period: Option<Duration>,
+    clock: Arc<dyn Clock>,
+    observer: Arc<dyn ReflectorObserver>,
+) -> Infallible {
+    let Some(period) = period.filter(|p| !p.is_zero()) else {
+        return std::future::pending().await;
+    };
+    loop {
+        clock.sleep(period).await;
+        let keys = fifo.resync();
+        observer.observe(ReflectorEvent {
+            at: clock.wall(),
+            kind: ReflectorEventKind::Resync { keys },
+        });
+    }
+}
+
+/// Runs a consistency check every `every` and publishes its outcome.
+async fn verify_loop<L: ListerWatcher>(
+    verifier: Verifier<L>,
+    every: Duration,
+    observer: Arc<dyn ReflectorObserver>,
+) -> Infallible {
+    loop {
+        verifier.clock.sleep(every).await;
+        let kind = verifier.check().await;
+        observer.observe(ReflectorEvent {
+            at: verifier.clock.wall(),
+            kind,
+        });
+    }
+}
