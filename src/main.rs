@@ -8,7 +8,7 @@ use clap::Parser;
 mod cli;
 mod cmd;
 
-use cli::exit::{Exit, classify};
+use cli::exit::{Exit, classify, message};
 
 // mimalloc keeps the many small allocations of decoding and indexing objects cheap; see
 // docs/benchmarks.md for the measured difference.
@@ -32,7 +32,7 @@ fn main() -> ExitCode {
                 // `kubectl deltas … | head`: the reader has all it wanted.
                 return Exit::Success.into();
             }
-            let _ = writeln!(io::stderr(), "kubectl-deltas: error: {error:#}");
+            let _ = writeln!(io::stderr(), "kubectl-deltas: error: {}", message(&error));
             classify(&error).into()
         }
     }

@@ -34,20 +34,35 @@ fn version_prints_the_crate_version() {
 }
 
 #[test]
-fn an_unimplemented_subcommand_says_so_and_exits_1() {
-    for args in [
-        &["watch", "pods"][..],
-        &["index", "pods", "--by", "namespace"],
-        &["record", "pods"],
-        &["replay", "rec.jsonl"],
+fn an_unimplemented_subcommand_or_output_says_so_and_exits_1() {
+    for (args, what) in [
+        (
+            &["watch", "pods"][..],
+            "`-o timeline` is not implemented yet (issue #4)",
+        ),
+        (
+            &["watch", "deploy,rs,po", "-o", "jsonl"],
+            "several resources at once is not implemented yet",
+        ),
+        (
+            &["index", "pods", "--by", "namespace"],
+            "`kubectl deltas index` is not implemented yet",
+        ),
+        (
+            &["record", "pods"],
+            "`kubectl deltas record` is not implemented yet",
+        ),
+        (
+            &["replay", "rec.jsonl"],
+            "`kubectl deltas replay` is not implemented yet",
+        ),
     ] {
         let out = run(args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
         let err = stderr(&out);
         assert!(
-            err.starts_with("kubectl-deltas: error: `kubectl deltas ")
-                && err.contains("not implemented yet"),
+            err.starts_with("kubectl-deltas: error: ") && err.contains(what),
             "{args:?}: {err}"
         );
     }

@@ -110,6 +110,45 @@ pub struct InformerArgs {
     pub indices: Vec<String>,
 }
 
+/// How the Reflector lists and watches, as client-go's (issue #3).
+#[derive(Debug, Clone, Args)]
+pub struct ReflectorArgs {
+    /// Objects per list page; the list follows `continue` tokens.
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
+    pub page_size: u32,
+    /// List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache).
+    #[arg(long)]
+    pub consistent_list: bool,
+    /// Watch timeout sent to the server (default: random in [5m, 10m), as client-go).
+    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    pub watch_timeout: Period,
+    /// Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when
+    /// the server refuses.
+    #[arg(long)]
+    pub watch_list: bool,
+    /// Compare the cache with the server every DURATION and report drift (`0` disables).
+    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    pub verify_every: Period,
+    /// Keep managedFields (stripped by default, as many informers do with a transform).
+    #[arg(long)]
+    pub no_strip_managed_fields: bool,
+}
+
+/// Output formats of `watch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WatchOutput {
+    /// One row per popped batch, for people.
+    Timeline,
+    /// The timeline with uid, generation, owner and every changed path.
+    Wide,
+    /// One JSON object per line, for scripts (docs/jsonl.md).
+    Jsonl,
+    /// Each batch as a pretty JSON document.
+    Json,
+    /// Each batch as a YAML document.
+    Yaml,
+}
+
 /// `watch`.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -118,10 +157,27 @@ pub struct WatchArgs {
     pub resources: String,
     /// Only this object.
     pub name: Option<String>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = WatchOutput::Timeline)]
+    pub output: WatchOutput,
+    /// How much of each object jsonl, json and yaml carry.
+    #[arg(long, value_enum, default_value_t = kubectl_deltas::render::ObjectMode::Full)]
+    pub object: kubectl_deltas::render::ObjectMode,
+    /// Show Secret data and stringData values (redacted by default).
+    #[arg(long)]
+    pub show_secret_data: bool,
+    /// Exit once the cache has synced and the initial batches are printed.
+    #[arg(long)]
+    pub until_synced: bool,
+    /// Exit after N batches.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_batches: Option<u64>,
     #[command(flatten)]
     pub access: AccessArgs,
     #[command(flatten)]
     pub informer: InformerArgs,
+    #[command(flatten)]
+    pub reflector: ReflectorArgs,
 }
 
 /// `index`.

@@ -5,12 +5,14 @@ use anyhow::bail;
 use crate::cli::{Cli, Command};
 
 mod completion;
+mod target;
+mod watch;
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Completion(args) => completion::run(&args),
-        Command::Watch(_) => not_yet("watch", 4),
+        Command::Watch(args) => watch::run(args),
         Command::Index(_) => not_yet("index", 5),
         Command::Record(_) => not_yet("record", 6),
         Command::Replay(_) => not_yet("replay", 6),

@@ -9,7 +9,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::object::{ObjectMode, render_object};
-use crate::cache::{Batch, Delta};
+use crate::cache::reflector::{RelistCause, WatchEndReason};
+use crate::cache::{Batch, Delta, ReflectorEvent, ReflectorEventKind};
 
 /// Writes batches as JSON lines.
 #[derive(Debug)]
@@ -85,6 +86,29 @@ impl<W: Write> JsonLines<W> {
         }
     }
 
+    /// Writes one reflector line: `{"kind":"reflector","time":…,"event":…, …fields}`.
+    pub fn reflector(&mut self, event: &ReflectorEvent) -> io::Result<()> {
+        let (name, mut fields) = reflector_fields(&event.kind);
+        let mut line = serde_json::Map::new();
+        line.insert("kind".into(), "reflector".into());
+        line.insert("time".into(), rfc3339_micros(event.at).into());
+        line.insert("event".into(), name.into());
+        line.append(&mut fields);
+        self.write_line(&line)
+    }
+
+    /// Writes the `synced` reflector line: the cache holds the whole initial list.
+    pub fn synced(&mut self, batches: u64, after: Duration) -> io::Result<()> {
+        let line = serde_json::json!({
+            "kind": "reflector",
+            "time": rfc3339_micros(SystemTime::now()),
+            "event": "synced",
+            "batches": batches,
+            "afterMs": millis(after),
+        });
+        self.write_line(&line)
+    }
+
     /// Writes any serializable value as one line and flushes.
     pub fn write_line(&mut self, line: &impl Serialize) -> io::Result<()> {
         serde_json::to_writer(&mut self.out, line).map_err(io::Error::from)?;
@@ -95,6 +119,108 @@ impl<W: Write> JsonLines<W> {
     /// The underlying writer.
     pub fn into_inner(self) -> W {
         self.out
+    }
+}
+
+/// The `event` name and fields of a reflector line; documented in docs/jsonl.md.
+fn reflector_fields(kind: &ReflectorEventKind) -> (&'static str, serde_json::Map<String, Value>) {
+    use serde_json::json;
+    let (name, fields) = match kind {
+        ReflectorEventKind::ListStarted { resource_version } => {
+            ("list-start", json!({ "resourceVersion": resource_version }))
+        }
+        ReflectorEventKind::ListPage {
+            page,
+            items_so_far,
+            remaining,
+        } => (
+            "list-page",
+            json!({ "page": page, "items": items_so_far, "remaining": remaining }),
+        ),
+        ReflectorEventKind::ListDone {
+            items,
+            pages,
+            resource_version,
+            duration,
+        } => (
+            "list-done",
+            json!({ "items": items, "pages": pages, "resourceVersion": resource_version,
+                    "durationMs": millis(*duration) }),
+        ),
+        ReflectorEventKind::WatchStarted {
+            resource_version,
+            timeout_seconds,
+            send_initial_events,
+        } => (
+            "watch-start",
+            json!({ "resourceVersion": resource_version, "timeoutSeconds": timeout_seconds,
+                    "sendInitialEvents": send_initial_events }),
+        ),
+        ReflectorEventKind::WatchEnded {
+            reason,
+            duration,
+            events,
+        } => {
+            let code = match reason {
+                WatchEndReason::Closed => "closed",
+                WatchEndReason::Broken(_) => "broken",
+                WatchEndReason::ErrorEvent(_) => "error-event",
+                WatchEndReason::VeryShort => "very-short",
+            };
+            (
+                "watch-end",
+                json!({ "reason": code, "message": reason.to_string(),
+                        "durationMs": millis(*duration), "events": events }),
+            )
+        }
+        ReflectorEventKind::Bookmark {
+            resource_version,
+            initial_events_end,
+        } => (
+            "bookmark",
+            json!({ "resourceVersion": resource_version, "initialEventsEnd": initial_events_end }),
+        ),
+        ReflectorEventKind::Relist { cause } => {
+            let code = match cause {
+                RelistCause::WatchExpired => "watch-expired",
+                RelistCause::ListExpired => "list-expired",
+                RelistCause::ContinueExpired => "continue-expired",
+                RelistCause::VeryShortWatch => "very-short-watch",
+                RelistCause::WatchStartFailed(_) => "watch-start-failed",
+                RelistCause::WatchFailed(_) => "watch-failed",
+                RelistCause::WatchListInterrupted => "watch-list-interrupted",
+            };
+            (
+                "relist",
+                json!({ "cause": code, "message": cause.to_string() }),
+            )
+        }
+        ReflectorEventKind::Backoff {
+            delay,
+            phase,
+            error,
+        } => (
+            "backoff",
+            json!({ "delayMs": millis(*delay), "phase": phase.to_string(), "error": error.to_string() }),
+        ),
+        ReflectorEventKind::Resync { keys } => ("resync", json!({ "keys": keys })),
+        ReflectorEventKind::WatchListFallback { reason } => {
+            ("watch-list-fallback", json!({ "reason": reason }))
+        }
+        ReflectorEventKind::Drift(report) => (
+            "drift",
+            json!({ "resourceVersion": report.resource_version, "listed": report.listed,
+                    "consistent": report.is_consistent(), "missing": report.missing,
+                    "extra": report.extra, "stale": report.stale }),
+        ),
+        ReflectorEventKind::DriftCheckSkipped { reason } => {
+            ("drift-skipped", json!({ "reason": reason }))
+        }
+        ReflectorEventKind::Error(error) => ("error", json!({ "message": error.to_string() })),
+    };
+    match fields {
+        Value::Object(map) => (name, map),
+        _ => unreachable!("every arm builds an object"),
     }
 }
 

@@ -52,7 +52,7 @@ impl std::fmt::Debug for Connection {
 #[derive(Debug, thiserror::Error)]
 pub enum AccessError {
     /// The kubeconfig could not be read or parsed.
-    #[error("cannot load kubeconfig{}: {source}", describe_path(.path))]
+    #[error("cannot load kubeconfig{}", describe_path(.path))]
     Kubeconfig {
         /// The file named by `--kubeconfig`, if any.
         path: Option<PathBuf>,
@@ -94,7 +94,7 @@ pub enum AccessError {
         available: Vec<String>,
     },
     /// The configuration was read but kube could not build a client from it (bad certificate, say).
-    #[error("cannot create a client for {url}: {source}")]
+    #[error("cannot create a client for {url}")]
     Client {
         /// The API server's URL.
         url: String,
@@ -304,7 +304,9 @@ users:
         assert!(err.contains(&dir.path().display().to_string()), "{err}");
 
         access.kubeconfig = Some(dir.path().join("absent"));
-        let err = access.connect().await.unwrap_err().to_string();
-        assert!(err.contains("absent"), "{err}");
+        let err = access.connect().await.unwrap_err();
+        assert!(err.to_string().contains("absent"), "{err}");
+        let cause = std::error::Error::source(&err).expect("kube's reason is the source");
+        assert!(cause.to_string().contains("No such file"), "{cause}");
     }
 }

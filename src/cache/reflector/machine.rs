@@ -299,7 +299,14 @@ impl<L: ListerWatcher> Machine<L> {
             started,
             ..
         } = *paging;
-        let count = items.len();
+        // Published before the items reach the FIFO, so that "list done" always precedes the
+        // batches it produces, however fast the consumer pops.
+        self.publish(ReflectorEventKind::ListDone {
+            items: items.len(),
+            pages,
+            resource_version: page.resource_version.clone(),
+            duration: self.clock.now().saturating_duration_since(started),
+        });
         {
             // Under the shared lock, as every queueing (see `Shared`).
             let mut last = self.shared.lock();
@@ -309,12 +316,6 @@ impl<L: ListerWatcher> Machine<L> {
             }
         }
         self.last_rv_unavailable = false;
-        self.publish(ReflectorEventKind::ListDone {
-            items: count,
-            pages,
-            resource_version: page.resource_version.clone(),
-            duration: self.clock.now().saturating_duration_since(started),
-        });
         Ok(State::Watch {
             resource_version: page.resource_version,
             send_initial_events: false,
@@ -486,7 +487,13 @@ impl<L: ListerWatcher> Machine<L> {
                         let InitialEvents { objects, started } =
                             w.initial.take().expect("checked above");
                         let items: Vec<_> = objects.into_values().collect();
-                        let count = items.len();
+                        // Before the replace, as for a paged list.
+                        self.publish(ReflectorEventKind::ListDone {
+                            items: items.len(),
+                            pages: 0,
+                            resource_version: resource_version.clone(),
+                            duration: self.clock.now().saturating_duration_since(started),
+                        });
                         {
                             let mut last = self.shared.lock();
                             self.fifo.replace(items, &resource_version);
@@ -494,12 +501,6 @@ impl<L: ListerWatcher> Machine<L> {
                         }
                         self.last_rv_unavailable = false;
                         w.advance_rv = true;
-                        self.publish(ReflectorEventKind::ListDone {
-                            items: count,
-                            pages: 0,
-                            resource_version,
-                            duration: self.clock.now().saturating_duration_since(started),
-                        });
                     }
                 }
                 WatchEvent::Error(_) => unreachable!("handled above"),

@@ -1,0 +1,81 @@
+//! What a cluster command runs against: a connection and a resolved resource, with failures
+//! mapped to exit codes (unknown resource: usage; unreachable, unauthorized: cluster access).
+
+use anyhow::Context as _;
+use kubectl_deltas::source::cluster::{ClusterAccess, Connection};
+use kubectl_deltas::source::discovery::{ResourceCatalog, ResourceInfo};
+
+use crate::cli::AccessArgs;
+use crate::cli::exit::{Exit, WithExit};
+
+/// A resolved resource on a reachable cluster.
+pub struct Target {
+    pub connection: Connection,
+    pub resource: ResourceInfo,
+    /// `None`: every namespace, or a cluster-scoped resource.
+    pub namespace: Option<String>,
+}
+
+impl Target {
+    /// How messages name what is watched: `pods in namespace "default"`, `nodes`.
+    pub fn describe(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{} in namespace {ns:?}", self.resource.qualified_name()),
+            None if self.resource.namespaced => {
+                format!("{} in all namespaces", self.resource.qualified_name())
+            }
+            None => self.resource.qualified_name(),
+        }
+    }
+}
+
+impl ClusterAccessFromArgs for AccessArgs {
+    fn cluster_access(&self) -> ClusterAccess {
+        ClusterAccess {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            cluster: self.cluster.clone(),
+            user: self.user.clone(),
+            request_timeout: self.request_timeout.0,
+        }
+    }
+}
+
+trait ClusterAccessFromArgs {
+    fn cluster_access(&self) -> ClusterAccess;
+}
+
+/// Connects, reads discovery and resolves `arg` as kubectl would.
+pub async fn resolve(access: &AccessArgs, arg: &str) -> anyhow::Result<Target> {
+    let connection = access
+        .cluster_access()
+        .connect()
+        .await
+        .exit_with(Exit::ClusterAccess)?;
+    let catalog = ResourceCatalog::discover(&connection.client)
+        .await
+        .with_context(|| {
+            format!(
+                "cannot read the API resources of the cluster at {}",
+                connection.cluster_url
+            )
+        })
+        .exit_with(Exit::ClusterAccess)?;
+    let resource = catalog.resolve_watchable(arg).exit_with(Exit::Usage)?;
+    // kubectl ignores --namespace for cluster-scoped resources, and so do we.
+    let namespace = if !resource.namespaced || access.all_namespaces {
+        None
+    } else {
+        Some(
+            access
+                .namespace
+                .clone()
+                .unwrap_or_else(|| connection.default_namespace.clone()),
+        )
+    };
+    Ok(Target {
+        connection,
+        resource,
+        namespace,
+    })
+}

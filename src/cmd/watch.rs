@@ -1,0 +1,323 @@
+//! `watch`: one informer (Reflector → DeltaFIFO → Indexer) whose popped batches and reflector
+//! events are written as they happen.
+//!
+//! Tasks: the Reflector runs on the tokio runtime; the consumer pops on its own thread and writes
+//! each batch before popping the next, so a slow stdout makes deltas coalesce in the FIFO rather
+//! than pile up in a buffer. Reflector events are written from the Reflector's task; one mutex
+//! orders the lines.
+
+use std::io::{self, Stdout};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use anyhow::{Context as _, bail};
+use kube::api::DynamicObject;
+use kubectl_deltas::cache::{
+    Controller, DeltaFifo, IndexSpec, Indexer, Reflector, ReflectorConfig, ReflectorError,
+    ReflectorEvent, ReflectorEventKind, ReflectorObserver,
+};
+use kubectl_deltas::render::jsonl::JsonLines;
+use kubectl_deltas::source::KubeListerWatcher;
+use tokio::sync::Notify;
+
+use super::target::{self, Target};
+use crate::cli::exit::{Exit, Failure, WithExit};
+use crate::cli::{InformerArgs, ReflectorArgs, WatchArgs, WatchOutput};
+
+pub fn run(args: WatchArgs) -> anyhow::Result<()> {
+    if args.resources.contains(',') {
+        bail!("watching several resources at once is not implemented yet (issue #4)");
+    }
+    if args.output != WatchOutput::Jsonl {
+        bail!(
+            "`-o {}` is not implemented yet (issue #4); use `-o jsonl`",
+            format!("{:?}", args.output).to_lowercase()
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(watch(args))
+}
+
+async fn watch(args: WatchArgs) -> anyhow::Result<()> {
+    let indexer = Arc::new(Indexer::new());
+    add_indices(&indexer, &args.informer)?;
+    let target = target::resolve(&args.access, &args.resources).await?;
+    let fifo = Arc::new(
+        DeltaFifo::new()
+            .known_objects(indexer.clone())
+            .emit_delta_type_replaced(!args.informer.legacy_sync),
+    );
+
+    let out = Arc::new(Output {
+        lines: Mutex::new(JsonLines::new(
+            io::stdout(),
+            args.object,
+            args.show_secret_data,
+        )),
+        failed: Mutex::new(None),
+    });
+    let stop = Arc::new(Stop::default());
+    let synced = Arc::new(Synced {
+        reported: AtomicBool::new(false),
+        started: Instant::now(),
+    });
+
+    let reflector = Reflector::new(
+        lister_watcher(&target, &args),
+        fifo.clone(),
+        reflector_config(&args.reflector, &args.informer),
+    )
+    .observer(EventSink {
+        out: out.clone(),
+        stop: stop.clone(),
+        synced: synced.clone(),
+        fifo: fifo.clone(),
+        until_synced: args.until_synced,
+    })
+    .known_objects(indexer.clone());
+
+    let consumer = {
+        let (out, stop, synced) = (out.clone(), stop.clone(), synced.clone());
+        let limits = Limits {
+            until_synced: args.until_synced,
+            max_batches: args.max_batches,
+        };
+        let controller = Controller::new(fifo.clone(), indexer.clone());
+        std::thread::Builder::new()
+            .name("consumer".into())
+            .spawn(move || consume(controller, &out, &stop, &synced, limits))
+            .context("cannot start the consumer thread")?
+    };
+
+    let shutdown = {
+        let stop = stop.clone();
+        async move {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = stop.notify.notified() => {}
+            }
+            stop.requested.store(true, Ordering::SeqCst);
+        }
+    };
+    let result = reflector.run(shutdown).await;
+    // The consumer finishes the batch it popped, then sees the FIFO closed or the stop flag.
+    stop.requested.store(true, Ordering::SeqCst);
+    fifo.close();
+    tokio::task::spawn_blocking(move || consumer.join())
+        .await
+        .context("the consumer thread was lost")?
+        .map_err(|_| anyhow::anyhow!("the consumer thread panicked"))?;
+
+    let failed = out.failed.lock().unwrap_or_else(|e| e.into_inner()).take();
+    // A closed pipe (`| head`) means the reader has what it wanted: not an error.
+    if let Some(error) = failed
+        && error.kind() != io::ErrorKind::BrokenPipe
+    {
+        return Err(error).context("cannot write the output");
+    }
+    result.map_err(|error| reflector_failure(error, &target))
+}
+
+fn add_indices(indexer: &Indexer<DynamicObject>, informer: &InformerArgs) -> anyhow::Result<()> {
+    for text in &informer.indices {
+        let spec: IndexSpec = text.parse().exit_with(Exit::Usage)?;
+        indexer
+            .add_indexer(spec.name(), spec.index_func())
+            .exit_with(Exit::Usage)?;
+    }
+    Ok(())
+}
+
+fn lister_watcher(target: &Target, args: &WatchArgs) -> KubeListerWatcher {
+    let mut lw = KubeListerWatcher::new(
+        target.connection.client.clone(),
+        &target.resource.api_resource(),
+        target.namespace.as_deref(),
+    );
+    if let Some(labels) = &args.access.selector {
+        lw = lw.labels(labels.clone());
+    }
+    // `watch pods web-1` narrows the watch to one object, as `kubectl get pods web-1 -w` does.
+    let fields: Vec<String> = args
+        .access
+        .field_selector
+        .iter()
+        .cloned()
+        .chain(args.name.iter().map(|name| format!("metadata.name={name}")))
+        .collect();
+    if !fields.is_empty() {
+        lw = lw.fields(fields.join(","));
+    }
+    lw
+}
+
+fn reflector_config(reflector: &ReflectorArgs, informer: &InformerArgs) -> ReflectorConfig {
+    let mut config = ReflectorConfig::default()
+        .page_size(reflector.page_size)
+        .consistent_list(reflector.consistent_list)
+        .watch_list(reflector.watch_list);
+    if let Some(timeout) = reflector.watch_timeout.0 {
+        config = config.watch_timeout(timeout);
+    }
+    if let Some(period) = informer.resync.0 {
+        config = config.resync(period);
+    }
+    if let Some(period) = reflector.verify_every.0 {
+        config = config.verify_every(period);
+    }
+    if !reflector.no_strip_managed_fields {
+        config = config.transform(|obj: &mut DynamicObject| obj.metadata.managed_fields = None);
+    }
+    config
+}
+
+/// 401 and 403 are the user's access problem; anything else the Reflector gives up on is a runtime
+/// error.
+fn reflector_failure(error: ReflectorError, target: &Target) -> anyhow::Error {
+    let exit = if error.source_error().is_auth() {
+        Exit::ClusterAccess
+    } else {
+        Exit::Runtime
+    };
+    let error = anyhow::Error::new(error).context(format!("watching {} failed", target.describe()));
+    Failure { exit, error }.into()
+}
+
+/// Serialized access to stdout, and the first write error (which stops everything).
+struct Output {
+    lines: Mutex<JsonLines<Stdout>>,
+    failed: Mutex<Option<io::Error>>,
+}
+
+impl Output {
+    fn lines(&self) -> MutexGuard<'_, JsonLines<Stdout>> {
+        self.lines.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records a write error and asks everything to stop; `false` if writing failed.
+    fn check(&self, written: io::Result<()>, stop: &Stop) -> bool {
+        match written {
+            Ok(()) => true,
+            Err(error) => {
+                self.failed
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(error);
+                stop.request();
+                false
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Stop {
+    requested: AtomicBool,
+    notify: Notify,
+}
+
+impl Stop {
+    fn request(&self) {
+        self.requested.store(true, Ordering::SeqCst);
+        self.notify.notify_one();
+    }
+
+    fn requested(&self) -> bool {
+        self.requested.load(Ordering::SeqCst)
+    }
+}
+
+/// Reports `synced` exactly once, from whichever side sees it first.
+struct Synced {
+    reported: AtomicBool,
+    started: Instant,
+}
+
+impl Synced {
+    /// Writes the `synced` line unless it was written already (`None` then). Callers hold the
+    /// output, so a stop they request right after takes effect before any other line.
+    fn report(&self, lines: &mut JsonLines<Stdout>, batches: u64) -> Option<io::Result<()>> {
+        if self.reported.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        Some(lines.synced(batches, self.started.elapsed()))
+    }
+}
+
+struct Limits {
+    until_synced: bool,
+    max_batches: Option<u64>,
+}
+
+fn consume(
+    mut controller: Controller<DynamicObject>,
+    out: &Output,
+    stop: &Stop,
+    synced: &Synced,
+    limits: Limits,
+) {
+    while !stop.requested() {
+        let Some(batch) = controller.process_next() else {
+            return;
+        };
+        // Everything below happens under the output lock, so a stop decided here is in effect
+        // before any reflector event could be written after the last line.
+        let mut lines = out.lines();
+        let mut written = lines.batch(&batch);
+        let mut done = limits.max_batches.is_some_and(|max| batch.seq >= max);
+        if written.is_ok()
+            && controller.fifo().has_synced()
+            && let Some(result) = synced.report(&mut lines, batch.seq)
+        {
+            written = result;
+            done |= limits.until_synced;
+        }
+        if done {
+            stop.request();
+        }
+        drop(lines);
+        if !out.check(written, stop) || done {
+            return;
+        }
+    }
+}
+
+/// Writes reflector events; also reports `synced` when the first list is empty (no batch will be
+/// popped to notice it).
+struct EventSink {
+    out: Arc<Output>,
+    stop: Arc<Stop>,
+    synced: Arc<Synced>,
+    fifo: Arc<DeltaFifo<DynamicObject>>,
+    until_synced: bool,
+}
+
+impl ReflectorObserver for EventSink {
+    fn observe(&self, event: ReflectorEvent) {
+        let mut lines = self.out.lines();
+        // After the last line a limit asked for, nothing more is written.
+        if self.stop.requested() {
+            return;
+        }
+        let mut written = lines.reflector(&event);
+        // The first list meets an empty cache, so it queues no tombstones: an empty first list
+        // means no initial batch at all, and nothing for the consumer to notice the sync by.
+        if written.is_ok()
+            && let ReflectorEventKind::ListDone { items: 0, .. } = event.kind
+            && !self.fifo.stats().populated
+            && let Some(result) = self.synced.report(&mut lines, 0)
+        {
+            written = result;
+            if self.until_synced {
+                self.stop.request();
+            }
+        }
+        drop(lines);
+        self.out.check(written, &self.stop);
+    }
+}

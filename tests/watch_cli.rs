@@ -1,0 +1,388 @@
+//! `kubectl-deltas watch` as a user runs it: the binary against the fake API server, asserting on
+//! its output lines and exit codes.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::fake_apiserver::{FakeApiServer, Fault, Verb};
+
+/// Generous: only there so that a broken test fails instead of hanging.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+fn cm(name: &str, value: &str) -> Value {
+    json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})
+}
+
+fn command(kubeconfig: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"));
+    cmd.args(args)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .env_remove("KUBECONFIG")
+        .env_remove("RUST_BACKTRACE")
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+/// Runs the binary to completion without blocking the runtime that serves the fake API server.
+async fn run(kubeconfig: PathBuf, args: &[&str]) -> Output {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let output = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut child = command(&kubeconfig, &args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let deadline = Instant::now() + PATIENCE;
+        while child.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "the binary did not exit: {args:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    });
+    tokio::time::timeout(PATIENCE * 2, output)
+        .await
+        .expect("timed out")
+        .unwrap()
+}
+
+fn lines(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn events(lines: &[Value]) -> Vec<&str> {
+    lines
+        .iter()
+        .filter(|l| l["kind"] == "reflector")
+        .map(|l| l["event"].as_str().unwrap())
+        .collect()
+}
+
+fn batch_keys(lines: &[Value]) -> Vec<String> {
+    lines
+        .iter()
+        .filter(|l| l["kind"] == "batch")
+        .map(|l| l["key"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn server_with_configmaps(n: usize) -> (FakeApiServer, tempfile::TempDir, PathBuf) {
+    let server = FakeApiServer::start().await;
+    for i in 0..n {
+        server.create("configmaps", cm(&format!("cm-{i}"), "v"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    (server, dir, kubeconfig)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn until_synced_prints_the_initial_list_then_exits_0() {
+    let (server, _dir, kubeconfig) = server_with_configmaps(3).await;
+    let out = run(
+        kubeconfig,
+        &[
+            "watch",
+            "cm",
+            "-o",
+            "jsonl",
+            "--until-synced",
+            "--object",
+            "meta",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = lines(&out);
+    let events = events(&lines);
+    // The watch opens while the consumer pops, so `watch-start` may come anywhere after the list.
+    let order: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["event"] != "watch-start")
+        .map(|l| l["event"].as_str().unwrap_or("batch"))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "list-start",
+            "list-page",
+            "list-done",
+            "batch",
+            "batch",
+            "batch",
+            "synced"
+        ],
+        "{events:?}"
+    );
+
+    let expected: Vec<String> = server
+        .objects("configmaps")
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    let mut keys = batch_keys(&lines);
+    keys.sort();
+    assert_eq!(keys, expected);
+    for batch in lines.iter().filter(|l| l["kind"] == "batch") {
+        assert_eq!(batch["initial"], true);
+        assert_eq!(batch["deltas"][0]["type"], "Replaced");
+        let meta = &batch["deltas"][0]["object"]["metadata"];
+        assert!(meta.get("managedFields").is_none());
+    }
+    // The first list is served from the watch cache, with a limit, as client-go asks.
+    let list = server.requests().into_iter().find(|r| r.is_list()).unwrap();
+    assert_eq!(list.param("resourceVersion"), Some("0"));
+    assert_eq!(list.param("limit"), Some("500"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_initial_list_is_synced_at_once() {
+    let (_server, _dir, kubeconfig) = server_with_configmaps(0).await;
+    let out = run(
+        kubeconfig,
+        &["watch", "configmaps", "-o", "jsonl", "--until-synced"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = lines(&out);
+    assert!(batch_keys(&lines).is_empty());
+    assert_eq!(events(&lines).last(), Some(&"synced"));
+}
+
+/// Reads JSON lines from a running child until `until` holds for one of them.
+fn read_until(
+    reader: &mut BufReader<ChildStdout>,
+    seen: &mut Vec<Value>,
+    until: impl Fn(&Value) -> bool,
+) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = reader.read_line(&mut line).unwrap();
+        assert!(n > 0, "the binary stopped writing; seen so far: {seen:#?}");
+        let value: Value = serde_json::from_str(&line).unwrap();
+        let done = until(&value);
+        seen.push(value);
+        if done {
+            return;
+        }
+    }
+}
+
+fn spawn(kubeconfig: &Path, args: &[&str]) -> (Child, BufReader<ChildStdout>) {
+    let mut child = command(kubeconfig, args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    (child, stdout)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_events_become_batches_and_ctrl_c_exits_0() {
+    let (server, _dir, kubeconfig) = server_with_configmaps(1).await;
+    let (mut child, mut stdout) = spawn(&kubeconfig, &["watch", "configmaps", "-o", "jsonl"]);
+    let mut seen = Vec::new();
+    tokio::task::block_in_place(|| {
+        read_until(&mut stdout, &mut seen, |l| l["event"] == "watch-start")
+    });
+    server.create("configmaps", cm("new", "1"));
+    server.update("configmaps", cm("cm-0", "2"));
+    server.delete("configmaps", "default", "new");
+    // Deltas seen so far as "key Type" strings, oldest first.
+    fn deltas(seen: &[Value]) -> Vec<String> {
+        let mut out = Vec::new();
+        for batch in seen.iter().filter(|l| l["kind"] == "batch") {
+            for delta in batch["deltas"].as_array().unwrap() {
+                let (key, type_) = (
+                    batch["key"].as_str().unwrap(),
+                    delta["type"].as_str().unwrap(),
+                );
+                out.push(format!("{key} {type_}"));
+            }
+        }
+        out
+    }
+    tokio::task::block_in_place(|| {
+        while !(deltas(&seen).contains(&"default/new Deleted".to_owned())
+            && deltas(&seen).contains(&"default/cm-0 Updated".to_owned()))
+        {
+            read_until(&mut stdout, &mut seen, |_| true);
+        }
+    });
+
+    // Ctrl-C: the watch stops, what was popped is written, the exit is clean.
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = tokio::task::block_in_place(|| {
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).unwrap();
+        child.wait().unwrap()
+    });
+    assert_eq!(status.code(), Some(0));
+
+    // The watch events may coalesce per key when they arrive together; every one of them reaches
+    // the consumer, in order.
+    let deltas = deltas(&seen);
+    let new: Vec<&String> = deltas
+        .iter()
+        .filter(|d| d.starts_with("default/new"))
+        .collect();
+    assert_eq!(new, ["default/new Added", "default/new Deleted"]);
+    let cm0: Vec<&String> = deltas
+        .iter()
+        .filter(|d| d.starts_with("default/cm-0"))
+        .collect();
+    assert_eq!(cm0, ["default/cm-0 Replaced", "default/cm-0 Updated"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_batches_stops_after_that_many_batches() {
+    let (_server, _dir, kubeconfig) = server_with_configmaps(3).await;
+    let out = run(
+        kubeconfig,
+        &["watch", "configmaps", "-o", "jsonl", "--max-batches", "2"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = lines(&out);
+    assert_eq!(batch_keys(&lines), ["default/cm-0", "default/cm-1"]);
+    assert_eq!(
+        lines.last().unwrap()["kind"],
+        "batch",
+        "nothing follows the last batch"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_resource_is_a_usage_error_with_a_suggestion() {
+    let (_server, _dir, kubeconfig) = server_with_configmaps(0).await;
+    let out = run(kubeconfig, &["watch", "configmpas", "-o", "jsonl"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(
+        err.trim(),
+        r#"kubectl-deltas: error: the server doesn't have a resource type "configmpas"; did you mean "configmaps"?"#
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forbidden_is_a_cluster_access_error_naming_the_verb_and_resource() {
+    let (server, _dir, kubeconfig) = server_with_configmaps(1).await;
+    server.inject(Fault::status(403).on(Verb::List));
+    let out = run(kubeconfig, &["watch", "configmaps", "-o", "jsonl"]).await;
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(
+            "kubectl-deltas: error: watching configmaps in namespace \"default\" failed"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("cannot list configmaps"), "{err}");
+    assert!(err.contains("forbidden"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_cluster_is_a_cluster_access_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = {
+        // A port nobody listens on any more.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let kubeconfig = dir.path().join("config");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster: {{server: \"http://127.0.0.1:{port}\"}}\n\
+             contexts:\n- name: c\n  context: {{cluster: c, user: u}}\nusers:\n- name: u\n  user: {{token: t}}\n"
+        ),
+    )
+    .unwrap();
+    let out = run(kubeconfig, &["watch", "pods", "-o", "jsonl"]).await;
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "cannot read the API resources of the cluster at http://127.0.0.1:{port}/"
+        )),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_kubeconfig_or_index_spec_fails_before_any_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("config");
+    std::fs::write(&bad, "clusters: [oops").unwrap();
+    let out = run(bad, &["watch", "pods", "-o", "jsonl"]).await;
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr(&out).contains("cannot load kubeconfig"),
+        "{}",
+        stderr(&out)
+    );
+
+    let (server, _dir, kubeconfig) = server_with_configmaps(0).await;
+    let out = run(
+        kubeconfig,
+        &["watch", "pods", "-o", "jsonl", "--index", "label"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("valid forms: namespace, label:<key>"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_pipe_ends_the_watch_quietly_with_exit_0() {
+    let (server, _dir, kubeconfig) = server_with_configmaps(2).await;
+    let (mut child, mut stdout) = spawn(&kubeconfig, &["watch", "configmaps", "-o", "jsonl"]);
+    let mut seen = Vec::new();
+    tokio::task::block_in_place(|| read_until(&mut stdout, &mut seen, |l| l["kind"] == "batch"));
+    drop(stdout); // as `| head -n …` does once it has its lines
+    // The next write meets the closed pipe.
+    for i in 0..5 {
+        server.create("configmaps", cm(&format!("later-{i}"), "v"));
+    }
+    let out = tokio::task::block_in_place(|| {
+        let deadline = Instant::now() + PATIENCE;
+        while child.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "the binary kept running after its pipe closed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    });
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stderr(&out), "");
+}
