@@ -328,13 +328,13 @@ impl FakeApiServer {
         let s = self.inner.store();
         let def = s.resolve_or_panic(resource);
         s.current(&def)
-            .into_iter()
+            .iter()
             .map(|(k, v)| {
                 let rv = v["metadata"]["resourceVersion"]
                     .as_str()
                     .and_then(|r| r.parse().ok())
                     .unwrap_or(0);
-                (k, rv)
+                (k.clone(), rv)
             })
             .collect()
     }

@@ -43,7 +43,10 @@ pub(crate) struct LogEntry {
 pub(crate) struct Store {
     pub resources: Vec<Arc<ResourceDef>>,
     /// Resource id → key (`ns/name` or `name`) → object (with `kind`/`apiVersion`).
-    objects: BTreeMap<String, BTreeMap<String, Value>>,
+    /// Copy-on-write per resource: a list takes a snapshot by cloning the `Arc`, and a mutation
+    /// clones the map only while such a snapshot is still held. Deep-cloning 50k objects for every
+    /// list page made paged lists of large collections take seconds.
+    objects: BTreeMap<String, Arc<BTreeMap<String, Value>>>,
     /// Every mutation, in rv order. Never truncated: compaction only moves `compacted`, so
     /// watches that are already running keep receiving what they have not read yet.
     log: Vec<LogEntry>,
@@ -182,7 +185,7 @@ impl Store {
     pub(crate) fn create(&mut self, def: &ResourceDef, mut obj: Value) -> u64 {
         let rv = self.rv + 1;
         let key = Self::normalise(def, &mut obj, rv, None);
-        let objects = self.objects.entry(def.id()).or_default();
+        let objects = Arc::make_mut(self.objects.entry(def.id()).or_default());
         assert!(
             !objects.contains_key(&key),
             "fake apiserver: {} {key:?} already exists",
@@ -207,10 +210,7 @@ impl Store {
             .cloned()
             .unwrap_or_else(|| panic!("fake apiserver: {} {probe_key:?} does not exist", def.id()));
         let key = Self::normalise(def, &mut obj, rv, Some(&prev));
-        self.objects
-            .entry(def.id())
-            .or_default()
-            .insert(key.clone(), obj.clone());
+        Arc::make_mut(self.objects.entry(def.id()).or_default()).insert(key.clone(), obj.clone());
         self.rv = rv;
         self.record(def, key, EventType::Modified, obj, Some(prev));
         rv
@@ -221,7 +221,7 @@ impl Store {
         let prev = self
             .objects
             .get_mut(&def.id())
-            .and_then(|m| m.remove(&key))
+            .and_then(|m| Arc::make_mut(m).remove(&key))
             .unwrap_or_else(|| panic!("fake apiserver: {} {key:?} does not exist", def.id()));
         self.rv += 1;
         // The DELETED event carries the last state at the deletion's resourceVersion.
@@ -231,7 +231,7 @@ impl Store {
         self.rv
     }
 
-    pub(crate) fn current(&self, def: &ResourceDef) -> BTreeMap<String, Value> {
+    pub(crate) fn current(&self, def: &ResourceDef) -> Arc<BTreeMap<String, Value>> {
         self.objects.get(&def.id()).cloned().unwrap_or_default()
     }
 
@@ -244,18 +244,23 @@ impl Store {
 
     /// The resource's objects as they were at `rv` (which must be `>= compacted`): the current
     /// state with every later mutation undone, newest first.
-    pub(crate) fn state_at(&self, def: &ResourceDef, rv: u64) -> BTreeMap<String, Value> {
-        let mut state = self.current(def);
+    pub(crate) fn state_at(&self, def: &ResourceDef, rv: u64) -> Arc<BTreeMap<String, Value>> {
         let id = def.id();
-        for e in self
+        let later: Vec<&LogEntry> = self
             .events_after(rv)
             .iter()
             .rev()
             .filter(|e| e.resource == id)
-        {
+            .collect();
+        let mut state = self.current(def);
+        if later.is_empty() {
+            return state;
+        }
+        let undo = Arc::make_mut(&mut state);
+        for e in later {
             match &e.prev {
-                Some(p) => state.insert(e.key.clone(), p.clone()),
-                None => state.remove(&e.key),
+                Some(p) => undo.insert(e.key.clone(), p.clone()),
+                None => undo.remove(&e.key),
             };
         }
         state

@@ -1,0 +1,233 @@
+//! Time from start to HasSynced, and memory, for 50k objects of ~2 KiB served by the fake API
+//! server (issue #3's benchmark). Prints its figures; `cargo bench --bench sync`.
+//!
+//! Three measurements in one run, against the same server and the same list pages
+//! (`limit=500`, consistent list, so that every client pages the same way):
+//! 1. a plain HTTP fetch of every page (bytes only, plus reading each page's `continue` token);
+//! 2. the library: Reflector → DeltaFIFO → consumer → Indexer, until `has_synced`;
+//! 3. the binary: `kubectl-deltas watch … --until-synced` as a child process: wall time and
+//!    peak RSS (getrusage of the child).
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kube::api::{ApiResource, DynamicObject};
+use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig};
+use kubectl_deltas::source::{KubeListerWatcher, client_without_retry};
+use serde_json::{Value, json};
+use support::fake_apiserver::FakeApiServer;
+
+const OBJECTS: usize = 50_000;
+const PAGE: u32 = 500;
+
+/// A ConfigMap of about 2 KiB, shaped like real ones: labels, annotations, a dozen data keys.
+fn object(i: usize) -> Value {
+    let data: serde_json::Map<String, Value> = (0..12)
+        .map(|k| {
+            (
+                format!("setting-{k}.properties"),
+                Value::String(format!("{i:08}-{k:02}-").repeat(11)),
+            )
+        })
+        .collect();
+    json!({
+        "metadata": {
+            "name": format!("config-{i:06}"),
+            "namespace": "default",
+            "labels": {"app": format!("app-{}", i % 40), "tier": "backend", "team": format!("team-{}", i % 7)},
+            "annotations": {"example.com/owner": "platform", "example.com/revision": i.to_string()},
+        },
+        "data": data,
+    })
+}
+
+fn configmaps() -> ApiResource {
+    ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        plural: "configmaps".into(),
+    }
+}
+
+/// Fetches every page as text and returns (bytes, pages).
+async fn plain_fetch(client: &kube::Client) -> (usize, usize) {
+    #[derive(serde::Deserialize)]
+    struct Page {
+        metadata: PageMeta,
+    }
+    #[derive(serde::Deserialize)]
+    struct PageMeta {
+        #[serde(rename = "continue")]
+        continue_token: Option<String>,
+    }
+    let (mut bytes, mut pages, mut next) = (0, 0, None::<String>);
+    loop {
+        let mut uri = format!("/api/v1/namespaces/default/configmaps?limit={PAGE}");
+        if let Some(token) = &next {
+            uri.push_str("&continue=");
+            uri.push_str(token);
+        }
+        let request = http::Request::get(uri).body(Vec::new()).unwrap();
+        let text = client.request_text(request).await.expect("page");
+        bytes += text.len();
+        pages += 1;
+        let page: Page = serde_json::from_str(&text).expect("a list page");
+        match page.metadata.continue_token.filter(|t| !t.is_empty()) {
+            Some(token) => next = Some(token),
+            None => return (bytes, pages),
+        }
+    }
+}
+
+/// Runs an informer until it has synced; returns the time it took and the objects cached.
+async fn library_sync(server: &FakeApiServer) -> (Duration, usize) {
+    let started = Instant::now();
+    let mut config = kube::Config::new(server.url().parse().unwrap());
+    config.default_namespace = "default".into();
+    let client = client_without_retry(config).unwrap();
+    let indexer = Arc::new(Indexer::new());
+    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    let lister_watcher = KubeListerWatcher::new(client, &configmaps(), Some("default"));
+    let reflector_config = ReflectorConfig::default()
+        .page_size(PAGE)
+        .consistent_list(true)
+        .transform(|obj: &mut DynamicObject| obj.metadata.managed_fields = None);
+    let reflector = Reflector::new(lister_watcher, fifo.clone(), reflector_config);
+    let (synced_tx, synced_rx) = tokio::sync::oneshot::channel::<()>();
+    let consumer = {
+        let (fifo, indexer) = (fifo.clone(), indexer.clone());
+        std::thread::spawn(move || {
+            let mut controller = Controller::new(fifo.clone(), indexer);
+            while controller.process_next().is_some() {
+                if fifo.has_synced() {
+                    break;
+                }
+            }
+            let _ = synced_tx.send(());
+        })
+    };
+    let run = tokio::spawn(reflector.run(async {
+        let _ = synced_rx.await;
+    }));
+    run.await.unwrap().expect("the reflector runs");
+    let elapsed = started.elapsed();
+    fifo.close();
+    consumer.join().unwrap();
+    (elapsed, indexer.len())
+}
+
+/// Runs the binary until synced; returns its wall time and peak RSS in bytes.
+fn binary_sync(kubeconfig: &std::path::Path) -> (Duration, u64) {
+    let binary = std::env::var("KUBECTL_DELTAS_BIN").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/kubectl-deltas").into()
+    });
+    let started = Instant::now();
+    let status = Command::new(&binary)
+        .args([
+            "watch",
+            "configmaps",
+            "-o",
+            "jsonl",
+            "--object",
+            "none",
+            "--until-synced",
+        ])
+        .args(["--consistent-list", "--page-size", &PAGE.to_string()])
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap_or_else(|e| {
+            panic!("cannot run {binary} (build it with `cargo build --release`): {e}")
+        });
+    let elapsed = started.elapsed();
+    assert!(status.success(), "{binary} failed: {status}");
+    // SAFETY: getrusage only writes into the struct we pass.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    (elapsed, usage.ru_maxrss as u64 * 1024)
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+fn main() {
+    // `cargo test` runs benches with --test-ish flags only when asked; this one only runs under
+    // `cargo bench` (which passes --bench).
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let server = FakeApiServer::start().await;
+        for i in 0..OBJECTS {
+            server.create("configmaps", object(i));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = server.write_kubeconfig(dir.path());
+
+        // Warm the server's page building once, so the first measurement is not penalised.
+        plain_fetch(&server.client()).await;
+
+        let mut plain = Vec::new();
+        let mut library = Vec::new();
+        let mut bytes = 0;
+        let mut pages = 0;
+        for _ in 0..3 {
+            let started = Instant::now();
+            (bytes, pages) = plain_fetch(&server.client()).await;
+            plain.push(started.elapsed());
+            let (elapsed, cached) = library_sync(&server).await;
+            assert_eq!(cached, OBJECTS);
+            library.push(elapsed);
+        }
+        let kubeconfig_for_child = kubeconfig.clone();
+        let (binary_time, peak_rss) =
+            tokio::task::spawn_blocking(move || binary_sync(&kubeconfig_for_child))
+                .await
+                .unwrap();
+
+        let best = |v: &[Duration]| *v.iter().min().unwrap();
+        let (plain, library) = (best(&plain), best(&library));
+        println!(
+            "objects: {OBJECTS}, pages: {pages}, raw JSON: {:.1} MiB ({} bytes/object)",
+            mib(bytes as u64),
+            bytes / OBJECTS
+        );
+        println!(
+            "plain HTTP fetch of the pages:      {:>8.0} ms (best of 3)",
+            plain.as_secs_f64() * 1e3
+        );
+        println!(
+            "library start → HasSynced:           {:>8.0} ms (best of 3)",
+            library.as_secs_f64() * 1e3
+        );
+        println!(
+            "ratio library / plain fetch:         {:>8.2} (target ≤ 1.3)",
+            library.as_secs_f64() / plain.as_secs_f64()
+        );
+        println!(
+            "binary start → synced (whole process): {:>6.0} ms",
+            binary_time.as_secs_f64() * 1e3
+        );
+        println!(
+            "binary peak RSS:                     {:>8.1} MiB = {:.2} × raw JSON (target < 2.5)",
+            mib(peak_rss),
+            peak_rss as f64 / bytes as f64
+        );
+    });
+}
