@@ -5,8 +5,8 @@
 //! (`limit=500`, consistent list, so that every client pages the same way):
 //! 1. a plain HTTP fetch of every page (bytes only, plus reading each page's `continue` token);
 //! 2. the library: Reflector → DeltaFIFO → consumer → Indexer, until `has_synced`;
-//! 3. the binary: `kubectl-deltas watch … --until-synced` as a child process: wall time and
-//!    peak RSS (getrusage of the child).
+//! 3. the binary: `kubectl-deltas watch …` as a child process until it reports `synced`: wall
+//!    time and peak RSS (the child's own VmHWM).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -21,7 +21,13 @@ use kubectl_deltas::source::{KubeListerWatcher, client_without_retry};
 use serde_json::{Value, json};
 use support::fake_apiserver::FakeApiServer;
 
-const OBJECTS: usize = 50_000;
+/// `SYNC_BENCH_OBJECTS` overrides it, e.g. to profile with fewer objects.
+fn objects() -> usize {
+    std::env::var("SYNC_BENCH_OBJECTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(50_000)
+}
 const PAGE: u32 = 500;
 
 /// A ConfigMap of about 2 KiB, shaped like real ones: labels, annotations, a dozen data keys.
@@ -122,39 +128,43 @@ async fn library_sync(server: &FakeApiServer) -> (Duration, usize) {
     (elapsed, indexer.len())
 }
 
-/// Runs the binary until synced; returns its wall time and peak RSS in bytes.
+/// Runs the binary until it reports `synced`; returns that time and its peak RSS in bytes.
+///
+/// The peak is the child's own `VmHWM`, read while it still runs. `getrusage(RUSAGE_CHILDREN)`
+/// would be wrong here: children are spawned with vfork semantics, and at `exec` the kernel folds
+/// the parent's high-water mark (this process, holding the fake server's objects) into the child's.
 fn binary_sync(kubeconfig: &std::path::Path) -> (Duration, u64) {
+    use std::io::{BufRead, BufReader};
     let binary = std::env::var("KUBECTL_DELTAS_BIN").unwrap_or_else(|_| {
         concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/kubectl-deltas").into()
     });
     let started = Instant::now();
-    let status = Command::new(&binary)
-        .args([
-            "watch",
-            "configmaps",
-            "-o",
-            "jsonl",
-            "--object",
-            "none",
-            "--until-synced",
-        ])
+    let mut child = Command::new(&binary)
+        .args(["watch", "configmaps", "-o", "jsonl", "--object", "none"])
         .args(["--consistent-list", "--page-size", &PAGE.to_string()])
         .arg("--kubeconfig")
         .arg(kubeconfig)
-        .stdout(Stdio::null())
-        .status()
+        .stdout(Stdio::piped())
+        .spawn()
         .unwrap_or_else(|e| {
             panic!("cannot run {binary} (build it with `cargo build --release`): {e}")
         });
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    for line in stdout.lines() {
+        if line.expect("output").contains(r#""event":"synced""#) {
+            break;
+        }
+    }
     let elapsed = started.elapsed();
-    assert!(status.success(), "{binary} failed: {status}");
-    // SAFETY: getrusage only writes into the struct we pass.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage
-    };
-    (elapsed, usage.ru_maxrss as u64 * 1024)
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    (elapsed, peak_kib * 1024)
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -174,7 +184,7 @@ fn main() {
         .unwrap();
     runtime.block_on(async {
         let server = FakeApiServer::start().await;
-        for i in 0..OBJECTS {
+        for i in 0..objects() {
             server.create("configmaps", object(i));
         }
         let dir = tempfile::tempdir().unwrap();
@@ -192,7 +202,7 @@ fn main() {
             (bytes, pages) = plain_fetch(&server.client()).await;
             plain.push(started.elapsed());
             let (elapsed, cached) = library_sync(&server).await;
-            assert_eq!(cached, OBJECTS);
+            assert_eq!(cached, objects());
             library.push(elapsed);
         }
         let kubeconfig_for_child = kubeconfig.clone();
@@ -204,9 +214,10 @@ fn main() {
         let best = |v: &[Duration]| *v.iter().min().unwrap();
         let (plain, library) = (best(&plain), best(&library));
         println!(
-            "objects: {OBJECTS}, pages: {pages}, raw JSON: {:.1} MiB ({} bytes/object)",
+            "objects: {}, pages: {pages}, raw JSON: {:.1} MiB ({} bytes/object)",
+            objects(),
             mib(bytes as u64),
-            bytes / OBJECTS
+            bytes / objects()
         );
         println!(
             "plain HTTP fetch of the pages:      {:>8.0} ms (best of 3)",
