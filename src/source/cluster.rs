@@ -9,6 +9,8 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::{Client, Config};
 
+use super::kube_api::client_without_retry;
+
 /// What the user said about how to reach the cluster.
 #[derive(Debug, Clone, Default)]
 pub struct ClusterAccess {
@@ -146,7 +148,6 @@ impl ClusterAccess {
                 (config, None)
             }
         };
-        config.default_retry = false;
         if let Some(timeout) = self.request_timeout {
             config.connect_timeout = Some(timeout);
             config.read_timeout = Some(timeout);
@@ -154,7 +155,7 @@ impl ClusterAccess {
         }
         let cluster_url = config.cluster_url.to_string();
         let default_namespace = config.default_namespace.clone();
-        let client = Client::try_from(config).map_err(|source| AccessError::Client {
+        let client = client_without_retry(config).map_err(|source| AccessError::Client {
             url: cluster_url.clone(),
             source,
         })?;
