@@ -52,13 +52,7 @@ fn object(i: usize) -> Value {
 }
 
 fn configmaps() -> ApiResource {
-    ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        api_version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-    }
+    ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&())
 }
 
 /// Fetches every page as text and returns (bytes, pages).

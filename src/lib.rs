@@ -13,10 +13,7 @@
 //! use kube::api::{ApiResource, DynamicObject};
 //! use kubectl_deltas::cache::{Controller, DeltaFifo, DeltaType, IndexSpec, Indexer};
 //!
-//! let pods = ApiResource {
-//!     group: String::new(), version: "v1".into(), api_version: "v1".into(),
-//!     kind: "Pod".into(), plural: "pods".into(),
-//! };
+//! let pods = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
 //! let pod = |name: &str| Arc::new(DynamicObject::new(name, &pods).within("default"));
 //!
 //! let indexer = Arc::new(Indexer::new());

@@ -26,13 +26,7 @@ use support::fake_apiserver::{FakeApiServer, Fault, Request, Verb};
 const PATIENCE: Duration = Duration::from_secs(10);
 
 fn configmaps() -> ApiResource {
-    ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        api_version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-    }
+    ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&())
 }
 
 fn cm(name: &str, value: &str) -> serde_json::Value {

@@ -6,13 +6,7 @@ use serde_json::json;
 use super::*;
 
 fn pod() -> DynamicObject {
-    let ar = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        api_version: "v1".into(),
-        kind: "Pod".into(),
-        plural: "pods".into(),
-    };
+    let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
     let mut obj = DynamicObject::new("web-1", &ar).within("prod");
     obj.metadata.labels = Some([("app".into(), "web".into()), ("tier".into(), "fe".into())].into());
     obj.metadata.annotations = Some([("team".into(), "payments".into())].into());

@@ -246,13 +246,7 @@ mod tests {
     use crate::cache::{Controller, DeltaFifo, Indexer};
 
     fn cm(name: &str, rv: &str) -> Arc<DynamicObject> {
-        let ar = ApiResource {
-            group: String::new(),
-            version: "v1".into(),
-            api_version: "v1".into(),
-            kind: "ConfigMap".into(),
-            plural: "configmaps".into(),
-        };
+        let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
         let mut obj = DynamicObject::new(name, &ar).within("default");
         obj.metadata.resource_version = Some(rv.into());
         Arc::new(obj)

@@ -74,13 +74,7 @@ mod tests {
     use serde_json::json;
 
     fn secret() -> DynamicObject {
-        let ar = ApiResource {
-            group: String::new(),
-            version: "v1".into(),
-            api_version: "v1".into(),
-            kind: "Secret".into(),
-            plural: "secrets".into(),
-        };
+        let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&());
         let mut obj = DynamicObject::new("db", &ar).within("prod");
         obj.metadata.managed_fields = Some(vec![Default::default()]);
         obj.data = json!({"data": {"password": "aHVudGVyMg=="}, "stringData": {"user": "admin"}, "type": "Opaque"});

@@ -231,13 +231,7 @@ mod tests {
     fn lw() -> KubeListerWatcher {
         let config = Config::new("http://127.0.0.1:1".parse().expect("url"));
         let client = client_without_retry(config).expect("client");
-        let ar = ApiResource {
-            group: String::new(),
-            version: "v1".into(),
-            api_version: "v1".into(),
-            kind: "ConfigMap".into(),
-            plural: "configmaps".into(),
-        };
+        let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
         KubeListerWatcher::new(client, &ar, Some("default")).labels("app=web")
     }
 

@@ -14,13 +14,7 @@ use crate::cache::reflector::event::NoObserver;
 use crate::source::{ApiStatus, ListPage};
 
 fn ar() -> ApiResource {
-    ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        api_version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-    }
+    ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&())
 }
 
 fn obj(name: &str, rv: &str) -> DynamicObject {
