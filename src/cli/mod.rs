@@ -108,6 +108,24 @@ pub struct InformerArgs {
     /// annotation:<key>, field:<dotted.path>, owner.
     #[arg(long = "index", value_name = "SPEC")]
     pub indices: Vec<String>,
+    /// The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33's
+    /// RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md).
+    #[arg(long, value_enum, default_value_t = FifoKind::Delta)]
+    pub fifo: FifoKind,
+    /// With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go's PopBatch.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch_pop: u32,
+}
+
+/// Which queue feeds the Indexer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FifoKind {
+    /// client-go's DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33).
+    Delta,
+    /// client-go's RealFIFO: every delta in arrival order (InOrderInformers, 1.33+).
+    Real,
+    /// RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36).
+    Atomic,
 }
 
 /// How the Reflector lists and watches, as client-go's (issue #3).
@@ -157,6 +175,19 @@ pub struct WatchArgs {
     pub resources: String,
     /// Only this object.
     pub name: Option<String>,
+    #[command(flatten)]
+    pub view: ViewArgs,
+    #[command(flatten)]
+    pub access: AccessArgs,
+    #[command(flatten)]
+    pub informer: InformerArgs,
+    #[command(flatten)]
+    pub reflector: ReflectorArgs,
+}
+
+/// What `watch` and `replay` show of the popped batches, and how the consumer behaves.
+#[derive(Debug, Clone, Args)]
+pub struct ViewArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = WatchOutput::Timeline)]
     pub output: WatchOutput,
@@ -166,12 +197,56 @@ pub struct WatchArgs {
     /// Show Secret data and stringData values (redacted by default).
     #[arg(long)]
     pub show_secret_data: bool,
+    /// Do not print the initial list's batches (they are still applied to the cache).
+    #[arg(long)]
+    pub since_now: bool,
     /// Exit once the cache has synced and the initial batches are printed.
     #[arg(long)]
     pub until_synced: bool,
     /// Exit after N batches.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_batches: Option<u64>,
+    /// Sleep this long in the handler after each batch, to see how a slow event handler makes
+    /// deltas coalesce in the queue.
+    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    pub handler_delay: Period,
+    /// Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch
+    /// matching any query is shown). SPEC is an index spec as for `--index`.
+    #[arg(long, value_name = "SPEC=VALUE")]
+    pub query: Vec<String>,
+    /// No status footer or progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `index`.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Resource type (`pods`, `deploy`, …); not needed with `--replay`.
+    #[arg(required_unless_present = "replay")]
+    pub resource: Option<String>,
+    /// The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>,
+    /// owner.
+    #[arg(long, value_name = "SPEC")]
+    pub by: String,
+    /// Only objects indexed under this value (repeatable); without it, every value with its count.
+    #[arg(long = "value", value_name = "V")]
+    pub values: Vec<String>,
+    /// Print store keys only (`namespace/name`), one per line.
+    #[arg(long)]
+    pub keys_only: bool,
+    /// Build the cache from a recording instead of a cluster (`-` for stdin).
+    #[arg(long, value_name = "FILE", conflicts_with = "resource")]
+    pub replay: Option<PathBuf>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = IndexOutput::Table)]
+    pub output: IndexOutput,
+    /// Exit with code 4 when nothing matches.
+    #[arg(long)]
+    pub fail_empty: bool,
+    /// Show Secret data and stringData values (redacted by default).
+    #[arg(long)]
+    pub show_secret_data: bool,
     #[command(flatten)]
     pub access: AccessArgs,
     #[command(flatten)]
@@ -180,20 +255,21 @@ pub struct WatchArgs {
     pub reflector: ReflectorArgs,
 }
 
-/// `index`.
-#[derive(Debug, Args)]
-pub struct IndexArgs {
-    /// Resource type (`pods`, `deploy`, …).
-    pub resource: String,
-    /// The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>,
-    /// owner.
-    #[arg(long, value_name = "SPEC")]
-    pub by: String,
-    /// Only objects indexed under this value (repeatable).
-    #[arg(long = "value", value_name = "V")]
-    pub values: Vec<String>,
-    #[command(flatten)]
-    pub access: AccessArgs,
+/// Output formats of `index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IndexOutput {
+    /// A table: value, count and keys (or one row per object with `--value`).
+    Table,
+    /// The table with more columns.
+    Wide,
+    /// One JSON document.
+    Json,
+    /// One YAML document.
+    Yaml,
+    /// One JSON object per line.
+    Jsonl,
+    /// `resource/name` per object, like kubectl.
+    Name,
 }
 
 /// `record`.
@@ -201,11 +277,26 @@ pub struct IndexArgs {
 pub struct RecordArgs {
     /// Resource type to record.
     pub resource: String,
+    /// Only this object.
+    pub name: Option<String>,
     /// Where to write the recording (`-` for stdout).
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub file: PathBuf,
+    /// Do not render the timeline on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Keep Secret data and stringData values in the recording (redacted by default).
+    #[arg(long)]
+    pub show_secret_data: bool,
+    /// Stop after this long (default: until Ctrl-C).
+    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    pub duration: Period,
     #[command(flatten)]
     pub access: AccessArgs,
+    #[command(flatten)]
+    pub informer: InformerArgs,
+    #[command(flatten)]
+    pub reflector: ReflectorArgs,
 }
 
 /// `replay`.
@@ -213,9 +304,11 @@ pub struct RecordArgs {
 pub struct ReplayArgs {
     /// The recording (`-` for stdin; `.gz` files are decompressed).
     pub file: PathBuf,
-    /// Replay in real time divided by X instead of instantly.
-    #[arg(long, value_name = "X")]
+    /// Replay in real time divided by X (`--speed 1` is real time) instead of instantly.
+    #[arg(long, value_name = "X", value_parser = parse_speed)]
     pub speed: Option<f64>,
+    #[command(flatten)]
+    pub view: ViewArgs,
     #[command(flatten)]
     pub informer: InformerArgs,
 }
@@ -243,6 +336,14 @@ pub fn parse_period(text: &str) -> Result<Period, String> {
         Err(e) => Err(format!(
             "{e}; expected a duration such as 30s, 5m, 1h30m or 250ms (0 disables)"
         )),
+    }
+}
+
+/// Parses `--speed`: a finite number above zero.
+pub fn parse_speed(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err("expected a number above 0, such as 1 (real time), 10 or 0.5".into()),
     }
 }
 

@@ -23,17 +23,24 @@ use tokio::sync::Notify;
 
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, Failure, WithExit};
-use crate::cli::{InformerArgs, ReflectorArgs, WatchArgs, WatchOutput};
+use crate::cli::{FifoKind, InformerArgs, ReflectorArgs, WatchArgs, WatchOutput};
 
 pub fn run(args: WatchArgs) -> anyhow::Result<()> {
     if args.resources.contains(',') {
         bail!("watching several resources at once is not implemented yet (issue #4)");
     }
-    if args.output != WatchOutput::Jsonl {
+    if args.view.output != WatchOutput::Jsonl {
         bail!(
             "`-o {}` is not implemented yet (issue #4); use `-o jsonl`",
-            format!("{:?}", args.output).to_lowercase()
+            format!("{:?}", args.view.output).to_lowercase()
         );
+    }
+    let view = &args.view;
+    if view.since_now || view.handler_delay.0.is_some() || !view.query.is_empty() {
+        bail!("--since-now, --handler-delay and --query are not implemented yet (issue #4)");
+    }
+    if args.informer.fifo != FifoKind::Delta {
+        bail!("--fifo real|atomic is not implemented yet (issue #8)");
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -56,8 +63,8 @@ async fn watch(args: WatchArgs) -> anyhow::Result<()> {
     let out = Arc::new(Output {
         lines: Mutex::new(JsonLines::new(
             io::stdout(),
-            args.object,
-            args.show_secret_data,
+            args.view.object,
+            args.view.show_secret_data,
         )),
         failed: Mutex::new(None),
     });
@@ -77,15 +84,15 @@ async fn watch(args: WatchArgs) -> anyhow::Result<()> {
         stop: stop.clone(),
         synced: synced.clone(),
         fifo: fifo.clone(),
-        until_synced: args.until_synced,
+        until_synced: args.view.until_synced,
     })
     .known_objects(indexer.clone());
 
     let consumer = {
         let (out, stop, synced) = (out.clone(), stop.clone(), synced.clone());
         let limits = Limits {
-            until_synced: args.until_synced,
-            max_batches: args.max_batches,
+            until_synced: args.view.until_synced,
+            max_batches: args.view.max_batches,
         };
         let controller = Controller::new(fifo.clone(), indexer.clone());
         std::thread::Builder::new()
