@@ -9,7 +9,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use kube::api::{ApiResource, DynamicObject};
+use kube::api::ApiResource;
+use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Controller, DeltaFifo, IndexSpec, Indexer, ProcessError};
 use serde_json::json;
 
@@ -22,26 +23,26 @@ fn resource() -> ApiResource {
 }
 
 /// `n` small pods spread over 10 namespaces, 20 apps and 50 nodes.
-fn pods(n: usize, rv: u64) -> Vec<Arc<DynamicObject>> {
+fn pods(n: usize, rv: u64) -> Vec<Arc<Object>> {
     pods_from(0, n, rv)
 }
 
 /// Pods `first..first + n`.
-fn pods_from(first: usize, n: usize, rv: u64) -> Vec<Arc<DynamicObject>> {
+fn pods_from(first: usize, n: usize, rv: u64) -> Vec<Arc<Object>> {
     let ar = resource();
     (first..first + n)
         .map(|i| {
-            let mut obj =
-                DynamicObject::new(&format!("pod-{i}"), &ar).within(&format!("ns-{}", i % 10));
+            let mut obj = Object::new(&format!("pod-{i}"), &ar).within(&format!("ns-{}", i % 10));
             obj.metadata.resource_version = Some((rv + i as u64).to_string());
             obj.metadata.labels = Some([("app".to_owned(), format!("app-{}", i % 20))].into());
-            obj.data = json!({ "spec": { "nodeName": format!("node-{}", i % 50) } });
+            obj.set_field("spec", &json!({ "nodeName": format!("node-{}", i % 50) }))
+                .unwrap();
             Arc::new(obj)
         })
         .collect()
 }
 
-fn pop_all(fifo: &DeltaFifo<DynamicObject>) -> usize {
+fn pop_all(fifo: &DeltaFifo<Object>) -> usize {
     let mut popped = 0;
     while let Ok(Some(p)) = fifo.try_pop(|d, _| Ok::<_, ProcessError<Infallible>>(d.len())) {
         popped += p.output;
@@ -62,7 +63,7 @@ fn fifo_throughput(c: &mut Criterion) {
     // of 1024 keys the producer queues, so the queue stays short as in a live informer.
     group.bench_function("enqueue_pop_1M_streaming", |b| {
         b.iter_batched(
-            DeltaFifo::<DynamicObject>::new,
+            DeltaFifo::<Object>::new,
             |fifo| {
                 let mut popped = 0;
                 for chunk in objects.chunks(1024) {
@@ -82,7 +83,7 @@ fn fifo_throughput(c: &mut Criterion) {
     // the whole initial list of a huge cluster); dominated by growing the tables to 1M entries.
     group.bench_function("enqueue_pop_1M_resident", |b| {
         b.iter_batched(
-            DeltaFifo::<DynamicObject>::new,
+            DeltaFifo::<Object>::new,
             |fifo| {
                 for obj in &objects {
                     fifo.add(obj.clone());
@@ -98,7 +99,7 @@ fn fifo_throughput(c: &mut Criterion) {
     let hot: Vec<_> = objects[..10_000].to_vec();
     group.bench_function("enqueue_pop_1M_over_10k_keys", |b| {
         b.iter_batched(
-            DeltaFifo::<DynamicObject>::new,
+            DeltaFifo::<Object>::new,
             |fifo| {
                 for i in 0..N {
                     fifo.update(hot[i % hot.len()].clone());

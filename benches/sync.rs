@@ -15,7 +15,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kube::api::{ApiResource, DynamicObject};
+use kube::api::ApiResource;
+use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig};
 use kubectl_deltas::source::{KubeListerWatcher, client_without_retry};
 use serde_json::{Value, json};
@@ -97,7 +98,7 @@ async fn library_sync(server: &FakeApiServer) -> (Duration, usize) {
     let reflector_config = ReflectorConfig::default()
         .page_size(PAGE)
         .consistent_list(true)
-        .transform(|obj: &mut DynamicObject| obj.metadata.managed_fields = None);
+        .transform(|obj: &mut Object| obj.metadata.managed_fields = None);
     let reflector = Reflector::new(lister_watcher, fifo.clone(), reflector_config);
     let (synced_tx, synced_rx) = tokio::sync::oneshot::channel::<()>();
     let consumer = {

@@ -10,11 +10,12 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use kube::api::{ApiResource, DynamicObject};
+//! use kube::api::ApiResource;
+//! use kubectl_deltas::Object;
 //! use kubectl_deltas::cache::{Controller, DeltaFifo, DeltaType, IndexSpec, Indexer};
 //!
 //! let pods = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
-//! let pod = |name: &str| Arc::new(DynamicObject::new(name, &pods).within("default"));
+//! let pod = |name: &str| Arc::new(Object::new(name, &pods).within("default"));
 //!
 //! let indexer = Arc::new(Indexer::new());
 //! let spec: IndexSpec = "namespace".parse().unwrap();
@@ -43,5 +44,8 @@
 #![warn(missing_docs)]
 
 pub mod cache;
+pub mod object;
 pub mod render;
 pub mod source;
+
+pub use object::Object;

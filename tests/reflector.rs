@@ -8,7 +8,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kube::core::{ApiResource, DynamicObject};
+use kube::core::ApiResource;
+use kubectl_deltas::Object;
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -55,8 +56,8 @@ struct Popped {
 /// and every event and batch recorded.
 struct Harness {
     server: FakeApiServer,
-    fifo: Arc<DeltaFifo<DynamicObject>>,
-    indexer: Arc<Indexer<DynamicObject>>,
+    fifo: Arc<DeltaFifo<Object>>,
+    indexer: Arc<Indexer<Object>>,
     events: Arc<Mutex<Vec<ReflectorEventKind>>>,
     batches: Arc<Mutex<Vec<Popped>>>,
     shutdown: Option<oneshot::Sender<()>>,
@@ -74,10 +75,10 @@ impl Harness {
         config: ReflectorConfig,
         customize: impl FnOnce(
             Reflector<KubeListerWatcher>,
-            Arc<Indexer<DynamicObject>>,
+            Arc<Indexer<Object>>,
         ) -> Reflector<KubeListerWatcher>,
     ) -> Harness {
-        let indexer: Arc<Indexer<DynamicObject>> = Arc::new(Indexer::new());
+        let indexer: Arc<Indexer<Object>> = Arc::new(Indexer::new());
         let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
         let client = client_without_retry(kube::Config::new(server.url().parse().expect("url")))
             .expect("client");
@@ -305,8 +306,8 @@ async fn first_list_asks_for_resource_version_zero_with_a_limit() {
 async fn transform_runs_before_objects_reach_the_fifo() {
     let server = FakeApiServer::start().await;
     server.create("configmaps", cm("a", "1"));
-    let config = fast_config().transform(|obj: &mut DynamicObject| {
-        obj.data["data"]["k"] = json!("transformed");
+    let config = fast_config().transform(|obj: &mut Object| {
+        obj.set_field("data", &json!({"k": "transformed"})).unwrap();
     });
     let h = Harness::start(server, config).await;
     h.until_synced().await;
@@ -314,7 +315,7 @@ async fn transform_runs_before_objects_reach_the_fifo() {
     h.until_consistent().await;
     for key in ["default/a", "default/b"] {
         let obj = h.indexer.get_by_key(key).expect("cached");
-        assert_eq!(obj.data["data"]["k"], "transformed");
+        assert_eq!(obj.field_value("data").unwrap()["k"], "transformed");
     }
     h.stop().await.expect("clean stop");
 }

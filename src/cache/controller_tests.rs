@@ -3,7 +3,7 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use kube::api::DynamicObject;
+use crate::object::Object;
 
 use super::*;
 use crate::cache::test_objects::{cm, rv};
@@ -13,14 +13,14 @@ use crate::cache::{DeletedFinalStateUnknown, Delta};
 #[derive(Default)]
 struct Log(Vec<String>);
 
-impl ResourceEventHandler<DynamicObject> for Log {
-    fn on_add(&mut self, obj: &Arc<DynamicObject>, initial: bool) {
+impl ResourceEventHandler<Object> for Log {
+    fn on_add(&mut self, obj: &Arc<Object>, initial: bool) {
         self.0.push(format!("add {} initial={initial}", rv(obj)));
     }
-    fn on_update(&mut self, old: &Arc<DynamicObject>, new: &Arc<DynamicObject>) {
+    fn on_update(&mut self, old: &Arc<Object>, new: &Arc<Object>) {
         self.0.push(format!("update {}->{}", rv(old), rv(new)));
     }
-    fn on_delete(&mut self, obj: &DeltaObject<DynamicObject>) {
+    fn on_delete(&mut self, obj: &DeltaObject<Object>) {
         let tombstone = if obj.is_tombstone() { " tombstone" } else { "" };
         self.0.push(format!(
             "delete {}{tombstone}",
@@ -29,7 +29,7 @@ impl ResourceEventHandler<DynamicObject> for Log {
     }
 }
 
-fn deltas(list: Vec<Delta<DynamicObject>>) -> Deltas<DynamicObject> {
+fn deltas(list: Vec<Delta<Object>>) -> Deltas<Object> {
     Deltas::new(list)
 }
 
@@ -129,7 +129,7 @@ fn controller_applies_the_initial_list_then_a_relist_with_tombstones() {
     fifo.replace(vec![cm("ns", "a", 3)], "5");
     fifo.close();
     let mut log = Log::default();
-    controller.run(&mut |batch: &Batch<DynamicObject>| {
+    controller.run(&mut |batch: &Batch<Object>| {
         batch.dispatch(&mut log);
         ControlFlow::Continue(())
     });
@@ -146,6 +146,6 @@ fn run_stops_when_the_handler_breaks() {
     for n in 0..3 {
         fifo.add(cm("ns", &format!("o{n}"), n));
     }
-    controller.run(&mut |_: &Batch<DynamicObject>| ControlFlow::Break(()));
+    controller.run(&mut |_: &Batch<Object>| ControlFlow::Break(()));
     assert_eq!((controller.popped(), fifo.len()), (1, 2));
 }

@@ -6,17 +6,17 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use kube::api::DynamicObject;
+use crate::object::Object;
 use proptest::prelude::*;
 
 use super::*;
 use crate::cache::test_objects::{cm, node, rv};
 use crate::cache::{Controller, Indexer, object_key};
 
-type Fifo = DeltaFifo<DynamicObject>;
+type Fifo = DeltaFifo<Object>;
 
 /// A FIFO whose known objects are `indexer`, as an informer builds it.
-fn fifo_with(indexer: &Arc<Indexer<DynamicObject>>) -> Fifo {
+fn fifo_with(indexer: &Arc<Indexer<Object>>) -> Fifo {
     DeltaFifo::new().known_objects(indexer.clone())
 }
 
@@ -27,7 +27,7 @@ fn queued(fifo: &Fifo, key: &str) -> Vec<(DeltaType, u64, bool)> {
         .unwrap_or_default()
 }
 
-fn summary(d: &Delta<DynamicObject>) -> (DeltaType, u64, bool) {
+fn summary(d: &Delta<Object>) -> (DeltaType, u64, bool) {
     (
         d.type_,
         d.object.object().map_or(0, |o| rv(o)),
@@ -36,7 +36,7 @@ fn summary(d: &Delta<DynamicObject>) -> (DeltaType, u64, bool) {
 }
 
 /// Pops one batch without processing it.
-fn pop(fifo: &Fifo) -> Popped<DynamicObject, ()> {
+fn pop(fifo: &Fifo) -> Popped<Object, ()> {
     fifo.pop(|_, _| Ok::<_, ProcessError<Infallible>>(()))
         .expect("a batch")
 }

@@ -1,13 +1,13 @@
 //! Index functions chosen by a short textual spec (`namespace`, `label:app`, `field:spec.nodeName`,
 //! …), so that command-line flags can add indices to an [`Indexer`](super::Indexer) of
-//! [`DynamicObject`]s.
+//! [`Object`]s.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use kube::api::DynamicObject;
+use crate::object::Object;
 use serde_json::Value;
 
 use super::indexer::{IndexFunc, IndexValues};
@@ -106,7 +106,7 @@ impl IndexSpec {
     }
 
     /// The values `obj` has under this spec.
-    pub fn values<'a>(&self, obj: &'a DynamicObject) -> IndexValues<'a> {
+    pub fn values<'a>(&self, obj: &'a Object) -> IndexValues<'a> {
         let meta = &obj.metadata;
         match self {
             IndexSpec::Namespace => meta
@@ -134,9 +134,9 @@ impl IndexSpec {
     }
 
     /// This spec as an index function.
-    pub fn index_func(&self) -> IndexFunc<DynamicObject> {
+    pub fn index_func(&self) -> IndexFunc<Object> {
         let spec = self.clone();
-        Arc::new(move |obj: &DynamicObject| spec.values(obj))
+        Arc::new(move |obj: &Object| spec.values(obj))
     }
 }
 
@@ -150,9 +150,10 @@ fn lookup<'a>(
         .collect()
 }
 
-/// Scalars at `path`. `DynamicObject` keeps `metadata` typed and everything else as JSON, so the
-/// common metadata scalars are read directly and only other metadata paths pay for serialization.
-fn field_values<'a>(obj: &'a DynamicObject, path: &[String]) -> IndexValues<'a> {
+/// Scalars at `path`. [`Object`] keeps `metadata` typed and everything else as JSON text, so the
+/// common metadata scalars are read directly; other paths parse only the top-level field they
+/// start with.
+fn field_values<'a>(obj: &'a Object, path: &[String]) -> IndexValues<'a> {
     let (first, rest) = path.split_first().expect("parsed paths are non-empty");
     let mut out = IndexValues::new();
     match first.as_str() {
@@ -179,18 +180,26 @@ fn field_values<'a>(obj: &'a DynamicObject, path: &[String]) -> IndexValues<'a> 
             match direct {
                 Some(value) => out.extend(value.as_deref().map(Cow::Borrowed)),
                 None => {
-                    // Serialized on the fly, so its values cannot borrow from the object.
                     if let Ok(value) = serde_json::to_value(meta) {
-                        let mut owned = IndexValues::new();
-                        collect_scalars(&value, rest, &mut owned);
-                        out.extend(owned.into_iter().map(|v| Cow::Owned(v.into_owned())));
+                        collect_owned_scalars(&value, rest, &mut out);
                     }
                 }
             }
         }
-        _ => collect_scalars(&obj.data, path, &mut out),
+        _ => {
+            if let Some(value) = obj.field_value(first) {
+                collect_owned_scalars(&value, rest, &mut out);
+            }
+        }
     }
     out
+}
+
+/// [`collect_scalars`] of a value made on the fly, which the results cannot borrow from.
+fn collect_owned_scalars(value: &Value, path: &[String], out: &mut IndexValues<'_>) {
+    let mut owned = IndexValues::new();
+    collect_scalars(value, path, &mut owned);
+    out.extend(owned.into_iter().map(|v| Cow::Owned(v.into_owned())));
 }
 
 fn collect_scalars<'a>(value: &'a Value, path: &[String], out: &mut IndexValues<'a>) {

@@ -1,13 +1,14 @@
 //! Index specs: parsing, canonical names and the values each spec extracts.
 
-use kube::api::{ApiResource, DynamicObject};
+use crate::object::Object;
+use kube::api::ApiResource;
 use serde_json::json;
 
 use super::*;
 
-fn pod() -> DynamicObject {
+fn pod() -> Object {
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
-    let mut obj = DynamicObject::new("web-1", &ar).within("prod");
+    let mut obj = Object::new("web-1", &ar).within("prod");
     obj.metadata.labels = Some([("app".into(), "web".into()), ("tier".into(), "fe".into())].into());
     obj.metadata.annotations = Some([("team".into(), "payments".into())].into());
     obj.metadata.owner_references = Some(vec![
@@ -19,15 +20,18 @@ fn pod() -> DynamicObject {
             ..Default::default()
         },
     ]);
-    obj.data = json!({
-        "spec": {
+    obj.set_field(
+        "spec",
+        &json!({
             "nodeName": "node-a",
             "priority": 7,
             "hostNetwork": false,
             "containers": [{"name": "app", "image": "nginx:1"}, {"name": "side", "image": "envoy:2"}]
-        },
-        "status": {"phase": "Running"}
-    });
+        }),
+    )
+    .unwrap();
+    obj.set_field("status", &json!({"phase": "Running"}))
+        .unwrap();
     obj
 }
 

@@ -2,19 +2,19 @@
 
 use std::sync::Arc;
 
-use kube::api::DynamicObject;
+use crate::object::Object;
 
 use super::*;
 use crate::cache::test_objects::{cm, node, rv};
 use crate::cache::{DeletedFinalStateUnknown, DeltaObject, IndexSpec};
 
-fn labelled(ns: &str, name: &str, rv: u64, tier: &str) -> Arc<DynamicObject> {
+fn labelled(ns: &str, name: &str, rv: u64, tier: &str) -> Arc<Object> {
     let mut obj = (*cm(ns, name, rv)).clone();
     obj.metadata.labels = Some([("tier".to_owned(), tier.to_owned())].into());
     Arc::new(obj)
 }
 
-fn with_tier_index() -> Indexer<DynamicObject> {
+fn with_tier_index() -> Indexer<Object> {
     let indexer = Indexer::new();
     indexer
         .add_indexer("tier", IndexSpec::Label("tier".into()).index_func())

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use kube::api::{ApiResource, DynamicObject};
+use crate::object::Object;
+use kube::api::ApiResource;
 
 fn resource(kind: &str, plural: &str) -> ApiResource {
     ApiResource {
@@ -15,22 +16,23 @@ fn resource(kind: &str, plural: &str) -> ApiResource {
 }
 
 /// A namespaced ConfigMap `ns/name` at resourceVersion `rv`.
-pub fn cm(ns: &str, name: &str, rv: u64) -> Arc<DynamicObject> {
-    let mut obj = DynamicObject::new(name, &resource("ConfigMap", "configmaps")).within(ns);
+pub fn cm(ns: &str, name: &str, rv: u64) -> Arc<Object> {
+    let mut obj = Object::new(name, &resource("ConfigMap", "configmaps")).within(ns);
     obj.metadata.resource_version = Some(rv.to_string());
-    obj.data = serde_json::json!({ "data": { "rv": rv.to_string() } });
+    obj.set_field("data", &serde_json::json!({ "rv": rv.to_string() }))
+        .expect("a JSON field");
     Arc::new(obj)
 }
 
 /// A cluster-scoped Node `name` at resourceVersion `rv`.
-pub fn node(name: &str, rv: u64) -> Arc<DynamicObject> {
-    let mut obj = DynamicObject::new(name, &resource("Node", "nodes"));
+pub fn node(name: &str, rv: u64) -> Arc<Object> {
+    let mut obj = Object::new(name, &resource("Node", "nodes"));
     obj.metadata.resource_version = Some(rv.to_string());
     Arc::new(obj)
 }
 
 /// The resourceVersion of an object, for compact assertions.
-pub fn rv(obj: &DynamicObject) -> u64 {
+pub fn rv(obj: &Object) -> u64 {
     obj.metadata
         .resource_version
         .as_deref()

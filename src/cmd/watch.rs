@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
-use kube::api::DynamicObject;
+use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
     Controller, DeltaFifo, IndexSpec, Indexer, Reflector, ReflectorConfig, ReflectorError,
     ReflectorEvent, ReflectorEventKind, ReflectorObserver,
@@ -130,7 +130,7 @@ async fn watch(args: WatchArgs) -> anyhow::Result<()> {
     result.map_err(|error| reflector_failure(error, &target))
 }
 
-fn add_indices(indexer: &Indexer<DynamicObject>, informer: &InformerArgs) -> anyhow::Result<()> {
+fn add_indices(indexer: &Indexer<Object>, informer: &InformerArgs) -> anyhow::Result<()> {
     for text in &informer.indices {
         let spec: IndexSpec = text.parse().exit_with(Exit::Usage)?;
         indexer
@@ -178,7 +178,7 @@ fn reflector_config(reflector: &ReflectorArgs, informer: &InformerArgs) -> Refle
         config = config.verify_every(period);
     }
     if !reflector.no_strip_managed_fields {
-        config = config.transform(|obj: &mut DynamicObject| obj.metadata.managed_fields = None);
+        config = config.transform(|obj: &mut Object| obj.metadata.managed_fields = None);
     }
     config
 }
@@ -262,7 +262,7 @@ struct Limits {
 }
 
 fn consume(
-    mut controller: Controller<DynamicObject>,
+    mut controller: Controller<Object>,
     out: &Output,
     stop: &Stop,
     synced: &Synced,
@@ -300,7 +300,7 @@ struct EventSink {
     out: Arc<Output>,
     stop: Arc<Stop>,
     synced: Arc<Synced>,
-    fifo: Arc<DeltaFifo<DynamicObject>>,
+    fifo: Arc<DeltaFifo<Object>>,
     until_synced: bool,
 }
 

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 use std::time::{Duration, SystemTime};
 
-use kube::api::DynamicObject;
+use crate::object::Object;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -55,7 +55,7 @@ impl<W: Write> JsonLines<W> {
     }
 
     /// Writes one batch line and flushes it, so a reader sees it at once.
-    pub fn batch(&mut self, batch: &Batch<DynamicObject>) -> io::Result<()> {
+    pub fn batch(&mut self, batch: &Batch<Object>) -> io::Result<()> {
         let popped = SystemTime::now() - batch.popped_at.elapsed();
         let line = BatchLine {
             kind: "batch",
@@ -70,7 +70,7 @@ impl<W: Write> JsonLines<W> {
         self.write_line(&line)
     }
 
-    fn delta<'a>(&self, delta: &'a Delta<DynamicObject>) -> DeltaLine<'a> {
+    fn delta<'a>(&self, delta: &'a Delta<Object>) -> DeltaLine<'a> {
         let obj = delta.object.object();
         let object = match (self.object_mode, obj) {
             (ObjectMode::None, _) => None,
@@ -245,9 +245,9 @@ mod tests {
     use super::*;
     use crate::cache::{Controller, DeltaFifo, Indexer};
 
-    fn cm(name: &str, rv: &str) -> Arc<DynamicObject> {
+    fn cm(name: &str, rv: &str) -> Arc<Object> {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
-        let mut obj = DynamicObject::new(name, &ar).within("default");
+        let mut obj = Object::new(name, &ar).within("default");
         obj.metadata.resource_version = Some(rv.into());
         Arc::new(obj)
     }

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use kube::api::DynamicObject;
+use crate::object::Object;
 use serde_json::{Map, Value};
 
 /// How much of each object machine-readable outputs carry (`--object`).
@@ -20,7 +20,7 @@ pub enum ObjectMode {
 /// The JSON for `obj` under `mode`; Secret `data`/`stringData` values are replaced unless
 /// `show_secret_data`. `None` when the mode omits objects.
 pub fn render_object(
-    obj: &DynamicObject,
+    obj: &Object,
     mode: ObjectMode,
     show_secret_data: bool,
 ) -> Option<Cow<'static, Value>> {
@@ -50,7 +50,7 @@ pub fn render_object(
     }
 }
 
-fn is_secret(obj: &DynamicObject) -> bool {
+fn is_secret(obj: &Object) -> bool {
     obj.types
         .as_ref()
         .is_some_and(|t| t.kind == "Secret" && t.api_version == "v1")
@@ -73,11 +73,15 @@ mod tests {
     use kube::api::ApiResource;
     use serde_json::json;
 
-    fn secret() -> DynamicObject {
+    fn secret() -> Object {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&());
-        let mut obj = DynamicObject::new("db", &ar).within("prod");
+        let mut obj = Object::new("db", &ar).within("prod");
         obj.metadata.managed_fields = Some(vec![Default::default()]);
-        obj.data = json!({"data": {"password": "aHVudGVyMg=="}, "stringData": {"user": "admin"}, "type": "Opaque"});
+        obj.set_field("data", &json!({"password": "aHVudGVyMg=="}))
+            .unwrap();
+        obj.set_field("stringData", &json!({"user": "admin"}))
+            .unwrap();
+        obj.set_field("type", &json!("Opaque")).unwrap();
         obj
     }
 

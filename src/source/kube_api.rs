@@ -1,4 +1,4 @@
-//! [`KubeListerWatcher`]: the [`ListerWatcher`] of a live cluster, on `kube::Api<DynamicObject>`.
+//! [`KubeListerWatcher`]: the [`ListerWatcher`] of a live cluster, on `kube::Api<Object>`.
 //!
 //! ## The client must not retry
 //! kube's default `Client` retries `429`, `503` and `504` internally (`Config::default_retry`,
@@ -8,9 +8,10 @@
 
 use std::error::Error as StdError;
 
+use crate::object::Object;
 use futures_util::StreamExt;
 use kube::api::{Api, ListParams, VersionMatch, WatchParams};
-use kube::core::{ApiResource, DynamicObject, ObjectList, Status};
+use kube::core::{ApiResource, ObjectList, Status};
 use kube::{Client, Config};
 
 use super::lister_watcher::{
@@ -33,7 +34,7 @@ pub fn client_without_retry(mut config: Config) -> Result<Client, kube::Error> {
 /// field selectors. Build the client with [`client_without_retry`].
 #[derive(Clone)]
 pub struct KubeListerWatcher {
-    api: Api<DynamicObject>,
+    api: Api<Object>,
     client: Client,
     target: ResourceTarget,
     label_selector: Option<String>,
@@ -120,8 +121,7 @@ impl KubeListerWatcher {
 impl ListerWatcher for KubeListerWatcher {
     async fn list(&self, req: &ListRequest) -> Result<ListPage, SourceError> {
         let http_req = self.list_request(req)?;
-        let list: ObjectList<DynamicObject> =
-            self.client.request(http_req).await.map_err(source_error)?;
+        let list: ObjectList<Object> = self.client.request(http_req).await.map_err(source_error)?;
         Ok(ListPage {
             items: list.items,
             resource_version: list.metadata.resource_version.unwrap_or_default(),
@@ -158,7 +158,7 @@ impl ListerWatcher for KubeListerWatcher {
     }
 }
 
-fn watch_event(event: kube::api::WatchEvent<DynamicObject>) -> WatchEvent {
+fn watch_event(event: kube::api::WatchEvent<Object>) -> WatchEvent {
     use kube::api::WatchEvent as K;
     match event {
         K::Added(obj) => WatchEvent::Added(obj),

@@ -8,8 +8,9 @@
 use std::fmt;
 use std::future::Future;
 
+use crate::object::Object;
 use futures_util::stream::BoxStream;
-use kube::core::{ApiResource, DynamicObject};
+use kube::core::ApiResource;
 
 /// How the server interprets a list's `resourceVersion` (the `resourceVersionMatch` parameter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +49,7 @@ pub struct ListRequest {
 #[derive(Debug, Clone, Default)]
 pub struct ListPage {
     /// The objects of this page. On the wire list items lack `kind` and `apiVersion`.
-    pub items: Vec<DynamicObject>,
+    pub items: Vec<Object>,
     /// The resourceVersion of the whole list (the same on every page).
     pub resource_version: String,
     /// Set when more pages follow.
@@ -99,11 +100,11 @@ impl fmt::Display for ApiStatus {
 #[derive(Debug, Clone)]
 pub enum WatchEvent {
     /// `ADDED`.
-    Added(DynamicObject),
+    Added(Object),
     /// `MODIFIED`.
-    Modified(DynamicObject),
+    Modified(Object),
     /// `DELETED`: the object's last state.
-    Deleted(DynamicObject),
+    Deleted(Object),
     /// `BOOKMARK`: everything up to `resource_version` has been sent.
     Bookmark {
         /// The resourceVersion the watch has reached.

@@ -5,12 +5,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::core::DynamicObject;
+use crate::object::Object;
 
 use crate::cache::backoff::BackoffConfig;
 
 /// Runs on every object before it reaches the FIFO (for instance to strip `managedFields`).
-pub type Transform = Arc<dyn Fn(&mut DynamicObject) + Send + Sync>;
+pub type Transform = Arc<dyn Fn(&mut Object) + Send + Sync>;
 
 /// client-go's default page size for the initial list.
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
@@ -118,7 +118,7 @@ impl ReflectorConfig {
     }
 
     /// Transforms every object before it is queued.
-    pub fn transform(mut self, f: impl Fn(&mut DynamicObject) + Send + Sync + 'static) -> Self {
+    pub fn transform(mut self, f: impl Fn(&mut Object) + Send + Sync + 'static) -> Self {
         self.transform = Some(Arc::new(f));
         self
     }

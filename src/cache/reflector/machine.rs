@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::object::Object;
 use futures_util::StreamExt;
-use kube::core::{DynamicObject, TypeMeta};
+use kube::core::TypeMeta;
 
 use super::clock::Clock;
 use super::config::ReflectorConfig;
@@ -69,7 +70,7 @@ pub(super) struct Paging {
     /// The token for the next page; `None` for the first page.
     continue_token: Option<String>,
     /// Objects of the pages received so far, transformed.
-    items: Vec<Arc<DynamicObject>>,
+    items: Vec<Arc<Object>>,
     pages: u32,
     started: Instant,
 }
@@ -89,14 +90,14 @@ pub(super) struct Watching {
 
 /// A streaming list's initial state, buffered until its end bookmark.
 pub(super) struct InitialEvents {
-    objects: BTreeMap<String, Arc<DynamicObject>>,
+    objects: BTreeMap<String, Arc<Object>>,
     started: Instant,
 }
 
 /// The Reflector's moving parts, advanced by [`step`](Machine::step).
 pub(super) struct Machine<L> {
     pub(super) lw: Arc<L>,
-    pub(super) fifo: Arc<DeltaFifo<DynamicObject>>,
+    pub(super) fifo: Arc<DeltaFifo<Object>>,
     pub(super) config: ReflectorConfig,
     pub(super) target: ResourceTarget,
     pub(super) clock: Arc<dyn Clock>,
@@ -114,7 +115,7 @@ pub(super) struct Machine<L> {
 impl<L: ListerWatcher> Machine<L> {
     pub(super) fn new(
         lw: Arc<L>,
-        fifo: Arc<DeltaFifo<DynamicObject>>,
+        fifo: Arc<DeltaFifo<Object>>,
         config: ReflectorConfig,
         clock: Arc<dyn Clock>,
         observer: Arc<dyn ReflectorObserver>,
@@ -248,7 +249,7 @@ impl<L: ListerWatcher> Machine<L> {
     }
 
     /// Kind and apiVersion (absent from list items on the wire), then the user's transform.
-    fn prepare(&self, mut obj: DynamicObject) -> Arc<DynamicObject> {
+    fn prepare(&self, mut obj: Object) -> Arc<Object> {
         let ar = &self.target.api_resource;
         let types = obj.types.get_or_insert_with(|| TypeMeta {
             api_version: String::new(),
@@ -550,12 +551,7 @@ impl<L: ListerWatcher> Machine<L> {
     ///
     /// Every event but an ADDED of a watch started from `""`/`"0"` advances the last synced
     /// resourceVersion; the first other event unlocks it for good (client-go).
-    fn commit(
-        &self,
-        queue: impl FnOnce(&DeltaFifo<DynamicObject>),
-        obj: &DynamicObject,
-        advance: bool,
-    ) {
+    fn commit(&self, queue: impl FnOnce(&DeltaFifo<Object>), obj: &Object, advance: bool) {
         let mut last = self.shared.lock();
         queue(&self.fifo);
         if advance

@@ -5,9 +5,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::object::Object;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
-use kube::core::{ApiResource, DynamicObject};
+use kube::core::ApiResource;
 
 use super::*;
 use crate::cache::reflector::event::NoObserver;
@@ -17,8 +18,8 @@ fn ar() -> ApiResource {
     ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&())
 }
 
-fn obj(name: &str, rv: &str) -> DynamicObject {
-    let mut o = DynamicObject::new(name, &ar()).within("default");
+fn obj(name: &str, rv: &str) -> Object {
+    let mut o = Object::new(name, &ar()).within("default");
     o.types = None;
     o.metadata.resource_version = Some(rv.into());
     o
@@ -135,7 +136,7 @@ async fn run_script(m: &mut Machine<Scripted>, lw: &Scripted, mut state: State) 
     panic!("the script did not finish in 100 steps");
 }
 
-fn page(items: Vec<DynamicObject>, rv: &str, cont: Option<&str>) -> Reply {
+fn page(items: Vec<Object>, rv: &str, cont: Option<&str>) -> Reply {
     Reply::List(Ok(ListPage {
         items,
         resource_version: rv.into(),

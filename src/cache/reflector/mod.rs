@@ -33,7 +33,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::core::DynamicObject;
+use crate::object::Object;
 
 pub use clock::{Clock, TokioClock};
 pub use config::{DEFAULT_PAGE_SIZE, ReflectorConfig, Transform};
@@ -52,11 +52,11 @@ use verify::Verifier;
 /// Lists and watches one resource into a [`DeltaFifo`] (client-go's `Reflector`).
 pub struct Reflector<L> {
     lister_watcher: Arc<L>,
-    fifo: Arc<DeltaFifo<DynamicObject>>,
+    fifo: Arc<DeltaFifo<Object>>,
     config: ReflectorConfig,
     observer: Arc<dyn ReflectorObserver>,
     clock: Arc<dyn Clock>,
-    known_objects: Option<Arc<dyn KnownObjects<DynamicObject>>>,
+    known_objects: Option<Arc<dyn KnownObjects<Object>>>,
 }
 
 impl<L> std::fmt::Debug for Reflector<L> {
@@ -71,11 +71,7 @@ impl<L> std::fmt::Debug for Reflector<L> {
 
 impl<L: ListerWatcher> Reflector<L> {
     /// A Reflector feeding `fifo` from `lister_watcher`, with tokio time and no observer.
-    pub fn new(
-        lister_watcher: L,
-        fifo: Arc<DeltaFifo<DynamicObject>>,
-        config: ReflectorConfig,
-    ) -> Self {
+    pub fn new(lister_watcher: L, fifo: Arc<DeltaFifo<Object>>, config: ReflectorConfig) -> Self {
         Reflector {
             lister_watcher: Arc::new(lister_watcher),
             fifo,
@@ -101,7 +97,7 @@ impl<L: ListerWatcher> Reflector<L> {
     /// The consumer's cache (the FIFO's known objects, normally the
     /// [`Indexer`](crate::cache::Indexer)), which the consistency check compares with the server.
     /// Without it, [`ReflectorConfig::verify_every`] has no effect.
-    pub fn known_objects(mut self, known: Arc<dyn KnownObjects<DynamicObject>>) -> Self {
+    pub fn known_objects(mut self, known: Arc<dyn KnownObjects<Object>>) -> Self {
         self.known_objects = Some(known);
         self
     }
@@ -168,7 +164,7 @@ impl<L: ListerWatcher> Reflector<L> {
 
 /// Calls `fifo.resync()` every `period` and publishes how many keys it queued.
 async fn resync_loop(
-    fifo: Arc<DeltaFifo<DynamicObject>>,
+    fifo: Arc<DeltaFifo<Object>>,
     period: Option<Duration>,
     clock: Arc<dyn Clock>,
     observer: Arc<dyn ReflectorObserver>,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::core::DynamicObject;
+use crate::object::Object;
 
 use super::clock::Clock;
 use super::event::{DriftReport, ReflectorEventKind};
@@ -29,8 +29,8 @@ pub(super) type CheckOutcome = ReflectorEventKind;
 
 pub(super) struct Verifier<L> {
     pub(super) lw: Arc<L>,
-    pub(super) fifo: Arc<DeltaFifo<DynamicObject>>,
-    pub(super) known: Arc<dyn KnownObjects<DynamicObject>>,
+    pub(super) fifo: Arc<DeltaFifo<Object>>,
+    pub(super) known: Arc<dyn KnownObjects<Object>>,
     pub(super) shared: Arc<Shared>,
     pub(super) clock: Arc<dyn Clock>,
     pub(super) page_size: u32,

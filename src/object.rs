@@ -1,0 +1,362 @@
+//! [`Object`]: a Kubernetes object of any kind, as compact as the cache can hold it.
+//!
+//! An informer keeps every object of a resource in memory, so the cached form decides the tool's
+//! footprint. `kube`'s `Object` parses everything outside `metadata` into a
+//! `serde_json::Value` tree: one allocation per string, map and array, several times the size of
+//! the JSON it came from. [`Object`] keeps `metadata` typed (keys, indices, resourceVersions and
+//! owners are read on every delta) and everything else (`spec`, `status`, `data`, …) as the compact
+//! JSON text it arrived as, which is parsed only when a renderer or a `field:` index asks for it.
+//!
+//! Decoding transcodes the non-metadata fields straight from the input into that text, without an
+//! intermediate tree, so it works with any serde deserializer (including the buffered ones serde
+//! uses for tagged enums), and serializing transcodes them back, so it works with any serializer
+//! (JSON, YAML).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource;
+use kube::core::{ApiResource, DynamicResourceScope, TypeMeta};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::ser::{self, SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A Kubernetes object: `apiVersion`/`kind`, typed `metadata`, and every other top-level field as
+/// compact JSON text.
+#[derive(Clone, Default)]
+pub struct Object {
+    /// `apiVersion` and `kind`; list items on the wire lack them (the Reflector fills them in).
+    pub types: Option<TypeMeta>,
+    /// The object's metadata.
+    pub metadata: ObjectMeta,
+    /// The other top-level fields as one JSON object text (`{"spec":…,"status":…}`), or empty
+    /// when there are none. Always valid JSON: only this module writes it.
+    body: Box<str>,
+}
+
+impl Object {
+    /// An object of `resource`'s kind named `name`, with no fields besides metadata.
+    pub fn new(name: &str, resource: &ApiResource) -> Self {
+        Object {
+            types: Some(TypeMeta {
+                api_version: resource.api_version.clone(),
+                kind: resource.kind.clone(),
+            }),
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                ..ObjectMeta::default()
+            },
+            body: Box::default(),
+        }
+    }
+
+    /// The same object in namespace `namespace`.
+    #[must_use]
+    pub fn within(mut self, namespace: &str) -> Self {
+        self.metadata.namespace = Some(namespace.to_owned());
+        self
+    }
+
+    /// Decodes an object from a JSON value.
+    pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
+        serde_json::from_value(value)
+    }
+
+    /// The whole object as a JSON value (parses the body).
+    pub fn to_value(&self) -> Value {
+        // Serializing metadata and valid JSON text into a Value cannot fail.
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// `kind`, or `""` when unknown.
+    pub fn kind(&self) -> &str {
+        self.types.as_ref().map_or("", |t| t.kind.as_str())
+    }
+
+    /// `apiVersion`, or `""` when unknown.
+    pub fn api_version(&self) -> &str {
+        self.types.as_ref().map_or("", |t| t.api_version.as_str())
+    }
+
+    /// The top-level fields besides `apiVersion`, `kind` and `metadata`, in their original order,
+    /// as raw JSON.
+    pub fn fields(&self) -> Vec<(Cow<'_, str>, &RawValue)> {
+        if self.body.is_empty() {
+            return Vec::new();
+        }
+        serde_json::from_str::<Fields<'_>>(&self.body)
+            .map(|fields| fields.0)
+            .unwrap_or_default()
+    }
+
+    /// One top-level field (`spec`, `status`, `data`, …) as raw JSON.
+    pub fn field(&self, name: &str) -> Option<&RawValue> {
+        self.fields()
+            .into_iter()
+            .find_map(|(key, value)| (key == name).then_some(value))
+    }
+
+    /// One top-level field, parsed.
+    pub fn field_value(&self, name: &str) -> Option<Value> {
+        self.field(name)
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+    }
+
+    /// Sets a top-level field (replacing it where it was, appending it otherwise).
+    /// `apiVersion`, `kind` and `metadata` go to their typed fields.
+    pub fn set_field(&mut self, name: &str, value: &Value) -> Result<(), serde_json::Error> {
+        match name {
+            "apiVersion" | "kind" | "metadata" => {
+                let mut whole = self.to_value();
+                whole[name] = value.clone();
+                *self = Object::from_value(whole)?;
+                Ok(())
+            }
+            _ => {
+                let text = serde_json::to_string(value)?;
+                let raw = RawValue::from_string(text)?;
+                let mut fields: Vec<(Cow<'_, str>, &RawValue)> = self.fields();
+                match fields.iter_mut().find(|(key, _)| key == name) {
+                    Some(slot) => slot.1 = &raw,
+                    None => fields.push((Cow::Borrowed(name), &raw)),
+                }
+                let body = write_body(&fields);
+                self.body = body;
+                Ok(())
+            }
+        }
+    }
+
+    /// Removes a top-level field of the body; returns whether it was there.
+    pub fn remove_field(&mut self, name: &str) -> bool {
+        let mut fields = self.fields();
+        let before = fields.len();
+        fields.retain(|(key, _)| key != name);
+        if fields.len() == before {
+            return false;
+        }
+        let body = write_body(&fields);
+        self.body = body;
+        true
+    }
+
+    /// The bytes the body takes, for memory accounting.
+    pub fn body_len(&self) -> usize {
+        self.body.len()
+    }
+}
+
+fn write_body(fields: &[(Cow<'_, str>, &RawValue)]) -> Box<str> {
+    if fields.is_empty() {
+        return Box::default();
+    }
+    let mut out = String::from("{");
+    for (i, (key, value)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        // Keys came from JSON, so they serialize.
+        out.push_str(&serde_json::to_string(key).unwrap_or_default());
+        out.push(':');
+        out.push_str(value.get());
+    }
+    out.push('}');
+    out.into_boxed_str()
+}
+
+impl PartialEq for Object {
+    fn eq(&self, other: &Self) -> bool {
+        self.types == other.types && self.metadata == other.metadata && self.body == other.body
+    }
+}
+
+impl fmt::Debug for Object {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Object")
+            .field("types", &self.types)
+            .field("metadata", &self.metadata)
+            .field("body", &&*self.body)
+            .finish()
+    }
+}
+
+impl Resource for Object {
+    type DynamicType = ApiResource;
+    type Scope = DynamicResourceScope;
+
+    fn kind(dt: &ApiResource) -> Cow<'_, str> {
+        dt.kind.as_str().into()
+    }
+
+    fn group(dt: &ApiResource) -> Cow<'_, str> {
+        dt.group.as_str().into()
+    }
+
+    fn version(dt: &ApiResource) -> Cow<'_, str> {
+        dt.version.as_str().into()
+    }
+
+    fn api_version(dt: &ApiResource) -> Cow<'_, str> {
+        dt.api_version.as_str().into()
+    }
+
+    fn plural(dt: &ApiResource) -> Cow<'_, str> {
+        dt.plural.as_str().into()
+    }
+
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl Serialize for Object {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let fields = self.fields();
+        let mut map =
+            serializer.serialize_map(Some(1 + 2 * self.types.is_some() as usize + fields.len()))?;
+        if let Some(types) = &self.types {
+            map.serialize_entry("apiVersion", &types.api_version)?;
+            map.serialize_entry("kind", &types.kind)?;
+        }
+        map.serialize_entry("metadata", &self.metadata)?;
+        for (key, raw) in &fields {
+            map.serialize_entry(key.as_ref(), &Transcoded(raw))?;
+        }
+        map.end()
+    }
+}
+
+/// Serializes raw JSON text with any serializer.
+struct Transcoded<'a>(&'a RawValue);
+
+impl Serialize for Transcoded<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut de = serde_json::Deserializer::from_str(self.0.get());
+        serde_transcode::transcode(&mut de, serializer).map_err(ser::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Object {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ObjectVisitor)
+    }
+}
+
+struct ObjectVisitor;
+
+impl<'de> Visitor<'de> for ObjectVisitor {
+    type Value = Object;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Kubernetes object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object, A::Error> {
+        let mut api_version = None;
+        let mut kind = None;
+        let mut metadata = None;
+        let mut body = String::new();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match key.as_ref() {
+                "apiVersion" => api_version = map.next_value::<Option<String>>()?,
+                "kind" => kind = map.next_value::<Option<String>>()?,
+                "metadata" => metadata = map.next_value::<Option<ObjectMeta>>()?,
+                _ => {
+                    body.push(if body.is_empty() { '{' } else { ',' });
+                    let quoted = serde_json::to_string(key.as_ref()).map_err(de::Error::custom)?;
+                    body.push_str(&quoted);
+                    body.push(':');
+                    map.next_value_seed(Capture(&mut body))?;
+                }
+            }
+        }
+        if !body.is_empty() {
+            body.push('}');
+        }
+        let types = (api_version.is_some() || kind.is_some()).then(|| TypeMeta {
+            api_version: api_version.unwrap_or_default(),
+            kind: kind.unwrap_or_default(),
+        });
+        Ok(Object {
+            types,
+            metadata: metadata.unwrap_or_default(),
+            body: body.into_boxed_str(),
+        })
+    }
+}
+
+/// Appends one value, whatever its shape, to a JSON text.
+struct Capture<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for Capture<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        // serde_json writes only UTF-8, so appending through the String's bytes keeps it valid.
+        let buf = std::mem::take(self.0).into_bytes();
+        let mut ser = serde_json::Serializer::new(buf);
+        let result = serde_transcode::transcode(deserializer, &mut ser);
+        let bytes = ser.into_inner();
+        *self.0 = String::from_utf8(bytes).map_err(de::Error::custom)?;
+        result.map_err(de::Error::custom)
+    }
+}
+
+/// The body's fields, borrowed from its text.
+struct Fields<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Fields<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> Visitor<'de> for FieldsVisitor {
+            type Value = Fields<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(key) = map.next_key::<Key<'de>>()? {
+                    out.push((key.0, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(Fields(out))
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
+/// A map key, borrowed when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+#[cfg(test)]
+#[path = "object_tests.rs"]
+mod tests;
