@@ -5,6 +5,7 @@ use anyhow::bail;
 use crate::cli::{Cli, Command};
 
 mod completion;
+mod informer;
 mod target;
 mod watch;
 

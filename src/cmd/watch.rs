@@ -14,16 +14,15 @@ use std::time::Instant;
 use anyhow::{Context as _, bail};
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
-    Controller, DeltaFifo, IndexSpec, Indexer, Reflector, ReflectorConfig, ReflectorError,
-    ReflectorEvent, ReflectorEventKind, ReflectorObserver,
+    Controller, DeltaFifo, Indexer, Reflector, ReflectorEvent, ReflectorEventKind,
+    ReflectorObserver,
 };
 use kubectl_deltas::render::jsonl::JsonLines;
-use kubectl_deltas::source::KubeListerWatcher;
 use tokio::sync::Notify;
 
-use super::target::{self, Target};
-use crate::cli::exit::{Exit, Failure, WithExit};
-use crate::cli::{FifoKind, InformerArgs, ReflectorArgs, WatchArgs, WatchOutput};
+use super::informer::{add_indices, lister_watcher, reflector_config, reflector_failure};
+use super::target;
+use crate::cli::{FifoKind, WatchArgs, WatchOutput};
 
 pub fn run(args: WatchArgs) -> anyhow::Result<()> {
     if args.resources.contains(',') {
@@ -75,7 +74,7 @@ async fn watch(args: WatchArgs) -> anyhow::Result<()> {
     });
 
     let reflector = Reflector::new(
-        lister_watcher(&target, &args),
+        lister_watcher(&target, &args.access, args.name.as_deref()),
         fifo.clone(),
         reflector_config(&args.reflector, &args.informer),
     )
@@ -128,71 +127,6 @@ async fn watch(args: WatchArgs) -> anyhow::Result<()> {
         return Err(error).context("cannot write the output");
     }
     result.map_err(|error| reflector_failure(error, &target))
-}
-
-fn add_indices(indexer: &Indexer<Object>, informer: &InformerArgs) -> anyhow::Result<()> {
-    for text in &informer.indices {
-        let spec: IndexSpec = text.parse().exit_with(Exit::Usage)?;
-        indexer
-            .add_indexer(spec.name(), spec.index_func())
-            .exit_with(Exit::Usage)?;
-    }
-    Ok(())
-}
-
-fn lister_watcher(target: &Target, args: &WatchArgs) -> KubeListerWatcher {
-    let mut lw = KubeListerWatcher::new(
-        target.connection.client.clone(),
-        &target.resource.api_resource(),
-        target.namespace.as_deref(),
-    );
-    if let Some(labels) = &args.access.selector {
-        lw = lw.labels(labels.clone());
-    }
-    // `watch pods web-1` narrows the watch to one object, as `kubectl get pods web-1 -w` does.
-    let fields: Vec<String> = args
-        .access
-        .field_selector
-        .iter()
-        .cloned()
-        .chain(args.name.iter().map(|name| format!("metadata.name={name}")))
-        .collect();
-    if !fields.is_empty() {
-        lw = lw.fields(fields.join(","));
-    }
-    lw
-}
-
-fn reflector_config(reflector: &ReflectorArgs, informer: &InformerArgs) -> ReflectorConfig {
-    let mut config = ReflectorConfig::default()
-        .page_size(reflector.page_size)
-        .consistent_list(reflector.consistent_list)
-        .watch_list(reflector.watch_list);
-    if let Some(timeout) = reflector.watch_timeout.0 {
-        config = config.watch_timeout(timeout);
-    }
-    if let Some(period) = informer.resync.0 {
-        config = config.resync(period);
-    }
-    if let Some(period) = reflector.verify_every.0 {
-        config = config.verify_every(period);
-    }
-    if !reflector.no_strip_managed_fields {
-        config = config.transform(|obj: &mut Object| obj.metadata.managed_fields = None);
-    }
-    config
-}
-
-/// 401 and 403 are the user's access problem; anything else the Reflector gives up on is a runtime
-/// error.
-fn reflector_failure(error: ReflectorError, target: &Target) -> anyhow::Error {
-    let exit = if error.source_error().is_auth() {
-        Exit::ClusterAccess
-    } else {
-        Exit::Runtime
-    };
-    let error = anyhow::Error::new(error).context(format!("watching {} failed", target.describe()));
-    Failure { exit, error }.into()
 }
 
 /// Serialized access to stdout, and the first write error (which stops everything).

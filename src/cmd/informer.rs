@@ -1,0 +1,78 @@
+//! What every informer-running command shares: flags → indices, Reflector configuration and the
+//! kube ListerWatcher, and how a Reflector failure maps to an exit code.
+
+use kubectl_deltas::Object;
+use kubectl_deltas::cache::{IndexSpec, Indexer, ReflectorConfig, ReflectorError};
+use kubectl_deltas::source::KubeListerWatcher;
+
+use super::target::Target;
+use crate::cli::exit::{Exit, Failure, WithExit};
+use crate::cli::{AccessArgs, InformerArgs, ReflectorArgs};
+
+pub fn add_indices(indexer: &Indexer<Object>, informer: &InformerArgs) -> anyhow::Result<()> {
+    for text in &informer.indices {
+        let spec: IndexSpec = text.parse().exit_with(Exit::Usage)?;
+        indexer
+            .add_indexer(spec.name(), spec.index_func())
+            .exit_with(Exit::Usage)?;
+    }
+    Ok(())
+}
+
+pub fn lister_watcher(
+    target: &Target,
+    access: &AccessArgs,
+    name: Option<&str>,
+) -> KubeListerWatcher {
+    let mut lw = KubeListerWatcher::new(
+        target.connection.client.clone(),
+        &target.resource.api_resource(),
+        target.namespace.as_deref(),
+    );
+    if let Some(labels) = &access.selector {
+        lw = lw.labels(labels.clone());
+    }
+    // `watch pods web-1` narrows the watch to one object, as `kubectl get pods web-1 -w` does.
+    let fields: Vec<String> = access
+        .field_selector
+        .iter()
+        .cloned()
+        .chain(name.into_iter().map(|name| format!("metadata.name={name}")))
+        .collect();
+    if !fields.is_empty() {
+        lw = lw.fields(fields.join(","));
+    }
+    lw
+}
+
+pub fn reflector_config(reflector: &ReflectorArgs, informer: &InformerArgs) -> ReflectorConfig {
+    let mut config = ReflectorConfig::default()
+        .page_size(reflector.page_size)
+        .consistent_list(reflector.consistent_list)
+        .watch_list(reflector.watch_list);
+    if let Some(timeout) = reflector.watch_timeout.0 {
+        config = config.watch_timeout(timeout);
+    }
+    if let Some(period) = informer.resync.0 {
+        config = config.resync(period);
+    }
+    if let Some(period) = reflector.verify_every.0 {
+        config = config.verify_every(period);
+    }
+    if !reflector.no_strip_managed_fields {
+        config = config.transform(|obj: &mut Object| obj.metadata.managed_fields = None);
+    }
+    config
+}
+
+/// 401 and 403 are the user's access problem; anything else the Reflector gives up on is a runtime
+/// error.
+pub fn reflector_failure(error: ReflectorError, target: &Target) -> anyhow::Error {
+    let exit = if error.source_error().is_auth() {
+        Exit::ClusterAccess
+    } else {
+        Exit::Runtime
+    };
+    let error = anyhow::Error::new(error).context(format!("watching {} failed", target.describe()));
+    Failure { exit, error }.into()
+}
