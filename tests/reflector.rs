@@ -98,7 +98,7 @@ impl Harness {
         let consumer = std::thread::spawn(move || {
             while let Some(batch) = controller.process_next() {
                 let popped = Popped {
-                    key: batch.key.to_string(),
+                    key: batch.key.as_deref().unwrap_or_default().to_string(),
                     types: batch.deltas.iter().map(|d| d.type_).collect(),
                     tombstone: batch.deltas.iter().any(|d| d.object.is_tombstone()),
                     initial: batch.is_in_initial_list,

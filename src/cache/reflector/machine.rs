@@ -17,7 +17,8 @@ use super::event::{
     Phase, ReflectorEvent, ReflectorEventKind, ReflectorObserver, RelistCause, WatchEndReason,
 };
 use crate::cache::backoff::Backoff;
-use crate::cache::delta_fifo::DeltaFifo;
+use crate::cache::delta::DeltaObject;
+use crate::cache::queue::Queue;
 use crate::cache::store::object_key;
 use crate::source::{
     ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
@@ -96,7 +97,7 @@ pub(super) struct InitialEvents {
 /// The Reflector's moving parts, advanced by [`step`](Machine::step).
 pub(super) struct Machine<L> {
     pub(super) lw: Arc<L>,
-    pub(super) fifo: Arc<DeltaFifo<DynamicObject>>,
+    pub(super) fifo: Arc<dyn Queue<DynamicObject>>,
     pub(super) config: ReflectorConfig,
     pub(super) target: ResourceTarget,
     pub(super) clock: Arc<dyn Clock>,
@@ -114,7 +115,7 @@ pub(super) struct Machine<L> {
 impl<L: ListerWatcher> Machine<L> {
     pub(super) fn new(
         lw: Arc<L>,
-        fifo: Arc<DeltaFifo<DynamicObject>>,
+        fifo: Arc<dyn Queue<DynamicObject>>,
         config: ReflectorConfig,
         clock: Arc<dyn Clock>,
         observer: Arc<dyn ReflectorObserver>,
@@ -152,12 +153,6 @@ impl<L: ListerWatcher> Machine<L> {
 
     fn last_synced(&self) -> String {
         self.shared.lock().clone()
-    }
-
-    fn set_last_synced(&self, rv: &str) {
-        if !rv.is_empty() {
-            *self.shared.lock() = rv.to_owned();
-        }
     }
 
     /// Where a Reflector starts.
@@ -523,7 +518,7 @@ impl<L: ListerWatcher> Machine<L> {
                 let obj = self.prepare(obj);
                 self.commit(
                     |fifo| {
-                        fifo.delete(obj.clone());
+                        fifo.delete(DeltaObject::Object(obj.clone()));
                     },
                     &obj,
                     true,
@@ -534,11 +529,17 @@ impl<L: ListerWatcher> Machine<L> {
                 initial_events_end,
             } => {
                 w.advance_rv = true;
-                self.set_last_synced(&resource_version);
+                // Published first, as "list done", so that the event precedes the queue's
+                // `Bookmark` delta however fast the consumer pops.
                 self.publish(ReflectorEventKind::Bookmark {
-                    resource_version,
+                    resource_version: resource_version.clone(),
                     initial_events_end,
                 });
+                let mut last = self.shared.lock();
+                self.fifo.bookmark(&resource_version);
+                if !resource_version.is_empty() {
+                    *last = resource_version;
+                }
             }
             WatchEvent::Error(_) => unreachable!("handled above"),
         }
@@ -552,12 +553,12 @@ impl<L: ListerWatcher> Machine<L> {
     /// resourceVersion; the first other event unlocks it for good (client-go).
     fn commit(
         &self,
-        queue: impl FnOnce(&DeltaFifo<DynamicObject>),
+        queue: impl FnOnce(&dyn Queue<DynamicObject>),
         obj: &DynamicObject,
         advance: bool,
     ) {
         let mut last = self.shared.lock();
-        queue(&self.fifo);
+        queue(self.fifo.as_ref());
         if advance
             && let Some(rv) = obj.metadata.resource_version.as_deref()
             && !rv.is_empty()
