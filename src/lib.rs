@@ -29,7 +29,7 @@
 //!
 //! let mut controller = Controller::new(fifo.clone(), indexer.clone());
 //! let first = controller.process_next().unwrap();
-//! assert_eq!(&*first.key, "default/web-1");
+//! assert_eq!(first.key.as_deref(), Some("default/web-1"));
 //! let types: Vec<DeltaType> = first.deltas.iter().map(|d| d.type_).collect();
 //! assert_eq!(types, [DeltaType::Replaced, DeltaType::Updated]); // coalesced into one batch
 //! assert!(first.is_in_initial_list);

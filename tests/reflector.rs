@@ -99,7 +99,7 @@ impl Harness {
         let consumer = std::thread::spawn(move || {
             while let Some(batch) = controller.process_next() {
                 let popped = Popped {
-                    key: batch.key.to_string(),
+                    key: batch.key.as_deref().unwrap_or_default().to_string(),
                     types: batch.deltas.iter().map(|d| d.type_).collect(),
                     tombstone: batch.deltas.iter().any(|d| d.object.is_tombstone()),
                     initial: batch.is_in_initial_list,
@@ -292,6 +292,9 @@ async fn first_list_asks_for_resource_version_zero_with_a_limit() {
     assert_eq!(lists.len(), 1);
     assert_eq!(lists[0].param("resourceVersion"), Some("0"));
     assert_eq!(lists[0].param("limit"), Some("500"));
+    // The watch opens after the sync, not necessarily before this point.
+    h.until("a watch request", |h| !h.requests(Verb::Watch).is_empty())
+        .await;
     let watches = h.requests(Verb::Watch);
     assert_eq!(watches[0].param("allowWatchBookmarks"), Some("true"));
     let timeout: u32 = watches[0]

@@ -1,21 +1,24 @@
-//! The consumer side of an informer: pop a batch from the [`DeltaFifo`], apply it to the
-//! [`Indexer`] as client-go's `processDeltas` does, and hand it to handlers.
+//! The consumer side of an informer: pop a batch from the [`Queue`] (a [`DeltaFifo`] by default),
+//! apply it to the [`Indexer`] as client-go's `processDeltas` does, and hand it to handlers.
 //!
-//! The indexer is updated inside `pop` (under the queue lock, as client-go), so `has_synced`
-//! implies the indexer holds the whole initial list. Handlers run after `pop` returns, outside every
-//! lock: a slow handler lets deltas pile up (and coalesce) in the FIFO instead of blocking the
-//! producer, much as a shared informer's per-listener buffers decouple handlers from the queue.
+//! The indexer is updated inside the pop (under the queue lock, as client-go), so `has_synced`
+//! implies the indexer holds the whole initial list. Handlers run after the pop returns, outside
+//! every lock: a slow handler lets deltas pile up in the queue (coalescing, in a DeltaFIFO) instead
+//! of blocking the producer, much as a shared informer's per-listener buffers decouple handlers
+//! from the queue.
 
-use std::convert::Infallible;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use hashbrown::HashSet;
 use kube::Resource;
 
-use super::delta::{DeltaObject, DeltaType, Deltas};
-use super::delta_fifo::{DeltaFifo, PopError, Popped, ProcessError};
+use super::delta::{DeletedFinalStateUnknown, DeltaObject, DeltaType, Deltas, ListInfo};
+use super::delta_fifo::DeltaFifo;
 use super::indexer::Indexer;
+use super::queue::{PoppedDeltas, Queue};
+use super::store::object_key;
 
 /// Receives the effect of each delta on the cache (client-go's `ResourceEventHandler`).
 pub trait ResourceEventHandler<K> {
@@ -108,11 +111,18 @@ impl<K> ResourceEventHandler<K> for Vec<Notification<K>> {
 /// Applies `deltas` to `store`, oldest first, and tells `handler`, as client-go's `processDeltas`:
 /// `Sync`, `Replaced`, `Added` and `Updated` update the object if its key is in the store
 /// (`on_update(old, new)`) and add it otherwise (`on_add`); `Deleted` removes it (`on_delete`, with
-/// the tombstone if that is what was queued).
+/// the tombstone if that is what was queued). The whole-list deltas of an atomic queue:
+/// - `ReplacedAll` replaces the whole store with the listed objects, then reports a tombstone
+///   deletion for every stored key absent from the list (in key order), then an update or an add
+///   for every listed object (in list order), as client-go's `processReplacedAllInfo`: the same
+///   handler calls a per-object relist produces, computed from the store instead of by the queue;
+/// - `SyncAll` reports `on_update(obj, obj)` for every stored object, in key order;
+/// - `Bookmark` changes nothing (this store keeps no resourceVersion).
 ///
-/// The FIFO only queues tombstones as `Deleted`; should another type carry one (a hand-built batch
+/// The queues only queue tombstones as `Deleted`; should another type carry one (a hand-built batch
 /// given to `add_if_not_present`), its last known object is applied, and a tombstone without an
-/// object is skipped rather than stored.
+/// object is skipped rather than stored. A delta whose type and payload disagree (a whole-list
+/// payload on a per-object type, or the reverse) is skipped.
 pub fn process_deltas<K: Resource>(
     handler: &mut impl ResourceEventHandler<K>,
     store: &Indexer<K>,
@@ -120,8 +130,20 @@ pub fn process_deltas<K: Resource>(
     is_in_initial_list: bool,
 ) {
     for delta in deltas {
-        match delta.type_ {
-            DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated => {
+        match (delta.type_, &delta.object) {
+            (DeltaType::ReplacedAll, DeltaObject::List(info)) => {
+                replace_all(handler, store, info, is_in_initial_list);
+            }
+            (DeltaType::SyncAll, DeltaObject::List(_)) => {
+                for (_, obj) in store.entries() {
+                    handler.on_update(&obj, &obj);
+                }
+            }
+            // A bookmark has nothing to apply: this store keeps no resourceVersion. The rest are
+            // deltas whose type and payload disagree.
+            (_, DeltaObject::List(_))
+            | (DeltaType::ReplacedAll | DeltaType::SyncAll | DeltaType::Bookmark, _) => {}
+            (DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated, _) => {
                 let Some(obj) = delta.object.object() else {
                     continue;
                 };
@@ -130,10 +152,47 @@ pub fn process_deltas<K: Resource>(
                     None => handler.on_add(obj, is_in_initial_list),
                 }
             }
-            DeltaType::Deleted => {
+            (DeltaType::Deleted, _) => {
                 store.delete(&delta.object);
                 handler.on_delete(&delta.object);
             }
+        }
+    }
+}
+
+/// client-go's `processReplacedAllInfo`: the store is replaced first, so that handlers see a
+/// store that already reflects what they are told.
+fn replace_all<K: Resource>(
+    handler: &mut impl ResourceEventHandler<K>,
+    store: &Indexer<K>,
+    info: &ListInfo<K>,
+    is_in_initial_list: bool,
+) {
+    let listed: HashSet<String> = info
+        .objects
+        .iter()
+        .map(|obj| object_key(obj.as_ref()))
+        .collect();
+    let deletions: Vec<DeltaObject<K>> = store
+        .entries()
+        .into_iter()
+        .filter(|(key, _)| !listed.contains(&**key))
+        .map(|(key, obj)| {
+            DeltaObject::Tombstone(DeletedFinalStateUnknown {
+                key: key.to_string(),
+                obj: Some(obj),
+            })
+        })
+        .collect();
+    let olds: Vec<Option<Arc<K>>> = info.objects.iter().map(|obj| store.get(obj)).collect();
+    store.replace(info.objects.iter().cloned());
+    for tombstone in &deletions {
+        handler.on_delete(tombstone);
+    }
+    for (new, old) in info.objects.iter().zip(olds) {
+        match old {
+            Some(old) => handler.on_update(&old, new),
+            None => handler.on_add(new, is_in_initial_list),
         }
     }
 }
@@ -143,24 +202,28 @@ pub fn process_deltas<K: Resource>(
 pub struct Batch<K> {
     /// Pop sequence number, from 1.
     pub seq: u64,
-    /// The key the batch was queued under.
-    pub key: Arc<str>,
-    /// The deltas, oldest first.
+    /// The key every delta belongs to: the key a DeltaFIFO batch was queued under, or the key of a
+    /// single RealFIFO delta. `None` when the batch spans several keys (a RealFIFO batch pop) or is
+    /// a whole-list delta; [`Delta::key`](super::Delta::key) then tells each delta's.
+    pub key: Option<Arc<str>>,
+    /// The deltas, oldest first: one key's for a DeltaFIFO, one or more consecutive ones for a
+    /// RealFIFO.
     pub deltas: Deltas<K>,
-    /// What applying each delta did to the indexer (old states for updates, in particular).
+    /// What applying each delta did to the indexer (old states for updates, in particular; one
+    /// notification per object a whole-list delta touched).
     pub notifications: Vec<Notification<K>>,
     /// Whether the batch belonged to the initial list.
     pub is_in_initial_list: bool,
-    /// When the key entered the queue.
+    /// When the oldest delta (for a DeltaFIFO: the key) entered the queue.
     pub enqueued_at: Instant,
     /// When it was popped.
     pub popped_at: Instant,
-    /// Keys still queued after this pop.
+    /// Entries still queued after this pop: keys for a DeltaFIFO, deltas for a RealFIFO.
     pub queue_len: usize,
 }
 
 impl<K> Batch<K> {
-    /// How long the key waited in the queue.
+    /// How long the oldest delta waited in the queue.
     pub fn waited(&self) -> Duration {
         self.popped_at.saturating_duration_since(self.enqueued_at)
     }
@@ -185,27 +248,41 @@ impl<K, F: FnMut(&Batch<K>) -> ControlFlow<()>> BatchHandler<K> for F {
     }
 }
 
-/// The informer's consumer: owns the pop loop over a FIFO that feeds an indexer.
+/// The informer's consumer: owns the pop loop over a queue that feeds an indexer.
+///
+/// `Q` is the queue: a [`DeltaFifo`] unless said otherwise, any [`Queue`] implementation, or
+/// `dyn Queue<K>` when the queue is chosen at run time.
 #[derive(Debug)]
-pub struct Controller<K> {
-    fifo: Arc<DeltaFifo<K>>,
+pub struct Controller<K, Q: ?Sized = DeltaFifo<K>> {
+    fifo: Arc<Q>,
     indexer: Arc<Indexer<K>>,
+    /// Most deltas one pop takes (client-go's `PopBatch`); 1 pops one at a time.
+    batch_pop: usize,
     popped: u64,
 }
 
-impl<K: Resource> Controller<K> {
-    /// A consumer popping from `fifo` into `indexer`. The FIFO should have been built with the
-    /// indexer as its known objects, or deletions of unseen objects and relist tombstones are lost.
-    pub fn new(fifo: Arc<DeltaFifo<K>>, indexer: Arc<Indexer<K>>) -> Self {
+impl<K: Resource, Q: Queue<K> + ?Sized> Controller<K, Q> {
+    /// A consumer popping from `fifo` into `indexer`, one batch per pop. The queue should have been
+    /// built with the indexer as its known objects (except the atomic one, which takes none), or
+    /// deletions of unseen objects and relist tombstones are lost.
+    pub fn new(fifo: Arc<Q>, indexer: Arc<Indexer<K>>) -> Self {
         Controller {
             fifo,
             indexer,
+            batch_pop: 1,
             popped: 0,
         }
     }
 
+    /// Lets one pop take up to `max` consecutive deltas, as client-go's `PopBatch` (a RealFIFO
+    /// only; a DeltaFIFO pop is always one key). Values below 1 mean 1.
+    pub fn batch_pop(mut self, max: usize) -> Self {
+        self.batch_pop = max.max(1);
+        self
+    }
+
     /// The queue.
-    pub fn fifo(&self) -> &Arc<DeltaFifo<K>> {
+    pub fn fifo(&self) -> &Arc<Q> {
         &self.fifo
     }
 
@@ -219,35 +296,33 @@ impl<K: Resource> Controller<K> {
         self.popped
     }
 
-    /// Blocks for the next batch, applies it, and returns it; `None` once the FIFO is closed and
+    /// Blocks for the next batch, applies it, and returns it; `None` once the queue is closed and
     /// drained.
     pub fn process_next(&mut self) -> Option<Batch<K>> {
+        let mut notifications = Vec::new();
         let indexer = &self.indexer;
-        match self
+        let popped = self
             .fifo
-            .pop(|deltas, initial| apply(indexer, deltas, initial))
-        {
-            Ok(popped) => Some(self.batch(popped)),
-            Err(PopError::Closed) => None,
-            Err(PopError::Process(never)) => match never {},
-        }
+            .pop_batch(self.batch_pop, &mut |deltas, initial| {
+                notifications = apply(indexer, deltas, initial);
+            })?;
+        Some(self.batch(popped, notifications))
     }
 
     /// Like [`process_next`](Controller::process_next) but returns `None` at once when nothing is
     /// queued (closed or not).
     pub fn try_process_next(&mut self) -> Option<Batch<K>> {
+        let mut notifications = Vec::new();
         let indexer = &self.indexer;
-        match self
+        let popped = self
             .fifo
-            .try_pop(|deltas, initial| apply(indexer, deltas, initial))
-        {
-            Ok(popped) => popped.map(|p| self.batch(p)),
-            Err(PopError::Closed) => None,
-            Err(PopError::Process(never)) => match never {},
-        }
+            .try_pop_batch(self.batch_pop, &mut |deltas, initial| {
+                notifications = apply(indexer, deltas, initial);
+            })?;
+        Some(self.batch(popped, notifications))
     }
 
-    /// Pops and handles batches until the FIFO is closed and drained or `handler` breaks.
+    /// Pops and handles batches until the queue is closed and drained or `handler` breaks.
     pub fn run(&mut self, handler: &mut impl BatchHandler<K>) {
         while let Some(batch) = self.process_next() {
             if handler.on_batch(&batch).is_break() {
@@ -256,13 +331,13 @@ impl<K: Resource> Controller<K> {
         }
     }
 
-    fn batch(&mut self, popped: Popped<K, Vec<Notification<K>>>) -> Batch<K> {
+    fn batch(&mut self, popped: PoppedDeltas<K>, notifications: Vec<Notification<K>>) -> Batch<K> {
         self.popped += 1;
         Batch {
             seq: self.popped,
             key: popped.key,
             deltas: popped.deltas,
-            notifications: popped.output,
+            notifications,
             is_in_initial_list: popped.is_in_initial_list,
             enqueued_at: popped.enqueued_at,
             popped_at: popped.popped_at,
@@ -275,10 +350,10 @@ fn apply<K: Resource>(
     indexer: &Indexer<K>,
     deltas: &Deltas<K>,
     is_in_initial_list: bool,
-) -> Result<Vec<Notification<K>>, ProcessError<Infallible>> {
+) -> Vec<Notification<K>> {
     let mut notifications = Vec::with_capacity(deltas.len());
     process_deltas(&mut notifications, indexer, deltas, is_in_initial_list);
-    Ok(notifications)
+    notifications
 }
 
 #[cfg(test)]

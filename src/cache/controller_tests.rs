@@ -7,7 +7,7 @@ use crate::object::Object;
 
 use super::*;
 use crate::cache::test_objects::{cm, rv};
-use crate::cache::{DeletedFinalStateUnknown, Delta};
+use crate::cache::{DeletedFinalStateUnknown, Delta, ListInfo, QueueKind, RealFifo};
 
 /// Records handler calls as compact strings.
 #[derive(Default)]
@@ -114,7 +114,7 @@ fn controller_applies_the_initial_list_then_a_relist_with_tombstones() {
         let batch = controller.process_next().unwrap();
         seen.push((
             batch.seq,
-            batch.key.to_string(),
+            batch.key.as_deref().unwrap_or_default().to_string(),
             batch.is_in_initial_list,
             batch.queue_len,
         ));
@@ -148,4 +148,170 @@ fn run_stops_when_the_handler_breaks() {
     }
     controller.run(&mut |_: &Batch<Object>| ControlFlow::Break(()));
     assert_eq!((controller.popped(), fifo.len()), (1, 2));
+}
+
+fn whole_list(type_: DeltaType, rv: &str, objects: Vec<Arc<Object>>) -> Delta<Object> {
+    Delta::new(
+        type_,
+        ListInfo {
+            resource_version: rv.into(),
+            objects,
+        },
+    )
+}
+
+fn cached(store: &Indexer<Object>) -> Vec<(String, u64)> {
+    store
+        .entries()
+        .into_iter()
+        .map(|(k, o)| (k.to_string(), rv(&o)))
+        .collect()
+}
+
+#[test]
+fn replaced_all_replaces_the_store_then_reports_deletions_then_adds_and_updates_in_list_order() {
+    let store = Indexer::new();
+    for (name, rv) in [("a", 1), ("b", 2), ("c", 3)] {
+        store.add(cm("ns", name, rv));
+    }
+    let mut log = Log::default();
+    let list = vec![cm("ns", "d", 5), cm("ns", "a", 4)];
+    process_deltas(
+        &mut log,
+        &store,
+        &deltas(vec![whole_list(DeltaType::ReplacedAll, "9", list)]),
+        true,
+    );
+    assert_eq!(
+        log.0,
+        [
+            "delete 2 tombstone",
+            "delete 3 tombstone",
+            "add 5 initial=true",
+            "update 1->4"
+        ]
+    );
+    assert_eq!(cached(&store), [("ns/a".into(), 4), ("ns/d".into(), 5)]);
+}
+
+#[test]
+fn replaced_all_handlers_see_a_store_that_already_holds_the_list() {
+    struct Probe<'a>(&'a Indexer<Object>, Vec<usize>);
+    impl ResourceEventHandler<Object> for Probe<'_> {
+        fn on_add(&mut self, _: &Arc<Object>, _: bool) {
+            self.1.push(self.0.len());
+        }
+        fn on_update(&mut self, _: &Arc<Object>, _: &Arc<Object>) {}
+        fn on_delete(&mut self, _: &DeltaObject<Object>) {
+            self.1.push(self.0.len());
+        }
+    }
+    let store = Indexer::new();
+    store.add(cm("ns", "gone", 1));
+    let mut probe = Probe(&store, Vec::new());
+    let list = vec![cm("ns", "a", 2), cm("ns", "b", 3)];
+    process_deltas(
+        &mut probe,
+        &store,
+        &deltas(vec![whole_list(DeltaType::ReplacedAll, "9", list)]),
+        false,
+    );
+    assert_eq!(probe.1, [2, 2, 2]);
+}
+
+#[test]
+fn sync_all_reports_an_update_of_every_stored_object_to_itself_in_key_order() {
+    let store = Indexer::new();
+    store.add(cm("ns", "b", 2));
+    store.add(cm("ns", "a", 1));
+    let mut log = Log::default();
+    process_deltas(
+        &mut log,
+        &store,
+        &deltas(vec![whole_list(DeltaType::SyncAll, "", vec![])]),
+        false,
+    );
+    assert_eq!(log.0, ["update 1->1", "update 2->2"]);
+    assert_eq!(store.len(), 2);
+}
+
+#[test]
+fn bookmark_changes_nothing_and_calls_no_handler() {
+    let store = Indexer::new();
+    store.add(cm("ns", "a", 1));
+    let mut log = Log::default();
+    process_deltas(
+        &mut log,
+        &store,
+        &deltas(vec![whole_list(DeltaType::Bookmark, "7", vec![])]),
+        false,
+    );
+    assert!(log.0.is_empty());
+    assert_eq!(cached(&store), [("ns/a".into(), 1)]);
+}
+
+#[test]
+fn a_delta_whose_type_and_payload_disagree_is_skipped() {
+    let store = Indexer::new();
+    store.add(cm("ns", "a", 1));
+    let mut log = Log::default();
+    let batch = deltas(vec![
+        whole_list(DeltaType::Deleted, "7", vec![cm("ns", "a", 2)]),
+        whole_list(DeltaType::Added, "7", vec![cm("ns", "b", 3)]),
+        Delta::new(DeltaType::ReplacedAll, cm("ns", "c", 4)),
+    ]);
+    process_deltas(&mut log, &store, &batch, false);
+    assert!(log.0.is_empty());
+    assert_eq!(cached(&store), [("ns/a".into(), 1)]);
+}
+
+#[test]
+fn controller_pops_a_queue_chosen_at_run_time_one_delta_at_a_time() {
+    let indexer = Arc::new(Indexer::new());
+    let fifo = QueueKind::Real.build(indexer.clone(), true);
+    let mut controller = Controller::new(fifo.clone(), indexer.clone());
+    fifo.replace(vec![cm("ns", "a", 1)], "1");
+    fifo.update(cm("ns", "a", 2));
+    let first = controller.try_process_next().unwrap();
+    assert_eq!(first.key.as_deref(), Some("ns/a"));
+    assert_eq!(first.deltas.len(), 1, "no per-key merging");
+    assert!(first.is_in_initial_list);
+    let second = controller.try_process_next().unwrap();
+    assert!(!second.is_in_initial_list);
+    assert_eq!(cached(&indexer), [("ns/a".into(), 2)]);
+    assert!(controller.try_process_next().is_none());
+}
+
+#[test]
+fn controller_batch_pop_applies_several_keys_in_one_batch() {
+    let indexer = Arc::new(Indexer::new());
+    let fifo = Arc::new(RealFifo::new(indexer.clone()));
+    let mut controller = Controller::new(fifo.clone(), indexer.clone()).batch_pop(10);
+    for n in 0..3 {
+        fifo.add(cm("ns", &format!("o{n}"), n));
+    }
+    let batch = controller.try_process_next().unwrap();
+    assert_eq!(batch.key, None);
+    assert_eq!(batch.deltas.len(), 3);
+    assert_eq!(batch.notifications.len(), 3);
+    assert_eq!(indexer.len(), 3);
+}
+
+#[test]
+fn controller_applies_an_atomic_relist_as_one_batch() {
+    let indexer = Arc::new(Indexer::new());
+    let fifo: Arc<dyn Queue<Object>> = Arc::new(RealFifo::atomic());
+    let mut controller = Controller::new(fifo.clone(), indexer.clone());
+    fifo.replace(vec![cm("ns", "a", 1), cm("ns", "b", 2)], "2");
+    let initial = controller.try_process_next().unwrap();
+    assert_eq!(initial.key, None);
+    assert!(initial.is_in_initial_list);
+    assert_eq!(initial.notifications.len(), 2);
+    assert!(fifo.has_synced());
+
+    fifo.replace(vec![cm("ns", "a", 3)], "5");
+    let mut log = Log::default();
+    controller.try_process_next().unwrap().dispatch(&mut log);
+    assert_eq!(log.0, ["delete 2 tombstone", "update 1->3"]);
+    assert_eq!(cached(&indexer), [("ns/a".into(), 3)]);
 }

@@ -1,5 +1,6 @@
-//! The unit of change a [`DeltaFifo`](super::DeltaFifo) queues: `Delta`, `Deltas` and the
-//! `DeletedFinalStateUnknown` tombstone, as in client-go's `tools/cache/delta_fifo.go`.
+//! The unit of change the queues hold: `Delta`, `Deltas`, the `DeletedFinalStateUnknown` tombstone
+//! and the whole-list payload of the atomic deltas, as in client-go's `tools/cache/delta_fifo.go`
+//! and `the_real_fifo.go`.
 
 use std::fmt;
 use std::sync::Arc;
@@ -23,16 +24,29 @@ pub enum DeltaType {
     Replaced,
     /// A periodic resync, or a listed object in the legacy mode where `replace` emits `Sync`.
     Sync,
+    /// A whole relist as one delta (client-go's `ReplacedAll`, queued by an atomic
+    /// [`RealFifo`](super::RealFifo)): the payload is a [`DeltaObject::List`] with every listed
+    /// object and the list's resourceVersion.
+    ReplacedAll,
+    /// A periodic resync as one delta (client-go's `SyncAll`, atomic mode): the consumer re-delivers
+    /// everything it holds. The payload is an empty [`DeltaObject::List`].
+    SyncAll,
+    /// A watch bookmark (atomic mode): the payload is a [`DeltaObject::List`] carrying only the
+    /// resourceVersion the watch reached.
+    Bookmark,
 }
 
 impl DeltaType {
     /// Every delta type, in declaration order (handy for per-type counters).
-    pub const ALL: [DeltaType; 5] = [
+    pub const ALL: [DeltaType; 8] = [
         DeltaType::Added,
         DeltaType::Updated,
         DeltaType::Deleted,
         DeltaType::Replaced,
         DeltaType::Sync,
+        DeltaType::ReplacedAll,
+        DeltaType::SyncAll,
+        DeltaType::Bookmark,
     ];
 
     /// The name client-go uses for this type (`"Added"`, `"Updated"`, …).
@@ -43,7 +57,19 @@ impl DeltaType {
             DeltaType::Deleted => "Deleted",
             DeltaType::Replaced => "Replaced",
             DeltaType::Sync => "Sync",
+            DeltaType::ReplacedAll => "ReplacedAll",
+            DeltaType::SyncAll => "SyncAll",
+            DeltaType::Bookmark => "Bookmark",
         }
+    }
+
+    /// Whether deltas of this type concern the whole list rather than one key (the atomic types).
+    /// client-go's `PopBatch` never batches them with other deltas.
+    pub fn is_whole_list(self) -> bool {
+        matches!(
+            self,
+            DeltaType::ReplacedAll | DeltaType::SyncAll | DeltaType::Bookmark
+        )
     }
 
     /// Position in [`DeltaType::ALL`], for array-indexed counters.
@@ -68,21 +94,36 @@ pub struct DeletedFinalStateUnknown<K> {
     pub obj: Option<Arc<K>>,
 }
 
-/// The payload of a [`Delta`]: an object, or a tombstone for a deletion detected by a relist.
+/// The payload of the whole-list deltas ([`DeltaType::ReplacedAll`], [`DeltaType::SyncAll`],
+/// [`DeltaType::Bookmark`]): client-go's `ReplacedAllInfo`, `SyncAllInfo` and bookmark
+/// resourceVersion in one shape.
+#[derive(Debug)]
+pub struct ListInfo<K> {
+    /// The list's resourceVersion (`ReplacedAll`), the bookmark's (`Bookmark`), or empty (`SyncAll`).
+    pub resource_version: String,
+    /// Every listed object, in list order (`ReplacedAll`); empty for the other types.
+    pub objects: Vec<Arc<K>>,
+}
+
+/// The payload of a [`Delta`]: an object, a tombstone for a deletion detected by a relist, or, for
+/// the atomic delta types, a payload about the whole list.
 #[derive(Debug)]
 pub enum DeltaObject<K> {
     /// An object as the server sent it (shared, never deep-cloned).
     Object(Arc<K>),
     /// A deletion whose final state is unknown.
     Tombstone(DeletedFinalStateUnknown<K>),
+    /// The payload of a whole-list delta; it belongs to no key.
+    List(ListInfo<K>),
 }
 
 impl<K> DeltaObject<K> {
-    /// The object, or the tombstone's last known object.
+    /// The object, or the tombstone's last known object; `None` for a whole-list payload.
     pub fn object(&self) -> Option<&Arc<K>> {
         match self {
             DeltaObject::Object(obj) => Some(obj),
             DeltaObject::Tombstone(t) => t.obj.as_ref(),
+            DeltaObject::List(_) => None,
         }
     }
 
@@ -90,15 +131,34 @@ impl<K> DeltaObject<K> {
     pub fn is_tombstone(&self) -> bool {
         matches!(self, DeltaObject::Tombstone(_))
     }
+
+    /// The whole-list payload, if this is one.
+    pub fn list(&self) -> Option<&ListInfo<K>> {
+        match self {
+            DeltaObject::List(info) => Some(info),
+            _ => None,
+        }
+    }
+
+    /// How many objects this payload carries: 1 for an object or a tombstone, the number of listed
+    /// objects for a whole-list payload.
+    pub fn object_count(&self) -> usize {
+        match self {
+            DeltaObject::Object(_) | DeltaObject::Tombstone(_) => 1,
+            DeltaObject::List(info) => info.objects.len(),
+        }
+    }
 }
 
 impl<K: Resource> DeltaObject<K> {
     /// The store key: `namespace/name` (or `name`) of the object, or the tombstone's stored key,
-    /// as client-go's `DeletionHandlingMetaNamespaceKeyFunc`.
+    /// as client-go's `DeletionHandlingMetaNamespaceKeyFunc`. A whole-list payload belongs to no
+    /// key and returns an empty string; [`Delta::key`] says `None` instead.
     pub fn key(&self) -> String {
         match self {
             DeltaObject::Object(obj) => object_key(obj.as_ref()),
             DeltaObject::Tombstone(t) => t.key.clone(),
+            DeltaObject::List(_) => String::new(),
         }
     }
 }
@@ -112,6 +172,12 @@ impl<K> From<Arc<K>> for DeltaObject<K> {
 impl<K> From<DeletedFinalStateUnknown<K>> for DeltaObject<K> {
     fn from(t: DeletedFinalStateUnknown<K>) -> Self {
         DeltaObject::Tombstone(t)
+    }
+}
+
+impl<K> From<ListInfo<K>> for DeltaObject<K> {
+    fn from(info: ListInfo<K>) -> Self {
+        DeltaObject::List(info)
     }
 }
 
@@ -134,7 +200,20 @@ impl<K> Delta<K> {
     }
 }
 
-/// The changes queued for one key, oldest first. A `Deltas` handed out by the FIFO is never empty.
+impl<K: Resource> Delta<K> {
+    /// The store key of the object (or tombstone) this delta is about; `None` for a whole-list
+    /// delta, which is about no single key.
+    pub fn key(&self) -> Option<String> {
+        match &self.object {
+            DeltaObject::List(_) => None,
+            object => Some(object.key()),
+        }
+    }
+}
+
+/// Deltas handed out by one pop, oldest first, never empty: the changes queued for one key (a
+/// [`DeltaFifo`](super::DeltaFifo) batch), or consecutive deltas of a
+/// [`RealFifo`](super::RealFifo), possibly of different keys.
 #[derive(Debug)]
 pub struct Deltas<K>(Vec<Delta<K>>);
 
@@ -186,9 +265,10 @@ impl<K> Deltas<K> {
 }
 
 impl<K: Resource> Deltas<K> {
-    /// The key of the newest object, which is the key this batch is queued under.
+    /// The key of the newest object, which is the key a DeltaFIFO batch is queued under; `None`
+    /// when empty or when the newest delta is a whole-list delta.
     pub fn key(&self) -> Option<String> {
-        self.newest().map(|d| d.object.key())
+        self.newest().and_then(Delta::key)
     }
 }
 
@@ -216,6 +296,16 @@ impl<K> Clone for DeltaObject<K> {
         match self {
             DeltaObject::Object(obj) => DeltaObject::Object(obj.clone()),
             DeltaObject::Tombstone(t) => DeltaObject::Tombstone(t.clone()),
+            DeltaObject::List(info) => DeltaObject::List(info.clone()),
+        }
+    }
+}
+
+impl<K> Clone for ListInfo<K> {
+    fn clone(&self) -> Self {
+        ListInfo {
+            resource_version: self.resource_version.clone(),
+            objects: self.objects.clone(),
         }
     }
 }

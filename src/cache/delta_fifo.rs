@@ -20,6 +20,7 @@
 //!   coalesced into already-queued keys, and the peak queue length.
 
 use std::collections::VecDeque;
+use std::convert::Infallible;
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
@@ -29,6 +30,7 @@ use hashbrown::{HashMap, HashSet};
 use kube::Resource;
 
 use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
+use super::queue::{PoppedDeltas, Queue, QueueKind};
 use super::store::{KnownObjects, write_object_key};
 
 /// What a `process` function passed to [`DeltaFifo::pop`] reports when it fails.
@@ -154,6 +156,7 @@ impl<K> State<K> {
                 key.clear();
                 key.push_str(&t.key);
             }
+            DeltaObject::List(_) => key.clear(),
         }
         let shared = self.queue_action(&key, Delta { type_, object });
         self.key_buf = key;
@@ -421,10 +424,14 @@ impl<K: Resource> DeltaFifo<K> {
     /// Queues a `Deleted` delta for `obj` (an object or a tombstone), unless the key is neither
     /// queued nor known to the consumer: then the deletion was already reported (by a relist's
     /// tombstone, typically) and a second report is dropped. Returns whether a delta was queued.
+    /// A whole-list payload deletes nothing and is dropped.
     pub fn delete(&self, obj: impl Into<DeltaObject<K>>) -> bool {
         let object = obj.into();
         let mut state = self.lock();
         state.populated = true;
+        if object.list().is_some() {
+            return false;
+        }
         let key = object.key();
         if !state.items.contains_key(key.as_str()) {
             let known = self
@@ -485,6 +492,7 @@ impl<K: Resource> DeltaFifo<K> {
                     DeltaObject::Object(obj) => Some(obj.clone()),
                     // A tombstone's key is already the key; carry the object it wraps.
                     DeltaObject::Tombstone(t) => t.obj.clone(),
+                    DeltaObject::List(_) => None,
                 });
             let tombstone = DeletedFinalStateUnknown {
                 key: key.to_string(),
@@ -542,6 +550,97 @@ impl<K: Resource> DeltaFifo<K> {
         }
         self.wake(&state);
         synced
+    }
+}
+
+impl<K: Resource + Send + Sync> Queue<K> for DeltaFifo<K> {
+    fn kind(&self) -> QueueKind {
+        QueueKind::Delta
+    }
+
+    fn add(&self, obj: Arc<K>) {
+        DeltaFifo::add(self, obj);
+    }
+
+    fn update(&self, obj: Arc<K>) {
+        DeltaFifo::update(self, obj);
+    }
+
+    fn delete(&self, obj: DeltaObject<K>) -> bool {
+        DeltaFifo::delete(self, obj)
+    }
+
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) {
+        DeltaFifo::replace(self, list, resource_version);
+    }
+
+    fn resync(&self) -> usize {
+        DeltaFifo::resync(self)
+    }
+
+    /// client-go's DeltaFIFO is no `ReflectorBookmarkStore`: bookmarks do not reach it.
+    fn bookmark(&self, _resource_version: &str) {}
+
+    fn close(&self) {
+        DeltaFifo::close(self);
+    }
+
+    fn is_closed(&self) -> bool {
+        DeltaFifo::is_closed(self)
+    }
+
+    fn has_synced(&self) -> bool {
+        DeltaFifo::has_synced(self)
+    }
+
+    fn len(&self) -> usize {
+        DeltaFifo::len(self)
+    }
+
+    fn stats(&self) -> FifoStats {
+        DeltaFifo::stats(self)
+    }
+
+    fn pop_batch(
+        &self,
+        _max: usize,
+        process: &mut dyn FnMut(&Deltas<K>, bool),
+    ) -> Option<PoppedDeltas<K>> {
+        DeltaFifo::pop(self, infallible(process))
+            .ok()
+            .map(popped_deltas)
+    }
+
+    fn try_pop_batch(
+        &self,
+        _max: usize,
+        process: &mut dyn FnMut(&Deltas<K>, bool),
+    ) -> Option<PoppedDeltas<K>> {
+        DeltaFifo::try_pop(self, infallible(process))
+            .ok()
+            .flatten()
+            .map(popped_deltas)
+    }
+}
+
+/// A `process` function of the [`Queue`] interface, which cannot fail, as a DeltaFIFO one.
+fn infallible<K>(
+    process: &mut dyn FnMut(&Deltas<K>, bool),
+) -> impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<Infallible>> + '_ {
+    |deltas, initial| {
+        process(deltas, initial);
+        Ok(())
+    }
+}
+
+fn popped_deltas<K>(popped: Popped<K, ()>) -> PoppedDeltas<K> {
+    PoppedDeltas {
+        key: Some(popped.key),
+        deltas: popped.deltas,
+        is_in_initial_list: popped.is_in_initial_list,
+        enqueued_at: popped.enqueued_at,
+        popped_at: popped.popped_at,
+        queue_len: popped.queue_len,
     }
 }
 

@@ -1,5 +1,6 @@
-//! The informer cache of client-go's `tools/cache`: [`DeltaFifo`] → [`Controller`] (`process_deltas`)
-//! → [`Indexer`]. Pure logic: no network, no terminal.
+//! The informer cache of client-go's `tools/cache`: [`Reflector`] → a [`Queue`] ([`DeltaFifo`] or
+//! [`RealFifo`]) → [`Controller`] (`process_deltas`) → [`Indexer`]. Pure logic: no network, no
+//! terminal.
 
 pub mod backoff;
 mod controller;
@@ -7,6 +8,8 @@ mod delta;
 mod delta_fifo;
 mod index_spec;
 mod indexer;
+mod queue;
+mod real_fifo;
 pub mod reflector;
 mod store;
 #[cfg(test)]
@@ -15,10 +18,12 @@ mod test_objects;
 pub use controller::{
     Batch, BatchHandler, Controller, Notification, ResourceEventHandler, process_deltas,
 };
-pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
+pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
 pub use delta_fifo::{DeltaFifo, FifoStats, PopError, Popped, ProcessError};
 pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
 pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, index_func};
+pub use queue::{PoppedDeltas, Queue, QueueKind};
+pub use real_fifo::RealFifo;
 pub use reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
     ReflectorObserver,

@@ -188,9 +188,9 @@ pub enum ReflectorEventKind {
         /// The failure.
         error: SourceError,
     },
-    /// The FIFO was resynced.
+    /// The queue was resynced.
     Resync {
-        /// Keys queued as `Sync`.
+        /// Deltas the resync queued: one `Sync` per key, or one `SyncAll` in an atomic queue.
         keys: usize,
     },
     /// The server refused a streaming list; the Reflector uses list + watch from now on.

@@ -18,7 +18,8 @@ use super::event::{
     Phase, ReflectorEvent, ReflectorEventKind, ReflectorObserver, RelistCause, WatchEndReason,
 };
 use crate::cache::backoff::Backoff;
-use crate::cache::delta_fifo::DeltaFifo;
+use crate::cache::delta::DeltaObject;
+use crate::cache::queue::Queue;
 use crate::cache::store::object_key;
 use crate::source::{
     ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
@@ -97,7 +98,7 @@ pub(super) struct InitialEvents {
 /// The Reflector's moving parts, advanced by [`step`](Machine::step).
 pub(super) struct Machine<L> {
     pub(super) lw: Arc<L>,
-    pub(super) fifo: Arc<DeltaFifo<Object>>,
+    pub(super) fifo: Arc<dyn Queue<Object>>,
     pub(super) config: ReflectorConfig,
     pub(super) target: ResourceTarget,
     pub(super) clock: Arc<dyn Clock>,
@@ -115,7 +116,7 @@ pub(super) struct Machine<L> {
 impl<L: ListerWatcher> Machine<L> {
     pub(super) fn new(
         lw: Arc<L>,
-        fifo: Arc<DeltaFifo<Object>>,
+        fifo: Arc<dyn Queue<Object>>,
         config: ReflectorConfig,
         clock: Arc<dyn Clock>,
         observer: Arc<dyn ReflectorObserver>,
@@ -153,12 +154,6 @@ impl<L: ListerWatcher> Machine<L> {
 
     fn last_synced(&self) -> String {
         self.shared.lock().clone()
-    }
-
-    fn set_last_synced(&self, rv: &str) {
-        if !rv.is_empty() {
-            *self.shared.lock() = rv.to_owned();
-        }
     }
 
     /// Where a Reflector starts.
@@ -524,7 +519,7 @@ impl<L: ListerWatcher> Machine<L> {
                 let obj = self.prepare(obj);
                 self.commit(
                     |fifo| {
-                        fifo.delete(obj.clone());
+                        fifo.delete(DeltaObject::Object(obj.clone()));
                     },
                     &obj,
                     true,
@@ -535,11 +530,17 @@ impl<L: ListerWatcher> Machine<L> {
                 initial_events_end,
             } => {
                 w.advance_rv = true;
-                self.set_last_synced(&resource_version);
+                // Published first, as "list done", so that the event precedes the queue's
+                // `Bookmark` delta however fast the consumer pops.
                 self.publish(ReflectorEventKind::Bookmark {
-                    resource_version,
+                    resource_version: resource_version.clone(),
                     initial_events_end,
                 });
+                let mut last = self.shared.lock();
+                self.fifo.bookmark(&resource_version);
+                if !resource_version.is_empty() {
+                    *last = resource_version;
+                }
             }
             WatchEvent::Error(_) => unreachable!("handled above"),
         }
@@ -551,9 +552,9 @@ impl<L: ListerWatcher> Machine<L> {
     ///
     /// Every event but an ADDED of a watch started from `""`/`"0"` advances the last synced
     /// resourceVersion; the first other event unlocks it for good (client-go).
-    fn commit(&self, queue: impl FnOnce(&DeltaFifo<Object>), obj: &Object, advance: bool) {
+    fn commit(&self, queue: impl FnOnce(&dyn Queue<Object>), obj: &Object, advance: bool) {
         let mut last = self.shared.lock();
-        queue(&self.fifo);
+        queue(self.fifo.as_ref());
         if advance
             && let Some(rv) = obj.metadata.resource_version.as_deref()
             && !rv.is_empty()

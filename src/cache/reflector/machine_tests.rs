@@ -12,6 +12,7 @@ use kube::core::ApiResource;
 
 use super::*;
 use crate::cache::reflector::event::NoObserver;
+use crate::cache::{DeltaFifo, QueueKind};
 use crate::source::{ApiStatus, ListPage};
 
 fn ar() -> ApiResource {
@@ -323,4 +324,70 @@ async fn forbidden_watch_is_terminal() {
         error.to_string(),
         "cannot watch configmaps in namespace \"default\": the API server answered 403 Forbidden: configmaps is forbidden"
     );
+}
+
+/// Steps a machine over `queue` through one watch of `events`, from resourceVersion "5".
+async fn watch_into(
+    queue: Arc<dyn Queue<Object>>,
+    send_initial_events: bool,
+    events: Vec<WatchEvent>,
+) -> Machine<Scripted> {
+    let steps = events.len() + 1;
+    let lw = Scripted::new(vec![Reply::Watch(Ok(events.into_iter().map(Ok).collect()))]);
+    let mut m = Machine::new(
+        lw,
+        queue,
+        ReflectorConfig::default().seed(1),
+        VirtualClock::new(),
+        Arc::new(NoObserver),
+        Arc::new(Shared::default()),
+    );
+    let mut state = State::Watch {
+        resource_version: "5".into(),
+        send_initial_events,
+    };
+    for _ in 0..steps {
+        state = m.step(state).await.expect("step");
+    }
+    m
+}
+
+fn bookmark(rv: &str, initial_events_end: bool) -> WatchEvent {
+    WatchEvent::Bookmark {
+        resource_version: rv.into(),
+        initial_events_end,
+    }
+}
+
+#[tokio::test]
+async fn a_watch_bookmark_is_queued_by_an_atomic_queue_and_ignored_by_the_others() {
+    for kind in QueueKind::ALL {
+        let queue = kind.build(Arc::new(crate::cache::Indexer::new()), true);
+        let m = watch_into(
+            queue.clone(),
+            false,
+            vec![WatchEvent::Added(obj("a", "7")), bookmark("9", false)],
+        )
+        .await;
+        assert_eq!(*m.shared.lock(), "9", "{kind}");
+        let expected = if kind == QueueKind::Atomic { 2 } else { 1 };
+        assert_eq!(queue.len(), expected, "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn bookmarks_of_a_streaming_lists_initial_events_are_not_queued() {
+    let queue: Arc<dyn Queue<Object>> = Arc::new(crate::cache::RealFifo::atomic());
+    watch_into(
+        queue.clone(),
+        true,
+        vec![
+            WatchEvent::Added(obj("a", "3")),
+            bookmark("4", false),
+            bookmark("6", true),
+        ],
+    )
+    .await;
+    // Only the `replace` at the end of the initial events: one ReplacedAll.
+    assert_eq!(queue.len(), 1);
 }

@@ -1,6 +1,6 @@
 //! The Reflector (client-go's `tools/cache/reflector.go`): lists a resource, delivers the list to
-//! the [`DeltaFifo`] with one `replace`, then watches from the list's resourceVersion and queues
-//! every change, recovering from closed watches, expired resourceVersions and unreachable servers
+//! its [`Queue`] with one `replace`, then watches from the list's resourceVersion and queues
+//! every change (and every bookmark), recovering from closed watches, expired resourceVersions and unreachable servers
 //! the way client-go does.
 //!
 //! It is written like kube-runtime's `watcher`: an explicit state enum advanced by one `step`
@@ -19,7 +19,7 @@
 //! | list failed: unreachable, 429, 5xx | back off, list again |
 //! | 401, 403, 404 | stop with a [`ReflectorError`] |
 //!
-//! The caller owns the FIFO: it closes it after [`Reflector::run`] returns.
+//! The caller owns the queue: it closes it after [`Reflector::run`] returns.
 
 mod clock;
 mod config;
@@ -43,16 +43,16 @@ pub use event::{
     RelistCause, WatchEndReason,
 };
 
-use super::delta_fifo::DeltaFifo;
+use super::queue::Queue;
 use super::store::KnownObjects;
 use crate::source::ListerWatcher;
 use machine::{Machine, Shared};
 use verify::Verifier;
 
-/// Lists and watches one resource into a [`DeltaFifo`] (client-go's `Reflector`).
+/// Lists and watches one resource into a [`Queue`] (client-go's `Reflector`).
 pub struct Reflector<L> {
     lister_watcher: Arc<L>,
-    fifo: Arc<DeltaFifo<Object>>,
+    fifo: Arc<dyn Queue<Object>>,
     config: ReflectorConfig,
     observer: Arc<dyn ReflectorObserver>,
     clock: Arc<dyn Clock>,
@@ -70,8 +70,9 @@ impl<L> std::fmt::Debug for Reflector<L> {
 }
 
 impl<L: ListerWatcher> Reflector<L> {
-    /// A Reflector feeding `fifo` from `lister_watcher`, with tokio time and no observer.
-    pub fn new(lister_watcher: L, fifo: Arc<DeltaFifo<Object>>, config: ReflectorConfig) -> Self {
+    /// A Reflector feeding `fifo` (any [`Queue`]: an `Arc<DeltaFifo<_>>` converts) from
+    /// `lister_watcher`, with tokio time and no observer.
+    pub fn new(lister_watcher: L, fifo: Arc<dyn Queue<Object>>, config: ReflectorConfig) -> Self {
         Reflector {
             lister_watcher: Arc::new(lister_watcher),
             fifo,
@@ -162,9 +163,9 @@ impl<L: ListerWatcher> Reflector<L> {
     }
 }
 
-/// Calls `fifo.resync()` every `period` and publishes how many keys it queued.
+/// Calls `fifo.resync()` every `period` and publishes how many deltas it queued.
 async fn resync_loop(
-    fifo: Arc<DeltaFifo<Object>>,
+    fifo: Arc<dyn Queue<Object>>,
     period: Option<Duration>,
     clock: Arc<dyn Clock>,
     observer: Arc<dyn ReflectorObserver>,

@@ -16,7 +16,7 @@ use crate::object::Object;
 use super::clock::Clock;
 use super::event::{DriftReport, ReflectorEventKind};
 use super::machine::Shared;
-use crate::cache::delta_fifo::DeltaFifo;
+use crate::cache::queue::Queue;
 use crate::cache::store::{KnownObjects, object_key};
 use crate::source::{ListRequest, ListerWatcher, ResourceVersionMatch, SourceError};
 
@@ -29,7 +29,7 @@ pub(super) type CheckOutcome = ReflectorEventKind;
 
 pub(super) struct Verifier<L> {
     pub(super) lw: Arc<L>,
-    pub(super) fifo: Arc<DeltaFifo<Object>>,
+    pub(super) fifo: Arc<dyn Queue<Object>>,
     pub(super) known: Arc<dyn KnownObjects<Object>>,
     pub(super) shared: Arc<Shared>,
     pub(super) clock: Arc<dyn Clock>,
