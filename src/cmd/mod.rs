@@ -5,6 +5,8 @@ use anyhow::bail;
 use crate::cli::{Cli, Command};
 
 mod completion;
+#[cfg(test)]
+mod help_examples;
 mod target;
 mod watch;
 
