@@ -82,6 +82,11 @@ pub enum Command {
     /// Print a shell completion script.
     #[command(after_help = COMPLETION_EXAMPLES)]
     Completion(CompletionArgs),
+    /// Complete a partial command line, for kubectl's plugin completion (`kubectl_complete-deltas`):
+    /// the words after `kubectl deltas`, the last one being completed (empty for a new word).
+    /// Prints one candidate per line, then cobra's `:<directive>` line; never fails.
+    #[command(name = "__complete", hide = true, disable_help_flag = true)]
+    Complete(CompleteArgs),
 }
 
 const WATCH_EXAMPLES: &str = "\
@@ -137,7 +142,9 @@ Examples:
   kubectl-deltas completion zsh > ~/.zfunc/_kubectl-deltas
 
   # fish
-  kubectl-deltas completion fish > ~/.config/fish/completions/kubectl-deltas.fish";
+  kubectl-deltas completion fish > ~/.config/fish/completions/kubectl-deltas.fish
+
+For `kubectl deltas <TAB>`, put completions/kubectl_complete-deltas on PATH (see README.md).";
 
 /// How to reach the cluster, as kubectl's flags.
 #[derive(Debug, Clone, Args)]
@@ -395,6 +402,14 @@ pub struct CompletionArgs {
     /// The shell.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+/// `__complete`.
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    /// The words typed after `kubectl deltas`; the last is the one being completed.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub words: Vec<std::ffi::OsString>,
 }
 
 /// A duration flag where `0` means "off".

@@ -4,6 +4,7 @@ use anyhow::bail;
 
 use crate::cli::{Cli, Command};
 
+mod complete;
 mod completion;
 #[cfg(test)]
 mod help_examples;
@@ -14,6 +15,7 @@ mod watch;
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Completion(args) => completion::run(&args),
+        Command::Complete(args) => complete::run(&args),
         Command::Watch(args) => watch::run(args),
         Command::Index(_) => not_yet("index", 5),
         Command::Record(_) => not_yet("record", 6),
