@@ -7,6 +7,8 @@ use crate::cli::{Cli, Command};
 mod complete;
 mod completion;
 #[cfg(test)]
+mod generated_files;
+#[cfg(test)]
 mod help_examples;
 mod target;
 mod watch;
