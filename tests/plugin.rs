@@ -1,16 +1,16 @@
 //! kubectl-deltas as a kubectl plugin: the completion scripts it prints and ships, the answers of
 //! its hidden `__complete` command (cobra's protocol, which kubectl speaks with plugins), the
-//! `kubectl_complete-deltas` script that kubectl runs, `--version` and `--help`.
+//! `kubectl_complete-deltas` script that kubectl runs, `--version` and the krew manifest.
 
 mod support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
 use clap_complete::{Generator, Shell};
-use serde_json::json;
+use serde_json::{Value, json};
 use support::fake_apiserver::FakeApiServer;
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-deltas");
@@ -529,4 +529,55 @@ fn every_subcommand_help_shows_examples() {
             assert!((2..=4).contains(&lines), "`{sub} {flag}`: {lines} examples");
         }
     }
+}
+
+#[test]
+fn the_krew_manifest_covers_every_platform() {
+    let path = PathBuf::from(ROOT).join("docs/krew/deltas.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let manifest: Value = serde_saphyr::from_str(&text).expect("valid YAML");
+    assert_eq!(
+        manifest["apiVersion"],
+        "krew.googlecontainertools.github.com/v1alpha2"
+    );
+    assert_eq!(manifest["kind"], "Plugin");
+    assert_eq!(manifest["metadata"]["name"], "deltas");
+    let spec = &manifest["spec"];
+    assert_eq!(
+        spec["version"],
+        format!("v{}", env!("CARGO_PKG_VERSION")),
+        "the manifest's version follows Cargo.toml"
+    );
+    for field in ["homepage", "shortDescription", "description", "caveats"] {
+        assert!(
+            spec[field].as_str().is_some_and(|s| !s.trim().is_empty()),
+            "{field}"
+        );
+    }
+    let mut platforms: Vec<(String, String)> = Vec::new();
+    for platform in spec["platforms"].as_array().unwrap() {
+        let labels = &platform["selector"]["matchLabels"];
+        let (os, arch) = (
+            labels["os"].as_str().unwrap().to_owned(),
+            labels["arch"].as_str().unwrap().to_owned(),
+        );
+        let bin = if os == "windows" {
+            "kubectl-deltas.exe"
+        } else {
+            "kubectl-deltas"
+        };
+        assert_eq!(platform["bin"], bin, "{os}/{arch}");
+        let uri = platform["uri"].as_str().unwrap();
+        assert!(uri.contains(&format!("_{os}_{arch}.")), "{uri}");
+        assert!(platform["sha256"].is_string(), "{os}/{arch}");
+        platforms.push((os, arch));
+    }
+    platforms.sort();
+    let mut expected = Vec::new();
+    for os in ["darwin", "linux", "windows"] {
+        for arch in ["amd64", "arm64"] {
+            expected.push((os.to_owned(), arch.to_owned()));
+        }
+    }
+    assert_eq!(platforms, expected);
 }
