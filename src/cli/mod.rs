@@ -7,7 +7,18 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub mod exit;
 
-const EXIT_CODES: &str = "\
+const ROOT_AFTER_HELP: &str = "\
+Examples:
+  # Every batch the informer pops for pods in kube-system, until the cache has synced
+  kubectl deltas watch pods -n kube-system --until-synced
+
+  # Which pods sit on which node, as an Indexer sees them
+  kubectl deltas index pods -A --by field:spec.nodeName
+
+  # Record a watch now, replay it offline later
+  kubectl deltas record deploy -n default -f deploy.jsonl --duration 10m
+  kubectl deltas replay deploy.jsonl
+
 Exit codes:
   0  success
   1  runtime error (bad recording, I/O error, a command that is not implemented yet)
@@ -18,7 +29,12 @@ Exit codes:
 /// Watch the inner life of a Kubernetes informer: the Reflector's List and Watch, the DeltaFIFO's
 /// batches and the Indexer's contents, as client-go's `tools/cache` sees them.
 #[derive(Debug, Parser)]
-#[command(name = "kubectl-deltas", bin_name = "kubectl deltas", version, after_help = EXIT_CODES)]
+#[command(
+    name = "kubectl-deltas",
+    bin_name = "kubectl deltas",
+    version = env!("KUBECTL_DELTAS_VERSION"),
+    after_help = ROOT_AFTER_HELP
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -52,16 +68,83 @@ pub enum ColorChoice {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run an informer on RESOURCE and show every popped Deltas batch as a live timeline.
+    #[command(after_help = WATCH_EXAMPLES)]
     Watch(WatchArgs),
     /// Build the informer cache once and answer an Indexer query.
+    #[command(after_help = INDEX_EXAMPLES)]
     Index(IndexArgs),
     /// Run an informer on a cluster and record every server answer to a file.
+    #[command(after_help = RECORD_EXAMPLES)]
     Record(RecordArgs),
     /// Replay a recording through the real Reflector and DeltaFIFO, offline.
+    #[command(after_help = REPLAY_EXAMPLES)]
     Replay(ReplayArgs),
     /// Print a shell completion script.
+    #[command(after_help = COMPLETION_EXAMPLES)]
     Completion(CompletionArgs),
+    /// Complete a partial command line, for kubectl's plugin completion (`kubectl_complete-deltas`):
+    /// the words after `kubectl deltas`, the last one being completed (empty for a new word).
+    /// Prints one candidate per line, then cobra's `:<directive>` line; never fails.
+    #[command(name = "__complete", hide = true, disable_help_flag = true)]
+    Complete(CompleteArgs),
 }
+
+const WATCH_EXAMPLES: &str = "\
+Examples:
+  # The initial list of pods in kube-system as popped batches, then exit
+  kubectl deltas watch pods -n kube-system --until-synced
+
+  # Deployments, their ReplicaSets and their pods in every namespace, one label
+  kubectl deltas watch deploy,rs,po -A -l app=web
+
+  # Config maps as JSON lines for a script, with a resync every 30 seconds
+  kubectl deltas watch cm -o jsonl --resync 30s --object meta
+
+  # A slow handler behind client-go's RealFIFO: see deltas pile up and pop together
+  kubectl deltas watch pods --fifo real --batch-pop 10 --handler-delay 200ms";
+
+const INDEX_EXAMPLES: &str = "\
+Examples:
+  # How many pods each node has, by an index on spec.nodeName
+  kubectl deltas index pods -A --by field:spec.nodeName
+
+  # The pods labelled app=web, as kubectl's -o name
+  kubectl deltas index pods --by label:app --value web -o name
+
+  # What owns what in a recording; exit 4 if nothing is owned
+  kubectl deltas index --replay rec.jsonl --by owner --fail-empty";
+
+const RECORD_EXAMPLES: &str = "\
+Examples:
+  # Ten minutes of pods in the default namespace
+  kubectl deltas record pods -n default -f pods.jsonl --duration 10m
+
+  # Deployments in every namespace, compressed, without the timeline on stderr
+  kubectl deltas record deploy -A --quiet | gzip > deploy.jsonl.gz";
+
+const REPLAY_EXAMPLES: &str = "\
+Examples:
+  # Everything the recording's informer popped, as a timeline
+  kubectl deltas replay pods.jsonl
+
+  # Ten times faster than it happened, with uid, owner and changed paths
+  kubectl deltas replay deploy.jsonl.gz --speed 10 -o wide
+
+  # Only the batches of objects on node-a, as JSON lines, from stdin
+  kubectl deltas replay - -o jsonl --query field:spec.nodeName=node-a < pods.jsonl";
+
+const COMPLETION_EXAMPLES: &str = "\
+Examples:
+  # bash
+  kubectl-deltas completion bash > ~/.local/share/bash-completion/completions/kubectl-deltas
+
+  # zsh (a directory on $fpath)
+  kubectl-deltas completion zsh > ~/.zfunc/_kubectl-deltas
+
+  # fish
+  kubectl-deltas completion fish > ~/.config/fish/completions/kubectl-deltas.fish
+
+For `kubectl deltas <TAB>`, put completions/kubectl_complete-deltas on PATH (see README.md).";
 
 /// How to reach the cluster, as kubectl's flags.
 #[derive(Debug, Clone, Args)]
@@ -319,6 +402,14 @@ pub struct CompletionArgs {
     /// The shell.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+/// `__complete`.
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    /// The words typed after `kubectl deltas`; the last is the one being completed.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub words: Vec<std::ffi::OsString>,
 }
 
 /// A duration flag where `0` means "off".

@@ -4,7 +4,12 @@ use anyhow::bail;
 
 use crate::cli::{Cli, Command};
 
+mod complete;
 mod completion;
+#[cfg(test)]
+mod generated_files;
+#[cfg(test)]
+mod help_examples;
 mod informer;
 mod target;
 mod watch;
@@ -13,6 +18,7 @@ mod watch;
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Completion(args) => completion::run(&args),
+        Command::Complete(args) => complete::run(&args),
         Command::Watch(args) => watch::run(args),
         Command::Index(_) => not_yet("index", 5),
         Command::Record(_) => not_yet("record", 6),

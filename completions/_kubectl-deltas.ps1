@@ -1,0 +1,221 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'kubectl-deltas' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'kubectl-deltas'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'kubectl-deltas' {
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colours (NO_COLOR in the environment means never, unless `always`)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Run an informer on RESOURCE and show every popped Deltas batch as a live timeline')
+            [CompletionResult]::new('index', 'index', [CompletionResultType]::ParameterValue, 'Build the informer cache once and answer an Indexer query')
+            [CompletionResult]::new('record', 'record', [CompletionResultType]::ParameterValue, 'Run an informer on a cluster and record every server answer to a file')
+            [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Replay a recording through the real Reflector and DeltaFIFO, offline')
+            [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-deltas;watch' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--object', '--object', [CompletionResultType]::ParameterName, 'How much of each object jsonl, json and yaml carry')
+            [CompletionResult]::new('--max-batches', '--max-batches', [CompletionResultType]::ParameterName, 'Exit after N batches')
+            [CompletionResult]::new('--handler-delay', '--handler-delay', [CompletionResultType]::ParameterName, 'Sleep this long in the handler after each batch, to see how a slow event handler makes deltas coalesce in the queue')
+            [CompletionResult]::new('--query', '--query', [CompletionResultType]::ParameterName, 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The kubeconfig cluster to use')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'The kubeconfig user to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace to watch (default: the context''s namespace, then `default`)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace to watch (default: the context''s namespace, then `default`)')
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Label selector, e.g. `app=web,tier!=db`')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Label selector, e.g. `app=web,tier!=db`')
+            [CompletionResult]::new('--field-selector', '--field-selector', [CompletionResultType]::ParameterName, 'Field selector, e.g. `status.phase=Running`')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Timeout of a single request, as kubectl''s `--request-timeout` (`30s`, `1m`; `0` = none)')
+            [CompletionResult]::new('--resync', '--resync', [CompletionResultType]::ParameterName, 'Resync period (`30s`, `5m`; `0` disables)')
+            [CompletionResult]::new('--index', '--index', [CompletionResultType]::ParameterName, 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner')
+            [CompletionResult]::new('--fifo', '--fifo', [CompletionResultType]::ParameterName, 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33''s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)')
+            [CompletionResult]::new('--batch-pop', '--batch-pop', [CompletionResultType]::ParameterName, 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go''s PopBatch')
+            [CompletionResult]::new('--page-size', '--page-size', [CompletionResultType]::ParameterName, 'Objects per list page; the list follows `continue` tokens')
+            [CompletionResult]::new('--watch-timeout', '--watch-timeout', [CompletionResultType]::ParameterName, 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)')
+            [CompletionResult]::new('--verify-every', '--verify-every', [CompletionResultType]::ParameterName, 'Compare the cache with the server every DURATION and report drift (`0` disables)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colours (NO_COLOR in the environment means never, unless `always`)')
+            [CompletionResult]::new('--show-secret-data', '--show-secret-data', [CompletionResultType]::ParameterName, 'Show Secret data and stringData values (redacted by default)')
+            [CompletionResult]::new('--since-now', '--since-now', [CompletionResultType]::ParameterName, 'Do not print the initial list''s batches (they are still applied to the cache)')
+            [CompletionResult]::new('--until-synced', '--until-synced', [CompletionResultType]::ParameterName, 'Exit once the cache has synced and the initial batches are printed')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No status footer or progress bar')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No status footer or progress bar')
+            [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Watch every namespace')
+            [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Watch every namespace')
+            [CompletionResult]::new('--legacy-sync', '--legacy-sync', [CompletionResultType]::ParameterName, 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19')
+            [CompletionResult]::new('--consistent-list', '--consistent-list', [CompletionResultType]::ParameterName, 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)')
+            [CompletionResult]::new('--watch-list', '--watch-list', [CompletionResultType]::ParameterName, 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses')
+            [CompletionResult]::new('--no-strip-managed-fields', '--no-strip-managed-fields', [CompletionResultType]::ParameterName, 'Keep managedFields (stripped by default, as many informers do with a transform)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'kubectl-deltas;index' {
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner')
+            [CompletionResult]::new('--value', '--value', [CompletionResultType]::ParameterName, 'Only objects indexed under this value (repeatable); without it, every value with its count')
+            [CompletionResult]::new('--replay', '--replay', [CompletionResultType]::ParameterName, 'Build the cache from a recording instead of a cluster (`-` for stdin)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The kubeconfig cluster to use')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'The kubeconfig user to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace to watch (default: the context''s namespace, then `default`)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace to watch (default: the context''s namespace, then `default`)')
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Label selector, e.g. `app=web,tier!=db`')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Label selector, e.g. `app=web,tier!=db`')
+            [CompletionResult]::new('--field-selector', '--field-selector', [CompletionResultType]::ParameterName, 'Field selector, e.g. `status.phase=Running`')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Timeout of a single request, as kubectl''s `--request-timeout` (`30s`, `1m`; `0` = none)')
+            [CompletionResult]::new('--resync', '--resync', [CompletionResultType]::ParameterName, 'Resync period (`30s`, `5m`; `0` disables)')
+            [CompletionResult]::new('--index', '--index', [CompletionResultType]::ParameterName, 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner')
+            [CompletionResult]::new('--fifo', '--fifo', [CompletionResultType]::ParameterName, 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33''s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)')
+            [CompletionResult]::new('--batch-pop', '--batch-pop', [CompletionResultType]::ParameterName, 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go''s PopBatch')
+            [CompletionResult]::new('--page-size', '--page-size', [CompletionResultType]::ParameterName, 'Objects per list page; the list follows `continue` tokens')
+            [CompletionResult]::new('--watch-timeout', '--watch-timeout', [CompletionResultType]::ParameterName, 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)')
+            [CompletionResult]::new('--verify-every', '--verify-every', [CompletionResultType]::ParameterName, 'Compare the cache with the server every DURATION and report drift (`0` disables)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colours (NO_COLOR in the environment means never, unless `always`)')
+            [CompletionResult]::new('--keys-only', '--keys-only', [CompletionResultType]::ParameterName, 'Print store keys only (`namespace/name`), one per line')
+            [CompletionResult]::new('--fail-empty', '--fail-empty', [CompletionResultType]::ParameterName, 'Exit with code 4 when nothing matches')
+            [CompletionResult]::new('--show-secret-data', '--show-secret-data', [CompletionResultType]::ParameterName, 'Show Secret data and stringData values (redacted by default)')
+            [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Watch every namespace')
+            [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Watch every namespace')
+            [CompletionResult]::new('--legacy-sync', '--legacy-sync', [CompletionResultType]::ParameterName, 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19')
+            [CompletionResult]::new('--consistent-list', '--consistent-list', [CompletionResultType]::ParameterName, 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)')
+            [CompletionResult]::new('--watch-list', '--watch-list', [CompletionResultType]::ParameterName, 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses')
+            [CompletionResult]::new('--no-strip-managed-fields', '--no-strip-managed-fields', [CompletionResultType]::ParameterName, 'Keep managedFields (stripped by default, as many informers do with a transform)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'kubectl-deltas;record' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Where to write the recording (`-` for stdout)')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Where to write the recording (`-` for stdout)')
+            [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'Stop after this long (default: until Ctrl-C)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The kubeconfig cluster to use')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'The kubeconfig user to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace to watch (default: the context''s namespace, then `default`)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace to watch (default: the context''s namespace, then `default`)')
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Label selector, e.g. `app=web,tier!=db`')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Label selector, e.g. `app=web,tier!=db`')
+            [CompletionResult]::new('--field-selector', '--field-selector', [CompletionResultType]::ParameterName, 'Field selector, e.g. `status.phase=Running`')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Timeout of a single request, as kubectl''s `--request-timeout` (`30s`, `1m`; `0` = none)')
+            [CompletionResult]::new('--resync', '--resync', [CompletionResultType]::ParameterName, 'Resync period (`30s`, `5m`; `0` disables)')
+            [CompletionResult]::new('--index', '--index', [CompletionResultType]::ParameterName, 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner')
+            [CompletionResult]::new('--fifo', '--fifo', [CompletionResultType]::ParameterName, 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33''s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)')
+            [CompletionResult]::new('--batch-pop', '--batch-pop', [CompletionResultType]::ParameterName, 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go''s PopBatch')
+            [CompletionResult]::new('--page-size', '--page-size', [CompletionResultType]::ParameterName, 'Objects per list page; the list follows `continue` tokens')
+            [CompletionResult]::new('--watch-timeout', '--watch-timeout', [CompletionResultType]::ParameterName, 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)')
+            [CompletionResult]::new('--verify-every', '--verify-every', [CompletionResultType]::ParameterName, 'Compare the cache with the server every DURATION and report drift (`0` disables)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colours (NO_COLOR in the environment means never, unless `always`)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Do not render the timeline on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Do not render the timeline on stderr')
+            [CompletionResult]::new('--show-secret-data', '--show-secret-data', [CompletionResultType]::ParameterName, 'Keep Secret data and stringData values in the recording (redacted by default)')
+            [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Watch every namespace')
+            [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Watch every namespace')
+            [CompletionResult]::new('--legacy-sync', '--legacy-sync', [CompletionResultType]::ParameterName, 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19')
+            [CompletionResult]::new('--consistent-list', '--consistent-list', [CompletionResultType]::ParameterName, 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)')
+            [CompletionResult]::new('--watch-list', '--watch-list', [CompletionResultType]::ParameterName, 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses')
+            [CompletionResult]::new('--no-strip-managed-fields', '--no-strip-managed-fields', [CompletionResultType]::ParameterName, 'Keep managedFields (stripped by default, as many informers do with a transform)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'kubectl-deltas;replay' {
+            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--object', '--object', [CompletionResultType]::ParameterName, 'How much of each object jsonl, json and yaml carry')
+            [CompletionResult]::new('--max-batches', '--max-batches', [CompletionResultType]::ParameterName, 'Exit after N batches')
+            [CompletionResult]::new('--handler-delay', '--handler-delay', [CompletionResultType]::ParameterName, 'Sleep this long in the handler after each batch, to see how a slow event handler makes deltas coalesce in the queue')
+            [CompletionResult]::new('--query', '--query', [CompletionResultType]::ParameterName, 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`')
+            [CompletionResult]::new('--resync', '--resync', [CompletionResultType]::ParameterName, 'Resync period (`30s`, `5m`; `0` disables)')
+            [CompletionResult]::new('--index', '--index', [CompletionResultType]::ParameterName, 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner')
+            [CompletionResult]::new('--fifo', '--fifo', [CompletionResultType]::ParameterName, 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33''s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)')
+            [CompletionResult]::new('--batch-pop', '--batch-pop', [CompletionResultType]::ParameterName, 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go''s PopBatch')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colours (NO_COLOR in the environment means never, unless `always`)')
+            [CompletionResult]::new('--show-secret-data', '--show-secret-data', [CompletionResultType]::ParameterName, 'Show Secret data and stringData values (redacted by default)')
+            [CompletionResult]::new('--since-now', '--since-now', [CompletionResultType]::ParameterName, 'Do not print the initial list''s batches (they are still applied to the cache)')
+            [CompletionResult]::new('--until-synced', '--until-synced', [CompletionResultType]::ParameterName, 'Exit once the cache has synced and the initial batches are printed')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No status footer or progress bar')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No status footer or progress bar')
+            [CompletionResult]::new('--legacy-sync', '--legacy-sync', [CompletionResultType]::ParameterName, 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'kubectl-deltas;completion' {
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colours (NO_COLOR in the environment means never, unless `always`)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'kubectl-deltas;help' {
+            [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Run an informer on RESOURCE and show every popped Deltas batch as a live timeline')
+            [CompletionResult]::new('index', 'index', [CompletionResultType]::ParameterValue, 'Build the informer cache once and answer an Indexer query')
+            [CompletionResult]::new('record', 'record', [CompletionResultType]::ParameterValue, 'Run an informer on a cluster and record every server answer to a file')
+            [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Replay a recording through the real Reflector and DeltaFIFO, offline')
+            [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-deltas;help;watch' {
+            break
+        }
+        'kubectl-deltas;help;index' {
+            break
+        }
+        'kubectl-deltas;help;record' {
+            break
+        }
+        'kubectl-deltas;help;replay' {
+            break
+        }
+        'kubectl-deltas;help;completion' {
+            break
+        }
+        'kubectl-deltas;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

@@ -1,0 +1,203 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[kubectl-deltas] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'kubectl-deltas'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'kubectl-deltas'= {
+            cand --color 'When to use colours (NO_COLOR in the environment means never, unless `always`)'
+            cand -v 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything'
+            cand --verbose 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand watch 'Run an informer on RESOURCE and show every popped Deltas batch as a live timeline'
+            cand index 'Build the informer cache once and answer an Indexer query'
+            cand record 'Run an informer on a cluster and record every server answer to a file'
+            cand replay 'Replay a recording through the real Reflector and DeltaFIFO, offline'
+            cand completion 'Print a shell completion script'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kubectl-deltas;watch'= {
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --object 'How much of each object jsonl, json and yaml carry'
+            cand --max-batches 'Exit after N batches'
+            cand --handler-delay 'Sleep this long in the handler after each batch, to see how a slow event handler makes deltas coalesce in the queue'
+            cand --query 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand --cluster 'The kubeconfig cluster to use'
+            cand --user 'The kubeconfig user to use'
+            cand -n 'Namespace to watch (default: the context''s namespace, then `default`)'
+            cand --namespace 'Namespace to watch (default: the context''s namespace, then `default`)'
+            cand -l 'Label selector, e.g. `app=web,tier!=db`'
+            cand --selector 'Label selector, e.g. `app=web,tier!=db`'
+            cand --field-selector 'Field selector, e.g. `status.phase=Running`'
+            cand --request-timeout 'Timeout of a single request, as kubectl''s `--request-timeout` (`30s`, `1m`; `0` = none)'
+            cand --resync 'Resync period (`30s`, `5m`; `0` disables)'
+            cand --index 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner'
+            cand --fifo 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33''s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)'
+            cand --batch-pop 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go''s PopBatch'
+            cand --page-size 'Objects per list page; the list follows `continue` tokens'
+            cand --watch-timeout 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)'
+            cand --verify-every 'Compare the cache with the server every DURATION and report drift (`0` disables)'
+            cand --color 'When to use colours (NO_COLOR in the environment means never, unless `always`)'
+            cand --show-secret-data 'Show Secret data and stringData values (redacted by default)'
+            cand --since-now 'Do not print the initial list''s batches (they are still applied to the cache)'
+            cand --until-synced 'Exit once the cache has synced and the initial batches are printed'
+            cand -q 'No status footer or progress bar'
+            cand --quiet 'No status footer or progress bar'
+            cand -A 'Watch every namespace'
+            cand --all-namespaces 'Watch every namespace'
+            cand --legacy-sync 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
+            cand --consistent-list 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
+            cand --watch-list 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses'
+            cand --no-strip-managed-fields 'Keep managedFields (stripped by default, as many informers do with a transform)'
+            cand -v 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything'
+            cand --verbose 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'kubectl-deltas;index'= {
+            cand --by 'The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner'
+            cand --value 'Only objects indexed under this value (repeatable); without it, every value with its count'
+            cand --replay 'Build the cache from a recording instead of a cluster (`-` for stdin)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand --cluster 'The kubeconfig cluster to use'
+            cand --user 'The kubeconfig user to use'
+            cand -n 'Namespace to watch (default: the context''s namespace, then `default`)'
+            cand --namespace 'Namespace to watch (default: the context''s namespace, then `default`)'
+            cand -l 'Label selector, e.g. `app=web,tier!=db`'
+            cand --selector 'Label selector, e.g. `app=web,tier!=db`'
+            cand --field-selector 'Field selector, e.g. `status.phase=Running`'
+            cand --request-timeout 'Timeout of a single request, as kubectl''s `--request-timeout` (`30s`, `1m`; `0` = none)'
+            cand --resync 'Resync period (`30s`, `5m`; `0` disables)'
+            cand --index 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner'
+            cand --fifo 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33''s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)'
+            cand --batch-pop 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go''s PopBatch'
+            cand --page-size 'Objects per list page; the list follows `continue` tokens'
+            cand --watch-timeout 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)'
+            cand --verify-every 'Compare the cache with the server every DURATION and report drift (`0` disables)'
+            cand --color 'When to use colours (NO_COLOR in the environment means never, unless `always`)'
+            cand --keys-only 'Print store keys only (`namespace/name`), one per line'
+            cand --fail-empty 'Exit with code 4 when nothing matches'
+            cand --show-secret-data 'Show Secret data and stringData values (redacted by default)'
+            cand -A 'Watch every namespace'
+            cand --all-namespaces 'Watch every namespace'
+            cand --legacy-sync 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
+            cand --consistent-list 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
+            cand --watch-list 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses'
+            cand --no-strip-managed-fields 'Keep managedFields (stripped by default, as many informers do with a transform)'
+            cand -v 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything'
+            cand --verbose 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'kubectl-deltas;record'= {
+            cand -f 'Where to write the recording (`-` for stdout)'
+            cand --file 'Where to write the recording (`-` for stdout)'
+            cand --duration 'Stop after this long (default: until Ctrl-C)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context to use'
+            cand --cluster 'The kubeconfig cluster to use'
+            cand --user 'The kubeconfig user to use'
+            cand -n 'Namespace to watch (default: the context''s namespace, then `default`)'
+            cand --namespace 'Namespace to watch (default: the context''s namespace, then `default`)'
+            cand -l 'Label selector, e.g. `app=web,tier!=db`'
+            cand --selector 'Label selector, e.g. `app=web,tier!=db`'
+            cand --field-selector 'Field selector, e.g. `status.phase=Running`'
+            cand --request-timeout 'Timeout of a single request, as kubectl''s `--request-timeout` (`30s`, `1m`; `0` = none)'
+            cand --resync 'Resync period (`30s`, `5m`; `0` disables)'
+            cand --index 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner'
+            cand --fifo 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33''s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)'
+            cand --batch-pop 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go''s PopBatch'
+            cand --page-size 'Objects per list page; the list follows `continue` tokens'
+            cand --watch-timeout 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)'
+            cand --verify-every 'Compare the cache with the server every DURATION and report drift (`0` disables)'
+            cand --color 'When to use colours (NO_COLOR in the environment means never, unless `always`)'
+            cand -q 'Do not render the timeline on stderr'
+            cand --quiet 'Do not render the timeline on stderr'
+            cand --show-secret-data 'Keep Secret data and stringData values in the recording (redacted by default)'
+            cand -A 'Watch every namespace'
+            cand --all-namespaces 'Watch every namespace'
+            cand --legacy-sync 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
+            cand --consistent-list 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
+            cand --watch-list 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses'
+            cand --no-strip-managed-fields 'Keep managedFields (stripped by default, as many informers do with a transform)'
+            cand -v 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything'
+            cand --verbose 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'kubectl-deltas;replay'= {
+            cand --speed 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --object 'How much of each object jsonl, json and yaml carry'
+            cand --max-batches 'Exit after N batches'
+            cand --handler-delay 'Sleep this long in the handler after each batch, to see how a slow event handler makes deltas coalesce in the queue'
+            cand --query 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`'
+            cand --resync 'Resync period (`30s`, `5m`; `0` disables)'
+            cand --index 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner'
+            cand --fifo 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33''s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)'
+            cand --batch-pop 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go''s PopBatch'
+            cand --color 'When to use colours (NO_COLOR in the environment means never, unless `always`)'
+            cand --show-secret-data 'Show Secret data and stringData values (redacted by default)'
+            cand --since-now 'Do not print the initial list''s batches (they are still applied to the cache)'
+            cand --until-synced 'Exit once the cache has synced and the initial batches are printed'
+            cand -q 'No status footer or progress bar'
+            cand --quiet 'No status footer or progress bar'
+            cand --legacy-sync 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
+            cand -v 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything'
+            cand --verbose 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'kubectl-deltas;completion'= {
+            cand --color 'When to use colours (NO_COLOR in the environment means never, unless `always`)'
+            cand -v 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything'
+            cand --verbose 'Log to stderr: -v for the reflector''s steps, -vv for requests, -vvv for everything'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'kubectl-deltas;help'= {
+            cand watch 'Run an informer on RESOURCE and show every popped Deltas batch as a live timeline'
+            cand index 'Build the informer cache once and answer an Indexer query'
+            cand record 'Run an informer on a cluster and record every server answer to a file'
+            cand replay 'Replay a recording through the real Reflector and DeltaFIFO, offline'
+            cand completion 'Print a shell completion script'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kubectl-deltas;help;watch'= {
+        }
+        &'kubectl-deltas;help;index'= {
+        }
+        &'kubectl-deltas;help;record'= {
+        }
+        &'kubectl-deltas;help;replay'= {
+        }
+        &'kubectl-deltas;help;completion'= {
+        }
+        &'kubectl-deltas;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,189 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_kubectl_deltas_global_optspecs
+    string join \n v/verbose color= h/help V/version
+end
+
+function __fish_kubectl_deltas_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_kubectl_deltas_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_kubectl_deltas_using_subcommand
+    set -l cmd (__fish_kubectl_deltas_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -s V -l version -d 'Print version'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "watch" -d 'Run an informer on RESOURCE and show every popped Deltas batch as a live timeline'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "index" -d 'Build the informer cache once and answer an Indexer query'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "record" -d 'Run an informer on a cluster and record every server answer to a file'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "replay" -d 'Replay a recording through the real Reflector and DeltaFIFO, offline'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "completion" -d 'Print a shell completion script'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s o -l output -d 'Output format' -r -f -a "timeline\t'One row per popped batch, for people'
+wide\t'The timeline with uid, generation, owner and every changed path'
+jsonl\t'One JSON object per line, for scripts (docs/jsonl.md)'
+json\t'Each batch as a pretty JSON document'
+yaml\t'Each batch as a YAML document'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l object -d 'How much of each object jsonl, json and yaml carry' -r -f -a "full\t'The whole object'
+meta\t'apiVersion, kind and metadata, without managedFields'
+none\t'No object at all'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l max-batches -d 'Exit after N batches' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler-delay -d 'Sleep this long in the handler after each batch, to see how a slow event handler makes deltas coalesce in the queue' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l cluster -d 'The kubeconfig cluster to use' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l user -d 'The kubeconfig user to use' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s n -l namespace -d 'Namespace to watch (default: the context\'s namespace, then `default`)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l field-selector -d 'Field selector, e.g. `status.phase=Running`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`; `0` = none)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l resync -d 'Resync period (`30s`, `5m`; `0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
+real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
+atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l page-size -d 'Objects per list page; the list follows `continue` tokens' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l show-secret-data -d 'Show Secret data and stringData values (redacted by default)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l since-now -d 'Do not print the initial list\'s batches (they are still applied to the cache)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l until-synced -d 'Exit once the cache has synced and the initial batches are printed'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s q -l quiet -d 'No status footer or progress bar'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s A -l all-namespaces -d 'Watch every namespace'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l by -d 'The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l value -d 'Only objects indexed under this value (repeatable); without it, every value with its count' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l replay -d 'Build the cache from a recording instead of a cluster (`-` for stdin)' -r -F
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s o -l output -d 'Output format' -r -f -a "table\t'A table: value, count and keys (or one row per object with `--value`)'
+wide\t'The table with more columns'
+json\t'One JSON document'
+yaml\t'One YAML document'
+jsonl\t'One JSON object per line'
+name\t'`resource/name` per object, like kubectl'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l cluster -d 'The kubeconfig cluster to use' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l user -d 'The kubeconfig user to use' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s n -l namespace -d 'Namespace to watch (default: the context\'s namespace, then `default`)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l field-selector -d 'Field selector, e.g. `status.phase=Running`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`; `0` = none)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l resync -d 'Resync period (`30s`, `5m`; `0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
+real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
+atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l page-size -d 'Objects per list page; the list follows `continue` tokens' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l keys-only -d 'Print store keys only (`namespace/name`), one per line'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fail-empty -d 'Exit with code 4 when nothing matches'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l show-secret-data -d 'Show Secret data and stringData values (redacted by default)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s A -l all-namespaces -d 'Watch every namespace'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s f -l file -d 'Where to write the recording (`-` for stdout)' -r -F
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l duration -d 'Stop after this long (default: until Ctrl-C)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l cluster -d 'The kubeconfig cluster to use' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l user -d 'The kubeconfig user to use' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s n -l namespace -d 'Namespace to watch (default: the context\'s namespace, then `default`)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l field-selector -d 'Field selector, e.g. `status.phase=Running`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`; `0` = none)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l resync -d 'Resync period (`30s`, `5m`; `0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
+real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
+atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l page-size -d 'Objects per list page; the list follows `continue` tokens' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s q -l quiet -d 'Do not render the timeline on stderr'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l show-secret-data -d 'Keep Secret data and stringData values in the recording (redacted by default)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s A -l all-namespaces -d 'Watch every namespace'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l speed -d 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s o -l output -d 'Output format' -r -f -a "timeline\t'One row per popped batch, for people'
+wide\t'The timeline with uid, generation, owner and every changed path'
+jsonl\t'One JSON object per line, for scripts (docs/jsonl.md)'
+json\t'Each batch as a pretty JSON document'
+yaml\t'Each batch as a YAML document'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l object -d 'How much of each object jsonl, json and yaml carry' -r -f -a "full\t'The whole object'
+meta\t'apiVersion, kind and metadata, without managedFields'
+none\t'No object at all'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l max-batches -d 'Exit after N batches' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler-delay -d 'Sleep this long in the handler after each batch, to see how a slow event handler makes deltas coalesce in the queue' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l resync -d 'Resync period (`30s`, `5m`; `0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
+real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
+atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l show-secret-data -d 'Show Secret data and stringData values (redacted by default)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l since-now -d 'Do not print the initial list\'s batches (they are still applied to the cache)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l until-synced -d 'Exit once the cache has synced and the initial batches are printed'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s q -l quiet -d 'No status footer or progress bar'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand completion" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand completion" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand help; and not __fish_seen_subcommand_from watch index record replay completion help" -f -a "watch" -d 'Run an informer on RESOURCE and show every popped Deltas batch as a live timeline'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand help; and not __fish_seen_subcommand_from watch index record replay completion help" -f -a "index" -d 'Build the informer cache once and answer an Indexer query'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand help; and not __fish_seen_subcommand_from watch index record replay completion help" -f -a "record" -d 'Run an informer on a cluster and record every server answer to a file'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand help; and not __fish_seen_subcommand_from watch index record replay completion help" -f -a "replay" -d 'Replay a recording through the real Reflector and DeltaFIFO, offline'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand help; and not __fish_seen_subcommand_from watch index record replay completion help" -f -a "completion" -d 'Print a shell completion script'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand help; and not __fish_seen_subcommand_from watch index record replay completion help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,63 @@
+//! The examples in `--help` are real command lines: every subcommand shows two to four, and each
+//! one parses with the current flags.
+
+use clap::{Command, CommandFactory, Parser};
+
+use crate::cli::Cli;
+
+/// The command lines of an `Examples:` section, as argument lists without the program name.
+/// Shell syntax after the arguments (`| gzip`, `> file`, `< file`) is dropped.
+fn examples(command: &Command) -> Vec<Vec<String>> {
+    let text = command
+        .get_after_help()
+        .map(|h| h.to_string())
+        .unwrap_or_default();
+    text.lines()
+        .map(str::trim)
+        .filter_map(|line| {
+            line.strip_prefix("kubectl deltas ")
+                .or_else(|| line.strip_prefix("kubectl-deltas "))
+        })
+        .map(|args| {
+            args.split_whitespace()
+                .take_while(|word| !["|", ">", "<"].contains(word))
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn every_subcommand_shows_two_to_four_examples_that_parse() {
+    let root = Cli::command();
+    for sub in root.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let examples = examples(sub);
+        assert!(
+            (2..=4).contains(&examples.len()),
+            "`{}` has {} examples",
+            sub.get_name(),
+            examples.len()
+        );
+        for args in examples {
+            assert_eq!(args[0], sub.get_name(), "an example of another command");
+            let argv = std::iter::once("kubectl-deltas".to_owned()).chain(args.iter().cloned());
+            if let Err(e) = Cli::try_parse_from(argv) {
+                panic!(
+                    "the example `kubectl deltas {}` does not parse:\n{e}",
+                    args.join(" ")
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_top_level_help_keeps_its_examples_and_exit_codes() {
+    let root = Cli::command();
+    for args in examples(&root) {
+        let argv = std::iter::once("kubectl-deltas".to_owned()).chain(args.iter().cloned());
+        assert!(Cli::try_parse_from(argv).is_ok(), "{args:?}");
+    }
+    let after = root.get_after_help().unwrap().to_string();
+    assert!(after.contains("Exit codes:") && after.contains("4  `index --fail-empty`"));
+}
