@@ -87,9 +87,7 @@ impl Object {
         if self.body.is_empty() {
             return Vec::new();
         }
-        serde_json::from_str::<Fields<'_>>(&self.body)
-            .map(|fields| fields.0)
-            .unwrap_or_default()
+        raw_entries(&self.body)
     }
 
     /// One top-level field (`spec`, `status`, `data`, …) as raw JSON.
@@ -147,6 +145,13 @@ impl Object {
     pub fn body_len(&self) -> usize {
         self.body.len()
     }
+}
+
+/// The entries of a JSON object text, borrowed from it; empty when `text` is not an object.
+pub fn raw_entries(text: &str) -> Vec<(Cow<'_, str>, &RawValue)> {
+    serde_json::from_str::<Fields<'_>>(text)
+        .map(|fields| fields.0)
+        .unwrap_or_default()
 }
 
 fn write_body(fields: &[(Cow<'_, str>, &RawValue)]) -> Box<str> {

@@ -7,8 +7,9 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::object::Object;
+use crate::object::{Object, raw_entries};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::indexer::{IndexFunc, IndexValues};
 
@@ -187,12 +188,40 @@ fn field_values<'a>(obj: &'a Object, path: &[String]) -> IndexValues<'a> {
             }
         }
         _ => {
-            if let Some(value) = obj.field_value(first) {
-                collect_owned_scalars(&value, rest, &mut out);
+            if let Some(raw) = obj.field(first) {
+                collect_raw_scalars(raw, rest, &mut out);
             }
         }
     }
     out
+}
+
+/// [`collect_scalars`] on JSON text: walks only the path, without building a tree of the
+/// objects around it.
+fn collect_raw_scalars(raw: &RawValue, path: &[String], out: &mut IndexValues<'_>) {
+    let text = raw.get().trim_start();
+    match text.as_bytes().first() {
+        Some(b'{') => {
+            if let Some((first, rest)) = path.split_first()
+                && let Some((_, child)) = raw_entries(text).into_iter().find(|(k, _)| k == first)
+            {
+                collect_raw_scalars(child, rest, out);
+            }
+        }
+        Some(b'[') => {
+            let items: Vec<&RawValue> = serde_json::from_str(text).unwrap_or_default();
+            items
+                .into_iter()
+                .for_each(|v| collect_raw_scalars(v, path, out));
+        }
+        Some(_) if path.is_empty() => match serde_json::from_str::<Value>(text) {
+            Ok(Value::String(s)) => out.push(Cow::Owned(s)),
+            Ok(Value::Number(n)) => out.push(Cow::Owned(n.to_string())),
+            Ok(Value::Bool(b)) => out.push(Cow::Owned(b.to_string())),
+            _ => {}
+        },
+        _ => {}
+    }
 }
 
 /// [`collect_scalars`] of a value made on the fly, which the results cannot borrow from.
