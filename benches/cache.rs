@@ -14,10 +14,6 @@ use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Controller, DeltaFifo, IndexSpec, Indexer, ProcessError};
 use serde_json::json;
 
-// The binary's allocator, so the figures are the tool's.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn resource() -> ApiResource {
     ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&())
 }

@@ -10,11 +10,6 @@ mod cmd;
 
 use cli::exit::{Exit, classify, message};
 
-// mimalloc keeps the many small allocations of decoding and indexing objects cheap; see
-// docs/benchmarks.md for the measured difference.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
