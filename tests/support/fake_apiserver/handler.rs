@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::ops::Bound;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -641,20 +642,21 @@ async fn list(inner: &Inner, def: &ResourceDef, filter: &Filter, q: &Query) -> R
     };
     drop(store);
 
-    // Keys relative to the listed prefix, which is what continue tokens carry.
-    let strip_ns = filter.namespace.is_some();
+    // Keys relative to the listed prefix, which is what continue tokens carry. Pages start from
+    // the token's key in the ordered map, so paging a large collection costs one page per page.
+    let prefix = filter
+        .namespace
+        .as_ref()
+        .map(|ns| format!("{ns}/"))
+        .unwrap_or_default();
+    let lower = format!("{prefix}{}", start.as_deref().unwrap_or(""));
+    // Keys under `<ns>/` are exactly the namespace's objects, so only selectors need checking.
+    let selective = filter.has_selector();
     let mut matching = state
-        .iter()
-        .filter(|(_, obj)| filter.matches(obj))
-        .map(|(key, obj)| {
-            let rel = if strip_ns {
-                key.split_once('/').map_or(key.as_str(), |(_, n)| n)
-            } else {
-                key.as_str()
-            };
-            (rel, obj)
-        })
-        .filter(|(rel, _)| start.as_deref().is_none_or(|s| *rel >= s))
+        .range::<str, _>((Bound::Included(lower.as_str()), Bound::Unbounded))
+        .take_while(|(key, _)| key.starts_with(&prefix))
+        .filter(|(_, obj)| !selective || filter.matches(obj))
+        .map(|(key, obj)| (&key[prefix.len()..], obj))
         .peekable();
 
     let take = if paged && limit > 0 {
@@ -671,7 +673,13 @@ async fn list(inner: &Inner, def: &ResourceDef, filter: &Filter, q: &Query) -> R
         items.push(json::object(obj, false));
         last = rel;
     }
-    let remaining = matching.count();
+    // etcd counts what is left only when nothing is filtered out; otherwise all that matters is
+    // whether anything is.
+    let remaining = if selective {
+        usize::from(matching.peek().is_some())
+    } else {
+        matching.count()
+    };
 
     let mut meta = Obj::new().with("resourceVersion", list_rv.to_string());
     if remaining > 0 {
@@ -679,7 +687,6 @@ async fn list(inner: &Inner, def: &ResourceDef, filter: &Filter, q: &Query) -> R
             "continue",
             encode_continue(list_rv as i64, &format!("{last}\u{0}")),
         );
-        // etcd can only count what is left when nothing is filtered out.
         if !filter.has_selector() {
             meta.push("remainingItemCount", remaining as u64);
         }
