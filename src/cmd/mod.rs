@@ -5,7 +5,9 @@ use anyhow::bail;
 use crate::cli::{Cli, Command};
 
 mod completion;
+mod index;
 mod informer;
+mod one_shot;
 mod target;
 mod watch;
 
@@ -14,7 +16,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Completion(args) => completion::run(&args),
         Command::Watch(args) => watch::run(args),
-        Command::Index(_) => not_yet("index", 5),
+        Command::Index(args) => index::run(args),
         Command::Record(_) => not_yet("record", 6),
         Command::Replay(_) => not_yet("replay", 6),
     }
