@@ -980,3 +980,45 @@ async fn a_failed_list_is_retried_with_a_note_and_forbidden_is_exit_3() {
     assert!(err.contains("forbidden"), "{err}");
     assert_eq!(stdout(&out), "");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_pipe_ends_a_large_answer_quietly_with_exit_0() {
+    let cluster = cluster().await;
+    for output in ["yaml", "json", "jsonl"] {
+        let mut args = vec!["index", "pods", "-A", "--by", "namespace"];
+        for ns in NAMESPACES {
+            args.extend(["--value", ns]);
+        }
+        args.extend(["-o", output]);
+        // More than a pipe (64 KiB) and the output buffer (8 KiB) hold, so the writes do meet the
+        // closed pipe.
+        let whole = cluster.run(&args).await;
+        assert!(
+            whole.stdout.len() > 96 * 1024,
+            "-o {output}: {}",
+            whole.stdout.len()
+        );
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"));
+        cmd.args(&args)
+            .arg("--kubeconfig")
+            .arg(&cluster.kubeconfig)
+            .env_remove("KUBECONFIG")
+            .env_remove("RUST_BACKTRACE")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let out = tokio::task::spawn_blocking(move || {
+            use std::io::{BufRead, BufReader};
+            let mut child = cmd.spawn().unwrap();
+            let mut stdout = BufReader::new(child.stdout.take().unwrap());
+            let mut first = String::new();
+            stdout.read_line(&mut first).unwrap();
+            assert!(!first.is_empty());
+            drop(stdout); // as `| head -n 1` does
+            child.wait_with_output().unwrap()
+        })
+        .await
+        .unwrap();
+        assert_eq!(out.status.code(), Some(0), "-o {output}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "-o {output}");
+    }
+}

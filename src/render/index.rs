@@ -211,7 +211,10 @@ fn write_json_line(out: &mut impl Write, value: &impl Serialize) -> io::Result<(
 }
 
 fn write_yaml(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    serde_saphyr::to_io_writer(out, value).map_err(io::Error::other)
+    // Into a string first: the YAML serializer's errors would hide a write error's kind, and a
+    // closed pipe (`| head`) must stay recognisable as one.
+    let text = serde_saphyr::to_string(value).map_err(io::Error::other)?;
+    out.write_all(text.as_bytes())
 }
 
 #[cfg(test)]
