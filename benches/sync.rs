@@ -7,6 +7,10 @@
 //! 2. the library: Reflector → DeltaFIFO → consumer → Indexer, until `has_synced`;
 //! 3. the binary: `kubectl-deltas watch …` as a child process until it reports `synced`: wall
 //!    time and peak RSS (the child's own VmHWM).
+//!
+//! `cargo bench --bench sync -- index` measures issue #5's one-shot query instead: the plain fetch
+//! again, then `kubectl-deltas index …` from start to exit (list, drain into the Indexer, answer),
+//! with its peak RSS.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -171,6 +175,115 @@ fn binary_sync(kubeconfig: &std::path::Path) -> (Duration, u64) {
     (elapsed, peak_kib * 1024)
 }
 
+/// The `VmHWM` of a running process, in bytes; `None` once it has exited.
+fn vm_hwm(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// Runs `kubectl-deltas index ARGS…` to its exit; returns the wall time, its peak RSS and how many
+/// lines it printed.
+///
+/// The peak is sampled from `/proc/PID/status` every 2 ms while the child runs (see
+/// [`binary_sync`] for why not `getrusage`). `VmHWM` only grows, so the last sample misses at most
+/// what the final 2 ms added; the cache is long built by then and only the answer is written.
+fn binary_index(kubeconfig: &std::path::Path, args: &[&str]) -> (Duration, u64, usize) {
+    use std::io::{BufRead, BufReader};
+    let binary = std::env::var("KUBECTL_DELTAS_BIN").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/kubectl-deltas").into()
+    });
+    let started = Instant::now();
+    let mut child = Command::new(&binary)
+        .arg("index")
+        .args(args)
+        .args(["--consistent-list", "--page-size", &PAGE.to_string()])
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("cannot run {binary} (build it with `cargo build --release`): {e}")
+        });
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let lines = std::thread::spawn(move || {
+        let mut count = 0;
+        for line in stdout.lines() {
+            line.expect("output");
+            count += 1;
+        }
+        count
+    });
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Some(hwm) = vm_hwm(child.id()) {
+            peak = peak.max(hwm);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let elapsed = started.elapsed();
+    assert!(
+        child.wait().unwrap().success(),
+        "kubectl-deltas index {args:?} failed"
+    );
+    (elapsed, peak, lines.join().unwrap())
+}
+
+/// `cargo bench --bench sync -- index`: one-shot queries against the plain fetch of the same pages.
+async fn index_bench(server: &FakeApiServer, kubeconfig: &std::path::Path) {
+    let mut plain = Vec::new();
+    let mut bytes = 0;
+    for _ in 0..3 {
+        let started = Instant::now();
+        (bytes, _) = plain_fetch(&server.client()).await;
+        plain.push(started.elapsed());
+    }
+    let plain = *plain.iter().min().unwrap();
+    println!(
+        "objects: {}, raw JSON: {:.1} MiB; plain HTTP fetch of the pages: {:.0} ms (best of 3)",
+        objects(),
+        mib(bytes as u64),
+        plain.as_secs_f64() * 1e3
+    );
+    let queries: [&[&str]; 3] = [
+        &["configmaps", "--by", "label:app"],
+        &["configmaps", "--by", "labels", "-o", "json"],
+        &[
+            "configmaps",
+            "--by",
+            "label:team",
+            "--value",
+            "team-3",
+            "-o",
+            "json",
+        ],
+    ];
+    for query in queries {
+        for _ in 0..2 {
+            let kubeconfig = kubeconfig.to_owned();
+            let (elapsed, peak, lines) =
+                tokio::task::spawn_blocking(move || binary_index(&kubeconfig, query))
+                    .await
+                    .unwrap();
+            println!(
+                "index {:<58} {:>6.0} ms = {:.2} × plain fetch, peak RSS {:>6.1} MiB = {:.2} × raw JSON, {lines} lines",
+                query.join(" "),
+                elapsed.as_secs_f64() * 1e3,
+                elapsed.as_secs_f64() / plain.as_secs_f64(),
+                mib(peak),
+                peak as f64 / bytes as f64,
+            );
+        }
+    }
+}
+
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
@@ -193,6 +306,13 @@ fn main() {
         }
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = server.write_kubeconfig(dir.path());
+
+        if std::env::args().any(|a| a == "index") {
+            // Warm the server's page building once, so the first measurement is not penalised.
+            plain_fetch(&server.client()).await;
+            index_bench(&server, &kubeconfig).await;
+            return;
+        }
 
         let mut plain = Vec::new();
         let mut library = Vec::new();

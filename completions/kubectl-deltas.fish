@@ -81,12 +81,12 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l by -d 'The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l value -d 'Only objects indexed under this value (repeatable); without it, every value with its count' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l replay -d 'Build the cache from a recording instead of a cluster (`-` for stdin)' -r -F
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s o -l output -d 'Output format' -r -f -a "table\t'A table: value, count and keys (or one row per object with `--value`)'
-wide\t'The table with more columns'
-json\t'One JSON document'
-yaml\t'One YAML document'
-jsonl\t'One JSON object per line'
-name\t'`resource/name` per object, like kubectl'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s o -l output -d 'Output format' -r -f -a "table\t'A table: value, count and keys, truncated to the terminal width ($COLUMNS when set); with `--value`, one row per object'
+wide\t'The table with every key, wrapped; with `--value`, uid and owners too'
+json\t'One JSON document (the objects as a kubectl List with `--value`)'
+yaml\t'One YAML document (the objects as a kubectl List with `--value`)'
+jsonl\t'One JSON object per line: a value with its count and keys, or an object'
+name\t'`resource/name` per object, like kubectl (`pod/web-1`, `deployment.apps/web`); without `--value`, each indexed value'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l cluster -d 'The kubeconfig cluster to use' -r
@@ -107,8 +107,8 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l keys-only -d 'Print store keys only (`namespace/name`), one per line'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fail-empty -d 'Exit with code 4 when nothing matches'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l keys-only -d 'Print the store keys (`namespace/name`) of the objects under the `--value`s, one per line, instead of an `-o` format'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fail-empty -d 'Exit with code 4 when nothing matches: no object under any `--value`, or, without `--value`, no object with a value at all'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l show-secret-data -d 'Show Secret data and stringData values (redacted by default)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s A -l all-namespaces -d 'Watch every namespace'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'

@@ -40,11 +40,13 @@
 //! ```
 //!
 //! [`source`] holds what talks to the outside world: resource discovery and resolution.
+//! [`query`] turns a synced Indexer into plain answers, which [`render`] writes out.
 
 #![warn(missing_docs)]
 
 pub mod cache;
 pub mod object;
+pub mod query;
 pub mod render;
 pub mod source;
 

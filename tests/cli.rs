@@ -45,8 +45,12 @@ fn an_unimplemented_subcommand_or_output_says_so_and_exits_1() {
             "several resources at once is not implemented yet",
         ),
         (
-            &["index", "pods", "--by", "namespace"],
-            "`kubectl deltas index` is not implemented yet",
+            &["index", "--replay", "rec.jsonl", "--by", "namespace"],
+            "`index --replay` is not implemented yet (issue #6)",
+        ),
+        (
+            &["index", "pods", "--by", "namespace", "--fifo", "real"],
+            "--fifo real|atomic is not implemented yet (issue #8)",
         ),
         (
             &["record", "pods"],

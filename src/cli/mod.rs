@@ -315,8 +315,9 @@ pub struct IndexArgs {
     /// Only objects indexed under this value (repeatable); without it, every value with its count.
     #[arg(long = "value", value_name = "V")]
     pub values: Vec<String>,
-    /// Print store keys only (`namespace/name`), one per line.
-    #[arg(long)]
+    /// Print the store keys (`namespace/name`) of the objects under the `--value`s, one per line,
+    /// instead of an `-o` format.
+    #[arg(long, requires = "values", conflicts_with = "output")]
     pub keys_only: bool,
     /// Build the cache from a recording instead of a cluster (`-` for stdin).
     #[arg(long, value_name = "FILE", conflicts_with = "resource")]
@@ -324,7 +325,8 @@ pub struct IndexArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = IndexOutput::Table)]
     pub output: IndexOutput,
-    /// Exit with code 4 when nothing matches.
+    /// Exit with code 4 when nothing matches: no object under any `--value`, or, without
+    /// `--value`, no object with a value at all.
     #[arg(long)]
     pub fail_empty: bool,
     /// Show Secret data and stringData values (redacted by default).
@@ -341,17 +343,19 @@ pub struct IndexArgs {
 /// Output formats of `index`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IndexOutput {
-    /// A table: value, count and keys (or one row per object with `--value`).
+    /// A table: value, count and keys, truncated to the terminal width ($COLUMNS when set); with
+    /// `--value`, one row per object.
     Table,
-    /// The table with more columns.
+    /// The table with every key, wrapped; with `--value`, uid and owners too.
     Wide,
-    /// One JSON document.
+    /// One JSON document (the objects as a kubectl List with `--value`).
     Json,
-    /// One YAML document.
+    /// One YAML document (the objects as a kubectl List with `--value`).
     Yaml,
-    /// One JSON object per line.
+    /// One JSON object per line: a value with its count and keys, or an object.
     Jsonl,
-    /// `resource/name` per object, like kubectl.
+    /// `resource/name` per object, like kubectl (`pod/web-1`, `deployment.apps/web`); without
+    /// `--value`, each indexed value.
     Name,
 }
 

@@ -68,11 +68,20 @@ pub fn reflector_config(reflector: &ReflectorArgs, informer: &InformerArgs) -> R
 /// 401 and 403 are the user's access problem; anything else the Reflector gives up on is a runtime
 /// error.
 pub fn reflector_failure(error: ReflectorError, target: &Target) -> anyhow::Error {
+    reflector_failure_while("watching", error, target)
+}
+
+/// [`reflector_failure`] for a command that does something else than watching (`listing`).
+pub fn reflector_failure_while(
+    doing: &str,
+    error: ReflectorError,
+    target: &Target,
+) -> anyhow::Error {
     let exit = if error.source_error().is_auth() {
         Exit::ClusterAccess
     } else {
         Exit::Runtime
     };
-    let error = anyhow::Error::new(error).context(format!("watching {} failed", target.describe()));
+    let error = anyhow::Error::new(error).context(format!("{doing} {} failed", target.describe()));
     Failure { exit, error }.into()
 }

@@ -10,7 +10,9 @@ mod completion;
 mod generated_files;
 #[cfg(test)]
 mod help_examples;
+mod index;
 mod informer;
+mod one_shot;
 mod target;
 mod watch;
 
@@ -20,7 +22,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Completion(args) => completion::run(&args),
         Command::Complete(args) => complete::run(&args),
         Command::Watch(args) => watch::run(args),
-        Command::Index(_) => not_yet("index", 5),
+        Command::Index(args) => index::run(args),
         Command::Record(_) => not_yet("record", 6),
         Command::Replay(_) => not_yet("replay", 6),
     }

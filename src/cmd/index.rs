@@ -1,0 +1,175 @@
+//! `index`: build the informer cache once ([`one_shot`](super::one_shot)), answer one Indexer
+//! query from it, exit.
+//!
+//! Without `--value`: every value of the `--by` index with its object count (ListIndexFuncValues),
+//! objects without a value counted under `<none>`. With `--value V…`: the objects under any of them
+//! (ByIndex), or only their keys (IndexKeys) with `--keys-only`. Nothing matching is a note on
+//! stderr and exit 0, or exit 4 with `--fail-empty`.
+
+use std::io::{self, BufWriter, IsTerminal as _, Write as _};
+use std::sync::Arc;
+
+use anyhow::{Context as _, anyhow, bail};
+use kubectl_deltas::Object;
+use kubectl_deltas::cache::{IndexSpec, Indexer};
+use kubectl_deltas::query::{Matches, ValueListing};
+use kubectl_deltas::render::index::{IndexFormat, IndexRenderer, write_keys};
+
+use super::informer::{add_indices, lister_watcher, reflector_config, reflector_failure_while};
+use super::{one_shot, target};
+use crate::cli::exit::{Exit, Failure, WithExit};
+use crate::cli::{FifoKind, IndexArgs, IndexOutput};
+
+pub fn run(args: IndexArgs) -> anyhow::Result<()> {
+    let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
+    if args.informer.fifo != FifoKind::Delta {
+        bail!("--fifo real|atomic is not implemented yet (issue #8)");
+    }
+    if args.replay.is_some() {
+        bail!(
+            "`index --replay` is not implemented yet (issue #6); \
+             query a cluster with `index RESOURCE --by SPEC` meanwhile"
+        );
+    }
+    let Some(resource) = args.resource.as_deref() else {
+        return Err(anyhow!("a RESOURCE to index is needed (or --replay FILE)"))
+            .exit_with(Exit::Usage);
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let (indexer, scope) = runtime.block_on(from_cluster(&args, &spec, resource))?;
+    // The Reflector and consumer are done; nothing else runs while answering.
+    drop(runtime);
+    answer(&indexer, &spec, &scope, &args)
+}
+
+/// Lists `resource` into a fresh Indexer with the `--index` indices and `--by`'s; returns it with
+/// the words that name what was listed (`pods in namespace "default"`).
+async fn from_cluster(
+    args: &IndexArgs,
+    spec: &IndexSpec,
+    resource: &str,
+) -> anyhow::Result<(Arc<Indexer<Object>>, String)> {
+    let indexer = Arc::new(Indexer::new());
+    add_indices(&indexer, &args.informer)?;
+    // `--by` may repeat an `--index`: one index serves both.
+    if !indexer.index_names().contains(&spec.name()) {
+        indexer
+            .add_indexer(spec.name(), spec.index_func())
+            .exit_with(Exit::Usage)?;
+    }
+    let target = target::resolve(&args.access, resource).await?;
+    one_shot::sync(
+        lister_watcher(&target, &args.access, None),
+        reflector_config(&args.reflector, &args.informer),
+        indexer.clone(),
+        args.informer.legacy_sync,
+        |error| reflector_failure_while("listing", error, &target),
+    )
+    .await?;
+    Ok((indexer, target.describe()))
+}
+
+/// Queries the synced cache and writes the answer.
+fn answer(
+    indexer: &Indexer<Object>,
+    spec: &IndexSpec,
+    scope: &str,
+    args: &IndexArgs,
+) -> anyhow::Result<()> {
+    let index = spec.name();
+    let renderer = IndexRenderer::new(format(args.output))
+        .width(table_width())
+        .show_secret_data(args.show_secret_data);
+    let mut out = BufWriter::new(io::stdout().lock());
+    let nothing = if args.values.is_empty() {
+        let listing = ValueListing::from_indexer(indexer, &index)?;
+        renderer.values(&mut out, &listing)?;
+        listing.is_empty().then(|| match listing.total {
+            0 => format!("no {scope} to index"),
+            n => format!("none of the {n} {scope} has a value under {index}"),
+        })
+    } else {
+        let matches = Matches::from_indexer(indexer, &index, &args.values)?;
+        if args.keys_only {
+            write_keys(&mut out, matches.keys())?;
+        } else if !matches.is_empty() {
+            renderer.objects(&mut out, &matches)?;
+        }
+        matches.is_empty().then(|| {
+            let known = indexer
+                .list_index_func_values(&index)
+                .map_or(0, |v| v.len());
+            format!(
+                "no {scope} indexed under {index} = {} (the index has {known} value{}; \
+                 list them without --value)",
+                quoted_or(&args.values),
+                if known == 1 { "" } else { "s" },
+            )
+        })
+    };
+    out.flush()?;
+    match nothing {
+        Some(message) if args.fail_empty => Err(Failure {
+            exit: Exit::Empty,
+            error: anyhow!(message),
+        }
+        .into()),
+        Some(message) => {
+            let _ = writeln!(io::stderr(), "kubectl-deltas: note: {message}");
+            Ok(())
+        }
+        None => Ok(()),
+    }
+}
+
+fn format(output: IndexOutput) -> IndexFormat {
+    match output {
+        IndexOutput::Table => IndexFormat::Table,
+        IndexOutput::Wide => IndexFormat::Wide,
+        IndexOutput::Json => IndexFormat::Json,
+        IndexOutput::Yaml => IndexFormat::Yaml,
+        IndexOutput::Jsonl => IndexFormat::Jsonl,
+        IndexOutput::Name => IndexFormat::Name,
+    }
+}
+
+/// `$COLUMNS` when set, else the terminal's width; `None` (no truncation) when stdout is a pipe
+/// or a file, as kubectl leaves piped output whole.
+fn table_width() -> Option<usize> {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    columns.or_else(|| {
+        io::stdout()
+            .is_terminal()
+            .then(|| comfy_table::Table::new().width().map(usize::from))
+            .flatten()
+    })
+}
+
+/// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+fn quoted_or(values: &[String]) -> String {
+    let quoted: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_values_read_as_alternatives() {
+        let values = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(quoted_or(&values(&["a"])), r#""a""#);
+        assert_eq!(quoted_or(&values(&["a", "b"])), r#""a" or "b""#);
+        assert_eq!(quoted_or(&values(&["a", "b", "c"])), r#""a", "b" or "c""#);
+    }
+}

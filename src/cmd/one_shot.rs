@@ -1,0 +1,152 @@
+//! A one-shot informer run, for commands that answer from the cache and exit: the same Reflector,
+//! DeltaFIFO and consumer as `watch` (list → `replace` → pop through `process_deltas` into the
+//! Indexer), stopped as soon as the cache has synced.
+//!
+//! No watch is opened: [`ListOnly`] hands the Reflector a watch that never starts, so the cache
+//! holds exactly the listed state, whatever changes while the consumer drains the queue. The
+//! Reflector asking for that watch is also the sign that its list is in the FIFO, which is how an
+//! empty list (no batch to pop) is noticed.
+//!
+//! Generic over the [`ListerWatcher`], so a recording can feed it as well as a cluster.
+
+use std::io::{self, Write as _};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use futures_util::StreamExt as _;
+use kubectl_deltas::Object;
+use kubectl_deltas::cache::{
+    Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent,
+    ReflectorEventKind, ReflectorObserver,
+};
+use kubectl_deltas::source::{
+    ListPage, ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest,
+    WatchStream,
+};
+use tokio::sync::Notify;
+
+/// Runs `lister_watcher` through a Reflector and a DeltaFIFO into `indexer` until the cache has
+/// synced, then stops everything. Transient failures are retried as `watch` retries them (each
+/// retry is noted on stderr); a failure the Reflector gives up on goes through `failure`.
+pub async fn sync<L: ListerWatcher>(
+    lister_watcher: L,
+    config: ReflectorConfig,
+    indexer: Arc<Indexer<Object>>,
+    legacy_sync: bool,
+    failure: impl FnOnce(ReflectorError) -> anyhow::Error,
+) -> anyhow::Result<()> {
+    let fifo = Arc::new(
+        DeltaFifo::new()
+            .known_objects(indexer.clone())
+            .emit_delta_type_replaced(!legacy_sync),
+    );
+    // Woken when the list is in the FIFO and when the consumer has popped its last batch.
+    let progress = Arc::new(Notify::new());
+    let lister_watcher = ListOnly {
+        inner: lister_watcher,
+        listed: progress.clone(),
+    };
+    let reflector = Reflector::new(lister_watcher, fifo.clone(), config).observer(RetryNotes);
+
+    let consumer = {
+        let controller = Controller::new(fifo.clone(), indexer);
+        let progress = progress.clone();
+        std::thread::Builder::new()
+            .name("consumer".into())
+            .spawn(move || drain(controller, &progress))
+            .context("cannot start the consumer thread")?
+    };
+    let synced = {
+        let fifo = fifo.clone();
+        async move {
+            while !fifo.has_synced() {
+                progress.notified().await;
+            }
+        }
+    };
+    let result = reflector.run(synced).await;
+    fifo.close();
+    tokio::task::spawn_blocking(move || consumer.join())
+        .await
+        .context("the consumer thread was lost")?
+        .map_err(|_| anyhow::anyhow!("the consumer thread panicked"))?;
+    result.map_err(failure)
+}
+
+/// Pops batches into the indexer until the initial list is all in, or the FIFO is closed.
+fn drain(mut controller: Controller<Object>, progress: &Notify) {
+    while controller.process_next().is_some() {
+        if controller.fifo().has_synced() {
+            progress.notify_one();
+            return;
+        }
+    }
+}
+
+/// A [`ListerWatcher`] that lists through `inner` but never starts a plain watch: the watch the
+/// Reflector asks for after its list stays pending until the run is stopped. A streaming list
+/// (`sendInitialEvents`) goes through, closed right after its initial events.
+pub struct ListOnly<L> {
+    inner: L,
+    /// Notified when the Reflector asks for a plain watch, that is once its list is in the FIFO.
+    listed: Arc<Notify>,
+}
+
+impl<L: ListerWatcher> ListerWatcher for ListOnly<L> {
+    async fn list(&self, req: &ListRequest) -> Result<ListPage, SourceError> {
+        self.inner.list(req).await
+    }
+
+    async fn watch(&self, req: &WatchRequest) -> Result<WatchStream, SourceError> {
+        if req.send_initial_events {
+            let stream = self.inner.watch(req).await?;
+            return Ok(until_initial_events_end(stream));
+        }
+        self.listed.notify_one();
+        std::future::pending().await
+    }
+
+    fn describe(&self) -> ResourceTarget {
+        self.inner.describe()
+    }
+}
+
+/// The stream up to and including the bookmark that ends a streaming list's initial events; the
+/// Reflector then sees an ordinary end of watch and asks for a plain one.
+fn until_initial_events_end(stream: WatchStream) -> WatchStream {
+    let mut ended = false;
+    stream
+        .take_while(move |event| {
+            let keep = !ended;
+            ended |= matches!(
+                event,
+                Ok(WatchEvent::Bookmark {
+                    initial_events_end: true,
+                    ..
+                })
+            );
+            std::future::ready(keep)
+        })
+        .boxed()
+}
+
+/// Says on stderr why a one-shot command is still waiting: each retry after a failure.
+struct RetryNotes;
+
+impl ReflectorObserver for RetryNotes {
+    fn observe(&self, event: ReflectorEvent) {
+        if let ReflectorEventKind::Backoff {
+            delay,
+            phase,
+            error,
+        } = &event.kind
+        {
+            // A closed stderr must not stop the run; the retry goes on regardless.
+            let _ = writeln!(
+                io::stderr(),
+                "kubectl-deltas: {phase} failed: {error}; retrying in {:.1}s",
+                delay.as_secs_f64()
+            );
+        }
+    }
+}
