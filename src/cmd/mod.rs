@@ -6,6 +6,7 @@ use crate::cli::{Cli, Command};
 
 mod completion;
 mod informer;
+pub mod pipeline;
 mod target;
 mod watch;
 
@@ -13,7 +14,7 @@ mod watch;
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Completion(args) => completion::run(&args),
-        Command::Watch(args) => watch::run(args),
+        Command::Watch(args) => watch::run(args, &cli.global),
         Command::Index(_) => not_yet("index", 5),
         Command::Record(_) => not_yet("record", 6),
         Command::Replay(_) => not_yet("replay", 6),
