@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::binary::{Running, json_lines, run, stderr};
-use support::fake_apiserver::FakeApiServer;
+use support::fake_apiserver::{FakeApiServer, Fault, Verb};
 
 async fn server() -> (FakeApiServer, tempfile::TempDir, PathBuf) {
     let server = FakeApiServer::start().await;
@@ -296,4 +296,25 @@ async fn piping_into_head_prints_three_lines_and_exits_0_quietly() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(String::from_utf8_lossy(&output.stdout).lines().count(), 3);
     assert_eq!(stderr(&output), "");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_forbidden_resource_stops_them_all_with_exit_3() {
+    let (server, _dir, kubeconfig) = server().await;
+    server.create("configmaps", cm("a", "web"));
+    server.inject(Fault::status(403).on(Verb::List).for_resource("secrets"));
+    let out = run(kubeconfig, &["watch", "cm,secrets", "-o", "jsonl"]).await;
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("kubectl-deltas: error: watching secrets in namespace \"default\" failed"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("batches"),
+        "no summary after a failure: {err}"
+    );
+    let lines = json_lines(&out.stdout);
+    let error = lines.iter().find(|l| l["event"] == "error").unwrap();
+    assert_eq!(error["resource"], "secrets");
 }

@@ -98,19 +98,57 @@ pub struct StatusBar {
     bar: ProgressBar,
     /// Output lines go to the same terminal, so the bar must be lifted while they are written.
     shares_terminal: bool,
+    styles: Styles,
+}
+
+/// The bar's looks, parsed once.
+struct Styles {
+    /// A list whose total the server estimated.
+    list_with_total: ProgressStyle,
+    /// A list without an estimate.
+    list: ProgressStyle,
+    /// The footer, cut at the terminal's width: a wrapped footer would leave copies behind.
+    footer: ProgressStyle,
+}
+
+impl std::fmt::Debug for Styles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Styles")
+    }
+}
+
+impl Styles {
+    fn new() -> Self {
+        let template = |t: &str| {
+            ProgressStyle::with_template(t)
+                .unwrap_or_else(|_| ProgressStyle::default_spinner())
+                .progress_chars("=> ")
+        };
+        Styles {
+            list_with_total: template("{spinner} {msg} [{bar:30}] {pos}/{len} objects"),
+            list: template("{spinner} {msg}: {pos} objects"),
+            footer: template("{wide_msg}"),
+        }
+    }
 }
 
 impl StatusBar {
     /// A bar on stderr when `visible`; `shares_terminal` when stdout is that terminal too.
     pub fn new(visible: bool, shares_terminal: bool) -> Self {
+        let styles = Styles::new();
         let bar = if visible {
-            ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(8))
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(8));
+            // Until the first update, not indicatif's default bar.
+            bar.set_style(styles.list.clone());
+            bar.set_message("connecting");
+            bar
         } else {
             ProgressBar::hidden()
         };
         StatusBar {
             bar,
             shares_terminal: visible && shares_terminal,
+            styles,
         }
     }
 
@@ -126,27 +164,23 @@ impl StatusBar {
         }
         match initial_list_progress(informers) {
             Some(progress) => {
-                let template = if progress.estimated_total.is_some() {
-                    "{spinner} {msg} [{bar:30}] {pos}/{len} objects"
-                } else {
-                    "{spinner} {msg} {pos} objects"
-                };
-                if let Ok(style) = ProgressStyle::with_template(template) {
-                    self.bar.set_style(style.progress_chars("=> "));
-                }
+                self.bar
+                    .set_message(format!("listing {}", progress.listing.join(", ")));
                 match progress.estimated_total {
                     Some(total) => self.bar.set_length(total.max(progress.items)),
                     None => self.bar.unset_length(),
                 }
                 self.bar.set_position(progress.items);
-                self.bar
-                    .set_message(format!("listing {}", progress.listing.join(", ")));
+                let style = if progress.estimated_total.is_some() {
+                    &self.styles.list_with_total
+                } else {
+                    &self.styles.list
+                };
+                self.bar.set_style(style.clone());
             }
             None => {
-                if let Ok(style) = ProgressStyle::with_template("{msg}") {
-                    self.bar.set_style(style);
-                }
                 self.bar.set_message(status_line(informers, now));
+                self.bar.set_style(self.styles.footer.clone());
             }
         }
         self.bar.tick();

@@ -314,7 +314,8 @@ impl Pipeline {
         };
         let control = async {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => stop.request(Ended::Interrupted),
+                // Should the handler fail to install, the branch is disabled, not taken.
+                Ok(()) = tokio::signal::ctrl_c() => stop.request(Ended::Interrupted),
                 () = shutdown => stop.request(Ended::Shutdown),
                 () = reader_gone => stop.request(Ended::OutputClosed),
                 () = stop.wait() => {}
