@@ -11,7 +11,8 @@ mod cmd;
 use cli::exit::{Exit, classify, message};
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let args = cli::with_watch_shorthand(std::env::args_os().collect());
+    let cli = match cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout and usage errors to stderr, with exit code 0 or 2.

@@ -37,12 +37,8 @@ fn version_prints_the_crate_version() {
 fn an_unimplemented_subcommand_or_output_says_so_and_exits_1() {
     for (args, what) in [
         (
-            &["watch", "pods"][..],
-            "`-o timeline` is not implemented yet (issue #4)",
-        ),
-        (
-            &["watch", "deploy,rs,po", "-o", "jsonl"],
-            "several resources at once is not implemented yet",
+            &["watch", "pods", "--fifo", "real"][..],
+            "--fifo real|atomic is not implemented yet (issue #8)",
         ),
         (
             &["index", "--replay", "rec.jsonl", "--by", "namespace"],
@@ -84,8 +80,41 @@ fn bad_flag_values_are_usage_errors_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("cannot be used with"));
 
-    let out = run(&["frobnicate"]);
+    let out = run(&["--frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn bad_watch_flags_fail_before_any_cluster_is_contacted() {
+    // No kubeconfig anywhere: reaching the cluster would be exit 3, so exit 2 proves the check
+    // came first. `kubectl deltas RESOURCE` is `watch`.
+    for (args, what) in [
+        (
+            &["pods", "--query", "namespace"][..],
+            "invalid --query \"namespace\": expected SPEC=VALUE",
+        ),
+        (
+            &["watch", "pods", "--query", "colour:x=y"],
+            "unknown index kind \"colour\"",
+        ),
+        (&["deploy,,po"], "invalid resource list \"deploy,,po\""),
+        (&["pods", "--index", "label"], "label needs a label key"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"))
+            .args(args)
+            .env_remove("RUST_BACKTRACE")
+            .env("KUBECONFIG", "/nonexistent/kubeconfig")
+            .env("HOME", "/nonexistent")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("kubectl-deltas: error: ") && err.contains(what),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! Every flag of `kubectl-deltas`, with its help text and default, in one place.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 pub mod exit;
 
@@ -28,6 +29,8 @@ Exit codes:
 
 /// Watch the inner life of a Kubernetes informer: the Reflector's List and Watch, the DeltaFIFO's
 /// batches and the Indexer's contents, as client-go's `tools/cache` sees them.
+///
+/// `kubectl deltas RESOURCE [flags]` is short for `kubectl deltas watch RESOURCE [flags]`.
 #[derive(Debug, Parser)]
 #[command(
     name = "kubectl-deltas",
@@ -297,7 +300,7 @@ pub struct ViewArgs {
     /// matching any query is shown). SPEC is an index spec as for `--index`.
     #[arg(long, value_name = "SPEC=VALUE")]
     pub query: Vec<String>,
-    /// No status footer or progress bar.
+    /// No progress bar, status footer or summary table on stderr.
     #[arg(short, long)]
     pub quiet: bool,
 }
@@ -416,6 +419,65 @@ pub struct CompleteArgs {
     pub words: Vec<std::ffi::OsString>,
 }
 
+/// `kubectl deltas RESOURCE …` → `kubectl deltas watch RESOURCE …`: inserts `watch` when the
+/// first argument that is neither a global flag (with its value) nor a subcommand is a resource
+/// or a flag of `watch`. Help, version and the bare command are left alone.
+pub fn with_watch_shorthand(args: Vec<OsString>) -> Vec<OsString> {
+    let command = Cli::command();
+    let subcommands: Vec<&str> = command
+        .get_subcommands()
+        .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+        .chain(["help"])
+        .collect();
+    let globals: Vec<&clap::Arg> = command
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .collect();
+    let takes_value = |a: &clap::Arg| a.get_action().takes_values();
+    let mut i = 1;
+    while let Some(arg) = args.get(i) {
+        let Some(text) = arg.to_str() else { break };
+        if matches!(text, "-h" | "--help" | "-V" | "--version") || subcommands.contains(&text) {
+            return args;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            let (name, inline_value) = match long.split_once('=') {
+                Some((name, _)) => (name, true),
+                None => (long, false),
+            };
+            match globals.iter().find(|a| a.get_long() == Some(name)) {
+                Some(global) => {
+                    i += if takes_value(global) && !inline_value {
+                        2
+                    } else {
+                        1
+                    };
+                    continue;
+                }
+                None => break,
+            }
+        }
+        if let Some(shorts) = text.strip_prefix('-').filter(|s| !s.is_empty()) {
+            // A cluster of short global switches such as `-vv`.
+            let all_global_switches = shorts.chars().all(|c| {
+                globals
+                    .iter()
+                    .any(|a| a.get_short() == Some(c) && !takes_value(a))
+            });
+            if all_global_switches {
+                i += 1;
+                continue;
+            }
+        }
+        break;
+    }
+    let mut args = args;
+    if i < args.len() {
+        args.insert(i, OsString::from("watch"));
+    }
+    args
+}
+
 /// A duration flag where `0` means "off".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Period(pub Option<Duration>);
@@ -450,6 +512,55 @@ mod tests {
     #[test]
     fn the_command_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    fn shorthand(args: &[&str]) -> Vec<String> {
+        let args = std::iter::once("kubectl-deltas")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        with_watch_shorthand(args)
+            .into_iter()
+            .skip(1)
+            .map(|a| a.into_string().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_resource_first_means_watch() {
+        assert_eq!(
+            shorthand(&["pods", "-o", "jsonl"]),
+            ["watch", "pods", "-o", "jsonl"]
+        );
+        assert_eq!(
+            shorthand(&["-vv", "--color", "never", "deploy,rs"]),
+            ["-vv", "--color", "never", "watch", "deploy,rs"]
+        );
+        assert_eq!(
+            shorthand(&["--color=always", "-n", "kube-system", "pods"]),
+            ["--color=always", "watch", "-n", "kube-system", "pods"]
+        );
+        for untouched in [
+            &["watch", "pods"][..],
+            &["index", "pods", "--by", "namespace"],
+            &["-v", "replay", "rec.jsonl"],
+            &["--help"],
+            &["help", "watch"],
+            &["--version"],
+            &[],
+            &["-v"],
+        ] {
+            assert_eq!(shorthand(untouched), untouched, "{untouched:?}");
+        }
+        let parsed = Cli::try_parse_from(with_watch_shorthand(
+            ["kubectl-deltas", "po", "--until-synced"]
+                .map(OsString::from)
+                .to_vec(),
+        ))
+        .unwrap();
+        assert!(
+            matches!(parsed.command, Command::Watch(w) if w.resources == "po" && w.view.until_synced)
+        );
     }
 
     #[test]

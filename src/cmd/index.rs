@@ -15,7 +15,9 @@ use kubectl_deltas::cache::{IndexSpec, Indexer};
 use kubectl_deltas::query::{Matches, ValueListing};
 use kubectl_deltas::render::index::{IndexFormat, IndexRenderer, write_keys};
 
-use super::informer::{add_indices, lister_watcher, reflector_config, reflector_failure_while};
+use super::informer::{
+    index_specs, indexer_with, lister_watcher, reflector_config, reflector_failure_while,
+};
 use super::{one_shot, target};
 use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::{FifoKind, IndexArgs, IndexOutput};
@@ -53,14 +55,12 @@ async fn from_cluster(
     spec: &IndexSpec,
     resource: &str,
 ) -> anyhow::Result<(Arc<Indexer<Object>>, String)> {
-    let indexer = Arc::new(Indexer::new());
-    add_indices(&indexer, &args.informer)?;
     // `--by` may repeat an `--index`: one index serves both.
-    if !indexer.index_names().contains(&spec.name()) {
-        indexer
-            .add_indexer(spec.name(), spec.index_func())
-            .exit_with(Exit::Usage)?;
+    let mut specs = index_specs(&args.informer)?;
+    if !specs.contains(spec) {
+        specs.push(spec.clone());
     }
+    let indexer = Arc::new(indexer_with(&specs));
     let target = target::resolve(&args.access, resource).await?;
     one_shot::sync(
         lister_watcher(&target, &args.access, None),

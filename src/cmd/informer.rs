@@ -9,14 +9,26 @@ use super::target::Target;
 use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::{AccessArgs, InformerArgs, ReflectorArgs};
 
-pub fn add_indices(indexer: &Indexer<Object>, informer: &InformerArgs) -> anyhow::Result<()> {
+/// The `--index` specs, parsed (a bad spec is a usage error) and without repeats.
+pub fn index_specs(informer: &InformerArgs) -> anyhow::Result<Vec<IndexSpec>> {
+    let mut specs: Vec<IndexSpec> = Vec::new();
     for text in &informer.indices {
         let spec: IndexSpec = text.parse().exit_with(Exit::Usage)?;
-        indexer
-            .add_indexer(spec.name(), spec.index_func())
-            .exit_with(Exit::Usage)?;
+        if !specs.contains(&spec) {
+            specs.push(spec);
+        }
     }
-    Ok(())
+    Ok(specs)
+}
+
+/// An Indexer with the given indices.
+pub fn indexer_with(specs: &[IndexSpec]) -> Indexer<Object> {
+    let indexer = Indexer::new();
+    for spec in specs {
+        // Index names are the specs' canonical text, unique after `index_specs`.
+        let _ = indexer.add_indexer(spec.name(), spec.index_func());
+    }
+    indexer
 }
 
 pub fn lister_watcher(

@@ -13,6 +13,7 @@ mod help_examples;
 mod index;
 mod informer;
 mod one_shot;
+pub mod pipeline;
 mod target;
 mod watch;
 
@@ -21,7 +22,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Completion(args) => completion::run(&args),
         Command::Complete(args) => complete::run(&args),
-        Command::Watch(args) => watch::run(args),
+        Command::Watch(args) => watch::run(args, &cli.global),
         Command::Index(args) => index::run(args),
         Command::Record(_) => not_yet("record", 6),
         Command::Replay(_) => not_yet("replay", 6),

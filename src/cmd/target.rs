@@ -46,7 +46,20 @@ trait ClusterAccessFromArgs {
 }
 
 /// Connects, reads discovery and resolves `arg` as kubectl would.
+#[allow(
+    dead_code,
+    reason = "the one-resource form, for index and record (issues #5, #6)"
+)]
 pub async fn resolve(access: &AccessArgs, arg: &str) -> anyhow::Result<Target> {
+    let mut targets = resolve_all(access, &[arg]).await?;
+    Ok(targets.remove(0))
+}
+
+/// Connects and reads discovery once, then resolves every one of `args` (`deploy`, `rs`, `po`).
+pub async fn resolve_all(
+    access: &AccessArgs,
+    args: &[impl AsRef<str>],
+) -> anyhow::Result<Vec<Target>> {
     let connection = access
         .cluster_access()
         .connect()
@@ -61,21 +74,31 @@ pub async fn resolve(access: &AccessArgs, arg: &str) -> anyhow::Result<Target> {
             )
         })
         .exit_with(Exit::ClusterAccess)?;
-    let resource = catalog.resolve_watchable(arg).exit_with(Exit::Usage)?;
-    // kubectl ignores --namespace for cluster-scoped resources, and so do we.
-    let namespace = if !resource.namespaced || access.all_namespaces {
-        None
-    } else {
-        Some(
-            access
-                .namespace
-                .clone()
-                .unwrap_or_else(|| connection.default_namespace.clone()),
-        )
-    };
-    Ok(Target {
-        connection,
-        resource,
-        namespace,
-    })
+    let mut targets: Vec<Target> = Vec::with_capacity(args.len());
+    for arg in args {
+        let resource = catalog
+            .resolve_watchable(arg.as_ref())
+            .exit_with(Exit::Usage)?;
+        // `po,pods`: one informer per resource, as a shared informer factory keeps.
+        if targets.iter().any(|t| t.resource == resource) {
+            continue;
+        }
+        // kubectl ignores --namespace for cluster-scoped resources, and so do we.
+        let namespace = if !resource.namespaced || access.all_namespaces {
+            None
+        } else {
+            Some(
+                access
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| connection.default_namespace.clone()),
+            )
+        };
+        targets.push(Target {
+            connection: connection.clone(),
+            resource,
+            namespace,
+        });
+    }
+    Ok(targets)
 }

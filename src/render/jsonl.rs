@@ -1,47 +1,91 @@
 //! JSON lines, schema v1 (docs/jsonl.md): one object per line, flushed per line, for scripts.
 
-use std::borrow::Cow;
 use std::io::{self, Write};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use crate::object::Object;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::object::{ObjectMode, render_object};
+use super::object::{ObjectMode, ObjectView};
+use super::{BatchView, Event, EventView, Renderer, millis, rfc3339_micros};
 use crate::cache::reflector::{RelistCause, WatchEndReason};
-use crate::cache::{Batch, Delta, ReflectorEvent, ReflectorEventKind};
+use crate::cache::{Delta, ReflectorEventKind};
+use crate::object::Object;
 
-/// Writes batches as JSON lines.
+/// Writes batches and reflector events as JSON lines.
 #[derive(Debug)]
 pub struct JsonLines<W> {
     out: W,
     object_mode: ObjectMode,
     show_secret_data: bool,
+    /// One line is assembled here and written with a single call.
+    line: Vec<u8>,
 }
 
+/// A batch as the machine-readable outputs carry it (`-o jsonl`, `-o json`, `-o yaml`).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct BatchLine<'a> {
+pub(crate) struct BatchRecord<'a> {
     kind: &'static str,
     seq: u64,
     time: String,
+    resource: &'a str,
+    /// `null` for a batch of several keys (`--batch-pop`) or a whole-list delta (`--fifo atomic`).
     key: Option<&'a str>,
     initial: bool,
     queue_depth: usize,
     wait_ms: f64,
-    deltas: Vec<DeltaLine<'a>>,
+    deltas: Vec<DeltaRecord<'a>>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct DeltaLine<'a> {
+struct DeltaRecord<'a> {
     #[serde(rename = "type")]
     type_: &'static str,
     tombstone: bool,
     resource_version: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    object: Option<Cow<'static, Value>>,
+    object: Option<Option<ObjectView<'a>>>,
+}
+
+impl<'a> BatchRecord<'a> {
+    pub(crate) fn new(view: &BatchView<'a>, mode: ObjectMode, show_secret_data: bool) -> Self {
+        let batch = view.batch;
+        BatchRecord {
+            kind: "batch",
+            seq: batch.seq,
+            time: rfc3339_micros(view.time),
+            resource: view.resource,
+            key: batch.key.as_deref(),
+            initial: batch.is_in_initial_list,
+            queue_depth: batch.queue_len,
+            wait_ms: millis(batch.waited()),
+            deltas: batch
+                .deltas
+                .iter()
+                .map(|d| DeltaRecord::new(d, mode, show_secret_data))
+                .collect(),
+        }
+    }
+}
+
+impl<'a> DeltaRecord<'a> {
+    fn new(delta: &'a Delta<Object>, mode: ObjectMode, show_secret_data: bool) -> Self {
+        let obj = delta.object.object();
+        let object = match (mode, obj) {
+            (ObjectMode::None, _) => None,
+            // A tombstone without a last known state has a null object, not an absent one.
+            (_, None) => Some(None),
+            (mode, Some(obj)) => Some(ObjectView::new(obj, mode, show_secret_data)),
+        };
+        DeltaRecord {
+            type_: delta.type_.as_str(),
+            tombstone: delta.object.is_tombstone(),
+            resource_version: obj.and_then(|o| o.metadata.resource_version.as_deref()),
+            object,
+        }
+    }
 }
 
 impl<W: Write> JsonLines<W> {
@@ -51,68 +95,16 @@ impl<W: Write> JsonLines<W> {
             out,
             object_mode,
             show_secret_data,
+            line: Vec::with_capacity(1024),
         }
-    }
-
-    /// Writes one batch line and flushes it, so a reader sees it at once.
-    pub fn batch(&mut self, batch: &Batch<Object>) -> io::Result<()> {
-        let popped = SystemTime::now() - batch.popped_at.elapsed();
-        let line = BatchLine {
-            kind: "batch",
-            seq: batch.seq,
-            time: rfc3339_micros(popped),
-            key: batch.key.as_deref(),
-            initial: batch.is_in_initial_list,
-            queue_depth: batch.queue_len,
-            wait_ms: millis(batch.waited()),
-            deltas: batch.deltas.iter().map(|d| self.delta(d)).collect(),
-        };
-        self.write_line(&line)
-    }
-
-    fn delta<'a>(&self, delta: &'a Delta<Object>) -> DeltaLine<'a> {
-        let obj = delta.object.object();
-        let object = match (self.object_mode, obj) {
-            (ObjectMode::None, _) => None,
-            // A tombstone without a last known state has a null object, not an absent one.
-            (_, None) => Some(Cow::Owned(Value::Null)),
-            (mode, Some(obj)) => render_object(obj, mode, self.show_secret_data),
-        };
-        DeltaLine {
-            type_: delta.type_.as_str(),
-            tombstone: delta.object.is_tombstone(),
-            resource_version: obj.and_then(|o| o.metadata.resource_version.as_deref()),
-            object,
-        }
-    }
-
-    /// Writes one reflector line: `{"kind":"reflector","time":…,"event":…, …fields}`.
-    pub fn reflector(&mut self, event: &ReflectorEvent) -> io::Result<()> {
-        let (name, mut fields) = reflector_fields(&event.kind);
-        let mut line = serde_json::Map::new();
-        line.insert("kind".into(), "reflector".into());
-        line.insert("time".into(), rfc3339_micros(event.at).into());
-        line.insert("event".into(), name.into());
-        line.append(&mut fields);
-        self.write_line(&line)
-    }
-
-    /// Writes the `synced` reflector line: the cache holds the whole initial list.
-    pub fn synced(&mut self, batches: u64, after: Duration) -> io::Result<()> {
-        let line = serde_json::json!({
-            "kind": "reflector",
-            "time": rfc3339_micros(SystemTime::now()),
-            "event": "synced",
-            "batches": batches,
-            "afterMs": millis(after),
-        });
-        self.write_line(&line)
     }
 
     /// Writes any serializable value as one line and flushes.
     pub fn write_line(&mut self, line: &impl Serialize) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, line).map_err(io::Error::from)?;
-        self.out.write_all(b"\n")?;
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, line).map_err(io::Error::from)?;
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)?;
         self.out.flush()
     }
 
@@ -120,6 +112,52 @@ impl<W: Write> JsonLines<W> {
     pub fn into_inner(self) -> W {
         self.out
     }
+}
+
+impl<W: Write + Send> Renderer for JsonLines<W> {
+    fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
+        let record = BatchRecord::new(view, self.object_mode, self.show_secret_data);
+        self.write_line(&record)
+    }
+
+    /// `{"kind":"reflector","time":…,"resource":…,"event":…, …fields}`.
+    fn event(&mut self, view: &EventView<'_>) -> io::Result<()> {
+        let line = event_line(view);
+        self.write_line(&line)
+    }
+}
+
+/// A reflector line: the common fields first, then the event's own.
+#[derive(Serialize)]
+pub(crate) struct EventLine<'a> {
+    kind: &'static str,
+    time: String,
+    resource: &'a str,
+    event: &'static str,
+    #[serde(flatten)]
+    fields: serde_json::Map<String, Value>,
+}
+
+/// The reflector line of an event.
+pub(crate) fn event_line<'a>(view: &EventView<'a>) -> EventLine<'a> {
+    let (event, fields) = match view.event {
+        Event::Reflector(kind) => reflector_fields(kind),
+        Event::Synced { batches, after } => synced_fields(batches, after),
+    };
+    EventLine {
+        kind: "reflector",
+        time: rfc3339_micros(view.time),
+        resource: view.resource,
+        event,
+        fields,
+    }
+}
+
+fn synced_fields(batches: u64, after: Duration) -> (&'static str, serde_json::Map<String, Value>) {
+    let mut fields = serde_json::Map::new();
+    fields.insert("batches".into(), batches.into());
+    fields.insert("afterMs".into(), millis(after).into());
+    ("synced", fields)
 }
 
 /// The `event` name and fields of a reflector line; documented in docs/jsonl.md.
@@ -224,32 +262,31 @@ fn reflector_fields(kind: &ReflectorEventKind) -> (&'static str, serde_json::Map
     }
 }
 
-fn millis(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1e6).round() / 1e3
-}
-
-/// `2026-11-22T14:03:07.123456Z`.
-pub fn rfc3339_micros(time: SystemTime) -> String {
-    match jiff::Timestamp::try_from(time) {
-        Ok(ts) => format!("{ts:.6}"),
-        Err(_) => "1970-01-01T00:00:00.000000Z".to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
     use kube::api::ApiResource;
 
+    use std::time::SystemTime;
+
     use super::*;
-    use crate::cache::{Controller, DeltaFifo, Indexer};
+    use crate::cache::{Batch, Controller, DeltaFifo, Indexer};
 
     fn cm(name: &str, rv: &str) -> Arc<Object> {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
         let mut obj = Object::new(name, &ar).within("default");
         obj.metadata.resource_version = Some(rv.into());
         Arc::new(obj)
+    }
+
+    fn write(out: &mut JsonLines<Vec<u8>>, batch: &Batch<Object>) {
+        let view = BatchView {
+            resource: "configmaps",
+            time: SystemTime::UNIX_EPOCH + Duration::from_micros(1_700_000_000_123_456),
+            batch,
+        };
+        out.batch(&view).unwrap();
     }
 
     #[test]
@@ -262,8 +299,8 @@ mod tests {
         fifo.update(cm("a", "11"));
         let mut controller = Controller::new(fifo.clone(), indexer);
         let mut out = JsonLines::new(Vec::new(), ObjectMode::Meta, false);
-        out.batch(&controller.try_process_next().unwrap()).unwrap();
-        out.batch(&controller.try_process_next().unwrap()).unwrap();
+        write(&mut out, &controller.try_process_next().unwrap());
+        write(&mut out, &controller.try_process_next().unwrap());
         let text = String::from_utf8(out.into_inner()).unwrap();
         let lines: Vec<Value> = text
             .lines()
@@ -275,22 +312,20 @@ mod tests {
         assert_eq!(first["kind"], "batch");
         assert_eq!(first["seq"], 1);
         assert_eq!(first["key"], "default/a");
+        assert_eq!(first["resource"], "configmaps");
+        assert_eq!(first["time"], "2023-11-14T22:13:20.123456Z");
         // The first replace on this FIFO is its initial list, tombstones included.
         assert_eq!(first["initial"], true);
         assert_eq!(lines[1]["initial"], true);
         assert_eq!(first["queueDepth"], 1);
         assert!(first["waitMs"].as_f64().unwrap() >= 0.0);
-        let time = first["time"].as_str().unwrap();
-        assert!(
-            time.ends_with('Z') && time.len() == "2026-11-22T14:03:07.123456Z".len(),
-            "{time}"
-        );
         let deltas = first["deltas"].as_array().unwrap();
         assert_eq!(deltas[0]["type"], "Replaced");
         assert_eq!(deltas[1]["type"], "Updated");
         assert_eq!(deltas[1]["resourceVersion"], "11");
         assert_eq!(deltas[1]["tombstone"], false);
         assert_eq!(deltas[1]["object"]["metadata"]["name"], "a");
+        assert_eq!(deltas[1]["object"]["kind"], "ConfigMap");
 
         let tombstone = &lines[1]["deltas"][0];
         assert_eq!(tombstone["type"], "Deleted");
@@ -304,8 +339,39 @@ mod tests {
         fifo.add(cm("a", "1"));
         let mut controller = Controller::new(fifo, Arc::new(Indexer::new()));
         let mut out = JsonLines::new(Vec::new(), ObjectMode::None, false);
-        out.batch(&controller.try_process_next().unwrap()).unwrap();
+        write(&mut out, &controller.try_process_next().unwrap());
         let line: Value = serde_json::from_slice(&out.into_inner()).unwrap();
         assert!(line["deltas"][0].get("object").is_none());
+    }
+
+    #[test]
+    fn events_carry_the_resource_and_their_fields() {
+        let mut out = JsonLines::new(Vec::new(), ObjectMode::Full, false);
+        let time = SystemTime::UNIX_EPOCH;
+        let kind = ReflectorEventKind::Resync { keys: 3 };
+        out.event(&EventView {
+            resource: "pods",
+            time,
+            event: Event::Reflector(&kind),
+        })
+        .unwrap();
+        out.event(&EventView {
+            resource: "pods",
+            time,
+            event: Event::Synced {
+                batches: 2,
+                after: Duration::from_micros(1500),
+            },
+        })
+        .unwrap();
+        let text = String::from_utf8(out.into_inner()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                r#"{"kind":"reflector","time":"1970-01-01T00:00:00.000000Z","resource":"pods","event":"resync","keys":3}"#,
+                r#"{"kind":"reflector","time":"1970-01-01T00:00:00.000000Z","resource":"pods","event":"synced","afterMs":1.5,"batches":2}"#,
+            ]
+        );
     }
 }

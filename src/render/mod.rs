@@ -1,10 +1,89 @@
-//! Renderers: they receive popped batches (and reflector events) and write them out. They know
-//! nothing of HTTP or of the cache's locks.
+//! Renderers: they receive popped batches and reflector events and write them out. They know
+//! nothing of HTTP, clusters or the cache's locks; whoever runs the informer (the `watch` and
+//! `replay` commands) hands them what happened, in order, through the [`Renderer`] trait.
+//!
+//! - [`timeline`]: one row per batch for people (`-o timeline`, `-o wide`), with [`changes`]
+//!   summarising what an update changed.
+//! - [`jsonl`]: JSON lines, schema v1 (`docs/jsonl.md`), for scripts.
+//! - [`document`]: one pretty JSON or YAML document per batch.
+//! - [`stats`]: what the informer did, counted (pure), drawn by [`summary`] (a table at the end)
+//!   and [`status`] (the live footer and the initial list's progress bar).
 
+use std::io;
+use std::time::{Duration, SystemTime};
+
+use crate::cache::{Batch, ReflectorEventKind};
+use crate::object::Object;
+
+pub mod changes;
+pub mod document;
 pub mod index;
 mod index_table;
 pub mod jsonl;
 mod object;
+pub mod stats;
+pub mod status;
+pub mod summary;
+pub mod timeline;
 
 pub use index_table::{NONE_LABEL, age};
-pub use object::{ObjectMode, render_object};
+pub use object::{ObjectMode, ObjectView, is_secret, render_object};
+
+/// One popped batch, as a renderer is told about it.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchView<'a> {
+    /// The resource the batch belongs to, as the user knows it (`pods`, `deployments.apps`).
+    pub resource: &'a str,
+    /// When it was popped, by the informer's clock.
+    pub time: SystemTime,
+    /// The batch; its `seq` counts pops across every resource of the session.
+    pub batch: &'a Batch<Object>,
+}
+
+/// Something that happened to an informer besides a batch.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// A step of the Reflector.
+    Reflector(&'a ReflectorEventKind),
+    /// The cache first held the whole initial list (client-go's `HasSynced`).
+    Synced {
+        /// Batches of this resource popped by then.
+        batches: u64,
+        /// Since the informer started.
+        after: Duration,
+    },
+}
+
+/// An [`Event`] of one resource at one time.
+#[derive(Debug, Clone, Copy)]
+pub struct EventView<'a> {
+    /// The resource, as in [`BatchView::resource`].
+    pub resource: &'a str,
+    /// When it happened, by the informer's clock.
+    pub time: SystemTime,
+    /// What happened.
+    pub event: Event<'a>,
+}
+
+/// Writes batches and events out, each one complete and flushed before the call returns, so a
+/// reader sees it at once and a closed pipe is noticed at the next write.
+pub trait Renderer: Send {
+    /// Writes one popped batch.
+    fn batch(&mut self, batch: &BatchView<'_>) -> io::Result<()>;
+    /// Writes one event; a renderer may leave some out (the timeline shows bookmarks only when
+    /// verbose, documents show batches only).
+    fn event(&mut self, event: &EventView<'_>) -> io::Result<()>;
+}
+
+/// Milliseconds with microsecond precision, as JSON outputs carry durations.
+pub(crate) fn millis(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+/// `2026-11-22T14:03:07.123456Z`.
+pub fn rfc3339_micros(time: SystemTime) -> String {
+    match jiff::Timestamp::try_from(time) {
+        Ok(ts) => format!("{ts:.6}"),
+        Err(_) => "1970-01-01T00:00:00.000000Z".to_owned(),
+    }
+}

@@ -3,7 +3,8 @@
 use std::borrow::Cow;
 
 use crate::object::Object;
-use serde_json::{Map, Value};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
 
 /// How much of each object machine-readable outputs carry (`--object`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -24,33 +25,67 @@ pub fn render_object(
     mode: ObjectMode,
     show_secret_data: bool,
 ) -> Option<Cow<'static, Value>> {
-    match mode {
-        ObjectMode::None => None,
-        ObjectMode::Meta => {
-            let mut meta = obj.metadata.clone();
-            meta.managed_fields = None;
-            let mut out = Map::new();
-            if let Some(types) = &obj.types {
-                out.insert("apiVersion".into(), types.api_version.clone().into());
-                out.insert("kind".into(), types.kind.clone().into());
-            }
-            out.insert(
-                "metadata".into(),
-                serde_json::to_value(meta).unwrap_or(Value::Null),
-            );
-            Some(Cow::Owned(Value::Object(out)))
-        }
-        ObjectMode::Full => {
-            let mut value = serde_json::to_value(obj).unwrap_or(Value::Null);
-            if !show_secret_data && is_secret(obj) {
+    let view = ObjectView::new(obj, mode, show_secret_data)?;
+    Some(Cow::Owned(
+        serde_json::to_value(&view).unwrap_or(Value::Null),
+    ))
+}
+
+/// An object as an output carries it (`--object`), serializable with any serde serializer.
+/// Unlike [`render_object`] it builds no JSON tree unless redaction needs one, which keeps
+/// `-o jsonl` cheap per batch.
+#[derive(Debug)]
+pub enum ObjectView<'a> {
+    /// The whole object.
+    Full(&'a Object),
+    /// apiVersion, kind and metadata without managedFields.
+    Meta(&'a Object),
+    /// A Secret with its values redacted.
+    Redacted(Value),
+}
+
+impl<'a> ObjectView<'a> {
+    /// The view of `obj` under `mode`; `None` when the mode omits objects.
+    pub fn new(obj: &'a Object, mode: ObjectMode, show_secret_data: bool) -> Option<Self> {
+        match mode {
+            ObjectMode::None => None,
+            ObjectMode::Meta => Some(ObjectView::Meta(obj)),
+            ObjectMode::Full if !show_secret_data && is_secret(obj) => {
+                let mut value = obj.to_value();
                 redact_secret(&mut value);
+                Some(ObjectView::Redacted(value))
             }
-            Some(Cow::Owned(value))
+            ObjectMode::Full => Some(ObjectView::Full(obj)),
         }
     }
 }
 
-fn is_secret(obj: &Object) -> bool {
+impl Serialize for ObjectView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ObjectView::Full(obj) => obj.serialize(serializer),
+            ObjectView::Redacted(value) => value.serialize(serializer),
+            ObjectView::Meta(obj) => {
+                let mut map = serializer.serialize_map(None)?;
+                if let Some(types) = &obj.types {
+                    map.serialize_entry("apiVersion", &types.api_version)?;
+                    map.serialize_entry("kind", &types.kind)?;
+                }
+                if obj.metadata.managed_fields.is_none() {
+                    map.serialize_entry("metadata", &obj.metadata)?;
+                } else {
+                    let mut meta = obj.metadata.clone();
+                    meta.managed_fields = None;
+                    map.serialize_entry("metadata", &meta)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+/// Whether `obj` is a core/v1 Secret, whose `data` and `stringData` values are redacted.
+pub fn is_secret(obj: &Object) -> bool {
     obj.types
         .as_ref()
         .is_some_and(|t| t.kind == "Secret" && t.api_version == "v1")

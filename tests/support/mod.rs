@@ -1,2 +1,3 @@
 #![allow(dead_code)]
+pub mod binary;
 pub mod fake_apiserver;

@@ -1,0 +1,383 @@
+//! The informer pipeline that `watch` (and `replay`) run: for each resource a Reflector, a
+//! DeltaFIFO and an Indexer, like a shared informer factory, with one consumer thread per
+//! resource, all writing to one renderer in pop order.
+//!
+//! ```text
+//!  Source (ListerWatcher) ─▶ Reflector task ─▶ DeltaFifo ─pop─▶ consumer thread ─┐
+//!  Source (ListerWatcher) ─▶ Reflector task ─▶ DeltaFifo ─pop─▶ consumer thread ─┼─▶ Output ─▶ renderer
+//!                                 └──── reflector events (observer) ─────────────┘    (one mutex)
+//! ```
+//!
+//! The pipeline is generic over where objects come from ([`ListerWatcher`]) and over time
+//! ([`Clock`]): a live cluster with tokio time for `watch`, a recording with a virtual clock for
+//! `replay`. It never touches HTTP itself.
+//!
+//! ## Order
+//! Each pop takes the next number of one sequence shared by every resource, and batches are
+//! handed to the renderer in that order, so the merged timeline reads in pop order. Reflector
+//! events are written when they happen, under the same mutex. The pipeline, not the Reflector,
+//! runs the resync ticker (`--resync`), so that it can write the resync row and queue the Sync
+//! deltas under that mutex: the row then always precedes the batches it caused. The ticker starts
+//! after the first list, as client-go's does.
+//!
+//! ## When stdout is slower than the watch
+//! Nothing is buffered between the queue and stdout: a consumer writes (and flushes) its batch,
+//! sleeps `--handler-delay` if asked, and only then pops again. While it writes, the Reflector
+//! keeps queueing: changes to a key that is already queued coalesce into that key's Deltas, so the
+//! queue holds at most one entry per key and memory stays bounded by the number of objects, not
+//! by the rate of changes. A slow reader (or a slow handler) therefore shows as a growing queue
+//! depth and coalesced deltas in the status footer and the summary, and as batches carrying
+//! several deltas, never as lost or reordered output. client-go applies backpressure through the
+//! queue's lock instead (its handler runs under it); here the Reflector is never blocked by the
+//! renderer, except for the moment it writes one of its own event rows. Reflector events are
+//! written when they happen and are few, so they are not queued.
+//!
+//! ## Ending
+//! Ctrl-C, the `shutdown` future, `--until-synced` and `--max-batches` end the session normally:
+//! the consumers finish the batch in hand (written, unless a limit already wrote its last line),
+//! and the summary table goes to stderr. A closed stdout ends it quietly. A Reflector failure ends
+//! it with [`PipelineError::Reflector`].
+
+mod consumer;
+mod idle;
+mod output;
+mod reader;
+mod view;
+
+use std::future::Future;
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use kubectl_deltas::Object;
+use kubectl_deltas::cache::reflector::Clock;
+use kubectl_deltas::cache::{DeltaFifo, IndexSpec, Reflector, ReflectorConfig, ReflectorError};
+use kubectl_deltas::render::status::StatusBar;
+use kubectl_deltas::source::ListerWatcher;
+use tokio::sync::watch;
+
+pub use idle::Idle;
+pub use view::View;
+
+use consumer::Consumer;
+use output::{Observer, Output, Stop};
+
+use super::informer::{index_specs, indexer_with};
+use crate::cli::InformerArgs;
+
+/// Where one resource's objects come from, and its name in the output.
+pub struct Source<L> {
+    /// The resource as users name it (`pods`, `deployments.apps`): the resource column of the
+    /// timeline and the `resource` field of JSON lines.
+    pub name: String,
+    /// Lists and watches it.
+    pub lister_watcher: L,
+}
+
+/// How the informers run and what the session shows.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Output and consumer behaviour.
+    pub view: View,
+    /// How each Reflector lists and watches. Its `resync` period is run by the pipeline (see the
+    /// module documentation).
+    pub reflector: ReflectorConfig,
+    /// `replace` queues `Sync` instead of `Replaced` (before client-go 1.19).
+    pub legacy_sync: bool,
+    /// Indices every Indexer gets.
+    pub indices: Vec<IndexSpec>,
+}
+
+impl Settings {
+    /// Settings from the shared informer flags; index specs that do not parse are usage errors.
+    pub fn new(
+        view: View,
+        informer: &InformerArgs,
+        reflector: ReflectorConfig,
+    ) -> anyhow::Result<Self> {
+        Ok(Settings {
+            view,
+            reflector,
+            legacy_sync: informer.legacy_sync,
+            indices: index_specs(informer)?,
+        })
+    }
+}
+
+/// How a session ended without an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// Ctrl-C.
+    Interrupted,
+    /// The caller's `shutdown` future completed.
+    Shutdown,
+    /// `--until-synced`: every resource synced and its initial batches were written.
+    UntilSynced,
+    /// `--max-batches` batches were written.
+    MaxBatches,
+    /// The reader of the output went away.
+    OutputClosed,
+    /// A Reflector or the output failed (reported as an error, never returned as `Ok`).
+    Failed,
+}
+
+/// Why a session failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The Reflector of `sources[index]` gave up (401, 403, 404, …).
+    #[error("the informer of {resource} failed")]
+    Reflector {
+        /// Position of the source in the list given to [`Pipeline::run`].
+        index: usize,
+        /// Its name.
+        resource: String,
+        /// What happened.
+        #[source]
+        error: ReflectorError,
+    },
+    /// The output could not be written.
+    #[error("cannot write the output")]
+    Output(#[source] io::Error),
+    /// A consumer thread could not be started.
+    #[error("cannot start a consumer thread")]
+    Spawn(#[source] io::Error),
+    /// A consumer thread panicked.
+    #[error("a consumer thread panicked")]
+    Panicked,
+}
+
+/// A configured session, ready to run.
+#[derive(Debug)]
+pub struct Pipeline {
+    settings: Settings,
+    idle: Idle,
+}
+
+/// How often the status footer is redrawn.
+const STATUS_REFRESH: Duration = Duration::from_millis(125);
+
+impl Pipeline {
+    /// A session with `settings`.
+    pub fn new(settings: Settings) -> Self {
+        Pipeline {
+            settings,
+            idle: Idle::new(),
+        }
+    }
+
+    /// The handle on the consumers' progress; take it before [`run`](Pipeline::run) to give it
+    /// to the sources.
+    #[allow(
+        dead_code,
+        reason = "for sources that pace themselves: replay (issue #6), tests"
+    )]
+    pub fn idle(&self) -> Idle {
+        self.idle.clone()
+    }
+
+    /// Runs until Ctrl-C, `shutdown`, a limit, a closed stdout or a failure, writing to stdout.
+    pub async fn run<L: ListerWatcher, C: Clock + Clone>(
+        self,
+        sources: Vec<Source<L>>,
+        clock: C,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<Ended, PipelineError> {
+        let reader_gone = reader::stdout_reader_gone();
+        self.run_into(
+            sources,
+            clock,
+            shutdown,
+            Box::new(io::stdout()),
+            reader_gone,
+        )
+        .await
+    }
+
+    /// [`run`](Pipeline::run) writing to `out`; `reader_gone` completes if its reader goes away.
+    pub async fn run_into<L: ListerWatcher, C: Clock + Clone>(
+        self,
+        sources: Vec<Source<L>>,
+        clock: C,
+        shutdown: impl Future<Output = ()>,
+        out: Box<dyn Write + Send>,
+        reader_gone: impl Future<Output = ()>,
+    ) -> Result<Ended, PipelineError> {
+        let Pipeline { settings, idle } = self;
+        let Settings {
+            view,
+            mut reflector,
+            legacy_sync,
+            indices,
+        } = settings;
+        let resync = reflector.resync.take();
+        let shared_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+        let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+        let stop = Arc::new(Stop::default());
+        let output = Arc::new(Output::new(
+            view.renderer(out, names.len() > 1),
+            names.clone(),
+            view.clone(),
+            StatusBar::new(view.status, view.stdout_is_terminal),
+            stop.clone(),
+            shared_clock.clone(),
+        ));
+        let popped = Arc::new(AtomicU64::new(0));
+        let runtime = tokio::runtime::Handle::current();
+
+        let mut fifos = Vec::new();
+        let mut reflectors = Vec::new();
+        let mut listed = Vec::new();
+        let mut consumers = Vec::new();
+        for (index, source) in sources.into_iter().enumerate() {
+            let indexer = Arc::new(indexer_with(&indices));
+            let fifo = Arc::new(
+                DeltaFifo::new()
+                    .known_objects(indexer.clone())
+                    .emit_delta_type_replaced(!legacy_sync),
+            );
+            let (listed_tx, listed_rx) = watch::channel(false);
+            reflectors.push(
+                Reflector::new(source.lister_watcher, fifo.clone(), reflector.clone())
+                    .observer(Observer {
+                        output: output.clone(),
+                        index,
+                        fifo: fifo.clone(),
+                        listed: listed_tx,
+                    })
+                    .clock(clock.clone())
+                    .known_objects(indexer.clone()),
+            );
+            listed.push(listed_rx);
+            let consumer = Consumer {
+                index,
+                fifo: fifo.clone(),
+                indexer,
+                output: output.clone(),
+                idle: idle.clone(),
+                popped: popped.clone(),
+                clock: shared_clock.clone(),
+                handler_delay: view.handler_delay,
+                runtime: runtime.clone(),
+            };
+            let spawned = std::thread::Builder::new()
+                .name(format!("consumer-{index}"))
+                .spawn(move || consumer.run());
+            match spawned {
+                Ok(handle) => consumers.push(handle),
+                Err(error) => {
+                    stop.request(Ended::Failed);
+                    fifos.push(fifo);
+                    let _ = close_and_join(&fifos, &idle, consumers).await;
+                    return Err(PipelineError::Spawn(error));
+                }
+            }
+            fifos.push(fifo);
+        }
+        idle.attach(fifos.clone());
+
+        let informers = join_all(reflectors.into_iter().enumerate().map(|(index, r)| {
+            let stop = stop.clone();
+            async move {
+                let result = r.run(stop.wait()).await;
+                if result.is_err() {
+                    stop.request(Ended::Failed);
+                }
+                result.map_err(|error| (index, error))
+            }
+        }));
+        let resyncs = join_all(listed.into_iter().enumerate().map(|(index, mut listed)| {
+            let (output, fifo, clock) = (output.clone(), fifos[index].clone(), clock.clone());
+            async move {
+                let Some(period) = resync.filter(|p| !p.is_zero()) else {
+                    return;
+                };
+                if listed.wait_for(|done| *done).await.is_err() {
+                    return;
+                }
+                loop {
+                    clock.sleep(period).await;
+                    output.resync(index, &fifo);
+                }
+            }
+        }));
+        let status = async {
+            if !view.status {
+                return;
+            }
+            let mut tick = tokio::time::interval(STATUS_REFRESH);
+            loop {
+                tick.tick().await;
+                output.refresh_status(&fifos);
+            }
+        };
+        let control = async {
+            tokio::select! {
+                // Should the handler fail to install, the branch is disabled, not taken.
+                Ok(()) = tokio::signal::ctrl_c() => stop.request(Ended::Interrupted),
+                () = shutdown => stop.request(Ended::Shutdown),
+                () = reader_gone => stop.request(Ended::OutputClosed),
+                () = stop.wait() => {}
+            }
+        };
+        let background = async {
+            let work = futures_util::future::join(resyncs, status);
+            tokio::select! {
+                () = stop.wait() => {}
+                _ = work => stop.wait().await,
+            }
+        };
+        let (results, (), ()) = tokio::join!(informers, control, background);
+
+        let joined = close_and_join(&fifos, &idle, consumers).await;
+        output.status.clear();
+        if let Some((index, error)) = results.into_iter().find_map(Result::err) {
+            return Err(PipelineError::Reflector {
+                index,
+                resource: names[index].clone(),
+                error,
+            });
+        }
+        joined?;
+        if let Some(error) = output.take_failure() {
+            return Err(PipelineError::Output(error));
+        }
+        let ended = stop.reason().unwrap_or(Ended::Shutdown);
+        let normal = matches!(
+            ended,
+            Ended::Interrupted | Ended::Shutdown | Ended::UntilSynced | Ended::MaxBatches
+        );
+        if normal && view.summary {
+            let _ = io::stderr().write_all(output.summary(&fifos).as_bytes());
+        }
+        Ok(ended)
+    }
+}
+
+/// Closes the queues (a consumer blocked in `pop` then returns) and waits for the consumers.
+async fn close_and_join(
+    fifos: &[Arc<DeltaFifo<Object>>],
+    idle: &Idle,
+    consumers: Vec<std::thread::JoinHandle<()>>,
+) -> Result<(), PipelineError> {
+    for fifo in fifos {
+        fifo.close();
+    }
+    idle.stop();
+    let joined = tokio::task::spawn_blocking(move || {
+        consumers
+            .into_iter()
+            .map(|c| c.join())
+            .all(|result| result.is_ok())
+    })
+    .await;
+    match joined {
+        Ok(true) => Ok(()),
+        _ => Err(PipelineError::Panicked),
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -1,0 +1,304 @@
+//! The one place a session writes: the renderer behind one mutex, the statistics, the limits
+//! (`--max-batches`, `--until-synced`) and the stop request they raise.
+//!
+//! Lock order: this mutex, then a queue's. Consumers pop before taking it; observers and the
+//! resync ticker take it and may then call into a queue (`resync`, `stats`); nothing that holds a
+//! queue's lock ever waits for this one.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Instant, SystemTime};
+
+use kubectl_deltas::Object;
+use kubectl_deltas::cache::reflector::Clock;
+use kubectl_deltas::cache::{
+    Batch, DeltaFifo, FifoStats, ReflectorEvent, ReflectorEventKind, ReflectorObserver,
+};
+use kubectl_deltas::render::stats::{InformerStats, Synced};
+use kubectl_deltas::render::status::StatusBar;
+use kubectl_deltas::render::summary::summary_table;
+use kubectl_deltas::render::{BatchView, Event, EventView, Renderer};
+use tokio::sync::{Notify, watch};
+
+use super::Ended;
+use super::view::View;
+
+/// A request to end the session, with the first reason given.
+#[derive(Default)]
+pub(super) struct Stop {
+    requested: AtomicBool,
+    reason: Mutex<Option<Ended>>,
+    notify: Notify,
+}
+
+impl Stop {
+    pub(super) fn request(&self, reason: Ended) {
+        self.reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(reason);
+        self.requested.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    pub(super) fn requested(&self) -> bool {
+        self.requested.load(Ordering::SeqCst)
+    }
+
+    pub(super) fn reason(&self) -> Option<Ended> {
+        *self.reason.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Completes once a stop was requested.
+    pub(super) async fn wait(&self) {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.requested() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+pub(super) struct Output {
+    state: Mutex<State>,
+    /// Signalled when `next_turn` advances.
+    turn: Condvar,
+    names: Vec<String>,
+    view: View,
+    pub(super) status: StatusBar,
+    pub(super) stop: Arc<Stop>,
+    clock: Arc<dyn Clock>,
+    started: Instant,
+}
+
+struct State {
+    renderer: Box<dyn Renderer>,
+    /// The pop sequence number of the next batch to handle: batches are handled in pop order
+    /// across every resource's consumer, so the merged output is in pop order.
+    next_turn: u64,
+    /// Nothing more is written: a limit's last line is out, or writing failed.
+    closed: bool,
+    /// The first write error.
+    failed: Option<io::Error>,
+    /// Batches written.
+    shown: u64,
+    stats: Vec<InformerStats>,
+    synced: Vec<bool>,
+}
+
+impl Output {
+    pub(super) fn new(
+        renderer: Box<dyn Renderer>,
+        names: Vec<String>,
+        view: View,
+        status: StatusBar,
+        stop: Arc<Stop>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        let n = names.len();
+        let started = clock.now();
+        Output {
+            state: Mutex::new(State {
+                renderer,
+                next_turn: 1,
+                closed: false,
+                failed: None,
+                shown: 0,
+                stats: vec![InformerStats::default(); n],
+                synced: vec![false; n],
+            }),
+            turn: Condvar::new(),
+            names,
+            view,
+            status,
+            stop,
+            clock,
+            started,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes with the status bar lifted; a failure closes the output and stops the session
+    /// (quietly if the reader went away).
+    fn write(&self, state: &mut State, write: impl FnOnce(&mut dyn Renderer) -> io::Result<()>) {
+        let renderer = &mut *state.renderer;
+        if let Err(error) = self.status.suspend(|| write(renderer)) {
+            state.closed = true;
+            let reason = if error.kind() == io::ErrorKind::BrokenPipe {
+                Ended::OutputClosed
+            } else {
+                Ended::Failed
+            };
+            state.failed.get_or_insert(error);
+            self.stop.request(reason);
+        }
+    }
+
+    /// Ends the output after the line just written.
+    fn close(&self, state: &mut State, reason: Ended) {
+        state.closed = true;
+        self.stop.request(reason);
+    }
+
+    /// Handles the popped batch `batch` of resource `index`: counts it, writes it if the view
+    /// shows it, reports the sync it completed, and applies the limits. Waits for the batch's turn.
+    pub(super) fn batch(
+        &self,
+        index: usize,
+        batch: &Batch<Object>,
+        time: SystemTime,
+        fifo: &FifoStats,
+    ) {
+        let mut state = self.lock();
+        while state.next_turn < batch.seq {
+            state = self.turn.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        state.stats[index].record_batch(batch);
+        state.stats[index].record_queue(fifo);
+        if !state.closed && self.view.shows(batch) {
+            let view = BatchView {
+                resource: &self.names[index],
+                time,
+                batch,
+            };
+            self.write(&mut state, |r| r.batch(&view));
+            state.shown += 1;
+            if !state.closed && self.view.max_batches.is_some_and(|max| state.shown >= max) {
+                self.close(&mut state, Ended::MaxBatches);
+            }
+        }
+        if fifo.synced && !state.synced[index] {
+            let batches = state.stats[index].batches;
+            self.synced(&mut state, index, batches, time);
+        }
+        state.next_turn = batch.seq + 1;
+        drop(state);
+        self.turn.notify_all();
+    }
+
+    /// Resource `index` holds its whole initial list.
+    fn synced(&self, state: &mut State, index: usize, batches: u64, time: SystemTime) {
+        state.synced[index] = true;
+        let after = self.clock.now().saturating_duration_since(self.started);
+        state.stats[index].record_synced(Synced { batches, after });
+        if state.closed {
+            return;
+        }
+        let view = EventView {
+            resource: &self.names[index],
+            time,
+            event: Event::Synced { batches, after },
+        };
+        self.write(state, |r| r.event(&view));
+        if self.view.until_synced && !state.closed && state.synced.iter().all(|s| *s) {
+            self.close(state, Ended::UntilSynced);
+        }
+    }
+
+    /// A reflector event of resource `index`.
+    fn event(&self, index: usize, event: &ReflectorEvent, fifo: &DeltaFifo<Object>) {
+        let mut state = self.lock();
+        state.stats[index].record_event(&event.kind, event.at);
+        if state.closed {
+            return;
+        }
+        let view = EventView {
+            resource: &self.names[index],
+            time: event.at,
+            event: Event::Reflector(&event.kind),
+        };
+        self.write(&mut state, |r| r.event(&view));
+        // A first list that finds nothing queues nothing (the cache is empty, so there is not even
+        // a tombstone), and no batch will be popped to notice the sync by.
+        if let ReflectorEventKind::ListDone { items: 0, .. } = event.kind
+            && !state.synced[index]
+            && !fifo.stats().populated
+        {
+            self.synced(&mut state, index, 0, event.at);
+        }
+    }
+
+    /// Runs the queue's resync and writes its row, both under the output lock, so the row comes
+    /// before any of the Sync batches it queued.
+    pub(super) fn resync(&self, index: usize, fifo: &DeltaFifo<Object>) {
+        let mut state = self.lock();
+        let keys = fifo.resync();
+        let event = ReflectorEvent {
+            at: self.clock.wall(),
+            kind: ReflectorEventKind::Resync { keys },
+        };
+        state.stats[index].record_event(&event.kind, event.at);
+        if state.closed {
+            return;
+        }
+        let view = EventView {
+            resource: &self.names[index],
+            time: event.at,
+            event: Event::Reflector(&event.kind),
+        };
+        self.write(&mut state, |r| r.event(&view));
+    }
+
+    /// Redraws the status bar from the counters and the queues' current lengths.
+    pub(super) fn refresh_status(&self, fifos: &[Arc<DeltaFifo<Object>>]) {
+        let stats = {
+            let mut state = self.lock();
+            for (stats, fifo) in state.stats.iter_mut().zip(fifos) {
+                stats.record_queue(&fifo.stats());
+            }
+            state.stats.clone()
+        };
+        let pairs: Vec<(&str, &InformerStats)> =
+            self.names.iter().map(String::as_str).zip(&stats).collect();
+        self.status.update(&pairs, self.clock.wall());
+    }
+
+    /// The summary table of the session so far.
+    pub(super) fn summary(&self, fifos: &[Arc<DeltaFifo<Object>>]) -> String {
+        let mut state = self.lock();
+        for (stats, fifo) in state.stats.iter_mut().zip(fifos) {
+            stats.record_queue(&fifo.stats());
+        }
+        let pairs: Vec<(&str, &InformerStats)> = self
+            .names
+            .iter()
+            .map(String::as_str)
+            .zip(&state.stats)
+            .collect();
+        summary_table(&pairs)
+    }
+
+    /// The first write error, unless it was a reader going away (`| head`).
+    pub(super) fn take_failure(&self) -> Option<io::Error> {
+        self.lock()
+            .failed
+            .take()
+            .filter(|e| e.kind() != io::ErrorKind::BrokenPipe)
+    }
+}
+
+/// Hands one resource's reflector events to the output.
+pub(super) struct Observer {
+    pub(super) output: Arc<Output>,
+    pub(super) index: usize,
+    pub(super) fifo: Arc<DeltaFifo<Object>>,
+    /// Set at the first completed list: the resync ticker starts then, as client-go's does.
+    pub(super) listed: watch::Sender<bool>,
+}
+
+impl ReflectorObserver for Observer {
+    fn observe(&self, event: ReflectorEvent) {
+        if matches!(event.kind, ReflectorEventKind::ListDone { .. }) {
+            self.listed.send_replace(true);
+        }
+        self.output.event(self.index, &event, &self.fifo);
+    }
+}

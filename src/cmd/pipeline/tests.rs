@@ -1,0 +1,374 @@
+//! The pipeline driven by in-memory sources, as `replay` will drive it: merged order across
+//! resources, the resync row before its batches, and sources pacing themselves with [`Idle`].
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use kube::api::ApiResource;
+use kubectl_deltas::cache::reflector::TokioClock;
+use kubectl_deltas::render::ObjectMode;
+use kubectl_deltas::source::{
+    ListPage, ListRequest, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
+};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::*;
+use crate::cli::WatchOutput;
+
+/// Lists `objects` at resourceVersion 10, then serves one watch fed by a channel (later watches
+/// never deliver anything). Each event can be held back until the pipeline is idle, as an
+/// instant replay does.
+struct Scripted {
+    resource: ApiResource,
+    objects: Vec<Object>,
+    events: Mutex<Option<mpsc::UnboundedReceiver<WatchEvent>>>,
+    pace: Option<Idle>,
+}
+
+impl Scripted {
+    fn new(
+        resource: ApiResource,
+        objects: Vec<Object>,
+    ) -> (Self, mpsc::UnboundedSender<WatchEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let scripted = Scripted {
+            resource,
+            objects,
+            events: Mutex::new(Some(rx)),
+            pace: None,
+        };
+        (scripted, tx)
+    }
+}
+
+impl ListerWatcher for Scripted {
+    async fn list(&self, _req: &ListRequest) -> Result<ListPage, SourceError> {
+        Ok(ListPage {
+            items: self.objects.clone(),
+            resource_version: "10".into(),
+            continue_token: None,
+            remaining_item_count: None,
+        })
+    }
+
+    async fn watch(&self, _req: &WatchRequest) -> Result<WatchStream, SourceError> {
+        let Some(rx) = self.events.lock().unwrap().take() else {
+            return Ok(futures_util::stream::pending().boxed());
+        };
+        let pace = self.pace.clone();
+        let stream = tokio_stream::wrappers::UnboundedReceiverStream::new(rx).then(move |event| {
+            let pace = pace.clone();
+            async move {
+                // The Reflector asks for this event only after queueing the previous one.
+                if let Some(idle) = pace {
+                    idle.wait().await;
+                }
+                Ok(event)
+            }
+        });
+        Ok(stream.boxed())
+    }
+
+    fn describe(&self) -> ResourceTarget {
+        ResourceTarget::new(self.resource.clone(), Some("default".into()))
+    }
+}
+
+fn configmaps() -> ApiResource {
+    ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&())
+}
+
+fn secrets() -> ApiResource {
+    ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&())
+}
+
+fn object(resource: &ApiResource, name: &str, rv: u64) -> Object {
+    let mut obj = Object::new(name, resource).within("default");
+    obj.metadata.resource_version = Some(rv.to_string());
+    obj
+}
+
+fn view() -> View {
+    View {
+        output: WatchOutput::Jsonl,
+        object: ObjectMode::None,
+        show_secret_data: false,
+        since_now: false,
+        until_synced: false,
+        max_batches: None,
+        handler_delay: None,
+        queries: Vec::new(),
+        color: false,
+        verbose: false,
+        status: false,
+        stdout_is_terminal: false,
+        summary: false,
+    }
+}
+
+fn settings(view: View) -> Settings {
+    Settings {
+        view,
+        reflector: ReflectorConfig::default(),
+        legacy_sync: false,
+        indices: Vec::new(),
+    }
+}
+
+/// An in-memory stdout.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn lines(&self) -> Vec<Value> {
+        String::from_utf8(self.0.lock().unwrap().clone())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn batches(&self) -> Vec<Value> {
+        self.lines()
+            .into_iter()
+            .filter(|l| l["kind"] == "batch")
+            .collect()
+    }
+
+    /// Waits (generously) until `until` holds for the lines written so far.
+    async fn until(&self, what: &str, until: impl Fn(&[Value]) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !until(&self.lines()) {
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}: {:#?}",
+                self.lines()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+async fn run(
+    pipeline: Pipeline,
+    sources: Vec<Source<Scripted>>,
+    out: &Captured,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> tokio::task::JoinHandle<Result<Ended, PipelineError>> {
+    let out = Box::new(out.clone());
+    tokio::spawn(pipeline.run_into(sources, TokioClock, shutdown, out, std::future::pending()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paced_source_sees_every_event_rendered_before_it_sends_the_next() {
+    let resource = configmaps();
+    let (mut source, events) = Scripted::new(resource.clone(), vec![object(&resource, "a", 5)]);
+    let mut view = view();
+    // A slow handler would make these updates coalesce, were the source not waiting for it.
+    view.handler_delay = Some(Duration::from_millis(30));
+    let pipeline = Pipeline::new(settings(view));
+    source.pace = Some(pipeline.idle());
+    let out = Captured::default();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let task = run(
+        pipeline,
+        vec![Source {
+            name: "configmaps".into(),
+            lister_watcher: source,
+        }],
+        &out,
+        async {
+            let _ = stop_rx.await;
+        },
+    )
+    .await;
+    for rv in 11..=15 {
+        events
+            .send(WatchEvent::Modified(object(&resource, "a", rv)))
+            .unwrap();
+    }
+    out.until("six batches", |_| out.batches().len() == 6).await;
+    let _ = stop_tx.send(());
+    assert_eq!(task.await.unwrap().unwrap(), Ended::Shutdown);
+    let batches = out.batches();
+    let deltas: Vec<usize> = batches
+        .iter()
+        .map(|b| b["deltas"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(deltas, [1; 6], "{batches:#?}");
+    let rvs: Vec<&str> = batches
+        .iter()
+        .map(|b| b["deltas"][0]["resourceVersion"].as_str().unwrap())
+        .collect();
+    assert_eq!(rvs, ["5", "11", "12", "13", "14", "15"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_resources_merge_into_one_sequence_in_pop_order() {
+    let (cm, secret) = (configmaps(), secrets());
+    let (cms, cm_events) =
+        Scripted::new(cm.clone(), vec![object(&cm, "a", 1), object(&cm, "b", 2)]);
+    let (secrets, secret_events) = Scripted::new(secret.clone(), vec![object(&secret, "s", 3)]);
+    let out = Captured::default();
+    let mut view = view();
+    view.max_batches = Some(5);
+    let task = run(
+        Pipeline::new(settings(view)),
+        vec![
+            Source {
+                name: "configmaps".into(),
+                lister_watcher: cms,
+            },
+            Source {
+                name: "secrets".into(),
+                lister_watcher: secrets,
+            },
+        ],
+        &out,
+        std::future::pending(),
+    )
+    .await;
+    out.until("both synced", |lines| {
+        lines.iter().filter(|l| l["event"] == "synced").count() == 2
+    })
+    .await;
+    secret_events
+        .send(WatchEvent::Added(object(&secret, "t", 20)))
+        .unwrap();
+    out.until("the secret", |_| out.batches().len() == 4).await;
+    cm_events
+        .send(WatchEvent::Deleted(object(&cm, "a", 21)))
+        .unwrap();
+    assert_eq!(task.await.unwrap().unwrap(), Ended::MaxBatches);
+
+    let batches = out.batches();
+    let seqs: Vec<u64> = batches.iter().map(|b| b["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, [1, 2, 3, 4, 5], "one sequence, written in order");
+    let tail: Vec<(&str, &str)> = batches[3..]
+        .iter()
+        .map(|b| (b["resource"].as_str().unwrap(), b["key"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        tail,
+        [("secrets", "default/t"), ("configmaps", "default/a")]
+    );
+    let mut initial: Vec<(&str, &str)> = batches[..3]
+        .iter()
+        .map(|b| (b["resource"].as_str().unwrap(), b["key"].as_str().unwrap()))
+        .collect();
+    initial.sort();
+    assert_eq!(
+        initial,
+        [
+            ("configmaps", "default/a"),
+            ("configmaps", "default/b"),
+            ("secrets", "default/s")
+        ]
+    );
+    // Nothing follows the last batch a limit asked for.
+    assert_eq!(out.lines().last().unwrap()["kind"], "batch");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_resync_row_precedes_the_sync_batches_it_queued() {
+    let cm = configmaps();
+    let (source, _events) =
+        Scripted::new(cm.clone(), vec![object(&cm, "a", 1), object(&cm, "b", 2)]);
+    let out = Captured::default();
+    let mut settings = settings(view());
+    settings.reflector = settings.reflector.resync(Duration::from_millis(20));
+    settings.view.max_batches = Some(6);
+    let task = run(
+        Pipeline::new(settings),
+        vec![Source {
+            name: "configmaps".into(),
+            lister_watcher: source,
+        }],
+        &out,
+        std::future::pending(),
+    )
+    .await;
+    assert_eq!(task.await.unwrap().unwrap(), Ended::MaxBatches);
+    let lines = out.lines();
+    let mut resyncs_seen = 0;
+    let mut syncs_allowed = 0;
+    for line in &lines {
+        if line["event"] == "resync" {
+            resyncs_seen += 1;
+            syncs_allowed += line["keys"].as_u64().unwrap();
+        }
+        if line["kind"] == "batch" && line["deltas"][0]["type"] == "Sync" {
+            assert!(
+                syncs_allowed > 0,
+                "a Sync batch before its resync row: {lines:#?}"
+            );
+            syncs_allowed -= 1;
+        }
+    }
+    assert!(resyncs_seen >= 2, "{lines:#?}");
+    // The ticker starts after the first list: no resync of an empty cache.
+    let first_resync = lines.iter().position(|l| l["event"] == "resync").unwrap();
+    let list_done = lines
+        .iter()
+        .position(|l| l["event"] == "list-done")
+        .unwrap();
+    assert!(list_done < first_resync);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_in_the_handler_is_not_idle_and_a_stop_releases_waiters() {
+    let cm = configmaps();
+    let (source, events) = Scripted::new(cm.clone(), Vec::new());
+    let mut view = view();
+    // A handler that never finishes on its own: the batch stays in hand until the stop.
+    view.handler_delay = Some(Duration::from_secs(3600));
+    let pipeline = Pipeline::new(settings(view));
+    let idle = pipeline.idle();
+    assert!(idle.is_idle(), "nothing is queued before the run");
+    let out = Captured::default();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let task = run(
+        pipeline,
+        vec![Source {
+            name: "configmaps".into(),
+            lister_watcher: source,
+        }],
+        &out,
+        async {
+            let _ = stop_rx.await;
+        },
+    )
+    .await;
+    out.until("the watch", |lines| {
+        lines.iter().any(|l| l["event"] == "watch-start")
+    })
+    .await;
+    events
+        .send(WatchEvent::Added(object(&cm, "a", 11)))
+        .unwrap();
+    out.until("the batch", |_| out.batches().len() == 1).await;
+    // Written, but the handler is still busy with it: not idle.
+    assert!(!idle.is_idle());
+    let waiting = tokio::spawn({
+        let idle = idle.clone();
+        async move { idle.wait().await }
+    });
+    let _ = stop_tx.send(());
+    // The stop interrupts the handler, and a waiter is let go.
+    assert_eq!(task.await.unwrap().unwrap(), Ended::Shutdown);
+    waiting.await.unwrap();
+    assert!(idle.is_stopped());
+}

@@ -1,0 +1,232 @@
+//! What a session shows and when it stops ([`View`], from `ViewArgs`), and which batches
+//! `--query` lets through ([`Query`]).
+
+use std::io::{self, IsTerminal, Write};
+use std::str::FromStr;
+use std::time::Duration;
+
+use jiff::tz::TimeZone;
+use kubectl_deltas::Object;
+use kubectl_deltas::cache::{Batch, IndexSpec, Notification};
+use kubectl_deltas::render::document::{Documents, Format};
+use kubectl_deltas::render::jsonl::JsonLines;
+use kubectl_deltas::render::timeline::{Timeline, TimelineOptions};
+use kubectl_deltas::render::{ObjectMode, Renderer};
+
+use crate::cli::exit::{Exit, WithExit};
+use crate::cli::{ColorChoice, GlobalArgs, ViewArgs, WatchOutput};
+
+/// The output and the consumer's behaviour, decided once from flags and the terminal.
+#[derive(Debug, Clone)]
+pub struct View {
+    /// Output format.
+    pub output: WatchOutput,
+    /// How much of each object jsonl/json/yaml carry.
+    pub object: ObjectMode,
+    /// Show Secret values.
+    pub show_secret_data: bool,
+    /// Leave the initial list's batches out of the output.
+    pub since_now: bool,
+    /// Stop once every resource has synced.
+    pub until_synced: bool,
+    /// Stop after this many batches were written.
+    pub max_batches: Option<u64>,
+    /// Sleep this long after handling each batch.
+    pub handler_delay: Option<Duration>,
+    /// Write only batches matching one of these (all when empty).
+    pub queries: Vec<Query>,
+    /// Colour the timeline.
+    pub color: bool,
+    /// Show bookmarks and list steps in the timeline.
+    pub verbose: bool,
+    /// Draw the progress bar and status footer on stderr.
+    pub status: bool,
+    /// Stdout is the terminal the status is drawn on.
+    pub stdout_is_terminal: bool,
+    /// Print the summary table on stderr when the session ends normally.
+    pub summary: bool,
+}
+
+impl View {
+    /// From the flags, with colours and the status footer decided by where stdout and stderr go.
+    pub fn from_args(args: &ViewArgs, global: &GlobalArgs) -> anyhow::Result<View> {
+        let queries = args
+            .query
+            .iter()
+            .map(|q| q.parse::<Query>())
+            .collect::<Result<Vec<_>, _>>()
+            .exit_with(Exit::Usage)?;
+        let stdout_is_terminal = io::stdout().is_terminal();
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let color = match global.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => stdout_is_terminal && !no_color,
+        };
+        Ok(View {
+            output: args.output,
+            object: args.object,
+            show_secret_data: args.show_secret_data,
+            since_now: args.since_now,
+            until_synced: args.until_synced,
+            max_batches: args.max_batches,
+            handler_delay: args.handler_delay.0,
+            queries,
+            color,
+            verbose: global.verbose > 0,
+            // -v logs go to stderr too, and would tear the footer apart.
+            status: !args.quiet && global.verbose == 0 && io::stderr().is_terminal(),
+            stdout_is_terminal,
+            summary: !args.quiet,
+        })
+    }
+
+    /// The renderer of this view over `out`; `show_resource` when several resources run.
+    pub fn renderer(&self, out: Box<dyn Write + Send>, show_resource: bool) -> Box<dyn Renderer> {
+        match self.output {
+            WatchOutput::Timeline | WatchOutput::Wide => Box::new(Timeline::new(
+                out,
+                TimelineOptions {
+                    wide: self.output == WatchOutput::Wide,
+                    color: self.color,
+                    verbose: self.verbose,
+                    show_resource,
+                    show_secret_data: self.show_secret_data,
+                    time_zone: TimeZone::system(),
+                },
+            )),
+            WatchOutput::Jsonl => Box::new(JsonLines::new(out, self.object, self.show_secret_data)),
+            WatchOutput::Json => Box::new(Documents::new(
+                out,
+                Format::Json,
+                self.object,
+                self.show_secret_data,
+            )),
+            WatchOutput::Yaml => Box::new(Documents::new(
+                out,
+                Format::Yaml,
+                self.object,
+                self.show_secret_data,
+            )),
+        }
+    }
+
+    /// Whether `batch` is written: `--since-now` and `--query` filter, nothing else does.
+    pub fn shows(&self, batch: &Batch<Object>) -> bool {
+        if self.since_now && batch.is_in_initial_list {
+            return false;
+        }
+        self.queries.is_empty() || self.queries.iter().any(|q| q.matches(batch))
+    }
+}
+
+/// `--query SPEC=VALUE`: batches whose old or new object the index `SPEC` files under `VALUE`,
+/// computed by the same index functions as `--index`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Query {
+    spec: IndexSpec,
+    value: String,
+}
+
+/// A `--query` that does not parse.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// No `=`.
+    #[error(
+        "invalid --query {0:?}: expected SPEC=VALUE, such as namespace=prod, label:app=web or \
+         field:spec.nodeName=node-1"
+    )]
+    Form(String),
+    /// The spec part is not an index spec.
+    #[error("invalid --query {query:?}")]
+    Spec {
+        /// The query as given.
+        query: String,
+        /// Why its spec is wrong.
+        #[source]
+        source: kubectl_deltas::cache::IndexSpecError,
+    },
+}
+
+impl FromStr for Query {
+    type Err = QueryError;
+
+    /// Splits at the first `=`: specs never contain one, values may (`labels=app=web`).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let (spec, value) = text
+            .split_once('=')
+            .ok_or_else(|| QueryError::Form(text.to_owned()))?;
+        let spec = spec.parse().map_err(|source| QueryError::Spec {
+            query: text.to_owned(),
+            source,
+        })?;
+        Ok(Query {
+            spec,
+            value: value.to_owned(),
+        })
+    }
+}
+
+impl Query {
+    /// Whether any object of the batch, as delivered or as the cache held it before an update, is
+    /// indexed under the value.
+    pub fn matches(&self, batch: &Batch<Object>) -> bool {
+        let delivered = batch.deltas.iter().filter_map(|d| d.object.object());
+        let previous = batch.notifications.iter().filter_map(|n| match n {
+            Notification::Update { old, .. } => Some(old),
+            _ => None,
+        });
+        delivered
+            .chain(previous)
+            .any(|obj| self.spec.values(obj).iter().any(|v| *v == self.value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use kube::api::ApiResource;
+
+    use super::*;
+    use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer};
+
+    fn pod(name: &str, node: &str) -> Arc<Object> {
+        let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
+        let mut obj = Object::new(name, &ar).within("default");
+        obj.metadata.labels = Some([("app".to_owned(), "web=1".to_owned())].into());
+        obj.set_field("spec", &serde_json::json!({"nodeName": node}))
+            .unwrap();
+        Arc::new(obj)
+    }
+
+    #[test]
+    fn queries_split_at_the_first_equals_sign() {
+        let q: Query = "labels=app=web=1".parse().unwrap();
+        assert_eq!(q.spec, IndexSpec::Labels);
+        assert_eq!(q.value, "app=web=1");
+        let err = "namespace".parse::<Query>().unwrap_err().to_string();
+        assert!(err.contains("expected SPEC=VALUE"), "{err}");
+        let err = "lable:app=web".parse::<Query>().unwrap_err();
+        let text = format!("{:#}", anyhow::Error::new(err));
+        assert!(text.contains("unknown index kind \"lable\""), "{text}");
+    }
+
+    #[test]
+    fn a_query_matches_the_old_or_the_new_object() {
+        let indexer = Arc::new(Indexer::new());
+        let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+        let mut controller = Controller::new(fifo.clone(), indexer);
+        fifo.add(pod("web-1", "node-a"));
+        let added = controller.try_process_next().unwrap();
+        // Moved to another node: the update leaves node-a and enters node-b.
+        fifo.update(pod("web-1", "node-b"));
+        let moved = controller.try_process_next().unwrap();
+        let on = |node: &str| -> Query { format!("field:spec.nodeName={node}").parse().unwrap() };
+        assert!(on("node-a").matches(&added));
+        assert!(!on("node-b").matches(&added));
+        assert!(on("node-a").matches(&moved));
+        assert!(on("node-b").matches(&moved));
+        assert!(!on("node-c").matches(&moved));
+    }
+}

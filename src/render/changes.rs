@@ -1,0 +1,275 @@
+//! What changed between two states of an object, as a compact field summary for the timeline:
+//! `status.phase Pending→Running`, `spec.replicas 2→3`, `metadata.labels.tier +`.
+//!
+//! Paths are dotted; a map key that contains a dot is quoted (`metadata.labels["app.kubernetes.io/name"]`);
+//! list elements are named by their `name` or `type` field when every element has a distinct one
+//! (`spec.containers[web].image`, `status.conditions[Ready].status`), by index otherwise. Fields
+//! that change on every write without meaning anything to a reader (`metadata.resourceVersion`,
+//! `metadata.managedFields`) are ignored. Secret `data`/`stringData` values are never shown unless
+//! asked for: a changed value reads `<redacted>`.
+
+use std::fmt::{self, Write as _};
+
+use serde_json::Value;
+
+/// How a field changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// The field appeared.
+    Added,
+    /// The field disappeared.
+    Removed,
+    /// The value changed; both sides rendered compactly (`{…}` for a map, `[…]` for a list).
+    Changed {
+        /// The value before.
+        old: String,
+        /// The value after.
+        new: String,
+    },
+    /// The value changed but is secret.
+    Redacted,
+}
+
+/// One changed field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// Where, e.g. `spec.replicas`.
+    pub path: String,
+    /// How.
+    pub kind: ChangeKind,
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ChangeKind::Added => write!(f, "{} +", self.path),
+            ChangeKind::Removed => write!(f, "{} -", self.path),
+            ChangeKind::Changed { old, new } => write!(f, "{} {old}→{new}", self.path),
+            ChangeKind::Redacted => write!(f, "{} <redacted>", self.path),
+        }
+    }
+}
+
+/// Values longer than this are cut, so that one long annotation does not fill the row.
+const MAX_VALUE_CHARS: usize = 32;
+
+/// The changes from `old` to `new`, two whole objects as JSON. Top-level fields other than
+/// `metadata` come first (sorted), `metadata` last, since `spec`, `status` and `data` are what a
+/// reader usually looks for. `redact_secret_data` hides the values under `data` and `stringData`.
+pub fn diff(old: &Value, new: &Value, redact_secret_data: bool) -> Vec<Change> {
+    let mut changes = Vec::new();
+    let (Value::Object(old), Value::Object(new)) = (old, new) else {
+        compare(old, new, &mut String::new(), Ignore::None, &mut changes);
+        return changes;
+    };
+    let mut keys: Vec<&String> = old.keys().chain(new.keys()).collect();
+    keys.sort_by_key(|k| (k.as_str() == "metadata", k.as_str()));
+    keys.dedup();
+    for key in keys {
+        let mut path = String::new();
+        push_key(&mut path, key);
+        let ignore = match key.as_str() {
+            "metadata" => Ignore::MetadataNoise,
+            "data" | "stringData" if redact_secret_data => Ignore::Redact,
+            _ => Ignore::None,
+        };
+        match (old.get(key), new.get(key)) {
+            (Some(a), Some(b)) => compare(a, b, &mut path, ignore, &mut changes),
+            (None, Some(_)) => changes.push(Change {
+                path,
+                kind: ChangeKind::Added,
+            }),
+            (Some(_), None) => changes.push(Change {
+                path,
+                kind: ChangeKind::Removed,
+            }),
+            (None, None) => {}
+        }
+    }
+    changes
+}
+
+/// What to treat specially below a top-level field.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ignore {
+    None,
+    /// Directly under `metadata`: skip resourceVersion and managedFields.
+    MetadataNoise,
+    /// Under a Secret's data: never show values.
+    Redact,
+}
+
+fn compare(old: &Value, new: &Value, path: &mut String, ignore: Ignore, out: &mut Vec<Change>) {
+    if old == new {
+        return;
+    }
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for key in keys {
+                if ignore == Ignore::MetadataNoise
+                    && matches!(key.as_str(), "resourceVersion" | "managedFields")
+                {
+                    continue;
+                }
+                let child_ignore = if ignore == Ignore::Redact {
+                    Ignore::Redact
+                } else {
+                    Ignore::None
+                };
+                let len = path.len();
+                push_key(path, key);
+                match (a.get(key), b.get(key)) {
+                    (Some(x), Some(y)) => compare(x, y, path, child_ignore, out),
+                    (None, Some(_)) => out.push(change(path, ChangeKind::Added)),
+                    (Some(_), None) => out.push(change(path, ChangeKind::Removed)),
+                    (None, None) => {}
+                }
+                path.truncate(len);
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => compare_lists(a, b, path, ignore, out),
+        _ if ignore == Ignore::Redact => out.push(change(path, ChangeKind::Redacted)),
+        _ => out.push(change(
+            path,
+            ChangeKind::Changed {
+                old: short(old),
+                new: short(new),
+            },
+        )),
+    }
+}
+
+/// Lists of objects that all carry a distinct `name` (containers, volumes, env) or `type`
+/// (conditions) are compared element by element under that key, which is how Kubernetes merges
+/// them; anything else by index.
+fn compare_lists(
+    a: &[Value],
+    b: &[Value],
+    path: &mut String,
+    ignore: Ignore,
+    out: &mut Vec<Change>,
+) {
+    let child_ignore = if ignore == Ignore::Redact {
+        Ignore::Redact
+    } else {
+        Ignore::None
+    };
+    if let Some(field) = ["name", "type"]
+        .into_iter()
+        .find(|f| merge_key(a, f).is_some() && merge_key(b, f).is_some())
+    {
+        let (old, new) = (merge_key(a, field).unwrap(), merge_key(b, field).unwrap());
+        let mut names: Vec<&str> = old.iter().chain(new.iter()).map(|(n, _)| *n).collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let len = path.len();
+            let _ = write!(path, "[{name}]");
+            match (find_named(&old, name), find_named(&new, name)) {
+                (Some(x), Some(y)) => compare(x, y, path, child_ignore, out),
+                (None, Some(_)) => out.push(change(path, ChangeKind::Added)),
+                (Some(_), None) => out.push(change(path, ChangeKind::Removed)),
+                (None, None) => {}
+            }
+            path.truncate(len);
+        }
+        return;
+    }
+    for i in 0..a.len().max(b.len()) {
+        let len = path.len();
+        let _ = write!(path, "[{i}]");
+        match (a.get(i), b.get(i)) {
+            (Some(x), Some(y)) => compare(x, y, path, child_ignore, out),
+            (None, Some(_)) => out.push(change(path, ChangeKind::Added)),
+            (Some(_), None) => out.push(change(path, ChangeKind::Removed)),
+            (None, None) => {}
+        }
+        path.truncate(len);
+    }
+}
+
+fn find_named<'a>(items: &[(&str, &'a Value)], name: &str) -> Option<&'a Value> {
+    items.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+}
+
+/// `(key, element)` for every element, if all are objects with a distinct string `field`.
+fn merge_key<'a>(items: &'a [Value], field: &str) -> Option<Vec<(&'a str, &'a Value)>> {
+    let keyed: Vec<(&str, &Value)> = items
+        .iter()
+        .map(|v| v.get(field).and_then(Value::as_str).map(|k| (k, v)))
+        .collect::<Option<_>>()?;
+    let mut names: Vec<&str> = keyed.iter().map(|(k, _)| *k).collect();
+    names.sort_unstable();
+    names.dedup();
+    (names.len() == keyed.len()).then_some(keyed)
+}
+
+fn change(path: &str, kind: ChangeKind) -> Change {
+    Change {
+        path: path.to_owned(),
+        kind,
+    }
+}
+
+fn push_key(path: &mut String, key: &str) {
+    let plain = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/'));
+    if plain {
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(key);
+    } else {
+        // A JSON string literal: dots, spaces and quotes stay unambiguous.
+        path.push('[');
+        path.push_str(&Value::String(key.to_owned()).to_string());
+        path.push(']');
+    }
+}
+
+/// A scalar as a reader would write it; maps and lists as `{…}`/`[…]`; long values cut.
+fn short(value: &Value) -> String {
+    let text = match value {
+        Value::String(s) if s.is_empty() => "\"\"".to_owned(),
+        Value::String(s) => s.clone(),
+        Value::Object(m) if m.is_empty() => "{}".to_owned(),
+        Value::Object(_) => "{…}".to_owned(),
+        Value::Array(a) if a.is_empty() => "[]".to_owned(),
+        Value::Array(_) => "[…]".to_owned(),
+        other => other.to_string(),
+    };
+    if text.chars().count() > MAX_VALUE_CHARS {
+        let cut: String = text.chars().take(MAX_VALUE_CHARS - 1).collect();
+        format!("{cut}…")
+    } else {
+        text
+    }
+}
+
+/// The first `max` changes joined with `, `, and how many more there are; `no change` when
+/// there is none.
+pub fn summary(changes: &[Change], max: usize) -> String {
+    if changes.is_empty() {
+        return "no change".to_owned();
+    }
+    let mut out = String::new();
+    for (i, c) in changes.iter().take(max).enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{c}");
+    }
+    if changes.len() > max {
+        let _ = write!(out, " (+{} more)", changes.len() - max);
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "changes_tests.rs"]
+mod tests;

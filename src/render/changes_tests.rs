@@ -1,0 +1,156 @@
+use serde_json::json;
+
+use super::*;
+
+fn lines(old: Value, new: Value) -> Vec<String> {
+    diff(&old, &new, false)
+        .iter()
+        .map(|c| c.to_string())
+        .collect()
+}
+
+#[test]
+fn scalar_changes_read_old_arrow_new() {
+    let old = json!({"spec": {"replicas": 2}, "status": {"phase": "Pending"}});
+    let new = json!({"spec": {"replicas": 3}, "status": {"phase": "Running"}});
+    assert_eq!(
+        lines(old, new),
+        ["spec.replicas 2→3", "status.phase Pending→Running"]
+    );
+}
+
+#[test]
+fn added_and_removed_fields_are_marked() {
+    let old = json!({"metadata": {"labels": {"app": "web", "old": "x"}}});
+    let new = json!({"metadata": {"labels": {"app": "web", "tier": "front"}}});
+    assert_eq!(
+        lines(old, new),
+        ["metadata.labels.old -", "metadata.labels.tier +"]
+    );
+}
+
+#[test]
+fn resource_version_and_managed_fields_are_noise() {
+    let old = json!({"metadata": {"resourceVersion": "1", "managedFields": [{"manager": "a"}]}});
+    let new = json!({"metadata": {"resourceVersion": "2", "managedFields": [{"manager": "b"}]}});
+    assert!(diff(&old, &new, false).is_empty());
+    assert_eq!(summary(&diff(&old, &new, false), 3), "no change");
+}
+
+#[test]
+fn a_field_named_like_the_noise_elsewhere_is_not_ignored() {
+    let old = json!({"spec": {"resourceVersion": "1"}});
+    let new = json!({"spec": {"resourceVersion": "2"}});
+    assert_eq!(lines(old, new), ["spec.resourceVersion 1→2"]);
+}
+
+#[test]
+fn metadata_comes_after_the_other_top_level_fields() {
+    let old = json!({"metadata": {"generation": 1}, "spec": {"replicas": 1}, "data": {"a": "1"}});
+    let new = json!({"metadata": {"generation": 2}, "spec": {"replicas": 2}, "data": {"a": "2"}});
+    assert_eq!(
+        lines(old, new),
+        ["data.a 1→2", "spec.replicas 1→2", "metadata.generation 1→2"]
+    );
+}
+
+#[test]
+fn keys_with_dots_are_quoted() {
+    let old = json!({"metadata": {"labels": {}}});
+    let new = json!({"metadata": {"labels": {"app.kubernetes.io/name": "web"}}});
+    assert_eq!(
+        lines(old, new),
+        [r#"metadata.labels["app.kubernetes.io/name"] +"#]
+    );
+}
+
+#[test]
+fn lists_of_named_objects_are_compared_by_name() {
+    let old = json!({"spec": {"containers": [
+        {"name": "web", "image": "nginx:1"}, {"name": "log", "image": "fluent:1"}]}});
+    // Reordered, one image changed, one container added.
+    let new = json!({"spec": {"containers": [
+        {"name": "log", "image": "fluent:1"}, {"name": "web", "image": "nginx:2"},
+        {"name": "side", "image": "envoy"}]}});
+    assert_eq!(
+        lines(old, new),
+        [
+            "spec.containers[side] +",
+            "spec.containers[web].image nginx:1→nginx:2"
+        ]
+    );
+}
+
+#[test]
+fn conditions_are_compared_by_type() {
+    let old = json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}});
+    let new = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+    assert_eq!(
+        lines(old, new),
+        ["status.conditions[Ready].status False→True"]
+    );
+}
+
+#[test]
+fn other_lists_are_compared_by_index() {
+    let old = json!({"spec": {"args": ["a", "b"]}});
+    let new = json!({"spec": {"args": ["a", "c", "d"]}});
+    assert_eq!(lines(old, new), ["spec.args[1] b→c", "spec.args[2] +"]);
+    // Duplicate names: the name cannot identify an element.
+    let old = json!({"items": [{"name": "x", "v": 1}, {"name": "x", "v": 2}]});
+    let new = json!({"items": [{"name": "x", "v": 1}, {"name": "x", "v": 3}]});
+    assert_eq!(lines(old, new), ["items[1].v 2→3"]);
+}
+
+#[test]
+fn a_change_of_shape_shows_both_shapes() {
+    let old = json!({"spec": {"x": 3}});
+    let new = json!({"spec": {"x": {"y": 1}}});
+    assert_eq!(lines(old, new), ["spec.x 3→{…}"]);
+}
+
+#[test]
+fn long_values_are_cut() {
+    let long = "x".repeat(100);
+    let old = json!({"data": {"k": "short"}});
+    let new = json!({"data": {"k": long}});
+    let text = lines(old, new).remove(0);
+    assert!(text.ends_with('…'), "{text}");
+    assert!(text.chars().count() < 50, "{text}");
+}
+
+#[test]
+fn secret_values_are_redacted_but_their_keys_are_shown() {
+    let old = json!({"data": {"password": "aHVudGVyMg==", "user": "YQ=="}});
+    let new = json!({"data": {"password": "c2VjcmV0", "token": "dA=="}});
+    let changes: Vec<String> = diff(&old, &new, true)
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    assert_eq!(
+        changes,
+        ["data.password <redacted>", "data.token +", "data.user -"]
+    );
+    assert!(!changes.concat().contains("c2VjcmV0"));
+    let shown: Vec<String> = diff(&old, &new, false)
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    assert_eq!(shown[0], "data.password aHVudGVyMg==→c2VjcmV0");
+}
+
+#[test]
+fn the_summary_keeps_the_first_changes_and_counts_the_rest() {
+    let old = json!({"spec": {"a": 1, "b": 1, "c": 1, "d": 1}});
+    let new = json!({"spec": {"a": 2, "b": 2, "c": 2, "d": 2}});
+    let changes = diff(&old, &new, false);
+    assert_eq!(summary(&changes, 2), "spec.a 1→2, spec.b 1→2 (+2 more)");
+    assert_eq!(summary(&changes, 4).matches('→').count(), 4);
+}
+
+#[test]
+fn empty_strings_and_nulls_are_visible() {
+    let old = json!({"spec": {"a": "", "b": null}});
+    let new = json!({"spec": {"a": "x", "b": true}});
+    assert_eq!(lines(old, new), [r#"spec.a ""→x"#, "spec.b null→true"]);
+}

@@ -1,0 +1,131 @@
+//! The table printed on stderr when a watch ends (Ctrl-C, `--until-synced`, `--max-batches`):
+//! what the informer popped and how its queue behaved, one column per resource (and a total when
+//! several ran).
+
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+
+use super::stats::InformerStats;
+use super::timeline::human_duration;
+use crate::cache::DeltaType;
+
+/// The summary of `informers` (`(resource, stats)`), as text ending with a newline.
+pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
+    let mut columns: Vec<(String, InformerStats)> = informers
+        .iter()
+        .map(|(name, stats)| ((*name).to_owned(), (*stats).clone()))
+        .collect();
+    if informers.len() > 1 {
+        let all = InformerStats::merged(informers.iter().map(|(_, s)| *s));
+        columns.push(("all".to_owned(), all));
+    }
+
+    let mut table = Table::new();
+    table
+        .load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    let mut header = vec![String::new()];
+    header.extend(columns.iter().map(|(name, _)| name.clone()));
+    table.set_header(header);
+
+    let row = |label: &str, value: &dyn Fn(&InformerStats) -> String| {
+        let mut cells = vec![label.to_owned()];
+        cells.extend(columns.iter().map(|(_, s)| value(s)));
+        cells
+    };
+    for type_ in DeltaType::ALL {
+        table.add_row(row(type_.as_str(), &|s| s.count(type_).to_string()));
+    }
+    table.add_row(row("  of which tombstones", &|s| s.tombstones.to_string()));
+    table.add_row(row("batches", &|s| s.batches.to_string()));
+    table.add_row(row("deltas per batch (mean / max)", &|s| {
+        format!("{:.2} / {}", s.mean_batch_len(), s.max_batch_len)
+    }));
+    table.add_row(row("coalesced deltas", &|s| s.coalesced.to_string()));
+    table.add_row(row("max queue depth", &|s| s.max_queue_len.to_string()));
+    table.add_row(row("queue wait p50 / p99 / max", &|s| match (
+        s.waits.quantile(0.5),
+        s.waits.quantile(0.99),
+    ) {
+        (Some(p50), Some(p99)) => format!(
+            "{} / {} / {}",
+            human_duration(p50),
+            human_duration(p99),
+            human_duration(s.waits.max())
+        ),
+        _ => "-".to_owned(),
+    }));
+    table.add_row(row("relists", &|s| s.relists.to_string()));
+    table.add_row(row("watch restarts", &|s| s.watch_restarts().to_string()));
+    table.add_row(row("bookmarks", &|s| s.bookmarks.to_string()));
+    table.add_row(row("time to HasSynced", &|s| match s.synced {
+        Some(synced) => format!(
+            "{} ({} batches)",
+            human_duration(synced.after),
+            synced.batches
+        ),
+        None => "not synced".to_owned(),
+    }));
+    for column in table.column_iter_mut().skip(1) {
+        column.set_cell_alignment(CellAlignment::Right);
+    }
+    let mut text = table.to_string();
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::render::stats::Synced;
+
+    fn stats(added: u64, synced_ms: Option<u64>) -> InformerStats {
+        let mut s = InformerStats::default();
+        s.deltas[DeltaType::Added.index()] = added;
+        s.batches = added;
+        s.max_batch_len = 1;
+        for ms in 1..=added {
+            s.waits.record(Duration::from_millis(ms));
+        }
+        if let Some(ms) = synced_ms {
+            s.record_synced(Synced {
+                batches: added,
+                after: Duration::from_millis(ms),
+            });
+        }
+        s
+    }
+
+    #[test]
+    fn one_column_per_resource_and_a_total() {
+        let pods = stats(4, Some(20));
+        let deploys = stats(2, None);
+        let text = summary_table(&[("pods", &pods), ("deployments.apps", &deploys)]);
+        let header = text.lines().nth(1).unwrap();
+        assert!(
+            header.contains("pods")
+                && header.contains("deployments.apps")
+                && header.contains("all"),
+            "{text}"
+        );
+        let added = text.lines().find(|l| l.contains("Added")).unwrap();
+        let cells: Vec<&str> = added
+            .split('┆')
+            .map(|c| c.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+            .collect();
+        assert_eq!(cells, ["Added", "4", "2", "6"], "{text}");
+        let synced = text.lines().find(|l| l.contains("HasSynced")).unwrap();
+        assert!(synced.contains("20.0ms (4 batches)"), "{text}");
+        assert!(synced.contains("not synced"), "{text}");
+        assert!(!text.contains('\x1b'));
+    }
+
+    #[test]
+    fn a_single_resource_has_no_total() {
+        let text = summary_table(&[("pods", &stats(0, Some(5)))]);
+        assert!(!text.contains("all"), "{text}");
+        let waits = text.lines().find(|l| l.contains("queue wait")).unwrap();
+        assert!(waits.contains(" - "), "{text}");
+    }
+}

@@ -1,0 +1,517 @@
+//! The timeline (`-o timeline`, `-o wide`): one row per popped batch, for people.
+//!
+//! ```text
+//! 14:03:07.123   #4  default/web-1  Updated×2            rv 1005  2.01s             spec.replicas 2→3
+//! 14:03:07.130   #5  default/db     Deleted(tombstone)   rv 1002  1.1ms
+//! 14:03:07.200  ── 410 → relist: the watch's resourceVersion expired
+//! ```
+//!
+//! Columns: local time with milliseconds, pop sequence number, the resource (when several run),
+//! key, delta types oldest→newest (runs of one type collapsed as `Updated×2`, each type its own
+//! colour, tombstones marked), resourceVersion of the newest object, time the key waited in the
+//! queue, `initial` for batches of the initial list, and what an update changed (see
+//! [`changes`](super::changes)). `wide` adds uid, generation and owner, and lists every change.
+//! Reflector events are dimmed separator rows; bookmarks and list steps only when verbose.
+//!
+//! Column widths only grow, so rows line up once the widest values have been seen, and the same
+//! input always gives the same text. Without colour the output has no control codes at all.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::time::{Duration, SystemTime};
+
+use jiff::tz::TimeZone;
+use owo_colors::{OwoColorize, Style};
+use serde_json::Value;
+
+use super::changes::{self, Change};
+use super::{BatchView, Event, EventView, Renderer, is_secret};
+use crate::cache::reflector::RelistCause;
+use crate::cache::{Batch, DeltaType, Notification, ReflectorEventKind};
+use crate::object::Object;
+
+/// How the timeline looks.
+#[derive(Debug, Clone)]
+pub struct TimelineOptions {
+    /// Add uid, generation, owner and every changed path (`-o wide`).
+    pub wide: bool,
+    /// Use ANSI colours.
+    pub color: bool,
+    /// Show bookmarks and list steps (`-v`).
+    pub verbose: bool,
+    /// Show the resource column (several resources run).
+    pub show_resource: bool,
+    /// Show Secret data values in change summaries.
+    pub show_secret_data: bool,
+    /// The zone local times are shown in.
+    pub time_zone: TimeZone,
+}
+
+impl Default for TimelineOptions {
+    fn default() -> Self {
+        TimelineOptions {
+            wide: false,
+            color: false,
+            verbose: false,
+            show_resource: false,
+            show_secret_data: false,
+            time_zone: TimeZone::system(),
+        }
+    }
+}
+
+/// Changes listed in a timeline row before `(+N more)`.
+const CHANGES_SHOWN: usize = 3;
+/// Key columns stop growing here; longer keys push the row out instead.
+const MAX_KEY_WIDTH: usize = 48;
+
+/// Writes the timeline.
+#[derive(Debug)]
+pub struct Timeline<W> {
+    out: W,
+    options: TimelineOptions,
+    widths: Widths,
+    line: String,
+}
+
+/// Widths of the variable columns, which only grow.
+#[derive(Debug, Default)]
+struct Widths {
+    seq: usize,
+    resource: usize,
+    key: usize,
+    types: usize,
+    rv: usize,
+    wait: usize,
+    owner: usize,
+}
+
+/// The colour of each delta type, and of the rest of a row.
+struct Palette;
+
+impl Palette {
+    fn delta(type_: DeltaType) -> Style {
+        match type_ {
+            DeltaType::Added => Style::new().green(),
+            DeltaType::Updated => Style::new().yellow(),
+            DeltaType::Deleted => Style::new().red(),
+            DeltaType::Replaced => Style::new().cyan(),
+            DeltaType::Sync => Style::new().blue(),
+            DeltaType::ReplacedAll => Style::new().cyan().bold(),
+            DeltaType::SyncAll => Style::new().blue().bold(),
+            DeltaType::Bookmark => Style::new().dimmed(),
+        }
+    }
+
+    fn tombstone() -> Style {
+        Style::new().red().bold()
+    }
+
+    fn dim() -> Style {
+        Style::new().dimmed()
+    }
+
+    fn key() -> Style {
+        Style::new().bold()
+    }
+
+    fn alert() -> Style {
+        Style::new().red().bold()
+    }
+}
+
+impl<W: Write> Timeline<W> {
+    /// A timeline over `out`.
+    pub fn new(out: W, options: TimelineOptions) -> Self {
+        Timeline {
+            out,
+            options,
+            widths: Widths::default(),
+            line: String::with_capacity(256),
+        }
+    }
+
+    /// The underlying writer.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    fn paint(&mut self, text: &str, style: Style) {
+        if self.options.color && !text.is_empty() {
+            let _ = write!(self.line, "{}", text.style(style));
+        } else {
+            self.line.push_str(text);
+        }
+    }
+
+    /// `text` in `style`, then spaces up to `width` characters, then the column gap.
+    fn cell(&mut self, text: &str, width: usize, style: Style) {
+        self.paint(text, style);
+        pad(&mut self.line, width.saturating_sub(text.chars().count()));
+        self.line.push_str("  ");
+    }
+
+    fn time(&mut self, time: SystemTime) {
+        let text = local_time(time, &self.options.time_zone);
+        self.paint(&text, Palette::dim());
+        self.line.push_str("  ");
+    }
+
+    fn flush_line(&mut self) -> io::Result<()> {
+        let end = self.line.trim_end_matches(' ').len();
+        self.line.truncate(end);
+        self.line.push('\n');
+        self.out.write_all(self.line.as_bytes())?;
+        self.out.flush()
+    }
+
+    fn separator(&mut self, view: &EventView<'_>, text: &str, style: Style) -> io::Result<()> {
+        self.line.clear();
+        self.time(view.time);
+        let mut row = String::from("── ");
+        if self.options.show_resource {
+            let _ = write!(row, "{}: ", view.resource);
+        }
+        row.push_str(text);
+        self.paint(&row, style);
+        self.flush_line()
+    }
+}
+
+impl<W: Write + Send> Renderer for Timeline<W> {
+    fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
+        let batch = view.batch;
+        self.line.clear();
+        self.time(view.time);
+
+        let seq = format!("#{}", batch.seq);
+        grow(&mut self.widths.seq, seq.chars().count());
+        pad(&mut self.line, self.widths.seq - seq.chars().count());
+        self.cell(&seq, 0, Palette::dim());
+
+        if self.options.show_resource {
+            grow(&mut self.widths.resource, view.resource.chars().count());
+            self.cell(view.resource, self.widths.resource, Style::new());
+        }
+
+        // Only a RealFIFO batch of several keys or a whole-list delta has no single key.
+        let key = batch.key.as_deref().unwrap_or("*");
+        grow(&mut self.widths.key, key.chars().count().min(MAX_KEY_WIDTH));
+        self.cell(key, self.widths.key, Palette::key());
+
+        let runs = type_runs(batch);
+        let types_len: usize = runs.iter().map(|(t, _)| t.chars().count()).sum::<usize>()
+            + runs.len().saturating_sub(1);
+        grow(&mut self.widths.types, types_len);
+        for (i, (text, style)) in runs.iter().enumerate() {
+            if i > 0 {
+                self.line.push(' ');
+            }
+            self.paint(text, *style);
+        }
+        pad(&mut self.line, self.widths.types - types_len);
+        self.line.push_str("  ");
+
+        let newest = batch.deltas.newest().and_then(|d| d.object.object());
+        let rv = format!(
+            "rv {}",
+            newest
+                .and_then(|o| o.metadata.resource_version.as_deref())
+                .unwrap_or("-")
+        );
+        grow(&mut self.widths.rv, rv.chars().count());
+        self.cell(&rv, self.widths.rv, Style::new());
+
+        let wait = human_duration(batch.waited());
+        grow(&mut self.widths.wait, wait.chars().count());
+        pad(&mut self.line, self.widths.wait - wait.chars().count());
+        self.cell(&wait, 0, Style::new());
+
+        let initial = if batch.is_in_initial_list {
+            "initial"
+        } else {
+            ""
+        };
+        self.cell(initial, "initial".len(), Palette::dim());
+
+        if self.options.wide {
+            let meta = newest.map(|o| &o.metadata);
+            let uid = meta.and_then(|m| m.uid.as_deref()).unwrap_or("-");
+            self.cell(uid, 36, Palette::dim());
+            let generation = meta
+                .and_then(|m| m.generation)
+                .map_or_else(|| "gen -".to_owned(), |g| format!("gen {g}"));
+            self.cell(&generation, 6, Style::new());
+            let owner = newest.map_or_else(|| "-".to_owned(), owner);
+            grow(&mut self.widths.owner, owner.chars().count());
+            self.cell(&owner, self.widths.owner, Style::new());
+        }
+
+        if let Some(changes) = batch_changes(batch, self.options.show_secret_data) {
+            let max = if self.options.wide {
+                usize::MAX
+            } else {
+                CHANGES_SHOWN
+            };
+            let text = changes::summary(&changes, max);
+            self.line.push_str(&text);
+        }
+        self.flush_line()
+    }
+
+    fn event(&mut self, view: &EventView<'_>) -> io::Result<()> {
+        let verbose = self.options.verbose;
+        let (text, style) = match view.event {
+            Event::Synced { batches, after } => (
+                format!(
+                    "synced: HasSynced after {batches} batch{}, {}",
+                    plural_es(batches),
+                    human_duration(after)
+                ),
+                Palette::dim(),
+            ),
+            Event::Reflector(kind) => match describe(kind, verbose) {
+                Some(described) => described,
+                None => return Ok(()),
+            },
+        };
+        self.separator(view, &text, style)
+    }
+}
+
+/// A separator row's text and style, or `None` for events shown only when verbose.
+fn describe(kind: &ReflectorEventKind, verbose: bool) -> Option<(String, Style)> {
+    let dim = Palette::dim();
+    let text = match kind {
+        ReflectorEventKind::ListStarted { resource_version } if verbose => {
+            match resource_version.as_str() {
+                "" => "list started (consistent read)".to_owned(),
+                "0" => "list started (from the watch cache)".to_owned(),
+                rv => format!("list started at rv {rv}"),
+            }
+        }
+        ReflectorEventKind::ListPage {
+            page,
+            items_so_far,
+            remaining,
+        } if verbose => {
+            let mut text = format!("list page {page}: {items_so_far} items so far");
+            if let Some(r) = remaining {
+                let _ = write!(text, ", ~{r} to come");
+            }
+            text
+        }
+        ReflectorEventKind::ListStarted { .. } | ReflectorEventKind::ListPage { .. } => {
+            return None;
+        }
+        ReflectorEventKind::ListDone {
+            items,
+            pages,
+            resource_version,
+            duration,
+        } => {
+            let pages = match pages {
+                0 => "streamed".to_owned(),
+                1 => "1 page".to_owned(),
+                n => format!("{n} pages"),
+            };
+            format!(
+                "list done: {items} item{}, {pages}, rv {resource_version}, {}",
+                plural_s(*items as u64),
+                human_duration(*duration)
+            )
+        }
+        ReflectorEventKind::WatchStarted {
+            resource_version,
+            timeout_seconds,
+            send_initial_events,
+        } => {
+            let what = if *send_initial_events {
+                "streaming list opened"
+            } else {
+                "watch opened"
+            };
+            let from = if resource_version.is_empty() {
+                "now".to_owned()
+            } else {
+                format!("rv {resource_version}")
+            };
+            format!(
+                "{what} from {from} (timeout {})",
+                human_duration(Duration::from_secs(u64::from(*timeout_seconds)))
+            )
+        }
+        ReflectorEventKind::WatchEnded {
+            reason,
+            duration,
+            events,
+        } => format!(
+            "watch closed: {reason}, after {}, {events} event{}",
+            human_duration(*duration),
+            plural_s(*events)
+        ),
+        ReflectorEventKind::Bookmark {
+            resource_version,
+            initial_events_end,
+        } if verbose => {
+            let end = if *initial_events_end {
+                " (initial events end)"
+            } else {
+                ""
+            };
+            format!("bookmark rv {resource_version}{end}")
+        }
+        ReflectorEventKind::Bookmark { .. } => return None,
+        ReflectorEventKind::Relist { cause } => {
+            let expired = matches!(
+                cause,
+                RelistCause::WatchExpired | RelistCause::ListExpired | RelistCause::ContinueExpired
+            );
+            if expired {
+                format!("410 → relist: {cause}")
+            } else {
+                format!("relist: {cause}")
+            }
+        }
+        ReflectorEventKind::Backoff {
+            delay,
+            phase,
+            error,
+        } => format!(
+            "backoff {} after a failed {phase}: {error}",
+            human_duration(*delay)
+        ),
+        ReflectorEventKind::Resync { keys } => {
+            format!("resync tick: {keys} key{}", plural_s(*keys as u64))
+        }
+        ReflectorEventKind::WatchListFallback { reason } => {
+            format!("streaming list refused, using list + watch: {reason}")
+        }
+        ReflectorEventKind::Drift(report) if report.is_consistent() => format!(
+            "consistency check at rv {}: {} objects, consistent",
+            report.resource_version, report.listed
+        ),
+        ReflectorEventKind::Drift(report) => {
+            let list = |keys: &[String]| keys.join(" ");
+            let mut text = format!("DRIFT at rv {}:", report.resource_version);
+            for (what, keys) in [
+                ("missing", &report.missing),
+                ("extra", &report.extra),
+                ("stale", &report.stale),
+            ] {
+                if !keys.is_empty() {
+                    let _ = write!(text, " {what} [{}]", list(keys));
+                }
+            }
+            return Some((text, Palette::alert()));
+        }
+        ReflectorEventKind::DriftCheckSkipped { reason } => {
+            format!("consistency check skipped: {reason}")
+        }
+        ReflectorEventKind::Error(error) => {
+            return Some((format!("error: {error}"), Palette::alert()));
+        }
+    };
+    Some((text, dim))
+}
+
+/// The delta types oldest→newest, consecutive repeats collapsed (`Updated×3`).
+fn type_runs(batch: &Batch<Object>) -> Vec<(String, Style)> {
+    let mut runs: Vec<(DeltaType, bool, usize)> = Vec::new();
+    for delta in &batch.deltas {
+        let tombstone = delta.object.is_tombstone();
+        match runs.last_mut() {
+            Some((t, ts, n)) if *t == delta.type_ && *ts == tombstone => *n += 1,
+            _ => runs.push((delta.type_, tombstone, 1)),
+        }
+    }
+    runs.into_iter()
+        .map(|(type_, tombstone, n)| {
+            let mut text = type_.as_str().to_owned();
+            if tombstone {
+                text.push_str("(tombstone)");
+            }
+            if n > 1 {
+                let _ = write!(text, "×{n}");
+            }
+            let style = if tombstone {
+                Palette::tombstone()
+            } else {
+                Palette::delta(type_)
+            };
+            (text, style)
+        })
+        .collect()
+}
+
+/// What the batch's updates changed: from the state before its first update to the state after
+/// its last one. `None` when nothing in the batch updated an object already in the cache (adds,
+/// deletions, the initial list).
+fn batch_changes(batch: &Batch<Object>, show_secret_data: bool) -> Option<Vec<Change>> {
+    let mut updates = batch.notifications.iter().filter_map(|n| match n {
+        Notification::Update { old, new } => Some((old, new)),
+        _ => None,
+    });
+    let (first_old, first_new) = updates.next()?;
+    let last_new = updates.next_back().map_or(first_new, |(_, new)| new);
+    let redact = !show_secret_data && is_secret(last_new);
+    let (old, new): (Value, Value) = (first_old.to_value(), last_new.to_value());
+    Some(changes::diff(&old, &new, redact))
+}
+
+/// The controller owner, else the first owner, as `Kind/name`; `-` without owners.
+fn owner(obj: &std::sync::Arc<Object>) -> String {
+    let owners = obj.metadata.owner_references.as_deref().unwrap_or_default();
+    owners
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .or(owners.first())
+        .map_or_else(|| "-".to_owned(), |o| format!("{}/{}", o.kind, o.name))
+}
+
+fn grow(width: &mut usize, len: usize) {
+    *width = (*width).max(len);
+}
+
+fn pad(line: &mut String, n: usize) {
+    line.extend(std::iter::repeat_n(' ', n));
+}
+
+fn plural_s(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn plural_es(n: u64) -> &'static str {
+    if n == 1 { "" } else { "es" }
+}
+
+/// `14:03:07.123` in `zone`.
+pub fn local_time(time: SystemTime, zone: &TimeZone) -> String {
+    match jiff::Timestamp::try_from(time) {
+        Ok(ts) => ts
+            .to_zoned(zone.clone())
+            .strftime("%H:%M:%S%.3f")
+            .to_string(),
+        Err(_) => "--:--:--.---".to_owned(),
+    }
+}
+
+/// A duration as a person reads it: `350µs`, `1.2ms`, `2.01s`, `1m02s`, `1h05m`.
+pub fn human_duration(d: Duration) -> String {
+    let secs = d.as_secs();
+    if d < Duration::from_millis(1) {
+        format!("{}µs", d.as_micros())
+    } else if d < Duration::from_secs(1) {
+        format!("{:.1}ms", d.as_secs_f64() * 1e3)
+    } else if secs < 60 {
+        format!("{:.2}s", d.as_secs_f64())
+    } else if secs < 3600 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{}h{:02}m", secs / 3600, secs % 3600 / 60)
+    }
+}
+
+#[cfg(test)]
+#[path = "timeline_tests.rs"]
+mod tests;

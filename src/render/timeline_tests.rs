@@ -1,0 +1,280 @@
+use std::sync::Arc;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::ApiResource;
+use serde_json::json;
+
+use super::*;
+use crate::cache::{Controller, DeltaFifo, Indexer};
+
+fn pod(name: &str, rv: &str, phase: &str) -> Arc<Object> {
+    let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
+    let mut obj = Object::new(name, &ar).within("default");
+    obj.metadata.resource_version = Some(rv.into());
+    obj.metadata.uid = Some(format!("uid-{name}"));
+    obj.set_field("status", &json!({"phase": phase})).unwrap();
+    Arc::new(obj)
+}
+
+const T0: Duration = Duration::from_millis(1_700_000_000_250);
+
+fn options() -> TimelineOptions {
+    TimelineOptions {
+        time_zone: TimeZone::UTC,
+        ..TimelineOptions::default()
+    }
+}
+
+/// Renders every batch the FIFO holds, then returns the text.
+fn render(
+    fifo: &Arc<DeltaFifo<Object>>,
+    indexer: &Arc<Indexer<Object>>,
+    options: TimelineOptions,
+) -> String {
+    let mut timeline = Timeline::new(Vec::new(), options);
+    let mut controller = Controller::new(fifo.clone(), indexer.clone());
+    while let Some(batch) = controller.try_process_next() {
+        let view = BatchView {
+            resource: "pods",
+            time: SystemTime::UNIX_EPOCH + T0,
+            batch: &batch,
+        };
+        timeline.batch(&view).unwrap();
+    }
+    String::from_utf8(timeline.into_inner()).unwrap()
+}
+
+/// Blanks the wait column, the only part that depends on real time.
+fn without_waits(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|line| {
+            line.split("  ")
+                .map(|cell| {
+                    let t = cell.trim();
+                    if t.ends_with("µs") || t.ends_with("ms") {
+                        "<wait>"
+                    } else {
+                        cell
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+        })
+        .collect()
+}
+
+#[test]
+fn rows_show_time_seq_key_types_rv_wait_initial_and_changes() {
+    let indexer = Arc::new(Indexer::new());
+    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    fifo.replace(vec![pod("web-1", "10", "Pending")], "10");
+    let initial = render(&fifo, &indexer, options());
+    fifo.update(pod("web-1", "11", "Pending"));
+    fifo.update(pod("web-1", "12", "Running"));
+    fifo.update(pod("web-1", "13", "Running"));
+    let updated = render(&fifo, &indexer, options());
+    assert_eq!(
+        without_waits(&initial),
+        ["22:13:20.250  #1  default/web-1  Replaced  rv 10  <wait>  initial"]
+    );
+    // Three updates coalesced; the change is from the state before the first to after the last.
+    assert_eq!(
+        without_waits(&updated),
+        [
+            "22:13:20.250  #1  default/web-1  Updated×3  rv 13  <wait>           status.phase Pending→Running"
+        ]
+    );
+}
+
+#[test]
+fn sync_without_change_says_so_and_tombstones_are_marked() {
+    let indexer = Arc::new(Indexer::new());
+    indexer.add(pod("gone", "3", "Running"));
+    indexer.add(pod("kept", "4", "Running"));
+    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    fifo.resync();
+    let synced = render(&fifo, &indexer, options());
+    assert!(
+        synced
+            .lines()
+            .all(|l| l.contains("Sync") && l.ends_with("no change")),
+        "{synced}"
+    );
+
+    // A relist that no longer lists `gone`.
+    fifo.replace(vec![pod("kept", "4", "Running")], "20");
+    let relisted = render(&fifo, &indexer, options());
+    let rows: Vec<&str> = relisted.lines().collect();
+    assert!(
+        rows[0].contains("default/kept") && rows[0].contains("Replaced"),
+        "{relisted}"
+    );
+    assert!(rows[0].ends_with("no change"), "{relisted}");
+    assert!(
+        rows[1].contains("default/gone  Deleted(tombstone)  rv 3"),
+        "{relisted}"
+    );
+}
+
+#[test]
+fn colours_only_when_asked_for() {
+    let indexer = Arc::new(Indexer::new());
+    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    fifo.add(pod("a", "1", "Pending"));
+    let plain = render(&fifo, &indexer, options());
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    fifo.add(pod("b", "2", "Pending"));
+    let coloured = render(
+        &fifo,
+        &indexer,
+        TimelineOptions {
+            color: true,
+            ..options()
+        },
+    );
+    // Added is green; an empty cell gets no codes.
+    assert!(coloured.contains("\x1b[32mAdded\x1b[0m"), "{coloured:?}");
+    assert!(!coloured.contains("\x1b[2m\x1b[0m"), "{coloured:?}");
+}
+
+#[test]
+fn wide_rows_add_uid_generation_owner_and_every_change() {
+    let indexer = Arc::new(Indexer::new());
+    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
+    let with_owner = |rv: &str, n: i64| {
+        let mut obj = Object::new("web-1", &ar).within("default");
+        obj.metadata.resource_version = Some(rv.into());
+        obj.metadata.uid = Some("8d2c".into());
+        obj.metadata.generation = Some(n);
+        obj.metadata.owner_references = Some(vec![OwnerReference {
+            kind: "ReplicaSet".into(),
+            name: "web-7f9".into(),
+            controller: Some(true),
+            ..OwnerReference::default()
+        }]);
+        obj.set_field("spec", &json!({"a": n, "b": n, "c": n, "d": n}))
+            .unwrap();
+        Arc::new(obj)
+    };
+    fifo.add(with_owner("1", 1));
+    render(&fifo, &indexer, options());
+    fifo.update(with_owner("2", 2));
+    let wide = render(
+        &fifo,
+        &indexer,
+        TimelineOptions {
+            wide: true,
+            ..options()
+        },
+    );
+    assert!(wide.contains("8d2c"), "{wide}");
+    assert!(wide.contains("gen 2"), "{wide}");
+    assert!(wide.contains("ReplicaSet/web-7f9"), "{wide}");
+    assert!(
+        wide.contains("spec.d 1→2, metadata.generation 1→2"),
+        "{wide}"
+    );
+    let narrow = render(&fifo, &indexer, options());
+    assert!(narrow.is_empty());
+    fifo.update(with_owner("3", 3));
+    let narrow = render(&fifo, &indexer, options());
+    assert!(
+        narrow.ends_with("spec.a 2→3, spec.b 2→3, spec.c 2→3 (+2 more)\n"),
+        "{narrow}"
+    );
+}
+
+#[test]
+fn secret_values_stay_out_of_change_summaries() {
+    let indexer = Arc::new(Indexer::new());
+    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&());
+    let secret = |rv: &str, password: &str| {
+        let mut obj = Object::new("db", &ar).within("default");
+        obj.metadata.resource_version = Some(rv.into());
+        obj.set_field("data", &json!({"password": password}))
+            .unwrap();
+        Arc::new(obj)
+    };
+    fifo.add(secret("1", "b2xk"));
+    render(&fifo, &indexer, options());
+    fifo.update(secret("2", "bmV3"));
+    let text = render(&fifo, &indexer, options());
+    assert!(text.ends_with("data.password <redacted>\n"), "{text}");
+    fifo.update(secret("3", "bmV4"));
+    let shown = render(
+        &fifo,
+        &indexer,
+        TimelineOptions {
+            show_secret_data: true,
+            ..options()
+        },
+    );
+    assert!(shown.ends_with("data.password bmV3→bmV4\n"), "{shown}");
+}
+
+#[test]
+fn events_are_separator_rows_and_bookmarks_need_verbose() {
+    let events = [
+        ReflectorEventKind::ListDone {
+            items: 3,
+            pages: 1,
+            resource_version: "1003".into(),
+            duration: Duration::from_millis(12),
+        },
+        ReflectorEventKind::Bookmark {
+            resource_version: "1010".into(),
+            initial_events_end: false,
+        },
+        ReflectorEventKind::Relist {
+            cause: RelistCause::WatchExpired,
+        },
+        ReflectorEventKind::Resync { keys: 2 },
+    ];
+    let render_events = |options: TimelineOptions| {
+        let mut timeline = Timeline::new(Vec::new(), options);
+        for kind in &events {
+            timeline
+                .event(&EventView {
+                    resource: "pods",
+                    time: SystemTime::UNIX_EPOCH + T0,
+                    event: Event::Reflector(kind),
+                })
+                .unwrap();
+        }
+        timeline
+            .event(&EventView {
+                resource: "pods",
+                time: SystemTime::UNIX_EPOCH + T0,
+                event: Event::Synced {
+                    batches: 3,
+                    after: Duration::from_millis(40),
+                },
+            })
+            .unwrap();
+        String::from_utf8(timeline.into_inner()).unwrap()
+    };
+    assert_eq!(
+        render_events(options()),
+        "22:13:20.250  ── list done: 3 items, 1 page, rv 1003, 12.0ms\n\
+         22:13:20.250  ── 410 → relist: the watch's resourceVersion expired\n\
+         22:13:20.250  ── resync tick: 2 keys\n\
+         22:13:20.250  ── synced: HasSynced after 3 batches, 40.0ms\n"
+    );
+    let verbose = render_events(TimelineOptions {
+        verbose: true,
+        show_resource: true,
+        ..options()
+    });
+    assert!(verbose.contains("── pods: bookmark rv 1010\n"), "{verbose}");
+}
+
+#[test]
+fn durations_read_like_a_person_writes_them() {
+    assert_eq!(human_duration(Duration::from_micros(350)), "350µs");
+    assert_eq!(human_duration(Duration::from_micros(1250)), "1.2ms");
+    assert_eq!(human_duration(Duration::from_millis(2010)), "2.01s");
+    assert_eq!(human_duration(Duration::from_secs(62)), "1m02s");
+    assert_eq!(human_duration(Duration::from_secs(3900)), "1h05m");
+}
