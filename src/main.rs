@@ -35,8 +35,10 @@ fn main() -> ExitCode {
 }
 
 fn init_logging(verbose: u8) {
+    // Without -v, only our own warnings: kube logs every failed request at ERROR, and the
+    // Reflector already reports those failures (and its retries) in the output.
     let default = match verbose {
-        0 => "warn",
+        0 => "kubectl_deltas=warn",
         1 => "kubectl_deltas=info,warn",
         2 => "kubectl_deltas=debug,kube=debug,info",
         _ => "trace",

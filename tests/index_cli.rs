@@ -968,6 +968,11 @@ async fn a_failed_list_is_retried_with_a_note_and_forbidden_is_exit_3() {
             .any(|l| l.starts_with("kubectl-deltas: list failed: ") && l.contains("retrying in")),
         "{err}"
     );
+    // Our note replaces the HTTP client's own log line, which only -v shows.
+    assert!(
+        err.lines().all(|l| l.starts_with("kubectl-deltas: ")),
+        "{err}"
+    );
 
     cluster.server.inject(Fault::status(403).on(Verb::List));
     let out = cluster.run(&["index", "pods", "--by", "namespace"]).await;
