@@ -1,7 +1,7 @@
 //! What a replay needs from the informer it feeds, besides list and watch calls: to know when the
 //! consumer has drained the FIFO ([`Quiescence`]), and to resync the FIFO where the recording
-//! says so ([`ResyncHook`]). Ready-made implementations for a [`Controller`] consumer and a
-//! [`DeltaFifo`]: [`ReplayGate`] and [`FifoResync`].
+//! says so ([`ResyncHook`]). Ready-made implementations: [`ReplayGate`] for a consumer thread,
+//! [`InlineDrain`] for a consumer on the replay's thread, and [`FifoResync`] for a [`DeltaFifo`].
 
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -46,6 +46,9 @@ pub struct ReplayGate {
     /// Wakes the replay when the consumer hands the turn back.
     producer: Notify,
 }
+
+/// How many times a side checks for its turn before it sleeps.
+const SPINS: u32 = 2_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Turn {
@@ -124,7 +127,18 @@ impl ReplayGate {
                     }
                 }
                 Turn::Producer => {
-                    turn = self.consumer.wait(turn).unwrap_or_else(|e| e.into_inner());
+                    // The replay's part of a turn is usually a few microseconds: wait a little
+                    // without sleeping, since a futex sleep and wake-up costs more than that.
+                    drop(turn);
+                    let mut spins = 0;
+                    while spins < SPINS && *self.lock() == Turn::Producer {
+                        std::hint::spin_loop();
+                        spins += 1;
+                    }
+                    turn = self.lock();
+                    if *turn == Turn::Producer {
+                        turn = self.consumer.wait(turn).unwrap_or_else(|e| e.into_inner());
+                    }
                 }
             }
         }
@@ -150,6 +164,13 @@ impl Quiescence for ReplayGate {
                         Turn::Consumer => {}
                     }
                 }
+                // Same for the consumer's part of a turn.
+                for _ in 0..SPINS {
+                    if *self.lock() != Turn::Consumer {
+                        return;
+                    }
+                    std::hint::spin_loop();
+                }
                 handed_back.await;
                 if *self.lock() != Turn::Consumer {
                     return;
@@ -163,6 +184,47 @@ impl Quiescence for ReplayGate {
         self.consumer.notify_all();
         self.producer.notify_waiters();
     }
+}
+
+/// The [`Quiescence`] of a consumer that runs on the replay's own thread: at the end of every `t`
+/// group the replay calls `drain`, which pops until the FIFO is empty and handles each batch
+/// (typically `while let Some(batch) = controller.try_process_next() { render(&batch) }`).
+///
+/// No thread hand-over per `t` group, so this is the fastest way to replay instantly; the price
+/// is that handling a batch blocks the replay (which an instant replay waits for anyway). After
+/// the Reflector has stopped, call [`drain`](InlineDrain::drain) once more for the last group.
+pub struct InlineDrain<F> {
+    drain: Mutex<F>,
+}
+
+impl<F> fmt::Debug for InlineDrain<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InlineDrain").finish_non_exhaustive()
+    }
+}
+
+impl<F: FnMut() + Send + 'static> InlineDrain<F> {
+    /// A consumer that drains the FIFO with `drain`.
+    pub fn new(drain: F) -> Self {
+        InlineDrain {
+            drain: Mutex::new(drain),
+        }
+    }
+
+    /// Drains the FIFO now.
+    pub fn drain(&self) {
+        let mut drain = self.drain.lock().unwrap_or_else(|e| e.into_inner());
+        (*drain)();
+    }
+}
+
+impl<F: FnMut() + Send + 'static> Quiescence for InlineDrain<F> {
+    fn idle(&self) -> BoxFuture<'_, ()> {
+        self.drain();
+        Box::pin(std::future::ready(()))
+    }
+
+    fn release(&self) {}
 }
 
 /// Receives a recording's `RESYNC` lines, at their place among the other lines: everything before

@@ -13,7 +13,8 @@
 //!
 //! A replay in [`Pace::Instant`] mode is deterministic: every line sharing one `t` is applied to
 //! the FIFO while the consumer waits, then the consumer drains it while the replay waits, then the
-//! next `t` follows ([`Quiescence`]; [`ReplayGate`] implements it for a consumer thread).
+//! next `t` follows ([`Quiescence`]; [`ReplayGate`] implements it for a consumer thread,
+//! [`InlineDrain`] for a consumer that runs on the replay's thread, with no hand-over).
 //!
 //! ```no_run
 //! # async fn replay() -> Result<(), Box<dyn std::error::Error>> {
@@ -64,7 +65,7 @@ mod writer;
 pub use clock::ReplayClock;
 pub use error::RecordingError;
 pub use format::{FORMAT_VERSION, Header, Line, Record, RecordedResource, RequestKind};
-pub use idle::{FifoResync, Quiescence, ReplayGate, ResyncHook};
+pub use idle::{FifoResync, InlineDrain, Quiescence, ReplayGate, ResyncHook};
 pub use reader::RecordingReader;
 pub use record::{RecordOptions, Recorder, RecordingTee, ResyncRecorder};
 pub use replay::{Pace, RecordingListerWatcher, ReplayEnd, ReplaySummary};

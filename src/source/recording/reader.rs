@@ -1,17 +1,20 @@
 //! [`RecordingReader`]: a recording parsed line by line, never held in memory as a whole.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 use std::sync::Arc;
 
-use flate2::read::MultiGzDecoder;
+use flate2::bufread::MultiGzDecoder;
 
 use super::error::RecordingError;
 use super::format::{Header, Record, WireLine};
 
 /// The first bytes of every gzip stream.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Read buffer size: large enough that a list page of a few hundred objects needs few reads.
+const BUFFER: usize = 256 * 1024;
 
 /// Reads a recording one line at a time: the optional header first (read on construction), then
 /// one [`Record`] per call to [`next_record`](RecordingReader::next_record).
@@ -22,7 +25,7 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// and decompressed on the fly, concatenated gzip members included.
 pub struct RecordingReader {
     name: String,
-    input: Box<dyn BufRead + Send>,
+    input: BufReader<Box<dyn Read + Send>>,
     header: Option<Header>,
     /// The first line when it was not a header.
     first: Option<Record>,
@@ -45,22 +48,25 @@ impl RecordingReader {
     /// Opens a recording file, or stdin for `-`, and reads its header.
     pub fn open(path: &Path) -> Result<Self, RecordingError> {
         if path.as_os_str() == "-" {
-            return Self::new("<stdin>", BufReader::new(io::stdin()));
+            return Self::new("<stdin>", io::stdin());
         }
         let name = path.display().to_string();
         let file = File::open(path).map_err(|e| RecordingError::Open {
             file: name.clone(),
             source: Arc::new(e),
         })?;
-        Self::new(name, BufReader::with_capacity(256 * 1024, file))
+        Self::new(name, file)
     }
 
-    /// Reads a recording from `input`; `name` is how messages call it. Reads the first line.
+    /// Reads a recording from `input` (buffered here); `name` is how messages call it. Reads
+    /// the first line.
     pub fn new(
         name: impl Into<String>,
-        mut input: impl BufRead + Send + 'static,
+        input: impl Read + Send + 'static,
     ) -> Result<Self, RecordingError> {
         let name = name.into();
+        let boxed: Box<dyn Read + Send> = Box::new(input);
+        let mut input = BufReader::with_capacity(BUFFER, boxed);
         let gzipped = input
             .fill_buf()
             .map_err(|e| RecordingError::Open {
@@ -68,14 +74,10 @@ impl RecordingReader {
                 source: Arc::new(e),
             })?
             .starts_with(&GZIP_MAGIC);
-        let input: Box<dyn BufRead + Send> = if gzipped {
-            Box::new(BufReader::with_capacity(
-                256 * 1024,
-                MultiGzDecoder::new(input),
-            ))
-        } else {
-            Box::new(input)
-        };
+        if gzipped {
+            let decoder: Box<dyn Read + Send> = Box::new(MultiGzDecoder::new(input));
+            input = BufReader::with_capacity(BUFFER, decoder);
+        }
         let mut reader = RecordingReader {
             name,
             input,
@@ -104,6 +106,12 @@ impl RecordingReader {
     /// The name messages use for this recording.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whether the next line needs a read from the input (which may block on a pipe): what is
+    /// buffered has been parsed.
+    pub(super) fn needs_input(&self) -> bool {
+        self.input.buffer().is_empty()
     }
 
     /// The next line, `None` at the end of the recording.
@@ -212,7 +220,7 @@ pub(super) fn read_all(
     name: &str,
     input: impl io::Read + Send + 'static,
 ) -> Result<(Option<Header>, Vec<Record>), RecordingError> {
-    let mut reader = RecordingReader::new(name, BufReader::new(input))?;
+    let mut reader = RecordingReader::new(name, input)?;
     let header = reader.header().cloned();
     let records = reader.by_ref().collect::<Result<Vec<_>, _>>()?;
     Ok((header, records))

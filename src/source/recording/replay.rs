@@ -30,8 +30,13 @@ use crate::source::{
     WatchStream,
 };
 
-/// Lines parsed ahead of the Reflector.
-const READ_AHEAD: usize = 1024;
+/// Chunks of parsed lines in flight between the reader thread and the replay.
+const CHUNKS_AHEAD: usize = 8;
+
+/// Lines per chunk, at most: handing lines over one by one would wake the replay for each.
+const CHUNK: usize = 256;
+
+type Chunk = Vec<Result<Record, RecordingError>>;
 
 /// How a replay paces the recorded lines.
 #[derive(Clone)]
@@ -149,9 +154,9 @@ struct Shared {
 /// Where the replay is in the recording. Behind an async mutex: the Reflector's calls and its
 /// watch stream take turns, and a wait for the consumer happens while holding it.
 struct Cursor {
-    /// Lines read on construction, before the reader thread took over.
-    read_ahead: VecDeque<Record>,
-    lines: mpsc::Receiver<Result<Record, RecordingError>>,
+    /// Lines parsed but not yet looked at: read on construction, then received in chunks.
+    pending: VecDeque<Result<Record, RecordingError>>,
+    chunks: mpsc::Receiver<Chunk>,
     /// The next line, read but not handed out.
     peeked: Option<Record>,
     /// The `t` of the lines being handed out; `None` before the first.
@@ -184,17 +189,26 @@ impl RecordingListerWatcher {
             Some(header) => header.target(),
             None => target_from_objects(&mut reader, &mut read_ahead)?,
         };
-        while !read_ahead
-            .iter()
-            .any(|r: &Record| !matches!(r.line, Line::Resync))
+        // The first answer, to know how the Reflector must start.
+        let mut pending: VecDeque<Result<Record, RecordingError>> =
+            read_ahead.into_iter().map(Ok).collect();
+        let mut ended = false;
+        while !ended
+            && !pending
+                .iter()
+                .any(|r| r.as_ref().is_ok_and(|r| !matches!(r.line, Line::Resync)))
         {
             match reader.next_record() {
-                Ok(Some(record)) => read_ahead.push_back(record),
-                Ok(None) => break,
+                Ok(Some(record)) => pending.push_back(Ok(record)),
+                Ok(None) => ended = true,
                 // Reported when the replay gets there, after the lines before it.
-                Err(_) => break,
+                Err(e) => {
+                    pending.push_back(Err(e));
+                    ended = true;
+                }
             }
         }
+        let read_ahead: Vec<&Record> = pending.iter().map_while(|r| r.as_ref().ok()).collect();
         let starts_with_watch = read_ahead
             .iter()
             .find(|r| !matches!(r.line, Line::Resync))
@@ -212,14 +226,16 @@ impl RecordingListerWatcher {
             .as_ref()
             .map_or(SystemTime::UNIX_EPOCH, |h| h.started_at);
 
-        let (tx, rx) = mpsc::channel(READ_AHEAD);
-        std::thread::Builder::new()
-            .name("recording-reader".into())
-            .spawn(move || read_lines(reader, tx))
-            .map_err(|e| RecordingError::Open {
-                file: name.clone(),
-                source: Arc::new(e),
-            })?;
+        let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
+        if !ended {
+            std::thread::Builder::new()
+                .name("recording-reader".into())
+                .spawn(move || read_lines(reader, tx))
+                .map_err(|e| RecordingError::Open {
+                    file: name.clone(),
+                    source: Arc::new(e),
+                })?;
+        }
 
         Ok(RecordingListerWatcher {
             shared: Arc::new(Shared {
@@ -229,8 +245,8 @@ impl RecordingListerWatcher {
                 resync: OnceLock::new(),
                 end: watch::Sender::new(None),
                 cursor: Mutex::new(Cursor {
-                    read_ahead,
-                    lines: rx,
+                    pending,
+                    chunks: rx,
                     peeked: None,
                     group_t: None,
                     speed_origin: None,
@@ -334,17 +350,24 @@ fn target_from_objects(
 }
 
 /// The reader thread: parses lines ahead of the Reflector until the end, an error, or the
-/// replay is dropped.
-fn read_lines(mut reader: RecordingReader, tx: mpsc::Sender<Result<Record, RecordingError>>) {
+/// replay is dropped. Lines go over in chunks, handed over early whenever the replay is waiting
+/// for them or the next line needs a read that may block (a pipe), so that batching never holds
+/// a line back.
+fn read_lines(mut reader: RecordingReader, tx: mpsc::Sender<Chunk>) {
+    let mut chunk = Vec::with_capacity(CHUNK);
     loop {
-        let item = match reader.next_record() {
-            Ok(Some(record)) => Ok(record),
-            Ok(None) => return,
-            Err(e) => Err(e),
+        let (item, last) = match reader.next_record() {
+            Ok(Some(record)) => (Some(Ok(record)), false),
+            Ok(None) => (None, true),
+            Err(e) => (Some(Err(e)), true),
         };
-        let stop = item.is_err();
-        if tx.blocking_send(item).is_err() || stop {
-            return;
+        chunk.extend(item);
+        let replay_waits = tx.capacity() == tx.max_capacity();
+        if last || chunk.len() >= CHUNK || replay_waits || reader.needs_input() {
+            let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
+            if (!full.is_empty() && tx.blocking_send(full).is_err()) || last {
+                return;
+            }
         }
     }
 }
@@ -354,11 +377,12 @@ impl Shared {
     async fn next_answer(&self, cur: &mut Cursor) -> Next {
         loop {
             if cur.peeked.is_none() {
-                let next = match cur.read_ahead.pop_front() {
-                    Some(record) => Some(Ok(record)),
-                    None => cur.lines.recv().await,
-                };
-                match next {
+                if cur.pending.is_empty()
+                    && let Some(chunk) = cur.chunks.recv().await
+                {
+                    cur.pending.extend(chunk);
+                }
+                match cur.pending.pop_front() {
                     Some(Ok(record)) => cur.peeked = Some(record),
                     Some(Err(e)) => return Next::Over(Err(e)),
                     None => return Next::Over(Ok(cur.summary)),
