@@ -18,7 +18,7 @@ use kubectl_deltas::cache::{
     ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::source::recording::{
-    FifoResync, Pace, RecordOptions, RecordedResource, Recorder, RecordingError,
+    FifoResync, InlineDrain, Pace, RecordOptions, RecordedResource, Recorder, RecordingError,
     RecordingListerWatcher, RecordingReader, ReplayGate, ReplaySummary,
 };
 use kubectl_deltas::source::{KubeListerWatcher, client_without_retry};
@@ -62,6 +62,9 @@ struct Options {
     /// How long the consumer takes per batch.
     consumer_delay: Option<Duration>,
     speed: Option<f64>,
+    /// Instant replay with the consumer on the replay's thread ([`InlineDrain`]) instead of a
+    /// consumer thread ([`ReplayGate`]).
+    inline: bool,
 }
 
 #[derive(Debug)]
@@ -98,15 +101,35 @@ async fn replay_reader(reader: RecordingReader, options: Options) -> Replayed {
             .known_objects(indexer.clone())
             .emit_delta_type_replaced(!options.legacy_sync),
     );
-    // Only an instant replay takes turns with the consumer.
-    let gate = Arc::new(match options.speed {
-        Some(_) => ReplayGate::released(),
-        None => ReplayGate::new(),
-    });
     let (tx, mut rx) = mpsc::unbounded_channel::<ReflectorEvent>();
-    let pace = match options.speed {
-        Some(x) => Pace::Speed(x),
-        None => Pace::Instant(gate.clone()),
+    let mut controller = Controller::new(fifo.clone(), indexer.clone());
+    let sink = Arc::new(Mutex::new(Vec::new()));
+
+    // The consumer: a thread taking turns through a gate, or a drain on the replay's thread.
+    let mut consumer = None;
+    let mut inline = None;
+    let pace = match (options.speed, options.inline) {
+        (Some(x), _) => {
+            let gate = Box::new(ReplayGate::released());
+            consumer = Some(consumer_thread(gate, controller, sink.clone(), options));
+            Pace::Speed(x)
+        }
+        (None, false) => {
+            let gate = Arc::new(ReplayGate::new());
+            let shared = gate.clone();
+            consumer = Some(consumer_thread(shared, controller, sink.clone(), options));
+            Pace::Instant(gate)
+        }
+        (None, true) => {
+            let sink = sink.clone();
+            let drain = Arc::new(InlineDrain::new(move || {
+                while let Some(batch) = controller.try_process_next() {
+                    sink.lock().unwrap().push(show(&batch));
+                }
+            }));
+            inline = Some(drain.clone());
+            Pace::Instant(drain)
+        }
     };
     let lw = RecordingListerWatcher::new(reader, pace)
         .expect("a replayable recording")
@@ -116,18 +139,6 @@ async fn replay_reader(reader: RecordingReader, options: Options) -> Replayed {
     let reflector = Reflector::new(lw, fifo.clone(), config)
         .clock(clock)
         .observer(tx);
-
-    let mut controller = Controller::new(fifo.clone(), indexer.clone());
-    let consumer = std::thread::spawn(move || {
-        let mut batches = Vec::new();
-        while let Some(batch) = gate.next_batch(&mut controller) {
-            batches.push(show(&batch));
-            if let Some(delay) = options.consumer_delay {
-                std::thread::sleep(delay);
-            }
-        }
-        batches
-    });
 
     let stop = end.clone();
     let reflector_result = tokio::time::timeout(
@@ -139,9 +150,15 @@ async fn replay_reader(reader: RecordingReader, options: Options) -> Replayed {
     .await
     .expect("the replay finishes");
     fifo.close();
-    let batches = tokio::task::spawn_blocking(move || consumer.join().expect("consumer"))
-        .await
-        .expect("join");
+    if let Some(drain) = inline {
+        drain.drain();
+    }
+    if let Some(consumer) = consumer {
+        tokio::task::spawn_blocking(move || consumer.join().expect("consumer"))
+            .await
+            .expect("join");
+    }
+    let batches = sink.lock().unwrap().clone();
     let mut events = Vec::new();
     while let Ok(event) = rx.try_recv() {
         events.push(event);
@@ -161,9 +178,36 @@ async fn replay_reader(reader: RecordingReader, options: Options) -> Replayed {
     }
 }
 
+fn consumer_thread(
+    gate: impl std::ops::Deref<Target = ReplayGate> + Send + 'static,
+    mut controller: Controller<Object>,
+    sink: Arc<Mutex<Vec<String>>>,
+    options: Options,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        while let Some(batch) = gate.next_batch(&mut controller) {
+            sink.lock().unwrap().push(show(&batch));
+            if let Some(delay) = options.consumer_delay {
+                std::thread::sleep(delay);
+            }
+        }
+    })
+}
+
+/// Replays a file from tests/recordings; an instant replay is done twice, with a consumer
+/// thread and with an inline consumer, which must pop the same batches.
 async fn replay_file(name: &str, options: Options) -> Replayed {
-    let reader = RecordingReader::open(&recording(name)).expect("open");
-    replay_reader(reader, options).await
+    let open = || RecordingReader::open(&recording(name)).expect("open");
+    let replayed = replay_reader(open(), options).await;
+    if options.speed.is_none() {
+        let other = Options {
+            inline: !options.inline,
+            ..options
+        };
+        let again = replay_reader(open(), other).await;
+        assert_eq!(replayed.batches, again.batches, "thread vs inline consumer");
+    }
+    replayed
 }
 
 async fn replay_text(text: &str, options: Options) -> Replayed {
@@ -408,8 +452,15 @@ async fn instant_replay_pops_the_same_batches_however_slow_the_consumer() {
     assert!(fast.batches.len() > 100, "{}", fast.batches.len());
     assert_eq!(fast.batches, slow.batches);
     assert_eq!(fast.cached, slow.cached);
-    let again = replay_text(&recording, Options::default()).await;
-    assert_eq!(fast.batches, again.batches);
+    let inline = replay_text(
+        &recording,
+        Options {
+            inline: true,
+            ..Options::default()
+        },
+    )
+    .await;
+    assert_eq!(fast.batches, inline.batches);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
