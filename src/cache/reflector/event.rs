@@ -232,6 +232,17 @@ impl ReflectorObserver for UnboundedSender<ReflectorEvent> {
     }
 }
 
+/// A shared observer, so that one observer can serve the Reflector and other reporters (a
+/// replay's resync hook, say).
+impl<T: ReflectorObserver + ?Sized> ReflectorObserver for std::sync::Arc<T>
+where
+    std::sync::Arc<T>: Send + Sync,
+{
+    fn observe(&self, event: ReflectorEvent) {
+        (**self).observe(event);
+    }
+}
+
 /// Drops every event.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoObserver;

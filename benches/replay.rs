@@ -1,0 +1,223 @@
+//! Replay throughput (issue #6): a generated recording of 1M watch events replayed through
+//! Reflector → DeltaFIFO → controller → Indexer in instant mode, without rendering. Prints
+//! events/s and the peak RSS of the replay; `cargo bench --bench replay`.
+//!
+//! Two recordings of the same events, differing only in their `t`:
+//! - `1_per_t`: the worst case for instant mode, where the consumer drains the FIFO after every
+//!   event (1M turns);
+//! - `100_per_t`: a busy cluster (100 events per millisecond), 10k turns.
+//!
+//! and two consumers:
+//! - `inline`: the consumer drains on the replay's thread ([`InlineDrain`]), no hand-over;
+//! - `thread`: a consumer thread taking turns through a [`ReplayGate`], two thread wake-ups per
+//!   turn (only run on the 100-per-t file and, with `REPLAY_BENCH_THREAD_1=1`, on the other).
+//!
+//! `REPLAY_BENCH_EVENTS` overrides the number of events, e.g. to profile with fewer.
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use kubectl_deltas::Object;
+use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig};
+use kubectl_deltas::source::recording::{
+    InlineDrain, Pace, RecordingListerWatcher, RecordingReader, ReplayGate,
+};
+
+const KEYS: usize = 10_000;
+
+fn events() -> usize {
+    std::env::var("REPLAY_BENCH_EVENTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1_000_000)
+}
+
+/// A ConfigMap of about 700 bytes: labels, annotations, a few data keys.
+fn object(i: usize, rv: usize, with_types: bool) -> String {
+    let types = if with_types {
+        r#""kind":"ConfigMap","apiVersion":"v1","#
+    } else {
+        ""
+    };
+    format!(
+        concat!(
+            r#"{{{types}"metadata":{{"name":"config-{i:05}","namespace":"ns-{ns}","uid":"0b6a2c1e-{i:04x}-4e1b-9c3f-5d2a7e8f{rv:04x}","#,
+            r#""resourceVersion":"{rv}","creationTimestamp":"2026-01-05T10:00:00Z","#,
+            r#""labels":{{"app":"app-{app}","tier":"backend","team":"team-{team}"}},"#,
+            r#""annotations":{{"example.com/owner":"platform","example.com/revision":"{rv}"}}}},"#,
+            r#""data":{{"settings.properties":"replicas={rv}\nlog.level=info\ncache.size=512\n","#,
+            r#""feature-flags":"alpha=false,beta=true,gamma={rv}","endpoint":"https://svc-{app}.ns-{ns}.svc:8443/v1"}}}}"#
+        ),
+        types = types,
+        i = i,
+        ns = i % 20,
+        app = i % 40,
+        team = i % 7,
+        rv = rv,
+    )
+}
+
+/// Writes the recording: a header, a LIST of every key, then `n` events over the keys.
+fn generate(path: &Path, n: usize, events_per_t: usize) {
+    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    writeln!(
+        out,
+        r#"{{"kind":"header","v":1,"resource":{{"group":"","version":"v1","kind":"ConfigMap","plural":"configmaps","namespaced":true}},"namespace":null,"startedAt":"2026-01-05T10:00:00Z"}}"#
+    )
+    .unwrap();
+    let items: Vec<String> = (0..KEYS).map(|i| object(i, 1, false)).collect();
+    writeln!(
+        out,
+        r#"{{"t":0,"type":"LIST","resourceVersion":"1","items":[{}]}}"#,
+        items.join(",")
+    )
+    .unwrap();
+    let mut alive = vec![true; KEYS];
+    for e in 0..n {
+        let i = (e * 7919) % KEYS;
+        let rv = e + 2;
+        let t = 1 + e / events_per_t;
+        let type_ = match (alive[i], e % 50) {
+            (false, _) => "ADDED",
+            (true, 0) => "DELETED",
+            (true, _) => "MODIFIED",
+        };
+        alive[i] = type_ != "DELETED";
+        writeln!(
+            out,
+            r#"{{"t":{t},"type":"{type_}","object":{}}}"#,
+            object(i, rv, true)
+        )
+        .unwrap();
+    }
+    out.flush().unwrap();
+}
+
+/// The peak resident set of this process since the last reset, in MiB.
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// Resets VmHWM to the current RSS (Linux ≥ 4.0), so that the peak of one replay is measured
+/// apart from what generating the file (or an earlier replay) used.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+struct Figures {
+    seconds: f64,
+    batches: u64,
+    cached: usize,
+    peak_rss_mib: f64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Consumer {
+    Inline,
+    Thread,
+}
+
+async fn replay(path: &Path, consumer: Consumer) -> Figures {
+    reset_peak_rss();
+    let start = Instant::now();
+    let indexer = Arc::new(Indexer::<Object>::new());
+    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    let mut controller = Controller::new(fifo.clone(), indexer.clone());
+    let reader = RecordingReader::open(path).unwrap();
+
+    let popped = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let count = popped.clone();
+    let (pace, drain, thread) = match consumer {
+        Consumer::Inline => {
+            let drain = Arc::new(InlineDrain::new(move || {
+                while controller.try_process_next().is_some() {
+                    count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }));
+            (Pace::Instant(drain.clone()), Some(drain), None)
+        }
+        Consumer::Thread => {
+            let gate = Arc::new(ReplayGate::new());
+            let shared = gate.clone();
+            let thread = std::thread::spawn(move || {
+                while shared.next_batch(&mut controller).is_some() {
+                    count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+            (Pace::Instant(gate), None, Some(thread))
+        }
+    };
+    let lw = RecordingListerWatcher::new(reader, pace).unwrap();
+    let (end, clock) = (lw.end(), lw.clock());
+    let config = lw.reflector_config(ReflectorConfig::default());
+    let stop = end.clone();
+    Reflector::new(lw, fifo.clone(), config)
+        .clock(clock)
+        .run(async move {
+            let _ = stop.wait().await;
+        })
+        .await
+        .unwrap();
+    fifo.close();
+    if let Some(drain) = drain {
+        drain.drain();
+    }
+    if let Some(thread) = thread {
+        thread.join().unwrap();
+    }
+    end.wait().await.unwrap();
+    Figures {
+        seconds: start.elapsed().as_secs_f64(),
+        batches: popped.load(std::sync::atomic::Ordering::Relaxed),
+        cached: indexer.entries().len(),
+        peak_rss_mib: peak_rss_mib(),
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` runs this with no argument.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let n = events();
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let thread_on_1 = std::env::var_os("REPLAY_BENCH_THREAD_1").is_some();
+    for events_per_t in [1, 100] {
+        let path = dir.path().join(format!("replay-{events_per_t}.jsonl"));
+        generate(&path, n, events_per_t);
+        let size = std::fs::metadata(&path).unwrap().len() as f64 / (1024.0 * 1024.0);
+        for consumer in [Consumer::Inline, Consumer::Thread] {
+            if consumer == Consumer::Thread && events_per_t == 1 && !thread_on_1 {
+                continue;
+            }
+            let f = runtime.block_on(replay(&path, consumer));
+            let name = match consumer {
+                Consumer::Inline => "inline",
+                Consumer::Thread => "thread",
+            };
+            println!(
+                "replay/{events_per_t}_per_t/{name}: {n} events + a {KEYS}-item LIST \
+                 ({size:.0} MiB) in {:.2} s = {:.0} events/s; {} batches, {} objects cached; \
+                 peak RSS {:.0} MiB",
+                f.seconds,
+                n as f64 / f.seconds,
+                f.batches,
+                f.cached,
+                f.peak_rss_mib,
+            );
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+}

@@ -1,0 +1,612 @@
+//! The lines of a recording (format v1) and their JSON shape. See `docs/recording.md`.
+//!
+//! Decoding goes through one flat [`WireLine`] with every field optional, so that a line is parsed
+//! in one pass (objects straight into [`Object`]) and checked afterwards with messages that say
+//! what was expected. Encoding borrows what it writes ([`LineRef`]), so that recording a list page
+//! or an event never clones its objects.
+
+use std::time::SystemTime;
+
+use kube::core::ApiResource;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::object::Object;
+use crate::source::kube_api::INITIAL_EVENTS_END_ANNOTATION;
+use crate::source::{ApiStatus, ListPage, ResourceTarget, SourceError, WatchEvent};
+
+/// The recording format version this library reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The optional first line: what was recorded, and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    /// The resource that was listed and watched.
+    pub resource: RecordedResource,
+    /// The namespace, or `None` for all namespaces (and cluster-scoped resources).
+    pub namespace: Option<String>,
+    /// When the recording began: the instant of `t = 0`.
+    pub started_at: SystemTime,
+}
+
+impl Header {
+    /// The target a replay describes itself as (for messages and for filling in `kind` and
+    /// `apiVersion` of list items).
+    pub fn target(&self) -> ResourceTarget {
+        ResourceTarget::new(self.resource.api_resource(), self.namespace.clone())
+    }
+}
+
+/// The recorded resource's group, version, kind and plural name, and whether it is namespaced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedResource {
+    /// API group, `""` for the core group.
+    pub group: String,
+    /// API version within the group, e.g. `v1`.
+    pub version: String,
+    /// Kind, e.g. `Pod`.
+    pub kind: String,
+    /// Plural resource name, e.g. `pods`.
+    pub plural: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+}
+
+impl RecordedResource {
+    /// From kube's `ApiResource` and the scope (which `ApiResource` does not carry).
+    pub fn new(api_resource: &ApiResource, namespaced: bool) -> Self {
+        RecordedResource {
+            group: api_resource.group.clone(),
+            version: api_resource.version.clone(),
+            kind: api_resource.kind.clone(),
+            plural: api_resource.plural.clone(),
+            namespaced,
+        }
+    }
+
+    /// As kube's `ApiResource`.
+    pub fn api_resource(&self) -> ApiResource {
+        ApiResource {
+            group: self.group.clone(),
+            version: self.version.clone(),
+            api_version: api_version(&self.group, &self.version),
+            kind: self.kind.clone(),
+            plural: self.plural.clone(),
+        }
+    }
+
+    /// Whether this is the core group's Secret, whose values recordings redact by default.
+    pub fn is_secret(&self) -> bool {
+        self.group.is_empty() && self.kind == "Secret"
+    }
+}
+
+fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
+/// Which request a failed-request `ERROR` line answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RequestKind {
+    /// A list (one page of it).
+    List,
+    /// Opening a watch.
+    Watch,
+}
+
+/// One line after the header: what the API server answered (or a resync tick).
+// Events are the bulk of every recording; boxing them would cost an allocation per line to save
+// space only on the rare other lines.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum Line {
+    /// `LIST`: one page of a list; the list is complete at the page without `continue`.
+    List(ListPage),
+    /// `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR` (without `request`): an event of an
+    /// open watch. An `ERROR` event ends the watch.
+    Event(WatchEvent),
+    /// `WATCH_CLOSED`: the server ended the watch stream; with an error when it broke.
+    WatchClosed(Option<SourceError>),
+    /// `ERROR` with `"request": "list" | "watch"`: the request itself failed (an HTTP error
+    /// Status, or no answer at all) and no page or stream came back.
+    RequestFailed {
+        /// The request that failed.
+        request: RequestKind,
+        /// How.
+        error: SourceError,
+    },
+    /// `RESYNC`: a resync of the FIFO happened here.
+    Resync,
+}
+
+impl Line {
+    /// The line as messages name it: "a LIST page", "an ADDED watch event", …
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Line::List(_) => "a LIST page",
+            Line::Event(WatchEvent::Added(_)) => "an ADDED watch event",
+            Line::Event(WatchEvent::Modified(_)) => "a MODIFIED watch event",
+            Line::Event(WatchEvent::Deleted(_)) => "a DELETED watch event",
+            Line::Event(WatchEvent::Bookmark { .. }) => "a BOOKMARK watch event",
+            Line::Event(WatchEvent::Error(_)) => "an ERROR watch event",
+            Line::WatchClosed(_) => "WATCH_CLOSED",
+            Line::RequestFailed {
+                request: RequestKind::List,
+                ..
+            } => "a failed list (ERROR with \"request\": \"list\")",
+            Line::RequestFailed {
+                request: RequestKind::Watch,
+                ..
+            } => "a failed watch (ERROR with \"request\": \"watch\")",
+            Line::Resync => "RESYNC",
+        }
+    }
+}
+
+/// One line of a recording as read: where it is, its time and what it says.
+#[derive(Debug, Clone)]
+pub struct Record {
+    /// Line number in the file, from 1.
+    pub line_no: u64,
+    /// Milliseconds since the recording began (a line without `t` has the previous line's).
+    pub t: u64,
+    /// What the line says.
+    pub line: Line,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+/// The `type` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub(super) enum LineType {
+    #[serde(rename = "LIST")]
+    List,
+    #[serde(rename = "ADDED")]
+    Added,
+    #[serde(rename = "MODIFIED")]
+    Modified,
+    #[serde(rename = "DELETED")]
+    Deleted,
+    #[serde(rename = "BOOKMARK")]
+    Bookmark,
+    #[serde(rename = "ERROR")]
+    Error,
+    #[serde(rename = "WATCH_CLOSED")]
+    WatchClosed,
+    #[serde(rename = "RESYNC")]
+    Resync,
+}
+
+pub(super) const LINE_TYPES: &str =
+    "LIST, ADDED, MODIFIED, DELETED, BOOKMARK, ERROR, WATCH_CLOSED or RESYNC";
+
+/// A failure without a server Status: `{"kind": "connect", "message": "…"}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct WireError {
+    kind: WireErrorKind,
+    #[serde(default)]
+    message: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum WireErrorKind {
+    Connect,
+    Stream,
+    Request,
+}
+
+/// Every field any line may have; which ones must be present depends on `type`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct WireLine {
+    // The header.
+    pub kind: Option<String>,
+    pub v: Option<u32>,
+    pub resource: Option<RecordedResource>,
+    pub namespace: Option<String>,
+    pub started_at: Option<String>,
+    // Every other line.
+    pub t: Option<u64>,
+    #[serde(rename = "type")]
+    pub type_: Option<LineType>,
+    pub resource_version: Option<String>,
+    #[serde(rename = "continue")]
+    pub continue_token: Option<String>,
+    pub remaining_item_count: Option<i64>,
+    pub items: Option<Vec<Object>>,
+    pub object: Option<Object>,
+    pub request: Option<RequestKind>,
+    pub error: Option<WireError>,
+}
+
+impl WireLine {
+    pub(super) fn is_header(&self) -> bool {
+        self.kind.as_deref() == Some("header")
+    }
+
+    /// The header, or what is wrong with it.
+    pub(super) fn into_header(self) -> Result<Header, String> {
+        match self.v {
+            Some(FORMAT_VERSION) => {}
+            Some(v) => {
+                return Err(format!(
+                    "recording format version {v} is not supported (this version of \
+                     kubectl-deltas reads version {FORMAT_VERSION})"
+                ));
+            }
+            None => return Err(format!("the header lacks \"v\": {FORMAT_VERSION}")),
+        }
+        let resource = self.resource.ok_or(
+            "the header lacks \"resource\": {\"group\", \"version\", \"kind\", \"plural\", \
+             \"namespaced\"}",
+        )?;
+        let started_at = self
+            .started_at
+            .ok_or("the header lacks \"startedAt\" (an RFC 3339 time)")?;
+        let started_at = started_at
+            .parse::<jiff::Timestamp>()
+            .map_err(|e| format!("\"startedAt\" is not an RFC 3339 time: {e}"))?;
+        Ok(Header {
+            resource,
+            namespace: self.namespace.filter(|ns| !ns.is_empty()),
+            started_at: SystemTime::from(started_at),
+        })
+    }
+
+    /// The line, or what is wrong with it.
+    pub(super) fn into_line(self) -> Result<Line, String> {
+        let Some(type_) = self.type_ else {
+            return Err(if self.kind.is_some() {
+                "a header is only allowed on the first line".to_owned()
+            } else {
+                format!("expected a \"type\" field ({LINE_TYPES})")
+            });
+        };
+        if self.request.is_some() && type_ != LineType::Error {
+            return Err("\"request\" belongs on ERROR lines only".to_owned());
+        }
+        let object = self.object;
+        let line = match type_ {
+            LineType::List => Line::List(ListPage {
+                items: self.items.unwrap_or_default(),
+                resource_version: self.resource_version.unwrap_or_default(),
+                continue_token: self.continue_token.filter(|c| !c.is_empty()),
+                remaining_item_count: self.remaining_item_count,
+            }),
+            LineType::Added => Line::Event(WatchEvent::Added(named_object(object, "an ADDED")?)),
+            LineType::Modified => {
+                Line::Event(WatchEvent::Modified(named_object(object, "a MODIFIED")?))
+            }
+            LineType::Deleted => {
+                Line::Event(WatchEvent::Deleted(named_object(object, "a DELETED")?))
+            }
+            LineType::Bookmark => {
+                let object = object.ok_or(
+                    "a BOOKMARK needs an \"object\" with metadata.resourceVersion".to_owned(),
+                )?;
+                let initial_events_end = object
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(INITIAL_EVENTS_END_ANNOTATION))
+                    .is_some_and(|v| v == "true");
+                let resource_version = object
+                    .metadata
+                    .resource_version
+                    .filter(|rv| !rv.is_empty())
+                    .ok_or("a BOOKMARK's object needs metadata.resourceVersion".to_owned())?;
+                Line::Event(WatchEvent::Bookmark {
+                    resource_version,
+                    initial_events_end,
+                })
+            }
+            LineType::Error => {
+                let error = source_error(object, self.error)?;
+                match (self.request, error) {
+                    (Some(request), error) => Line::RequestFailed { request, error },
+                    (None, SourceError::Api(status)) => Line::Event(WatchEvent::Error(status)),
+                    (None, _) => {
+                        return Err("an ERROR watch event needs a Status \"object\"; a failure \
+                                    without one (\"error\") needs \"request\": \"list\" or \
+                                    \"watch\""
+                            .to_owned());
+                    }
+                }
+            }
+            LineType::WatchClosed => match (object, self.error) {
+                (None, None) => Line::WatchClosed(None),
+                (object, error) => Line::WatchClosed(Some(source_error(object, error)?)),
+            },
+            LineType::Resync => Line::Resync,
+        };
+        Ok(line)
+    }
+}
+
+fn named_object(object: Option<Object>, type_: &str) -> Result<Object, String> {
+    match object {
+        Some(obj) if obj.metadata.name.as_deref().is_some_and(|n| !n.is_empty()) => Ok(obj),
+        Some(_) => Err(format!("the object of {type_} event needs metadata.name")),
+        None => Err(format!(
+            "{type_} event needs an \"object\" (the object as the server sent it)"
+        )),
+    }
+}
+
+/// A Status object or a `{"kind", "message"}` error as a [`SourceError`].
+fn source_error(object: Option<Object>, error: Option<WireError>) -> Result<SourceError, String> {
+    match (object, error) {
+        (Some(status), None) => Ok(SourceError::Api(api_status(&status))),
+        (None, Some(WireError { kind, message })) => Ok(match kind {
+            WireErrorKind::Connect => SourceError::Connect(message),
+            WireErrorKind::Stream => SourceError::Stream(message),
+            WireErrorKind::Request => SourceError::Request(message),
+        }),
+        (Some(_), Some(_)) => {
+            Err("give either a Status \"object\" or an \"error\", not both".into())
+        }
+        (None, None) => Err(
+            "expected a Status \"object\" (with code, reason, message) or an \"error\" \
+             ({\"kind\": \"connect\" | \"stream\" | \"request\", \"message\": …})"
+                .into(),
+        ),
+    }
+}
+
+fn api_status(status: &Object) -> ApiStatus {
+    let text = |name: &str| match status.field_value(name) {
+        Some(Value::String(s)) => s,
+        _ => String::new(),
+    };
+    ApiStatus {
+        code: status
+            .field_value("code")
+            .and_then(|c| c.as_u64())
+            .and_then(|c| u16::try_from(c).ok())
+            .unwrap_or(0),
+        reason: text("reason"),
+        message: text("message"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+/// A line to write, borrowing its contents.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum LineRef<'a> {
+    List(&'a ListPage),
+    Event(&'a WatchEvent),
+    WatchClosed(Option<&'a SourceError>),
+    RequestFailed(RequestKind, &'a SourceError),
+    Resync,
+}
+
+impl<'a> From<&'a Line> for LineRef<'a> {
+    fn from(line: &'a Line) -> Self {
+        match line {
+            Line::List(page) => LineRef::List(page),
+            Line::Event(event) => LineRef::Event(event),
+            Line::WatchClosed(error) => LineRef::WatchClosed(error.as_ref()),
+            Line::RequestFailed { request, error } => LineRef::RequestFailed(*request, error),
+            Line::Resync => LineRef::Resync,
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct HeaderOut<'a> {
+    pub kind: &'static str,
+    pub v: u32,
+    pub resource: &'a RecordedResource,
+    pub namespace: Option<&'a str>,
+    pub started_at: String,
+}
+
+impl<'a> HeaderOut<'a> {
+    pub(super) fn new(header: &'a Header) -> Self {
+        let started_at = jiff::Timestamp::try_from(header.started_at)
+            .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+            .to_string();
+        HeaderOut {
+            kind: "header",
+            v: FORMAT_VERSION,
+            resource: &header.resource,
+            namespace: header.namespace.as_deref(),
+            started_at,
+        }
+    }
+}
+
+/// The serialized shape of every line but the header, with the fields in reading order.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct LineOut<'a> {
+    pub t: u64,
+    #[serde(rename = "type")]
+    pub type_: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<RequestKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<&'a str>,
+    #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
+    pub continue_token: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remaining_item_count: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<ItemsOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<ObjectOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<WireError>,
+}
+
+impl LineOut<'_> {
+    pub(super) fn new(t: u64, type_: &'static str) -> Self {
+        LineOut {
+            t,
+            type_,
+            request: None,
+            resource_version: None,
+            continue_token: None,
+            remaining_item_count: None,
+            items: None,
+            object: None,
+            error: None,
+        }
+    }
+}
+
+/// Secret redaction while writing: which objects are Secrets, and whether to redact them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Redaction {
+    /// Redact Secret values (false with `--show-secret-data`).
+    pub enabled: bool,
+    /// The recorded resource is Secrets, so list items without `kind` are Secrets too.
+    pub resource_is_secret: bool,
+}
+
+impl Redaction {
+    fn applies_to(self, obj: &Object) -> bool {
+        self.enabled
+            && match &obj.types {
+                Some(types) if !types.kind.is_empty() => {
+                    types.kind == "Secret" && types.api_version == "v1"
+                }
+                _ => self.resource_is_secret,
+            }
+    }
+
+    /// The object to write: itself, or a copy with its Secret values replaced.
+    pub(super) fn object<'a>(self, obj: &'a Object) -> ObjectOut<'a> {
+        if !self.applies_to(obj) {
+            return ObjectOut::Borrowed(obj);
+        }
+        let mut copy = obj.clone();
+        for field in ["data", "stringData"] {
+            if let Some(Value::Object(mut values)) = copy.field_value(field) {
+                for value in values.values_mut() {
+                    *value = Value::String(REDACTED.to_owned());
+                }
+                // Setting a field from a parsed JSON value cannot fail.
+                let _ = copy.set_field(field, &Value::Object(values));
+            }
+        }
+        ObjectOut::Owned(Box::new(copy))
+    }
+}
+
+/// What replaces each Secret value in a recording (as in the renderers' output).
+pub(super) const REDACTED: &str = "<redacted>";
+
+/// An object to write.
+pub(super) enum ObjectOut<'a> {
+    Borrowed(&'a Object),
+    Owned(Box<Object>),
+    Value(Value),
+    Status(StatusOut<'a>),
+}
+
+impl Serialize for ObjectOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ObjectOut::Borrowed(obj) => obj.serialize(serializer),
+            ObjectOut::Owned(obj) => obj.serialize(serializer),
+            ObjectOut::Value(value) => value.serialize(serializer),
+            ObjectOut::Status(status) => status.serialize(serializer),
+        }
+    }
+}
+
+/// A list page's items, redacted where needed.
+pub(super) struct ItemsOut<'a> {
+    pub items: &'a [Object],
+    pub redaction: Redaction,
+}
+
+impl Serialize for ItemsOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.items.iter().map(|obj| self.redaction.object(obj)))
+    }
+}
+
+/// A Status object as the API server sends it, fields in its order.
+pub(super) fn status_value(status: &ApiStatus) -> StatusOut<'_> {
+    StatusOut {
+        kind: "Status",
+        api_version: "v1",
+        metadata: Empty {},
+        status: "Failure",
+        message: &status.message,
+        reason: &status.reason,
+        code: status.code,
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct StatusOut<'a> {
+    kind: &'static str,
+    api_version: &'static str,
+    metadata: Empty,
+    status: &'static str,
+    message: &'a str,
+    reason: &'a str,
+    code: u16,
+}
+
+#[derive(Serialize)]
+pub(super) struct Empty {}
+
+/// The `type` of an event line.
+pub(super) fn event_type(event: &WatchEvent) -> &'static str {
+    match event {
+        WatchEvent::Added(_) => "ADDED",
+        WatchEvent::Modified(_) => "MODIFIED",
+        WatchEvent::Deleted(_) => "DELETED",
+        WatchEvent::Bookmark { .. } => "BOOKMARK",
+        WatchEvent::Error(_) => "ERROR",
+    }
+}
+
+/// How an error is written: a Status `object` for server answers, an `error` otherwise.
+pub(super) fn error_parts(error: &SourceError) -> (Option<ObjectOut<'_>>, Option<WireError>) {
+    let wire = |kind, message: &str| {
+        Some(WireError {
+            kind,
+            message: message.to_owned(),
+        })
+    };
+    match error {
+        SourceError::Api(status) => (Some(ObjectOut::Status(status_value(status))), None),
+        SourceError::Connect(m) => (None, wire(WireErrorKind::Connect, m)),
+        SourceError::Stream(m) => (None, wire(WireErrorKind::Stream, m)),
+        SourceError::Request(m) => (None, wire(WireErrorKind::Request, m)),
+    }
+}
+
+/// A BOOKMARK's object as the server sends it: only kind, apiVersion and metadata.
+pub(super) fn bookmark_value(
+    resource: Option<&RecordedResource>,
+    resource_version: &str,
+    initial_events_end: bool,
+) -> Value {
+    let mut metadata = serde_json::json!({ "resourceVersion": resource_version });
+    if initial_events_end {
+        metadata["annotations"] = serde_json::json!({ INITIAL_EVENTS_END_ANNOTATION: "true" });
+    }
+    let mut value = serde_json::json!({ "metadata": metadata });
+    if let Some(r) = resource {
+        value["kind"] = Value::String(r.kind.clone());
+        value["apiVersion"] = Value::String(api_version(&r.group, &r.version));
+    }
+    value
+}

@@ -1,0 +1,231 @@
+//! [`RecordingReader`]: a recording parsed line by line, never held in memory as a whole.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+use std::sync::Arc;
+
+use flate2::bufread::MultiGzDecoder;
+
+use super::error::RecordingError;
+use super::format::{Header, Record, WireLine};
+
+/// The first bytes of every gzip stream.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Read buffer size: large enough that a list page of a few hundred objects needs few reads.
+const BUFFER: usize = 256 * 1024;
+
+/// Reads a recording one line at a time: the optional header first (read on construction), then
+/// one [`Record`] per call to [`next_record`](RecordingReader::next_record).
+///
+/// Checks as it goes that every line is valid JSON of a known shape and that `t` never decreases;
+/// a line without `t` takes the previous line's (the first line's defaults to 0). Blank lines are
+/// skipped. Gzip input (a `.gz` file, or gzip piped into stdin) is recognised by its magic bytes
+/// and decompressed on the fly, concatenated gzip members included.
+pub struct RecordingReader {
+    name: String,
+    input: BufReader<Box<dyn Read + Send>>,
+    header: Option<Header>,
+    /// The first line when it was not a header.
+    first: Option<Record>,
+    line_no: u64,
+    last_t: u64,
+    buf: String,
+}
+
+impl std::fmt::Debug for RecordingReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordingReader")
+            .field("name", &self.name)
+            .field("header", &self.header)
+            .field("line_no", &self.line_no)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecordingReader {
+    /// Opens a recording file, or stdin for `-`, and reads its header.
+    pub fn open(path: &Path) -> Result<Self, RecordingError> {
+        if path.as_os_str() == "-" {
+            return Self::new("<stdin>", io::stdin());
+        }
+        let name = path.display().to_string();
+        let file = File::open(path).map_err(|e| RecordingError::Open {
+            file: name.clone(),
+            source: Arc::new(e),
+        })?;
+        Self::new(name, file)
+    }
+
+    /// Reads a recording from `input` (buffered here); `name` is how messages call it. Reads
+    /// the first line.
+    pub fn new(
+        name: impl Into<String>,
+        input: impl Read + Send + 'static,
+    ) -> Result<Self, RecordingError> {
+        let name = name.into();
+        let boxed: Box<dyn Read + Send> = Box::new(input);
+        let mut input = BufReader::with_capacity(BUFFER, boxed);
+        let gzipped = input
+            .fill_buf()
+            .map_err(|e| RecordingError::Open {
+                file: name.clone(),
+                source: Arc::new(e),
+            })?
+            .starts_with(&GZIP_MAGIC);
+        if gzipped {
+            let decoder: Box<dyn Read + Send> = Box::new(MultiGzDecoder::new(input));
+            input = BufReader::with_capacity(BUFFER, decoder);
+        }
+        let mut reader = RecordingReader {
+            name,
+            input,
+            header: None,
+            first: None,
+            line_no: 0,
+            last_t: 0,
+            buf: String::new(),
+        };
+        if let Some(wire) = reader.next_wire()? {
+            if wire.is_header() {
+                let header = wire.into_header().map_err(|p| reader.malformed(p))?;
+                reader.header = Some(header);
+            } else {
+                reader.first = Some(reader.record(wire)?);
+            }
+        }
+        Ok(reader)
+    }
+
+    /// The header, if the recording has one.
+    pub fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    /// The name messages use for this recording.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the next line needs a read from the input (which may block on a pipe): what is
+    /// buffered has been parsed.
+    pub(super) fn needs_input(&self) -> bool {
+        self.input.buffer().is_empty()
+    }
+
+    /// The next line, `None` at the end of the recording.
+    pub fn next_record(&mut self) -> Result<Option<Record>, RecordingError> {
+        if let Some(first) = self.first.take() {
+            return Ok(Some(first));
+        }
+        match self.next_wire()? {
+            None => Ok(None),
+            Some(wire) if wire.is_header() => {
+                Err(self.malformed("a header is only allowed on the first line".to_owned()))
+            }
+            Some(wire) => self.record(wire).map(Some),
+        }
+    }
+
+    /// Reads and parses the next non-blank line.
+    fn next_wire(&mut self) -> Result<Option<WireLine>, RecordingError> {
+        loop {
+            self.buf.clear();
+            self.line_no += 1;
+            let read = self
+                .input
+                .read_line(&mut self.buf)
+                .map_err(|e| RecordingError::Read {
+                    file: self.name.clone(),
+                    line: self.line_no,
+                    source: Arc::new(e),
+                })?;
+            if read == 0 {
+                self.line_no -= 1;
+                return Ok(None);
+            }
+            let text = self.buf.trim();
+            if text.is_empty() {
+                continue;
+            }
+            if !text.starts_with('{') {
+                return Err(self.malformed(
+                    "expected a JSON object (`{…}`): every line of a recording is one".to_owned(),
+                ));
+            }
+            return serde_json::from_str::<WireLine>(text)
+                .map(Some)
+                .map_err(|e| self.malformed(json_problem(&e)));
+        }
+    }
+
+    fn record(&mut self, wire: WireLine) -> Result<Record, RecordingError> {
+        let t = match wire.t {
+            Some(t) if t < self.last_t => {
+                return Err(self.malformed(format!(
+                    "\"t\" is {t}, less than the previous line's {}: t counts milliseconds since \
+                     the recording began and must never decrease",
+                    self.last_t
+                )));
+            }
+            Some(t) => t,
+            None => self.last_t,
+        };
+        let line = wire.into_line().map_err(|p| self.malformed(p))?;
+        self.last_t = t;
+        Ok(Record {
+            line_no: self.line_no,
+            t,
+            line,
+        })
+    }
+
+    fn malformed(&self, problem: String) -> RecordingError {
+        RecordingError::Malformed {
+            file: self.name.clone(),
+            line: self.line_no,
+            problem,
+        }
+    }
+}
+
+impl Iterator for RecordingReader {
+    type Item = Result<Record, RecordingError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record().transpose()
+    }
+}
+
+/// serde_json's message without its " at line 1 column N" (every line is parsed on its own, so
+/// its "line 1" would mislead), with the column kept.
+fn json_problem(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let message = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(message, _)| message);
+    let what = match error.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not valid JSON",
+        serde_json::error::Category::Data | serde_json::error::Category::Io => {
+            "not a recording line"
+        }
+    };
+    format!("{what} (column {}): {message}", error.column())
+}
+
+/// Reads all of `input` into records.
+#[cfg(test)]
+pub(super) fn read_all(
+    name: &str,
+    input: impl io::Read + Send + 'static,
+) -> Result<(Option<Header>, Vec<Record>), RecordingError> {
+    let mut reader = RecordingReader::new(name, input)?;
+    let header = reader.header().cloned();
+    let records = reader.by_ref().collect::<Result<Vec<_>, _>>()?;
+    Ok((header, records))
+}
+
+#[cfg(test)]
+#[path = "reader_tests.rs"]
+mod tests;

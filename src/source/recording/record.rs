@@ -1,0 +1,250 @@
+//! [`Recorder`]: writes what a live Reflector is told, as a recording.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use futures_util::StreamExt;
+use tokio::sync::watch;
+
+use super::format::{Header, LineRef, RecordedResource, RequestKind};
+use super::writer::RecordingWriter;
+use crate::cache::reflector::{
+    Clock, ReflectorEvent, ReflectorEventKind, ReflectorObserver, TokioClock,
+};
+use crate::source::{
+    ListPage, ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest,
+    WatchStream,
+};
+
+/// How a [`Recorder`] records.
+#[derive(Clone)]
+pub struct RecordOptions {
+    /// Keep Secret `data`/`stringData` values (redacted by default).
+    pub show_secret_data: bool,
+    /// The time `t` and `startedAt` are read from (tokio's by default).
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for RecordOptions {
+    fn default() -> Self {
+        RecordOptions {
+            show_secret_data: false,
+            clock: Arc::new(TokioClock),
+        }
+    }
+}
+
+impl fmt::Debug for RecordOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecordOptions")
+            .field("show_secret_data", &self.show_secret_data)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Writes a recording of a live Reflector: [`tee`](Recorder::tee) wraps its `ListerWatcher` so
+/// that every answer (list pages, watch events, closed watches, failed requests) becomes a line,
+/// and [`resync`](Recorder::resync) (or the [`observer`](Recorder::observer) adapter) adds the
+/// FIFO's resyncs. Cheap to clone; all clones write to the same recording.
+///
+/// Lines are written in the order the Reflector receives the answers, with `t` the milliseconds
+/// since the recording started. A write error (a full disk, a closed pipe) stops the recording
+/// (later lines are dropped) and is reported through [`failed`](Recorder::failed); the Reflector
+/// is not disturbed.
+#[derive(Clone)]
+pub struct Recorder {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    writer: Mutex<Option<RecordingWriter<Box<dyn Write + Send>>>>,
+    clock: Arc<dyn Clock>,
+    start: Instant,
+    failed: watch::Sender<Option<Arc<io::Error>>>,
+}
+
+impl fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recorder").finish_non_exhaustive()
+    }
+}
+
+impl Recorder {
+    /// Starts a recording of `resource` in `namespace` (`None`: all namespaces) into `out`, and
+    /// writes its header, with `startedAt` = now.
+    pub fn new(
+        out: impl Write + Send + 'static,
+        resource: RecordedResource,
+        namespace: Option<String>,
+        options: RecordOptions,
+    ) -> io::Result<Recorder> {
+        let header = Header {
+            resource,
+            namespace,
+            started_at: options.clock.wall(),
+        };
+        let out: Box<dyn Write + Send> = Box::new(out);
+        let writer = RecordingWriter::new(out, &header)?.show_secret_data(options.show_secret_data);
+        Ok(Recorder {
+            inner: Arc::new(Inner {
+                writer: Mutex::new(Some(writer)),
+                start: options.clock.now(),
+                clock: options.clock,
+                failed: watch::Sender::new(None),
+            }),
+        })
+    }
+
+    /// Wraps `lister_watcher` so that its answers are recorded.
+    pub fn tee<L: ListerWatcher>(&self, lister_watcher: L) -> RecordingTee<L> {
+        RecordingTee {
+            inner: lister_watcher,
+            recorder: self.clone(),
+        }
+    }
+
+    /// Records a resync of the FIFO, now. Call it right after `fifo.resync()`, from the task
+    /// that runs the Reflector (which [`observer`](Recorder::observer) does), so that it lands
+    /// between the same answers as the resync itself.
+    pub fn resync(&self) {
+        self.write(LineRef::Resync);
+    }
+
+    /// Wraps a Reflector observer: resync events are recorded as `RESYNC` lines, then every
+    /// event goes on to `inner`.
+    pub fn observer<O: ReflectorObserver>(&self, inner: O) -> ResyncRecorder<O> {
+        ResyncRecorder {
+            recorder: self.clone(),
+            inner,
+        }
+    }
+
+    /// Completes with the first write error.
+    pub async fn failed(&self) -> Arc<io::Error> {
+        let mut rx = self.inner.failed.subscribe();
+        loop {
+            if let Some(error) = rx.borrow_and_update().clone() {
+                return error;
+            }
+            if rx.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+        }
+    }
+
+    /// Stops recording and returns the output (to finish a compressor, say); `None` if another
+    /// clone already did, or a write failed.
+    pub fn finish(&self) -> Option<Box<dyn Write + Send>> {
+        self.lock().take().map(RecordingWriter::into_inner)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<RecordingWriter<Box<dyn Write + Send>>>> {
+        self.inner.writer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self, line: LineRef<'_>) {
+        let elapsed = self
+            .inner
+            .clock
+            .now()
+            .saturating_duration_since(self.inner.start);
+        let t = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+        let mut writer = self.lock();
+        let Some(w) = writer.as_mut() else { return };
+        if let Err(error) = w.write_ref(t, line) {
+            *writer = None;
+            tracing::warn!("recording stopped: {error}");
+            self.inner.failed.send_replace(Some(Arc::new(error)));
+        }
+    }
+}
+
+/// A `ListerWatcher` that records every answer of the one it wraps; made by [`Recorder::tee`].
+pub struct RecordingTee<L> {
+    inner: L,
+    recorder: Recorder,
+}
+
+impl<L: fmt::Debug> fmt::Debug for RecordingTee<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecordingTee")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<L: ListerWatcher> ListerWatcher for RecordingTee<L> {
+    async fn list(&self, req: &ListRequest) -> Result<ListPage, SourceError> {
+        let result = self.inner.list(req).await;
+        match &result {
+            Ok(page) => self.recorder.write(LineRef::List(page)),
+            Err(error) => self
+                .recorder
+                .write(LineRef::RequestFailed(RequestKind::List, error)),
+        }
+        result
+    }
+
+    async fn watch(&self, req: &WatchRequest) -> Result<WatchStream, SourceError> {
+        let recorder = self.recorder.clone();
+        match self.inner.watch(req).await {
+            Ok(stream) => Ok(recorded_stream(stream, recorder)),
+            Err(error) => {
+                recorder.write(LineRef::RequestFailed(RequestKind::Watch, &error));
+                Err(error)
+            }
+        }
+    }
+
+    fn describe(&self) -> ResourceTarget {
+        self.inner.describe()
+    }
+}
+
+/// Records each event as the Reflector receives it, and the end of the stream. After an ERROR
+/// event or a broken stream the Reflector stops reading, so nothing more is recorded for it.
+fn recorded_stream(stream: WatchStream, recorder: Recorder) -> WatchStream {
+    futures_util::stream::unfold(Some((stream, recorder)), |state| async move {
+        let (mut stream, recorder) = state?;
+        match stream.next().await {
+            Some(Ok(event)) => {
+                recorder.write(LineRef::Event(&event));
+                let ended = matches!(event, WatchEvent::Error(_));
+                let next = (!ended).then_some((stream, recorder));
+                Some((Ok(event), next))
+            }
+            Some(Err(error)) => {
+                recorder.write(LineRef::WatchClosed(Some(&error)));
+                Some((Err(error), None))
+            }
+            None => {
+                recorder.write(LineRef::WatchClosed(None));
+                None
+            }
+        }
+    })
+    .boxed()
+}
+
+/// A Reflector observer that records resyncs; made by [`Recorder::observer`].
+pub struct ResyncRecorder<O> {
+    recorder: Recorder,
+    inner: O,
+}
+
+impl<O> fmt::Debug for ResyncRecorder<O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResyncRecorder").finish_non_exhaustive()
+    }
+}
+
+impl<O: ReflectorObserver> ReflectorObserver for ResyncRecorder<O> {
+    fn observe(&self, event: ReflectorEvent) {
+        if matches!(event.kind, ReflectorEventKind::Resync { .. }) {
+            self.recorder.resync();
+        }
+        self.inner.observe(event);
+    }
+}

@@ -1,0 +1,599 @@
+//! [`RecordingListerWatcher`]: the [`ListerWatcher`] of a replay.
+//!
+//! The Reflector pulls: it calls `list`, `watch`, and polls the watch stream, and it applies what
+//! it got to the FIFO before it asks again. So when it asks for the next line, every line handed
+//! out before has reached the FIFO. That is where the replay paces: before handing out the first
+//! line of a new `t`, it waits ([`Pace`]) for the consumer to drain the FIFO, or for the line's
+//! time to come. `RESYNC` lines are applied at the same point, before the next answer.
+//!
+//! Lines are parsed on a reader thread, ahead of the Reflector, and passed over a bounded
+//! channel: parsing overlaps with queueing and popping, and a slow pipe on stdin never blocks
+//! the async runtime.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use futures_util::StreamExt;
+use kube::core::{ApiResource, GroupVersionKind};
+use tokio::sync::{Mutex, MutexGuard, mpsc, watch};
+
+use super::clock::ReplayClock;
+use super::error::RecordingError;
+use super::format::{Header, Line, Record, RequestKind};
+use super::idle::{Quiescence, ResyncHook};
+use super::reader::RecordingReader;
+use crate::cache::ReflectorConfig;
+use crate::source::{
+    ListPage, ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest,
+    WatchStream,
+};
+
+/// Chunks of parsed lines in flight between the reader thread and the replay.
+const CHUNKS_AHEAD: usize = 8;
+
+/// Lines per chunk, at most: handing lines over one by one would wake the replay for each.
+const CHUNK: usize = 256;
+
+type Chunk = Vec<Result<Record, RecordingError>>;
+
+/// How a replay paces the recorded lines.
+#[derive(Clone)]
+pub enum Pace {
+    /// As fast as possible and deterministic: all lines sharing one `t` are handed to the
+    /// Reflector (so applied to the FIFO) while the consumer waits, then the consumer drains the
+    /// FIFO while the replay waits ([`Quiescence`]), then the next `t` follows. Equal `t` values
+    /// coalesce into one batch per key; a recording always produces the same batches, however
+    /// fast the consumer.
+    Instant(Arc<dyn Quiescence>),
+    /// Real time divided by the factor (> 0): a line at `t` is handed out `t / factor`
+    /// milliseconds after the replay started, and the consumer pops concurrently, as in a live
+    /// run.
+    Speed(f64),
+    /// As fast as possible, without waiting for the consumer: for building a cache from a
+    /// recording when only the end state matters. Batches then depend on the consumer's speed.
+    Unpaced,
+}
+
+impl fmt::Debug for Pace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pace::Instant(_) => f.write_str("Instant"),
+            Pace::Speed(x) => write!(f, "Speed({x})"),
+            Pace::Unpaced => f.write_str("Unpaced"),
+        }
+    }
+}
+
+/// How far a finished replay got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReplaySummary {
+    /// Lines handed to the Reflector or the resync hook (the header not counted).
+    pub lines: u64,
+    /// The `t` of the last of them.
+    pub last_t: u64,
+}
+
+type Outcome = Result<ReplaySummary, RecordingError>;
+
+/// Completes when a replay is over: `Ok` when the Reflector asked for more than the recording
+/// holds (the end of the file), `Err` when a line could not be read or does not answer the
+/// Reflector's request. From then on the Reflector waits forever, so the pipeline stops it (for
+/// instance by making this the Reflector's shutdown future), closes the FIFO, lets the consumer
+/// drain it, and reports the outcome: every line before the end has been applied, none after.
+#[derive(Clone)]
+pub struct ReplayEnd {
+    rx: watch::Receiver<Option<Outcome>>,
+}
+
+impl fmt::Debug for ReplayEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReplayEnd")
+            .field("outcome", &*self.rx.borrow())
+            .finish()
+    }
+}
+
+impl ReplayEnd {
+    /// Waits for the end. If the replay is dropped before it ends (the Reflector was stopped,
+    /// or gave up), this never completes.
+    pub async fn wait(mut self) -> Result<ReplaySummary, RecordingError> {
+        match self.rx.wait_for(Option::is_some).await {
+            Ok(outcome) => outcome.clone().unwrap_or(Ok(ReplaySummary::default())),
+            Err(_) => std::future::pending().await,
+        }
+    }
+
+    /// The outcome, if the replay is over.
+    pub fn get(&self) -> Option<Result<ReplaySummary, RecordingError>> {
+        self.rx.borrow().clone()
+    }
+}
+
+/// Answers a Reflector's list and watch calls from a recording (see the [module](super)
+/// documentation for the whole picture).
+///
+/// | the Reflector asks | the next line is | answer |
+/// |---|---|---|
+/// | a list | `LIST` | that page (more pages follow while it has `continue`) |
+/// | a list | `ERROR` with `"request": "list"` | the list fails with that error |
+/// | a watch | a watch event, `ERROR` or `WATCH_CLOSED` | a stream of the lines up to `WATCH_CLOSED` or `ERROR` |
+/// | a watch | `ERROR` with `"request": "watch"` | opening the watch fails with that error |
+/// | anything | anything else | [`RecordingError::Unanswerable`] naming the line |
+/// | anything | the end of the file | the replay is over |
+///
+/// After the end (or an error) every call waits forever; [`end`](Self::end) tells the pipeline.
+pub struct RecordingListerWatcher {
+    shared: Arc<Shared>,
+    target: ResourceTarget,
+    header: Option<Header>,
+    starts_with_watch: bool,
+}
+
+impl fmt::Debug for RecordingListerWatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecordingListerWatcher")
+            .field("file", &self.shared.name)
+            .field("target", &self.target)
+            .field("pace", &self.shared.pace)
+            .field("starts_with_watch", &self.starts_with_watch)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Shared {
+    name: String,
+    pace: Pace,
+    clock: ReplayClock,
+    resync: OnceLock<Arc<dyn ResyncHook>>,
+    end: watch::Sender<Option<Outcome>>,
+    cursor: Mutex<Cursor>,
+}
+
+/// Where the replay is in the recording. Behind an async mutex: the Reflector's calls and its
+/// watch stream take turns, and a wait for the consumer happens while holding it.
+struct Cursor {
+    /// Lines parsed but not yet looked at: read on construction, then received in chunks.
+    pending: VecDeque<Result<Record, RecordingError>>,
+    chunks: mpsc::Receiver<Chunk>,
+    /// The next line, read but not handed out.
+    peeked: Option<Record>,
+    /// The `t` of the lines being handed out; `None` before the first.
+    group_t: Option<u64>,
+    /// When `t = 0` was, for [`Pace::Speed`].
+    speed_origin: Option<tokio::time::Instant>,
+    summary: ReplaySummary,
+    over: bool,
+}
+
+/// What the next answer is.
+enum Next {
+    /// A line, in `Cursor::peeked`.
+    Line,
+    /// The replay is over: the end of the file, or an error.
+    Over(Outcome),
+}
+
+impl RecordingListerWatcher {
+    /// A replay of `reader`'s recording, paced by `pace`.
+    ///
+    /// Without a header, reads ahead to the first object that names its `kind` and `apiVersion`
+    /// to know what resource this is (an error if none does). Also reads the first answer, to
+    /// know whether the recording starts with a list or a watch (a streaming list).
+    pub fn new(mut reader: RecordingReader, pace: Pace) -> Result<Self, RecordingError> {
+        let name = reader.name().to_owned();
+        let header = reader.header().cloned();
+        let mut read_ahead = VecDeque::new();
+        let target = match &header {
+            Some(header) => header.target(),
+            None => target_from_objects(&mut reader, &mut read_ahead)?,
+        };
+        // The first answer, to know how the Reflector must start.
+        let mut pending: VecDeque<Result<Record, RecordingError>> =
+            read_ahead.into_iter().map(Ok).collect();
+        let mut ended = false;
+        while !ended
+            && !pending
+                .iter()
+                .any(|r| r.as_ref().is_ok_and(|r| !matches!(r.line, Line::Resync)))
+        {
+            match reader.next_record() {
+                Ok(Some(record)) => pending.push_back(Ok(record)),
+                Ok(None) => ended = true,
+                // Reported when the replay gets there, after the lines before it.
+                Err(e) => {
+                    pending.push_back(Err(e));
+                    ended = true;
+                }
+            }
+        }
+        let read_ahead: Vec<&Record> = pending.iter().map_while(|r| r.as_ref().ok()).collect();
+        let starts_with_watch = read_ahead
+            .iter()
+            .find(|r| !matches!(r.line, Line::Resync))
+            .is_some_and(|r| {
+                !matches!(
+                    r.line,
+                    Line::List(_)
+                        | Line::RequestFailed {
+                            request: RequestKind::List,
+                            ..
+                        }
+                )
+            });
+        let started_at = header
+            .as_ref()
+            .map_or(SystemTime::UNIX_EPOCH, |h| h.started_at);
+
+        let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
+        if !ended {
+            std::thread::Builder::new()
+                .name("recording-reader".into())
+                .spawn(move || read_lines(reader, tx))
+                .map_err(|e| RecordingError::Open {
+                    file: name.clone(),
+                    source: Arc::new(e),
+                })?;
+        }
+
+        Ok(RecordingListerWatcher {
+            shared: Arc::new(Shared {
+                name,
+                pace,
+                clock: ReplayClock::new(started_at),
+                resync: OnceLock::new(),
+                end: watch::Sender::new(None),
+                cursor: Mutex::new(Cursor {
+                    pending,
+                    chunks: rx,
+                    peeked: None,
+                    group_t: None,
+                    speed_origin: None,
+                    summary: ReplaySummary::default(),
+                    over: false,
+                }),
+            }),
+            target,
+            header,
+            starts_with_watch,
+        })
+    }
+
+    /// Hands `RESYNC` lines to `hook` (without one they are skipped). Set it before the replay
+    /// starts; a second hook is ignored.
+    pub fn on_resync(self, hook: impl ResyncHook) -> Self {
+        let _ = self.shared.resync.set(Arc::new(hook));
+        self
+    }
+
+    /// Describes the replay as `target` instead of what the header (or the first object) says.
+    pub fn with_target(mut self, target: ResourceTarget) -> Self {
+        self.target = target;
+        self
+    }
+
+    /// The recording's header, if it has one.
+    pub fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    /// The clock to run the Reflector on (`Reflector::clock`): the recording's time.
+    pub fn clock(&self) -> ReplayClock {
+        self.shared.clock.clone()
+    }
+
+    /// Tells when the replay is over.
+    pub fn end(&self) -> ReplayEnd {
+        ReplayEnd {
+            rx: self.shared.end.subscribe(),
+        }
+    }
+
+    /// Whether the first answer is a watch's (the recording was made with a streaming list),
+    /// so the Reflector must start with a watch rather than a list.
+    pub fn starts_with_watch(&self) -> bool {
+        self.starts_with_watch
+    }
+
+    /// `base` adjusted for this replay: resync ticker and consistency check off (the recording
+    /// says when resyncs happen, and a check would ask for a list the recording cannot answer),
+    /// a streaming list iff the recording starts with a watch, and a fixed seed so that the
+    /// reported watch timeouts and backoff delays are the same on every replay.
+    pub fn reflector_config(&self, base: ReflectorConfig) -> ReflectorConfig {
+        let mut config = base.watch_list(self.starts_with_watch);
+        config.resync = None;
+        config.verify_every = None;
+        config.seed = config.seed.or(Some(0));
+        config
+    }
+}
+
+/// Without a header: the resource of the first object that names its kind and apiVersion, with
+/// every line read on the way kept for the replay.
+fn target_from_objects(
+    reader: &mut RecordingReader,
+    read_ahead: &mut VecDeque<Record>,
+) -> Result<ResourceTarget, RecordingError> {
+    loop {
+        let Some(record) = reader.next_record()? else {
+            let problem = if read_ahead.is_empty() {
+                "the recording is empty".to_owned()
+            } else {
+                "the recording has no header and none of its objects says its kind and \
+                 apiVersion, so the resource is unknown; add a header line (docs/recording.md)"
+                    .to_owned()
+            };
+            return Err(RecordingError::Unusable {
+                file: reader.name().to_owned(),
+                problem,
+            });
+        };
+        let typed = match &record.line {
+            Line::List(page) => page.items.iter().find_map(|o| o.types.clone()),
+            Line::Event(
+                WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
+            ) => o.types.clone(),
+            _ => None,
+        }
+        .filter(|t| !t.kind.is_empty() && !t.api_version.is_empty());
+        read_ahead.push_back(record);
+        if let Some(types) = typed {
+            let (group, version) = match types.api_version.split_once('/') {
+                Some((g, v)) => (g, v),
+                None => ("", types.api_version.as_str()),
+            };
+            let gvk = GroupVersionKind::gvk(group, version, &types.kind);
+            return Ok(ResourceTarget::new(ApiResource::from_gvk(&gvk), None));
+        }
+    }
+}
+
+/// The reader thread: parses lines ahead of the Reflector until the end, an error, or the
+/// replay is dropped. Lines go over in chunks, handed over early whenever the replay is waiting
+/// for them or the next line needs a read that may block (a pipe), so that batching never holds
+/// a line back.
+fn read_lines(mut reader: RecordingReader, tx: mpsc::Sender<Chunk>) {
+    let mut chunk = Vec::with_capacity(CHUNK);
+    loop {
+        let (item, last) = match reader.next_record() {
+            Ok(Some(record)) => (Some(Ok(record)), false),
+            Ok(None) => (None, true),
+            Err(e) => (Some(Err(e)), true),
+        };
+        chunk.extend(item);
+        let replay_waits = tx.capacity() == tx.max_capacity();
+        if last || chunk.len() >= CHUNK || replay_waits || reader.needs_input() {
+            let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
+            if (!full.is_empty() && tx.blocking_send(full).is_err()) || last {
+                return;
+            }
+        }
+    }
+}
+
+impl Shared {
+    /// Makes the next answer available in `cur.peeked`, applying `RESYNC` lines on the way.
+    async fn next_answer(&self, cur: &mut Cursor) -> Next {
+        loop {
+            if cur.peeked.is_none() {
+                if cur.pending.is_empty()
+                    && let Some(chunk) = cur.chunks.recv().await
+                {
+                    cur.pending.extend(chunk);
+                }
+                match cur.pending.pop_front() {
+                    Some(Ok(record)) => cur.peeked = Some(record),
+                    Some(Err(e)) => return Next::Over(Err(e)),
+                    None => return Next::Over(Ok(cur.summary)),
+                }
+            }
+            match cur.peeked.take() {
+                Some(Record {
+                    t,
+                    line: Line::Resync,
+                    ..
+                }) => {
+                    self.gate(cur, t).await;
+                    if let Some(hook) = self.resync.get() {
+                        hook.resync(self.clock_wall());
+                    }
+                }
+                other => {
+                    cur.peeked = other;
+                    return Next::Line;
+                }
+            }
+        }
+    }
+
+    fn clock_wall(&self) -> SystemTime {
+        crate::cache::reflector::Clock::wall(&self.clock)
+    }
+
+    /// Hands out the peeked line, after pacing it.
+    async fn take(&self, cur: &mut Cursor) -> Option<Record> {
+        let record = cur.peeked.take()?;
+        self.gate(cur, record.t).await;
+        Some(record)
+    }
+
+    /// Paces a line at `t` and counts it.
+    async fn gate(&self, cur: &mut Cursor, t: u64) {
+        if cur.group_t.is_none_or(|group| t > group) {
+            match &self.pace {
+                Pace::Instant(quiescence) => quiescence.idle().await,
+                Pace::Speed(factor) => {
+                    let origin = *cur
+                        .speed_origin
+                        .get_or_insert_with(tokio::time::Instant::now);
+                    let offset = Duration::from_secs_f64(t as f64 / 1000.0 / factor.max(1e-9));
+                    tokio::time::sleep_until(origin + offset).await;
+                }
+                Pace::Unpaced => {}
+            }
+            cur.group_t = Some(t);
+            self.clock.advance_to(t);
+        }
+        cur.summary.lines += 1;
+        cur.summary.last_t = t;
+    }
+
+    /// Ends the replay with `outcome` (the first outcome wins).
+    fn finish(&self, cur: &mut Cursor, outcome: Outcome) {
+        if !cur.over {
+            cur.over = true;
+            self.release_consumer();
+            self.end.send_replace(Some(outcome));
+        }
+    }
+
+    /// Lets the consumer pop freely, so that it drains the FIFO once the pipeline closes it.
+    fn release_consumer(&self) {
+        if let Pace::Instant(quiescence) = &self.pace {
+            quiescence.release();
+        }
+    }
+
+    fn unanswerable(&self, record: &Record, asked: &str, expected: &str) -> RecordingError {
+        RecordingError::Unanswerable {
+            file: self.name.clone(),
+            line: record.line_no,
+            problem: format!(
+                "the Reflector {asked} here, but the recording has {} (expected {expected})",
+                record.line.describe()
+            ),
+        }
+    }
+}
+
+impl Drop for Shared {
+    /// The Reflector was stopped (or gave up) before the end: the consumer must not wait for a
+    /// turn that will never come.
+    fn drop(&mut self) {
+        self.release_consumer();
+    }
+}
+
+/// Waits forever, after releasing the cursor: what every call does once the replay is over.
+async fn park<T>(cur: MutexGuard<'_, Cursor>) -> T {
+    drop(cur);
+    std::future::pending().await
+}
+
+impl ListerWatcher for RecordingListerWatcher {
+    async fn list(&self, _req: &ListRequest) -> Result<ListPage, SourceError> {
+        let shared = &self.shared;
+        let mut cur = shared.cursor.lock().await;
+        if cur.over {
+            return park(cur).await;
+        }
+        if let Next::Over(outcome) = shared.next_answer(&mut cur).await {
+            shared.finish(&mut cur, outcome);
+            return park(cur).await;
+        }
+        match cur.peeked.as_ref().map(|r| &r.line) {
+            Some(Line::List(_))
+            | Some(Line::RequestFailed {
+                request: RequestKind::List,
+                ..
+            }) => match shared.take(&mut cur).await.map(|r| r.line) {
+                Some(Line::List(page)) => Ok(page),
+                Some(Line::RequestFailed { error, .. }) => Err(error),
+                _ => park(cur).await,
+            },
+            _ => {
+                if let Some(record) = cur.peeked.take() {
+                    let error = shared.unanswerable(
+                        &record,
+                        "asked for a list",
+                        "a LIST page, or an ERROR line with \"request\": \"list\"",
+                    );
+                    shared.finish(&mut cur, Err(error));
+                }
+                park(cur).await
+            }
+        }
+    }
+
+    async fn watch(&self, _req: &WatchRequest) -> Result<WatchStream, SourceError> {
+        let shared = &self.shared;
+        let mut cur = shared.cursor.lock().await;
+        if cur.over {
+            return park(cur).await;
+        }
+        if let Next::Over(outcome) = shared.next_answer(&mut cur).await {
+            shared.finish(&mut cur, outcome);
+            return park(cur).await;
+        }
+        match cur.peeked.as_ref().map(|r| &r.line) {
+            // The watch opens; its first line is read (and paced) when the Reflector polls the
+            // stream, so the watch's opening keeps the previous line's time.
+            Some(Line::Event(_) | Line::WatchClosed(_)) => {
+                drop(cur);
+                Ok(watch_stream(shared.clone()))
+            }
+            Some(Line::RequestFailed {
+                request: RequestKind::Watch,
+                ..
+            }) => match shared.take(&mut cur).await.map(|r| r.line) {
+                Some(Line::RequestFailed { error, .. }) => Err(error),
+                _ => park(cur).await,
+            },
+            _ => {
+                if let Some(record) = cur.peeked.take() {
+                    let error = shared.unanswerable(
+                        &record,
+                        "opened a watch",
+                        "a watch event, WATCH_CLOSED, or an ERROR line with \"request\": \
+                         \"watch\"",
+                    );
+                    shared.finish(&mut cur, Err(error));
+                }
+                park(cur).await
+            }
+        }
+    }
+
+    fn describe(&self) -> ResourceTarget {
+        self.target.clone()
+    }
+}
+
+/// The lines of one watch, up to `WATCH_CLOSED` or an `ERROR` event.
+fn watch_stream(shared: Arc<Shared>) -> WatchStream {
+    futures_util::stream::unfold(Some(shared), |state| async move {
+        let shared = state?;
+        let mut cur = shared.cursor.lock().await;
+        if cur.over {
+            return park(cur).await;
+        }
+        if let Next::Over(outcome) = shared.next_answer(&mut cur).await {
+            shared.finish(&mut cur, outcome);
+            return park(cur).await;
+        }
+        if !matches!(
+            cur.peeked.as_ref().map(|r| &r.line),
+            Some(Line::Event(_) | Line::WatchClosed(_))
+        ) {
+            if let Some(record) = cur.peeked.take() {
+                let error = shared.unanswerable(
+                    &record,
+                    "is reading a watch",
+                    "a watch event (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) or WATCH_CLOSED",
+                );
+                shared.finish(&mut cur, Err(error));
+            }
+            return park(cur).await;
+        }
+        let line = shared.take(&mut cur).await.map(|r| r.line);
+        drop(cur);
+        match line {
+            Some(Line::Event(event @ WatchEvent::Error(_))) => Some((Ok(event), None)),
+            Some(Line::Event(event)) => Some((Ok(event), Some(shared))),
+            Some(Line::WatchClosed(Some(error))) => Some((Err(error), None)),
+            _ => None,
+        }
+    })
+    .boxed()
+}
