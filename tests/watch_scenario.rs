@@ -374,7 +374,8 @@ mod schema {
     #[serde(rename_all = "camelCase", deny_unknown_fields)]
     pub struct Batch {
         pub seq: u64,
-        pub key: String,
+        /// `null` for a batch of several keys (`--batch-pop`) or a whole-list delta.
+        pub key: Option<String>,
         pub initial: bool,
         pub queue_depth: u64,
         pub wait_ms: f64,
@@ -388,6 +389,9 @@ mod schema {
         Deleted,
         Replaced,
         Sync,
+        ReplacedAll,
+        SyncAll,
+        Bookmark,
     }
 
     #[derive(Debug, Deserialize)]
@@ -395,9 +399,15 @@ mod schema {
     pub struct Delta {
         #[serde(rename = "type")]
         pub type_: DeltaType,
+        /// `null` for a whole-list delta.
+        pub key: Option<String>,
         pub tombstone: bool,
         pub resource_version: Option<String>,
-        /// Absent with `--object none`; `null` for a tombstone without a last known state.
+        /// Whole-list deltas only.
+        #[serde(default)]
+        pub objects: Option<u64>,
+        /// Absent with `--object none` and for whole-list deltas; `null` for a tombstone without
+        /// a last known state.
         #[serde(default, deserialize_with = "present")]
         pub object: Option<Value>,
     }
@@ -415,6 +425,10 @@ mod schema {
         deny_unknown_fields
     )]
     pub enum Event {
+        InformerStart {
+            queue: Queue,
+            batch_pop: u32,
+        },
         ListStart {
             resource_version: String,
         },
@@ -481,6 +495,14 @@ mod schema {
 
     #[derive(Debug, Deserialize, PartialEq, Eq)]
     #[serde(rename_all = "kebab-case")]
+    pub enum Queue {
+        Delta,
+        Real,
+        Atomic,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq, Eq)]
+    #[serde(rename_all = "kebab-case")]
     pub enum WatchEndReason {
         Closed,
         Broken,
@@ -527,7 +549,22 @@ fn check_schema(stdout: &str, object_present: bool) -> Vec<schema::Line> {
                         serde_json::from_value(rest).unwrap_or_else(|e| fail(&e.to_string()));
                     assert!(batch.seq >= 1 && batch.wait_ms >= 0.0 && !batch.deltas.is_empty());
                     for delta in &batch.deltas {
-                        assert_eq!(delta.object.is_some(), object_present, "{line}");
+                        let whole_list = matches!(
+                            delta.type_,
+                            schema::DeltaType::ReplacedAll
+                                | schema::DeltaType::SyncAll
+                                | schema::DeltaType::Bookmark
+                        );
+                        // Whole-list deltas count their objects instead of carrying them.
+                        assert_eq!(delta.objects.is_some(), whole_list, "{line}");
+                        assert_eq!(delta.key.is_none(), whole_list, "{line}");
+                        assert!(!(whole_list && delta.object.is_some()), "{line}");
+                        if !whole_list {
+                            assert_eq!(delta.object.is_some(), object_present, "{line}");
+                        }
+                        if let Some(key) = &batch.key {
+                            assert_eq!(delta.key.as_ref(), Some(key), "{line}");
+                        }
                     }
                     schema::Line::Batch(batch)
                 }
@@ -578,7 +615,7 @@ async fn every_jsonl_line_follows_schema_v1() {
     assert_eq!(tombstones[0].type_, schema::DeltaType::Deleted);
 
     // The rest of the events: a streaming list the 1.28 server refuses, bookmarks, resyncs and
-    // consistency checks.
+    // consistency checks; through the atomic queue, for its whole-list deltas.
     let server = FakeApiServer::start().await;
     server.create("configmaps", pinned("a", "1"));
     server.set_bookmark_interval(std::time::Duration::from_millis(200));
@@ -596,16 +633,34 @@ async fn every_jsonl_line_follows_schema_v1() {
         "300ms",
         "--verify-every",
         "300ms",
+        "--fifo",
+        "atomic",
     ];
     let mut bin = Running::spawn(&kubeconfig, &args);
     tokio::task::block_in_place(|| {
         for event in ["watch-list-fallback", "bookmark", "resync", "drift"] {
             bin.read_until(event, |l| l.contains(&format!(r#""event":"{event}""#)));
         }
+        for type_ in ["SyncAll", "Bookmark"] {
+            bin.read_until(type_, |l| l.contains(&format!(r#""type":"{type_}""#)));
+        }
     });
     let ended = tokio::task::block_in_place(|| bin.interrupt());
     assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
     let more = check_schema(&ended.stdout, false);
+    let whole_list: std::collections::BTreeSet<String> = more
+        .iter()
+        .filter_map(|l| match l {
+            schema::Line::Batch(b) => Some(&b.deltas),
+            _ => None,
+        })
+        .flatten()
+        .map(|d| format!("{:?}", d.type_))
+        .collect();
+    assert_eq!(
+        whole_list.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["Bookmark", "ReplacedAll", "SyncAll"]
+    );
 
     // And the error a Reflector stops with.
     server.inject(Fault::status(403).on(Verb::List));
@@ -621,6 +676,7 @@ async fn every_jsonl_line_follows_schema_v1() {
         "Bookmark",
         "Drift",
         "Error",
+        "InformerStart",
         "ListDone",
         "ListPage",
         "ListStart",
