@@ -9,6 +9,11 @@
 //! waits for the output of the previous one, so the batches are always the same. A second, short
 //! scenario shows a resync.
 //!
+//! The main scenario runs through each queue (`--fifo`, docs/queues.md), each with its own golden
+//! files: the DeltaFIFO coalesces a's updates and finds b's deletion after listing a; the
+//! RealFIFO pops every update on its own and queues b's tombstone before a's `Replaced`; the
+//! atomic RealFIFO pops each list as one `ReplacedAll`.
+//!
 //! Normalised: times, durations and watch timeouts (random). `watch-start` lines are moved to the
 //! end: a watch opens while the consumer pops the list's batches, so where its line falls among
 //! them races with the consumer. Everything else is in output order.
@@ -35,6 +40,7 @@ struct Markers {
     batch: fn(&str, &str, &str) -> bool,
     watch_closed: &'static str,
     tombstone: &'static str,
+    replaced_all: &'static str,
 }
 
 const JSONL: Markers = Markers {
@@ -46,6 +52,7 @@ const JSONL: Markers = Markers {
     },
     watch_closed: r#""event":"watch-end""#,
     tombstone: r#""tombstone":true"#,
+    replaced_all: r#""type":"ReplacedAll""#,
 };
 
 const TIMELINE: Markers = Markers {
@@ -53,29 +60,67 @@ const TIMELINE: Markers = Markers {
     batch: |line, key, type_| line.contains(&format!(" {key} ")) && line.contains(type_),
     watch_closed: "── watch closed:",
     tombstone: "Deleted(tombstone)",
+    replaced_all: " ReplacedAll ",
 };
+
+/// The queue a scenario runs through (`--fifo`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fifo {
+    Delta,
+    Real,
+    Atomic,
+}
+
+impl Fifo {
+    fn name(self) -> &'static str {
+        match self {
+            Fifo::Delta => "delta",
+            Fifo::Real => "real",
+            Fifo::Atomic => "atomic",
+        }
+    }
+
+    /// The golden file of `output` (`jsonl`, `timeline`) through this queue.
+    fn golden(self, output: &str) -> String {
+        match self {
+            Fifo::Delta => format!("watch_scenario.{output}.txt"),
+            other => format!("watch_scenario.{}.{output}.txt", other.name()),
+        }
+    }
+
+    /// Whether `line` is the last batch of the relist, after which nothing more comes.
+    fn relist_done(self, m: &Markers, line: &str) -> bool {
+        match self {
+            // Tombstones after the listed objects.
+            Fifo::Delta => line.contains(m.tombstone),
+            // Tombstones first, then one Replaced per listed object (only a).
+            Fifo::Real => (m.batch)(line, "default/a", "Replaced"),
+            Fifo::Atomic => line.contains(m.replaced_all),
+        }
+    }
+}
 
 struct Run {
     stdout: String,
     stderr: String,
 }
 
-/// The main scenario with `-o output`, on a blocking thread with its own runtime, so that tests
-/// on any runtime can share its result.
-fn scenario(output: &'static str, markers: &'static Markers) -> Run {
+/// The main scenario with `-o output` through `fifo`, on a blocking thread with its own runtime,
+/// so that tests on any runtime can share its result.
+fn scenario(output: &'static str, markers: &'static Markers, fifo: Fifo) -> Run {
     std::thread::spawn(move || {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .unwrap()
-            .block_on(scenario_on_server(output, markers))
+            .block_on(scenario_on_server(output, markers, fifo))
     })
     .join()
     .unwrap()
 }
 
-async fn scenario_on_server(output: &str, m: &Markers) -> Run {
+async fn scenario_on_server(output: &str, m: &Markers, fifo: Fifo) -> Run {
     let server = FakeApiServer::start().await;
     server.create("configmaps", pinned("a", "1"));
     server.create("configmaps", pinned("b", "1"));
@@ -90,6 +135,8 @@ async fn scenario_on_server(output: &str, m: &Markers) -> Run {
         "meta",
         "--handler-delay",
         "1500ms",
+        "--fifo",
+        fifo.name(),
     ];
     let mut bin = Running::spawn(&kubeconfig, &args);
     let step = |bin: &mut Running, what: &str, until: &dyn Fn(&str) -> bool| {
@@ -97,8 +144,8 @@ async fn scenario_on_server(output: &str, m: &Markers) -> Run {
     };
 
     step(&mut bin, "synced", &|l| l.contains(m.synced));
-    // The handler sleeps 1.5 s after b's batch: these queue meanwhile, a's two updates in one
-    // batch behind c's.
+    // The handler sleeps 1.5 s after the last initial batch: these queue meanwhile, a's two
+    // updates (in one batch, in a DeltaFIFO) behind c's.
     server.create("configmaps", pinned("c", "1"));
     server.update("configmaps", pinned("a", "2"));
     server.update("configmaps", pinned("a", "3"));
@@ -121,7 +168,9 @@ async fn scenario_on_server(output: &str, m: &Markers) -> Run {
     });
     server.delete("configmaps", "default", "b");
     server.compact();
-    step(&mut bin, "the tombstone", &|l| l.contains(m.tombstone));
+    step(&mut bin, "the relist's last batch", &|l| {
+        fifo.relist_done(m, l)
+    });
 
     let ended = tokio::task::block_in_place(|| bin.interrupt());
     assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
@@ -133,7 +182,7 @@ async fn scenario_on_server(output: &str, m: &Markers) -> Run {
 
 fn scenario_jsonl() -> &'static Run {
     static RUN: OnceLock<Run> = OnceLock::new();
-    RUN.get_or_init(|| scenario("jsonl", &JSONL))
+    RUN.get_or_init(|| scenario("jsonl", &JSONL, Fifo::Delta))
 }
 
 /// Replaces what differs between runs.
@@ -266,7 +315,7 @@ async fn the_jsonl_stream_of_the_scenario_matches_the_golden_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_timeline_of_the_scenario_matches_the_golden_file() {
-    let run = tokio::task::spawn_blocking(|| scenario("timeline", &TIMELINE))
+    let run = tokio::task::spawn_blocking(|| scenario("timeline", &TIMELINE, Fifo::Delta))
         .await
         .unwrap();
     assert!(!run.stdout.contains('\x1b'), "NO_COLOR: no control codes");
@@ -313,6 +362,120 @@ async fn ctrl_c_prints_the_summary_of_the_scenario() {
         "{summary}"
     );
     assert!(!summary.contains("error"), "{summary}");
+}
+
+fn scenario_real_jsonl() -> &'static Run {
+    static RUN: OnceLock<Run> = OnceLock::new();
+    RUN.get_or_init(|| scenario("jsonl", &JSONL, Fifo::Real))
+}
+
+fn scenario_atomic_jsonl() -> &'static Run {
+    static RUN: OnceLock<Run> = OnceLock::new();
+    RUN.get_or_init(|| scenario("jsonl", &JSONL, Fifo::Atomic))
+}
+
+/// Each batch as `key: Type Type…` (`*` for no key), the tombstones marked, in output order.
+fn batch_summaries(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["kind"] == "batch")
+        .map(|b| {
+            let types: Vec<String> = b["deltas"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| {
+                    let mut t = d["type"].as_str().unwrap().to_owned();
+                    if d["tombstone"] == true {
+                        t.push_str("(tombstone)");
+                    }
+                    if let Some(n) = d["objects"].as_u64() {
+                        t.push_str(&format!("[{n}]"));
+                    }
+                    t
+                })
+                .collect();
+            format!("{}: {}", b["key"].as_str().unwrap_or("*"), types.join(" "))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_a_real_fifo_every_delta_is_its_own_batch_and_tombstones_come_first() {
+    let run = tokio::task::spawn_blocking(scenario_real_jsonl)
+        .await
+        .unwrap();
+    golden(&Fifo::Real.golden("jsonl"), &normalised_jsonl(&run.stdout));
+    // The same server changes as the DeltaFIFO scenario: a's updates are not merged although
+    // the handler was busy, and the relist's tombstone for b precedes its Replaced a.
+    assert_eq!(
+        batch_summaries(&run.stdout),
+        [
+            "default/a: Replaced",
+            "default/b: Replaced",
+            "default/c: Added",
+            "default/a: Updated",
+            "default/a: Updated",
+            "default/c: Deleted",
+            "default/b: Deleted(tombstone)",
+            "default/a: Replaced",
+        ]
+    );
+    let summary = &run.stderr;
+    for (label, value) in [
+        ("Updated", "2"),
+        ("Deleted", "2"),
+        ("Replaced", "3"),
+        ("of which tombstones", "1"),
+        ("batches", "8"),
+        ("deltas per batch (mean / max)", "1.00 / 1"),
+        ("coalesced deltas", "0"),
+    ] {
+        assert_eq!(summary_row(summary, label), [value], "{label}\n{summary}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_the_atomic_queue_each_list_is_one_replaced_all() {
+    let run = tokio::task::spawn_blocking(scenario_atomic_jsonl)
+        .await
+        .unwrap();
+    golden(
+        &Fifo::Atomic.golden("jsonl"),
+        &normalised_jsonl(&run.stdout),
+    );
+    // No tombstone is queued: the consumer works b's deletion out from its cache.
+    assert_eq!(
+        batch_summaries(&run.stdout),
+        [
+            "*: ReplacedAll[2]",
+            "default/c: Added",
+            "default/a: Updated",
+            "default/a: Updated",
+            "default/c: Deleted",
+            "*: ReplacedAll[1]",
+        ]
+    );
+    let summary = &run.stderr;
+    for (label, value) in [
+        ("ReplacedAll", "2"),
+        ("Replaced", "0"),
+        ("of which tombstones", "0"),
+        ("batches", "6"),
+    ] {
+        assert_eq!(summary_row(summary, label), [value], "{label}\n{summary}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_timelines_through_the_real_and_atomic_queues_match_their_golden_files() {
+    for fifo in [Fifo::Real, Fifo::Atomic] {
+        let run = tokio::task::spawn_blocking(move || scenario("timeline", &TIMELINE, fifo))
+            .await
+            .unwrap();
+        golden(&fifo.golden("timeline"), &normalised_timeline(&run.stdout));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
