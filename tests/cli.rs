@@ -37,16 +37,8 @@ fn version_prints_the_crate_version() {
 fn an_unimplemented_subcommand_or_output_says_so_and_exits_1() {
     for (args, what) in [
         (
-            &["watch", "pods", "--fifo", "real"][..],
-            "--fifo real|atomic is not implemented yet (issue #8)",
-        ),
-        (
-            &["index", "--replay", "rec.jsonl", "--by", "namespace"],
+            &["index", "--replay", "rec.jsonl", "--by", "namespace"][..],
             "`index --replay` is not implemented yet (issue #6)",
-        ),
-        (
-            &["index", "pods", "--by", "namespace", "--fifo", "real"],
-            "--fifo real|atomic is not implemented yet (issue #8)",
         ),
         (
             &["record", "pods"],
@@ -82,6 +74,16 @@ fn bad_flag_values_are_usage_errors_with_exit_2() {
 
     let out = run(&["--frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
+
+    for args in [
+        &["watch", "pods", "--fifo", "lifo"][..],
+        &["watch", "pods", "--fifo", "real", "--batch-pop", "0"],
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains("invalid value"), "{args:?}: {err}");
+    }
 }
 
 #[test]
@@ -99,6 +101,24 @@ fn bad_watch_flags_fail_before_any_cluster_is_contacted() {
         ),
         (&["deploy,,po"], "invalid resource list \"deploy,,po\""),
         (&["pods", "--index", "label"], "label needs a label key"),
+        // A DeltaFIFO pops one key at a time: PopBatch is the RealFIFO's.
+        (
+            &["watch", "pods", "--batch-pop", "3"],
+            "--batch-pop 3 needs --fifo real or --fifo atomic: a DeltaFIFO pop is always one key's Deltas",
+        ),
+        (
+            &[
+                "index",
+                "pods",
+                "--by",
+                "namespace",
+                "--fifo",
+                "delta",
+                "--batch-pop",
+                "2",
+            ],
+            "--batch-pop 2 needs --fifo real or --fifo atomic",
+        ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"))
             .args(args)

@@ -917,6 +917,71 @@ async fn by_may_repeat_an_extra_index_and_legacy_sync_changes_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_queue_and_batch_size_leaves_the_same_indexer() {
+    let cluster = cluster().await;
+    let pods = cluster.objects("pods");
+    let queues: [&[&str]; 5] = [
+        &["--fifo", "delta"],
+        &["--fifo", "real"],
+        &["--fifo", "real", "--batch-pop", "16"],
+        &["--fifo", "atomic"],
+        &["--fifo", "atomic", "--batch-pop", "4"],
+    ];
+    // A listing of values and the objects under some of them, from a paged list.
+    let (spec, values) = ("labels", ["app=web", "tier=back"]);
+    let expected_rows = expected_listing(&pods, spec);
+    let expected_keys = expected_matches(&pods, spec, &values);
+    let mut answers: BTreeSet<(String, String)> = BTreeSet::new();
+    for queue in queues {
+        let mut listing = vec!["index", "pods", "-A", "--by", spec, "--page-size", "7"];
+        listing.extend(["-o", "json"]);
+        listing.extend(queue);
+        let out = cluster.run(&listing).await;
+        assert_ok(&out);
+        let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(json_rows(&doc), expected_rows, "{queue:?}");
+
+        let mut objects = vec!["index", "pods", "-A", "--by", spec, "-o", "json"];
+        for v in values {
+            objects.extend(["--value", v]);
+        }
+        objects.extend(queue);
+        let out2 = cluster.run(&objects).await;
+        assert_ok(&out2);
+        let doc: Value = serde_json::from_str(&stdout(&out2)).unwrap();
+        let keys: Vec<String> = doc["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(key_of)
+            .collect();
+        assert_eq!(keys, expected_keys, "{queue:?}");
+        answers.insert((stdout(&out), stdout(&out2)));
+    }
+    assert_eq!(answers.len(), 1, "the same bytes whatever the queue");
+
+    // A streaming list through the atomic queue: one ReplacedAll from the initial events.
+    cluster.server.set_watch_list_supported(true);
+    let out = cluster
+        .run(&[
+            "index",
+            "pods",
+            "-A",
+            "--by",
+            spec,
+            "-o",
+            "json",
+            "--watch-list",
+            "--fifo",
+            "atomic",
+        ])
+        .await;
+    assert_ok(&out);
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json_rows(&doc), expected_rows);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streaming_list_fills_the_cache_without_a_plain_watch() {
     let cluster = cluster().await;
     let pods = cluster.objects("pods");

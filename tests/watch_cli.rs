@@ -120,6 +120,7 @@ async fn until_synced_prints_the_initial_list_then_exits_0() {
     assert_eq!(
         order,
         [
+            "informer-start",
             "list-start",
             "list-page",
             "list-done",
@@ -130,6 +131,9 @@ async fn until_synced_prints_the_initial_list_then_exits_0() {
         ],
         "{events:?}"
     );
+    // The first line says which queue runs: the classic DeltaFIFO unless --fifo says otherwise.
+    assert_eq!(lines[0]["queue"], "delta");
+    assert_eq!(lines[0]["batchPop"], 1);
 
     let expected: Vec<String> = server
         .objects("configmaps")

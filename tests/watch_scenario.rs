@@ -9,6 +9,11 @@
 //! waits for the output of the previous one, so the batches are always the same. A second, short
 //! scenario shows a resync.
 //!
+//! The main scenario runs through each queue (`--fifo`, docs/queues.md), each with its own golden
+//! files: the DeltaFIFO coalesces a's updates and finds b's deletion after listing a; the
+//! RealFIFO pops every update on its own and queues b's tombstone before a's `Replaced`; the
+//! atomic RealFIFO pops each list as one `ReplacedAll`.
+//!
 //! Normalised: times, durations and watch timeouts (random). `watch-start` lines are moved to the
 //! end: a watch opens while the consumer pops the list's batches, so where its line falls among
 //! them races with the consumer. Everything else is in output order.
@@ -35,6 +40,7 @@ struct Markers {
     batch: fn(&str, &str, &str) -> bool,
     watch_closed: &'static str,
     tombstone: &'static str,
+    replaced_all: &'static str,
 }
 
 const JSONL: Markers = Markers {
@@ -46,6 +52,7 @@ const JSONL: Markers = Markers {
     },
     watch_closed: r#""event":"watch-end""#,
     tombstone: r#""tombstone":true"#,
+    replaced_all: r#""type":"ReplacedAll""#,
 };
 
 const TIMELINE: Markers = Markers {
@@ -53,29 +60,67 @@ const TIMELINE: Markers = Markers {
     batch: |line, key, type_| line.contains(&format!(" {key} ")) && line.contains(type_),
     watch_closed: "── watch closed:",
     tombstone: "Deleted(tombstone)",
+    replaced_all: " ReplacedAll ",
 };
+
+/// The queue a scenario runs through (`--fifo`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fifo {
+    Delta,
+    Real,
+    Atomic,
+}
+
+impl Fifo {
+    fn name(self) -> &'static str {
+        match self {
+            Fifo::Delta => "delta",
+            Fifo::Real => "real",
+            Fifo::Atomic => "atomic",
+        }
+    }
+
+    /// The golden file of `output` (`jsonl`, `timeline`) through this queue.
+    fn golden(self, output: &str) -> String {
+        match self {
+            Fifo::Delta => format!("watch_scenario.{output}.txt"),
+            other => format!("watch_scenario.{}.{output}.txt", other.name()),
+        }
+    }
+
+    /// Whether `line` is the last batch of the relist, after which nothing more comes.
+    fn relist_done(self, m: &Markers, line: &str) -> bool {
+        match self {
+            // Tombstones after the listed objects.
+            Fifo::Delta => line.contains(m.tombstone),
+            // Tombstones first, then one Replaced per listed object (only a).
+            Fifo::Real => (m.batch)(line, "default/a", "Replaced"),
+            Fifo::Atomic => line.contains(m.replaced_all),
+        }
+    }
+}
 
 struct Run {
     stdout: String,
     stderr: String,
 }
 
-/// The main scenario with `-o output`, on a blocking thread with its own runtime, so that tests
-/// on any runtime can share its result.
-fn scenario(output: &'static str, markers: &'static Markers) -> Run {
+/// The main scenario with `-o output` through `fifo`, on a blocking thread with its own runtime,
+/// so that tests on any runtime can share its result.
+fn scenario(output: &'static str, markers: &'static Markers, fifo: Fifo) -> Run {
     std::thread::spawn(move || {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .unwrap()
-            .block_on(scenario_on_server(output, markers))
+            .block_on(scenario_on_server(output, markers, fifo))
     })
     .join()
     .unwrap()
 }
 
-async fn scenario_on_server(output: &str, m: &Markers) -> Run {
+async fn scenario_on_server(output: &str, m: &Markers, fifo: Fifo) -> Run {
     let server = FakeApiServer::start().await;
     server.create("configmaps", pinned("a", "1"));
     server.create("configmaps", pinned("b", "1"));
@@ -90,6 +135,8 @@ async fn scenario_on_server(output: &str, m: &Markers) -> Run {
         "meta",
         "--handler-delay",
         "1500ms",
+        "--fifo",
+        fifo.name(),
     ];
     let mut bin = Running::spawn(&kubeconfig, &args);
     let step = |bin: &mut Running, what: &str, until: &dyn Fn(&str) -> bool| {
@@ -97,8 +144,8 @@ async fn scenario_on_server(output: &str, m: &Markers) -> Run {
     };
 
     step(&mut bin, "synced", &|l| l.contains(m.synced));
-    // The handler sleeps 1.5 s after b's batch: these queue meanwhile, a's two updates in one
-    // batch behind c's.
+    // The handler sleeps 1.5 s after the last initial batch: these queue meanwhile, a's two
+    // updates (in one batch, in a DeltaFIFO) behind c's.
     server.create("configmaps", pinned("c", "1"));
     server.update("configmaps", pinned("a", "2"));
     server.update("configmaps", pinned("a", "3"));
@@ -121,7 +168,9 @@ async fn scenario_on_server(output: &str, m: &Markers) -> Run {
     });
     server.delete("configmaps", "default", "b");
     server.compact();
-    step(&mut bin, "the tombstone", &|l| l.contains(m.tombstone));
+    step(&mut bin, "the relist's last batch", &|l| {
+        fifo.relist_done(m, l)
+    });
 
     let ended = tokio::task::block_in_place(|| bin.interrupt());
     assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
@@ -133,7 +182,7 @@ async fn scenario_on_server(output: &str, m: &Markers) -> Run {
 
 fn scenario_jsonl() -> &'static Run {
     static RUN: OnceLock<Run> = OnceLock::new();
-    RUN.get_or_init(|| scenario("jsonl", &JSONL))
+    RUN.get_or_init(|| scenario("jsonl", &JSONL, Fifo::Delta))
 }
 
 /// Replaces what differs between runs.
@@ -266,7 +315,7 @@ async fn the_jsonl_stream_of_the_scenario_matches_the_golden_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_timeline_of_the_scenario_matches_the_golden_file() {
-    let run = tokio::task::spawn_blocking(|| scenario("timeline", &TIMELINE))
+    let run = tokio::task::spawn_blocking(|| scenario("timeline", &TIMELINE, Fifo::Delta))
         .await
         .unwrap();
     assert!(!run.stdout.contains('\x1b'), "NO_COLOR: no control codes");
@@ -313,6 +362,120 @@ async fn ctrl_c_prints_the_summary_of_the_scenario() {
         "{summary}"
     );
     assert!(!summary.contains("error"), "{summary}");
+}
+
+fn scenario_real_jsonl() -> &'static Run {
+    static RUN: OnceLock<Run> = OnceLock::new();
+    RUN.get_or_init(|| scenario("jsonl", &JSONL, Fifo::Real))
+}
+
+fn scenario_atomic_jsonl() -> &'static Run {
+    static RUN: OnceLock<Run> = OnceLock::new();
+    RUN.get_or_init(|| scenario("jsonl", &JSONL, Fifo::Atomic))
+}
+
+/// Each batch as `key: Type Type…` (`*` for no key), the tombstones marked, in output order.
+fn batch_summaries(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["kind"] == "batch")
+        .map(|b| {
+            let types: Vec<String> = b["deltas"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| {
+                    let mut t = d["type"].as_str().unwrap().to_owned();
+                    if d["tombstone"] == true {
+                        t.push_str("(tombstone)");
+                    }
+                    if let Some(n) = d["objects"].as_u64() {
+                        t.push_str(&format!("[{n}]"));
+                    }
+                    t
+                })
+                .collect();
+            format!("{}: {}", b["key"].as_str().unwrap_or("*"), types.join(" "))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_a_real_fifo_every_delta_is_its_own_batch_and_tombstones_come_first() {
+    let run = tokio::task::spawn_blocking(scenario_real_jsonl)
+        .await
+        .unwrap();
+    golden(&Fifo::Real.golden("jsonl"), &normalised_jsonl(&run.stdout));
+    // The same server changes as the DeltaFIFO scenario: a's updates are not merged although
+    // the handler was busy, and the relist's tombstone for b precedes its Replaced a.
+    assert_eq!(
+        batch_summaries(&run.stdout),
+        [
+            "default/a: Replaced",
+            "default/b: Replaced",
+            "default/c: Added",
+            "default/a: Updated",
+            "default/a: Updated",
+            "default/c: Deleted",
+            "default/b: Deleted(tombstone)",
+            "default/a: Replaced",
+        ]
+    );
+    let summary = &run.stderr;
+    for (label, value) in [
+        ("Updated", "2"),
+        ("Deleted", "2"),
+        ("Replaced", "3"),
+        ("of which tombstones", "1"),
+        ("batches", "8"),
+        ("deltas per batch (mean / max)", "1.00 / 1"),
+        ("coalesced deltas", "0"),
+    ] {
+        assert_eq!(summary_row(summary, label), [value], "{label}\n{summary}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_the_atomic_queue_each_list_is_one_replaced_all() {
+    let run = tokio::task::spawn_blocking(scenario_atomic_jsonl)
+        .await
+        .unwrap();
+    golden(
+        &Fifo::Atomic.golden("jsonl"),
+        &normalised_jsonl(&run.stdout),
+    );
+    // No tombstone is queued: the consumer works b's deletion out from its cache.
+    assert_eq!(
+        batch_summaries(&run.stdout),
+        [
+            "*: ReplacedAll[2]",
+            "default/c: Added",
+            "default/a: Updated",
+            "default/a: Updated",
+            "default/c: Deleted",
+            "*: ReplacedAll[1]",
+        ]
+    );
+    let summary = &run.stderr;
+    for (label, value) in [
+        ("ReplacedAll", "2"),
+        ("Replaced", "0"),
+        ("of which tombstones", "0"),
+        ("batches", "6"),
+    ] {
+        assert_eq!(summary_row(summary, label), [value], "{label}\n{summary}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_timelines_through_the_real_and_atomic_queues_match_their_golden_files() {
+    for fifo in [Fifo::Real, Fifo::Atomic] {
+        let run = tokio::task::spawn_blocking(move || scenario("timeline", &TIMELINE, fifo))
+            .await
+            .unwrap();
+        golden(&fifo.golden("timeline"), &normalised_timeline(&run.stdout));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -374,7 +537,8 @@ mod schema {
     #[serde(rename_all = "camelCase", deny_unknown_fields)]
     pub struct Batch {
         pub seq: u64,
-        pub key: String,
+        /// `null` for a batch of several keys (`--batch-pop`) or a whole-list delta.
+        pub key: Option<String>,
         pub initial: bool,
         pub queue_depth: u64,
         pub wait_ms: f64,
@@ -388,6 +552,9 @@ mod schema {
         Deleted,
         Replaced,
         Sync,
+        ReplacedAll,
+        SyncAll,
+        Bookmark,
     }
 
     #[derive(Debug, Deserialize)]
@@ -395,9 +562,15 @@ mod schema {
     pub struct Delta {
         #[serde(rename = "type")]
         pub type_: DeltaType,
+        /// `null` for a whole-list delta.
+        pub key: Option<String>,
         pub tombstone: bool,
         pub resource_version: Option<String>,
-        /// Absent with `--object none`; `null` for a tombstone without a last known state.
+        /// Whole-list deltas only.
+        #[serde(default)]
+        pub objects: Option<u64>,
+        /// Absent with `--object none` and for whole-list deltas; `null` for a tombstone without
+        /// a last known state.
         #[serde(default, deserialize_with = "present")]
         pub object: Option<Value>,
     }
@@ -415,6 +588,10 @@ mod schema {
         deny_unknown_fields
     )]
     pub enum Event {
+        InformerStart {
+            queue: Queue,
+            batch_pop: u32,
+        },
         ListStart {
             resource_version: String,
         },
@@ -481,6 +658,14 @@ mod schema {
 
     #[derive(Debug, Deserialize, PartialEq, Eq)]
     #[serde(rename_all = "kebab-case")]
+    pub enum Queue {
+        Delta,
+        Real,
+        Atomic,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq, Eq)]
+    #[serde(rename_all = "kebab-case")]
     pub enum WatchEndReason {
         Closed,
         Broken,
@@ -527,7 +712,22 @@ fn check_schema(stdout: &str, object_present: bool) -> Vec<schema::Line> {
                         serde_json::from_value(rest).unwrap_or_else(|e| fail(&e.to_string()));
                     assert!(batch.seq >= 1 && batch.wait_ms >= 0.0 && !batch.deltas.is_empty());
                     for delta in &batch.deltas {
-                        assert_eq!(delta.object.is_some(), object_present, "{line}");
+                        let whole_list = matches!(
+                            delta.type_,
+                            schema::DeltaType::ReplacedAll
+                                | schema::DeltaType::SyncAll
+                                | schema::DeltaType::Bookmark
+                        );
+                        // Whole-list deltas count their objects instead of carrying them.
+                        assert_eq!(delta.objects.is_some(), whole_list, "{line}");
+                        assert_eq!(delta.key.is_none(), whole_list, "{line}");
+                        assert!(!(whole_list && delta.object.is_some()), "{line}");
+                        if !whole_list {
+                            assert_eq!(delta.object.is_some(), object_present, "{line}");
+                        }
+                        if let Some(key) = &batch.key {
+                            assert_eq!(delta.key.as_ref(), Some(key), "{line}");
+                        }
                     }
                     schema::Line::Batch(batch)
                 }
@@ -578,7 +778,7 @@ async fn every_jsonl_line_follows_schema_v1() {
     assert_eq!(tombstones[0].type_, schema::DeltaType::Deleted);
 
     // The rest of the events: a streaming list the 1.28 server refuses, bookmarks, resyncs and
-    // consistency checks.
+    // consistency checks; through the atomic queue, for its whole-list deltas.
     let server = FakeApiServer::start().await;
     server.create("configmaps", pinned("a", "1"));
     server.set_bookmark_interval(std::time::Duration::from_millis(200));
@@ -596,16 +796,34 @@ async fn every_jsonl_line_follows_schema_v1() {
         "300ms",
         "--verify-every",
         "300ms",
+        "--fifo",
+        "atomic",
     ];
     let mut bin = Running::spawn(&kubeconfig, &args);
     tokio::task::block_in_place(|| {
         for event in ["watch-list-fallback", "bookmark", "resync", "drift"] {
             bin.read_until(event, |l| l.contains(&format!(r#""event":"{event}""#)));
         }
+        for type_ in ["SyncAll", "Bookmark"] {
+            bin.read_until(type_, |l| l.contains(&format!(r#""type":"{type_}""#)));
+        }
     });
     let ended = tokio::task::block_in_place(|| bin.interrupt());
     assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
     let more = check_schema(&ended.stdout, false);
+    let whole_list: std::collections::BTreeSet<String> = more
+        .iter()
+        .filter_map(|l| match l {
+            schema::Line::Batch(b) => Some(&b.deltas),
+            _ => None,
+        })
+        .flatten()
+        .map(|d| format!("{:?}", d.type_))
+        .collect();
+    assert_eq!(
+        whole_list.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["Bookmark", "ReplacedAll", "SyncAll"]
+    );
 
     // And the error a Reflector stops with.
     server.inject(Fault::status(403).on(Verb::List));
@@ -621,6 +839,7 @@ async fn every_jsonl_line_follows_schema_v1() {
         "Bookmark",
         "Drift",
         "Error",
+        "InformerStart",
         "ListDone",
         "ListPage",
         "ListStart",

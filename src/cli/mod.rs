@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use kubectl_deltas::cache::QueueKind;
 
 pub mod exit;
 
@@ -199,6 +200,8 @@ pub struct InformerArgs {
     #[arg(long, value_enum, default_value_t = FifoKind::Delta)]
     pub fifo: FifoKind,
     /// With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go's PopBatch.
+    ///
+    /// A DeltaFIFO pop is always one key's deltas, so N > 1 with `--fifo delta` is a usage error.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub batch_pop: u32,
 }
@@ -212,6 +215,16 @@ pub enum FifoKind {
     Real,
     /// RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36).
     Atomic,
+}
+
+impl From<FifoKind> for QueueKind {
+    fn from(kind: FifoKind) -> Self {
+        match kind {
+            FifoKind::Delta => QueueKind::Delta,
+            FifoKind::Real => QueueKind::Real,
+            FifoKind::Atomic => QueueKind::Atomic,
+        }
+    }
 }
 
 /// How the Reflector lists and watches, as client-go's (issue #3).

@@ -16,17 +16,16 @@ use kubectl_deltas::query::{Matches, ValueListing};
 use kubectl_deltas::render::index::{IndexFormat, IndexRenderer, write_keys};
 
 use super::informer::{
-    index_specs, indexer_with, lister_watcher, reflector_config, reflector_failure_while,
+    QueueChoice, index_specs, indexer_with, lister_watcher, reflector_config,
+    reflector_failure_while,
 };
 use super::{one_shot, target};
 use crate::cli::exit::{Exit, Failure, WithExit};
-use crate::cli::{FifoKind, IndexArgs, IndexOutput};
+use crate::cli::{IndexArgs, IndexOutput};
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
-    if args.informer.fifo != FifoKind::Delta {
-        bail!("--fifo real|atomic is not implemented yet (issue #8)");
-    }
+    let queue = QueueChoice::from_args(&args.informer)?;
     if args.replay.is_some() {
         bail!(
             "`index --replay` is not implemented yet (issue #6); \
@@ -42,17 +41,18 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let (indexer, scope) = runtime.block_on(from_cluster(&args, &spec, resource))?;
+    let (indexer, scope) = runtime.block_on(from_cluster(&args, &spec, queue, resource))?;
     // The Reflector and consumer are done; nothing else runs while answering.
     drop(runtime);
     answer(&indexer, &spec, &scope, &args)
 }
 
-/// Lists `resource` into a fresh Indexer with the `--index` indices and `--by`'s; returns it with
-/// the words that name what was listed (`pods in namespace "default"`).
+/// Lists `resource` through `queue` into a fresh Indexer with the `--index` indices and `--by`'s;
+/// returns it with the words that name what was listed (`pods in namespace "default"`).
 async fn from_cluster(
     args: &IndexArgs,
     spec: &IndexSpec,
+    queue: QueueChoice,
     resource: &str,
 ) -> anyhow::Result<(Arc<Indexer<Object>>, String)> {
     // `--by` may repeat an `--index`: one index serves both.
@@ -66,7 +66,7 @@ async fn from_cluster(
         lister_watcher(&target, &args.access, None),
         reflector_config(&args.reflector, &args.informer),
         indexer.clone(),
-        args.informer.legacy_sync,
+        queue,
         |error| reflector_failure_while("listing", error, &target),
     )
     .await?;

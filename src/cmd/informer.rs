@@ -1,8 +1,13 @@
 //! What every informer-running command shares: flags → indices, Reflector configuration and the
 //! kube ListerWatcher, and how a Reflector failure maps to an exit code.
 
+use std::sync::Arc;
+
+use anyhow::anyhow;
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{IndexSpec, Indexer, ReflectorConfig, ReflectorError};
+use kubectl_deltas::cache::{
+    IndexSpec, Indexer, Queue, QueueKind, ReflectorConfig, ReflectorError,
+};
 use kubectl_deltas::source::KubeListerWatcher;
 
 use super::target::Target;
@@ -19,6 +24,57 @@ pub fn index_specs(informer: &InformerArgs) -> anyhow::Result<Vec<IndexSpec>> {
         }
     }
     Ok(specs)
+}
+
+/// The queue between each Reflector and its Indexer (`--fifo`, `--legacy-sync`) and how the
+/// consumer pops it (`--batch-pop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueChoice {
+    /// Which queue.
+    pub kind: QueueKind,
+    /// Most deltas one pop takes; always 1 for the DeltaFIFO.
+    pub batch_pop: usize,
+    /// `replace` queues `Sync` instead of `Replaced` (before client-go 1.19).
+    pub legacy_sync: bool,
+}
+
+impl QueueChoice {
+    /// From the flags. `--batch-pop N` with N > 1 and a DeltaFIFO is a usage error rather than a
+    /// flag silently ignored: a DeltaFIFO pop is always one key's Deltas, and a user asking for
+    /// PopBatch must not believe they see it.
+    pub fn from_args(informer: &InformerArgs) -> anyhow::Result<Self> {
+        let kind = QueueKind::from(informer.fifo);
+        let batch_pop = usize::try_from(informer.batch_pop).unwrap_or(usize::MAX);
+        if kind == QueueKind::Delta && batch_pop > 1 {
+            return Err(anyhow!(
+                "--batch-pop {batch_pop} needs --fifo real or --fifo atomic: a DeltaFIFO pop is \
+                 always one key's Deltas (client-go's PopBatch belongs to the RealFIFO)"
+            ))
+            .exit_with(Exit::Usage);
+        }
+        Ok(QueueChoice {
+            kind,
+            batch_pop,
+            legacy_sync: informer.legacy_sync,
+        })
+    }
+
+    /// A new queue of this kind in front of `indexer` (its known objects; the atomic queue takes
+    /// none).
+    pub fn build(&self, indexer: Arc<Indexer<Object>>) -> Arc<dyn Queue<Object>> {
+        self.kind.build(indexer, !self.legacy_sync)
+    }
+}
+
+impl Default for QueueChoice {
+    /// The classic DeltaFIFO, one key per pop, `Replaced` deltas.
+    fn default() -> Self {
+        QueueChoice {
+            kind: QueueKind::Delta,
+            batch_pop: 1,
+            legacy_sync: false,
+        }
+    }
 }
 
 /// An Indexer with the given indices.

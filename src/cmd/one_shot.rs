@@ -1,10 +1,11 @@
 //! A one-shot informer run, for commands that answer from the cache and exit: the same Reflector,
-//! DeltaFIFO and consumer as `watch` (list → `replace` → pop through `process_deltas` into the
-//! Indexer), stopped as soon as the cache has synced.
+//! queue (`--fifo`) and consumer as `watch` (list → `replace` → pop through `process_deltas` into
+//! the Indexer), stopped as soon as the cache has synced. Whatever the queue, the Indexer ends up
+//! with the listed objects (docs/queues.md).
 //!
 //! No watch is opened: [`ListOnly`] hands the Reflector a watch that never starts, so the cache
 //! holds exactly the listed state, whatever changes while the consumer drains the queue. The
-//! Reflector asking for that watch is also the sign that its list is in the FIFO, which is how an
+//! Reflector asking for that watch is also the sign that its list is in the queue, which is how an
 //! empty list (no batch to pop) is noticed.
 //!
 //! Generic over the [`ListerWatcher`], so a recording can feed it as well as a cluster.
@@ -16,7 +17,7 @@ use anyhow::Context as _;
 use futures_util::StreamExt as _;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
-    Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent,
+    Controller, Indexer, Queue, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent,
     ReflectorEventKind, ReflectorObserver,
 };
 use kubectl_deltas::source::{
@@ -25,22 +26,20 @@ use kubectl_deltas::source::{
 };
 use tokio::sync::Notify;
 
-/// Runs `lister_watcher` through a Reflector and a DeltaFIFO into `indexer` until the cache has
-/// synced, then stops everything. Transient failures are retried as `watch` retries them (each
+use super::informer::QueueChoice;
+
+/// Runs `lister_watcher` through a Reflector and the chosen queue into `indexer` until the cache
+/// has synced, then stops everything. Transient failures are retried as `watch` retries them (each
 /// retry is noted on stderr); a failure the Reflector gives up on goes through `failure`.
 pub async fn sync<L: ListerWatcher>(
     lister_watcher: L,
     config: ReflectorConfig,
     indexer: Arc<Indexer<Object>>,
-    legacy_sync: bool,
+    queue: QueueChoice,
     failure: impl FnOnce(ReflectorError) -> anyhow::Error,
 ) -> anyhow::Result<()> {
-    let fifo = Arc::new(
-        DeltaFifo::new()
-            .known_objects(indexer.clone())
-            .emit_delta_type_replaced(!legacy_sync),
-    );
-    // Woken when the list is in the FIFO and when the consumer has popped its last batch.
+    let fifo = queue.build(indexer.clone());
+    // Woken when the list is in the queue and when the consumer has popped its last batch.
     let progress = Arc::new(Notify::new());
     let lister_watcher = ListOnly {
         inner: lister_watcher,
@@ -49,7 +48,7 @@ pub async fn sync<L: ListerWatcher>(
     let reflector = Reflector::new(lister_watcher, fifo.clone(), config).observer(RetryNotes);
 
     let consumer = {
-        let controller = Controller::new(fifo.clone(), indexer);
+        let controller = Controller::new(fifo.clone(), indexer).batch_pop(queue.batch_pop);
         let progress = progress.clone();
         std::thread::Builder::new()
             .name("consumer".into())
@@ -73,8 +72,8 @@ pub async fn sync<L: ListerWatcher>(
     result.map_err(failure)
 }
 
-/// Pops batches into the indexer until the initial list is all in, or the FIFO is closed.
-fn drain(mut controller: Controller<Object>, progress: &Notify) {
+/// Pops batches into the indexer until the initial list is all in, or the queue is closed.
+fn drain(mut controller: Controller<Object, dyn Queue<Object>>, progress: &Notify) {
     while controller.process_next().is_some() {
         if controller.fifo().has_synced() {
             progress.notify_one();
@@ -88,7 +87,7 @@ fn drain(mut controller: Controller<Object>, progress: &Notify) {
 /// (`sendInitialEvents`) goes through, closed right after its initial events.
 pub struct ListOnly<L> {
     inner: L,
-    /// Notified when the Reflector asks for a plain watch, that is once its list is in the FIFO.
+    /// Notified when the Reflector asks for a plain watch, that is once its list is in the queue.
     listed: Arc<Notify>,
 }
 

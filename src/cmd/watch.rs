@@ -8,12 +8,9 @@ use super::informer::{lister_watcher, reflector_config, reflector_failure};
 use super::pipeline::{Pipeline, PipelineError, Settings, Source, View};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
-use crate::cli::{FifoKind, GlobalArgs, WatchArgs};
+use crate::cli::{GlobalArgs, WatchArgs};
 
 pub fn run(args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    if args.informer.fifo != FifoKind::Delta {
-        bail!("--fifo real|atomic is not implemented yet (issue #8)");
-    }
     let names = resource_names(&args.resources).exit_with(Exit::Usage)?;
     // Every flag is checked before the cluster is contacted.
     let view = View::from_args(&args.view, global)?;

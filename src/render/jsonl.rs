@@ -1,5 +1,6 @@
 //! JSON lines, schema v1 (docs/jsonl.md): one object per line, flushed per line, for scripts.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::time::Duration;
 
@@ -7,9 +8,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::object::{ObjectMode, ObjectView};
-use super::{BatchView, Event, EventView, Renderer, millis, rfc3339_micros};
+use super::{
+    BatchView, Event, EventView, Renderer, delta_resource_version, millis, rfc3339_micros,
+    whole_list_objects,
+};
 use crate::cache::reflector::{RelistCause, WatchEndReason};
-use crate::cache::{Delta, ReflectorEventKind};
+use crate::cache::{Batch, Delta, QueueKind, ReflectorEventKind};
 use crate::object::Object;
 
 /// Writes batches and reflector events as JSON lines.
@@ -43,8 +47,15 @@ pub(crate) struct BatchRecord<'a> {
 struct DeltaRecord<'a> {
     #[serde(rename = "type")]
     type_: &'static str,
+    /// The delta's own key; `null` for a whole-list delta.
+    key: Option<Cow<'a, str>>,
     tombstone: bool,
     resource_version: Option<&'a str>,
+    /// Whole-list deltas only: how many objects they concern.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    objects: Option<usize>,
+    /// Absent with `--object none` and for whole-list deltas (their objects are counted, not
+    /// repeated: a relist of 50,000 objects would be one line of hundreds of megabytes).
     #[serde(skip_serializing_if = "Option::is_none")]
     object: Option<Option<ObjectView<'a>>>,
 }
@@ -64,25 +75,38 @@ impl<'a> BatchRecord<'a> {
             deltas: batch
                 .deltas
                 .iter()
-                .map(|d| DeltaRecord::new(d, mode, show_secret_data))
+                .map(|d| DeltaRecord::new(batch, d, mode, show_secret_data))
                 .collect(),
         }
     }
 }
 
 impl<'a> DeltaRecord<'a> {
-    fn new(delta: &'a Delta<Object>, mode: ObjectMode, show_secret_data: bool) -> Self {
-        let obj = delta.object.object();
-        let object = match (mode, obj) {
-            (ObjectMode::None, _) => None,
+    fn new(
+        batch: &'a Batch<Object>,
+        delta: &'a Delta<Object>,
+        mode: ObjectMode,
+        show_secret_data: bool,
+    ) -> Self {
+        let objects = whole_list_objects(batch, delta);
+        let key = match (objects, batch.key.as_deref()) {
+            (Some(_), _) => None,
+            // Every delta of a keyed batch has the batch's key.
+            (None, Some(key)) => Some(Cow::Borrowed(key)),
+            (None, None) => delta.key().map(Cow::Owned),
+        };
+        let object = match (mode, objects, delta.object.object()) {
+            (ObjectMode::None, ..) | (_, Some(_), _) => None,
             // A tombstone without a last known state has a null object, not an absent one.
-            (_, None) => Some(None),
-            (mode, Some(obj)) => Some(ObjectView::new(obj, mode, show_secret_data)),
+            (_, None, None) => Some(None),
+            (mode, None, Some(obj)) => Some(ObjectView::new(obj, mode, show_secret_data)),
         };
         DeltaRecord {
             type_: delta.type_.as_str(),
+            key,
             tombstone: delta.object.is_tombstone(),
-            resource_version: obj.and_then(|o| o.metadata.resource_version.as_deref()),
+            resource_version: delta_resource_version(delta),
+            objects,
             object,
         }
     }
@@ -141,6 +165,7 @@ pub(crate) struct EventLine<'a> {
 /// The reflector line of an event.
 pub(crate) fn event_line<'a>(view: &EventView<'a>) -> EventLine<'a> {
     let (event, fields) = match view.event {
+        Event::InformerStarted { queue, batch_pop } => informer_fields(queue, batch_pop),
         Event::Reflector(kind) => reflector_fields(kind),
         Event::Synced { batches, after } => synced_fields(batches, after),
     };
@@ -151,6 +176,16 @@ pub(crate) fn event_line<'a>(view: &EventView<'a>) -> EventLine<'a> {
         event,
         fields,
     }
+}
+
+fn informer_fields(
+    queue: QueueKind,
+    batch_pop: usize,
+) -> (&'static str, serde_json::Map<String, Value>) {
+    let mut fields = serde_json::Map::new();
+    fields.insert("queue".into(), queue.as_str().into());
+    fields.insert("batchPop".into(), batch_pop.into());
+    ("informer-start", fields)
 }
 
 fn synced_fields(batches: u64, after: Duration) -> (&'static str, serde_json::Map<String, Value>) {
@@ -267,11 +302,12 @@ mod tests {
     use std::sync::Arc;
 
     use kube::api::ApiResource;
+    use serde_json::json;
 
     use std::time::SystemTime;
 
     use super::*;
-    use crate::cache::{Batch, Controller, DeltaFifo, Indexer};
+    use crate::cache::{Batch, Controller, DeltaFifo, Indexer, Queue, RealFifo};
 
     fn cm(name: &str, rv: &str) -> Arc<Object> {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
@@ -331,6 +367,106 @@ mod tests {
         assert_eq!(tombstone["type"], "Deleted");
         assert_eq!(tombstone["tombstone"], true);
         assert_eq!(tombstone["resourceVersion"], "5");
+    }
+
+    fn lines(out: JsonLines<Vec<u8>>) -> Vec<Value> {
+        String::from_utf8(out.into_inner())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn whole_list_deltas_have_no_key_and_count_their_objects() {
+        let indexer = Arc::new(Indexer::new());
+        let queue = Arc::new(RealFifo::atomic());
+        queue.replace(vec![cm("a", "1"), cm("b", "2")], "2");
+        queue.bookmark("7");
+        queue.resync();
+        let mut controller = Controller::new(queue.clone(), indexer);
+        // Even with whole objects asked for: a relist is counted, not repeated.
+        let mut out = JsonLines::new(Vec::new(), ObjectMode::Full, false);
+        while let Some(batch) = controller.try_process_next() {
+            write(&mut out, &batch);
+        }
+        let lines = lines(out);
+        let summary: Vec<(&str, &Value, &Value)> = lines
+            .iter()
+            .map(|l| {
+                assert_eq!(l["key"], Value::Null, "{l}");
+                let delta = &l["deltas"][0];
+                assert_eq!(delta["key"], Value::Null, "{l}");
+                assert!(delta.get("object").is_none(), "{l}");
+                assert_eq!(delta["tombstone"], false, "{l}");
+                (
+                    delta["type"].as_str().unwrap(),
+                    &delta["objects"],
+                    &delta["resourceVersion"],
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("ReplacedAll", &json!(2), &json!("2")),
+                ("Bookmark", &json!(0), &json!("7")),
+                // What the resync re-delivered: the whole cache.
+                ("SyncAll", &json!(2), &Value::Null),
+            ]
+        );
+        assert_eq!(lines[0]["initial"], true);
+        assert_eq!(lines[1]["initial"], false);
+    }
+
+    #[test]
+    fn each_delta_of_a_batch_of_several_keys_has_its_own_key() {
+        let indexer = Arc::new(Indexer::new());
+        let queue = Arc::new(RealFifo::new(indexer.clone()));
+        queue.add(cm("a", "1"));
+        queue.add(cm("b", "2"));
+        queue.update(cm("a", "3"));
+        let mut controller = Controller::new(queue.clone(), indexer).batch_pop(5);
+        let mut out = JsonLines::new(Vec::new(), ObjectMode::None, false);
+        while let Some(batch) = controller.try_process_next() {
+            write(&mut out, &batch);
+        }
+        let lines = lines(out);
+        let keys: Vec<(Value, Vec<&Value>)> = lines
+            .iter()
+            .map(|l| {
+                let deltas = l["deltas"].as_array().unwrap();
+                (l["key"].clone(), deltas.iter().map(|d| &d["key"]).collect())
+            })
+            .collect();
+        // A batch stops before a key it already has.
+        assert_eq!(
+            keys,
+            [
+                (Value::Null, vec![&json!("default/a"), &json!("default/b")]),
+                (json!("default/a"), vec![&json!("default/a")]),
+            ]
+        );
+        assert!(lines[0]["deltas"][0].get("objects").is_none());
+    }
+
+    #[test]
+    fn the_informer_line_names_the_queue_and_its_pops() {
+        let mut out = JsonLines::new(Vec::new(), ObjectMode::Full, false);
+        out.event(&EventView {
+            resource: "pods",
+            time: SystemTime::UNIX_EPOCH,
+            event: Event::InformerStarted {
+                queue: QueueKind::Real,
+                batch_pop: 4,
+            },
+        })
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(out.into_inner()).unwrap(),
+            "{\"kind\":\"reflector\",\"time\":\"1970-01-01T00:00:00.000000Z\",\"resource\":\"pods\",\
+             \"event\":\"informer-start\",\"batchPop\":4,\"queue\":\"real\"}\n"
+        );
     }
 
     #[test]

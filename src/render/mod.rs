@@ -12,7 +12,7 @@
 use std::io;
 use std::time::{Duration, SystemTime};
 
-use crate::cache::{Batch, ReflectorEventKind};
+use crate::cache::{Batch, Delta, DeltaObject, DeltaType, QueueKind, ReflectorEventKind};
 use crate::object::Object;
 
 pub mod changes;
@@ -43,6 +43,14 @@ pub struct BatchView<'a> {
 /// Something that happened to an informer besides a batch.
 #[derive(Debug, Clone, Copy)]
 pub enum Event<'a> {
+    /// The informer starts: which queue it runs and how its consumer pops it. Each resource's
+    /// first event.
+    InformerStarted {
+        /// The queue between its Reflector and its Indexer.
+        queue: QueueKind,
+        /// Most deltas one pop takes (`--batch-pop`); 1 for the DeltaFIFO.
+        batch_pop: usize,
+    },
     /// A step of the Reflector.
     Reflector(&'a ReflectorEventKind),
     /// The cache first held the whole initial list (client-go's `HasSynced`).
@@ -73,6 +81,28 @@ pub trait Renderer: Send {
     /// Writes one event; a renderer may leave some out (the timeline shows bookmarks only when
     /// verbose, documents show batches only).
     fn event(&mut self, event: &EventView<'_>) -> io::Result<()>;
+}
+
+/// The resourceVersion a delta carries: its object's, or the list's or bookmark's for a whole-list
+/// delta; `None` for a tombstone without a last known state and for a `SyncAll`.
+pub(crate) fn delta_resource_version(delta: &Delta<Object>) -> Option<&str> {
+    match &delta.object {
+        DeltaObject::List(info) => Some(info.resource_version.as_str()).filter(|rv| !rv.is_empty()),
+        object => object
+            .object()
+            .and_then(|o| o.metadata.resource_version.as_deref()),
+    }
+}
+
+/// How many objects a whole-list delta concerns, `None` for a per-object delta: the objects a
+/// `ReplacedAll` listed, the objects a `SyncAll` re-delivered (the cache's size at the pop, told by
+/// the batch's handler calls: a whole-list delta is always popped alone), none for a `Bookmark`.
+pub(crate) fn whole_list_objects(batch: &Batch<Object>, delta: &Delta<Object>) -> Option<usize> {
+    match (delta.type_, &delta.object) {
+        (DeltaType::SyncAll, DeltaObject::List(_)) => Some(batch.notifications.len()),
+        (_, DeltaObject::List(info)) => Some(info.objects.len()),
+        _ => None,
+    }
 }
 
 /// Milliseconds with microsecond precision, as JSON outputs carry durations.

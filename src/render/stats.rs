@@ -3,13 +3,14 @@
 
 use std::time::{Duration, SystemTime};
 
+use super::delta_resource_version;
 use crate::cache::{Batch, DeltaType, FifoStats, ReflectorEventKind};
 use crate::object::Object;
 
 /// Counters of one informer (one resource).
 #[derive(Debug, Clone, Default)]
 pub struct InformerStats {
-    /// Deltas popped, by [`DeltaType::index`].
+    /// Deltas popped, by [`DeltaType::index`] (a whole-list delta counts once).
     pub deltas: [u64; DeltaType::ALL.len()],
     /// `DeletedFinalStateUnknown` deltas among them.
     pub tombstones: u64,
@@ -19,11 +20,12 @@ pub struct InformerStats {
     pub max_batch_len: usize,
     /// How long keys waited in the queue.
     pub waits: WaitHistogram,
-    /// Keys queued now, as last reported by the queue.
+    /// Entries queued now, as last reported by the queue: keys for a DeltaFIFO, deltas for a
+    /// RealFIFO.
     pub queue_len: usize,
-    /// The most keys ever queued at once.
+    /// The most entries ever queued at once.
     pub max_queue_len: usize,
-    /// Deltas appended to keys that were already queued.
+    /// Deltas appended to keys that were already queued (a DeltaFIFO's; a RealFIFO merges none).
     pub coalesced: u64,
     /// Times the Reflector decided to list again (each `relist` event).
     pub relists: u64,
@@ -33,7 +35,7 @@ pub struct InformerStats {
     pub bookmarks: u64,
     /// When the cache first held the whole initial list.
     pub synced: Option<Synced>,
-    /// The newest resourceVersion seen (list, bookmark or popped object).
+    /// The newest resourceVersion seen (list, bookmark, popped object or whole-list delta).
     pub resource_version: Option<String>,
     /// When the open watch started; `None` while no watch is open.
     pub watch_since: Option<SystemTime>,
@@ -74,12 +76,7 @@ impl InformerStats {
         }
         self.waits.record(batch.waited());
         self.queue_len = batch.queue_len;
-        if let Some(rv) = batch
-            .deltas
-            .newest()
-            .and_then(|d| d.object.object())
-            .and_then(|o| o.metadata.resource_version.as_deref())
-        {
+        if let Some(rv) = batch.deltas.newest().and_then(delta_resource_version) {
             self.set_resource_version(rv);
         }
     }
@@ -315,7 +312,7 @@ mod tests {
 
     use super::*;
     use crate::cache::reflector::RelistCause;
-    use crate::cache::{Controller, DeltaFifo, Indexer};
+    use crate::cache::{Controller, DeltaFifo, Indexer, Queue};
 
     fn cm(name: &str, rv: &str) -> Arc<Object> {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
@@ -380,6 +377,25 @@ mod tests {
         assert_eq!(stats.waits.count(), 2);
         // The newest object of the last batch popped: the tombstone's.
         assert_eq!(stats.resource_version.as_deref(), Some("1"));
+    }
+
+    #[test]
+    fn whole_list_deltas_count_once_and_carry_the_resource_version() {
+        let indexer = Arc::new(Indexer::new());
+        let queue = Arc::new(crate::cache::RealFifo::atomic());
+        queue.replace(vec![cm("a", "10"), cm("b", "11")], "12");
+        let mut stats = InformerStats::default();
+        let mut controller = Controller::new(queue.clone(), indexer);
+        let batch = controller.try_process_next().unwrap();
+        stats.record_batch(&batch);
+        assert_eq!(stats.count(DeltaType::ReplacedAll), 1);
+        assert_eq!(stats.total_deltas(), 1);
+        assert_eq!(stats.resource_version.as_deref(), Some("12"));
+        // A resync carries no resourceVersion: the last one stays.
+        queue.resync();
+        stats.record_batch(&controller.try_process_next().unwrap());
+        assert_eq!(stats.count(DeltaType::SyncAll), 1);
+        assert_eq!(stats.resource_version.as_deref(), Some("12"));
     }
 
     #[test]

@@ -33,6 +33,10 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
         cells
     };
     for type_ in DeltaType::ALL {
+        // Only an atomic queue makes whole-list deltas: rows of zeros would be noise elsewhere.
+        if type_.is_whole_list() && columns.iter().all(|(_, s)| s.count(type_) == 0) {
+            continue;
+        }
         table.add_row(row(type_.as_str(), &|s| s.count(type_).to_string()));
     }
     table.add_row(row("  of which tombstones", &|s| s.tombstones.to_string()));
@@ -119,6 +123,38 @@ mod tests {
         assert!(synced.contains("20.0ms (4 batches)"), "{text}");
         assert!(synced.contains("not synced"), "{text}");
         assert!(!text.contains('\x1b'));
+    }
+
+    #[test]
+    fn whole_list_rows_only_when_a_queue_made_such_deltas() {
+        let per_object = stats(3, Some(5));
+        let text = summary_table(&[("pods", &per_object)]);
+        for type_ in ["ReplacedAll", "SyncAll", "Bookmark"] {
+            assert!(!text.contains(type_), "{text}");
+        }
+        let mut atomic = stats(0, Some(5));
+        atomic.deltas[DeltaType::ReplacedAll.index()] = 2;
+        atomic.deltas[DeltaType::Bookmark.index()] = 4;
+        let text = summary_table(&[("pods", &per_object), ("configmaps", &atomic)]);
+        let cells = |label: &str| -> Vec<String> {
+            let line = text
+                .lines()
+                .find(|l| l.contains(&format!(" {label} ")))
+                .unwrap_or_else(|| panic!("no {label} row in\n{text}"));
+            line.split('┆')
+                .map(|c| {
+                    c.trim_matches(|c: char| c == '│' || c.is_whitespace())
+                        .to_owned()
+                })
+                .collect()
+        };
+        assert_eq!(
+            cells("ReplacedAll"),
+            ["ReplacedAll", "0", "2", "2"],
+            "{text}"
+        );
+        assert_eq!(cells("Bookmark"), ["Bookmark", "0", "4", "4"], "{text}");
+        assert!(!text.contains("SyncAll"), "{text}");
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! Column widths only grow, so rows line up once the widest values have been seen, and the same
 //! input always gives the same text. Without colour the output has no control codes at all.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::time::{Duration, SystemTime};
@@ -25,9 +26,13 @@ use owo_colors::{OwoColorize, Style};
 use serde_json::Value;
 
 use super::changes::{self, Change};
-use super::{BatchView, Event, EventView, Renderer, is_secret};
+use super::{
+    BatchView, Event, EventView, Renderer, delta_resource_version, is_secret, whole_list_objects,
+};
 use crate::cache::reflector::RelistCause;
-use crate::cache::{Batch, DeltaType, Notification, ReflectorEventKind};
+use crate::cache::{
+    Batch, Delta, DeltaType, Notification, QueueKind, ReflectorEventKind, object_key,
+};
 use crate::object::Object;
 
 /// How the timeline looks.
@@ -178,8 +183,77 @@ impl<W: Write> Timeline<W> {
     }
 }
 
-impl<W: Write + Send> Renderer for Timeline<W> {
-    fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
+/// One timeline row: a whole batch, or one delta of a batch of several keys.
+struct Row<'a> {
+    key: Cow<'a, str>,
+    deltas: &'a [Delta<Object>],
+    /// The handler calls these deltas made, in order.
+    notifications: Vec<&'a Notification<Object>>,
+    /// How long the batch waited; on its first row only.
+    wait: Option<Duration>,
+    /// The count of a whole-list delta.
+    whole_list: Option<usize>,
+}
+
+/// The rows of a batch: one, except for a RealFIFO batch of several keys (`--batch-pop`), which
+/// gets a row per delta, each with its own key and change summary. A whole-list delta is always
+/// popped alone, so its row is the batch's; its key column is `*`.
+fn rows(batch: &Batch<Object>) -> Vec<Row<'_>> {
+    let deltas = batch.deltas.as_slice();
+    if batch.key.is_some() || deltas.len() == 1 {
+        let key = match (&batch.key, deltas.first().and_then(Delta::key)) {
+            (Some(key), _) => Cow::Borrowed(&**key),
+            (None, Some(key)) => Cow::Owned(key),
+            (None, None) => Cow::Borrowed("*"),
+        };
+        return vec![Row {
+            key,
+            deltas,
+            notifications: batch.notifications.iter().collect(),
+            wait: Some(batch.waited()),
+            whole_list: deltas
+                .first()
+                .and_then(|delta| whole_list_objects(batch, delta)),
+        }];
+    }
+    // Each key appears once in such a batch: a delta's handler call is the one about its key.
+    let keyed: Vec<(String, &Notification<Object>)> = batch
+        .notifications
+        .iter()
+        .map(|n| (notification_key(n), n))
+        .collect();
+    deltas
+        .iter()
+        .enumerate()
+        .map(|(i, delta)| {
+            let key = delta.key().unwrap_or_else(|| "*".to_owned());
+            let notifications = keyed
+                .iter()
+                .filter(|(k, _)| *k == key)
+                .map(|(_, n)| *n)
+                .collect();
+            Row {
+                key: Cow::Owned(key),
+                deltas: std::slice::from_ref(delta),
+                notifications,
+                wait: (i == 0).then(|| batch.waited()),
+                whole_list: whole_list_objects(batch, delta),
+            }
+        })
+        .collect()
+}
+
+fn notification_key(notification: &Notification<Object>) -> String {
+    match notification {
+        Notification::Add { obj, .. } | Notification::Update { new: obj, .. } => {
+            object_key(obj.as_ref())
+        }
+        Notification::Delete { obj } => obj.key(),
+    }
+}
+
+impl<W: Write> Timeline<W> {
+    fn row(&mut self, view: &BatchView<'_>, row: &Row<'_>) -> io::Result<()> {
         let batch = view.batch;
         self.line.clear();
         self.time(view.time);
@@ -194,12 +268,13 @@ impl<W: Write + Send> Renderer for Timeline<W> {
             self.cell(view.resource, self.widths.resource, Style::new());
         }
 
-        // Only a RealFIFO batch of several keys or a whole-list delta has no single key.
-        let key = batch.key.as_deref().unwrap_or("*");
-        grow(&mut self.widths.key, key.chars().count().min(MAX_KEY_WIDTH));
-        self.cell(key, self.widths.key, Palette::key());
+        grow(
+            &mut self.widths.key,
+            row.key.chars().count().min(MAX_KEY_WIDTH),
+        );
+        self.cell(&row.key, self.widths.key, Palette::key());
 
-        let runs = type_runs(batch);
+        let runs = type_runs(row.deltas);
         let types_len: usize = runs.iter().map(|(t, _)| t.chars().count()).sum::<usize>()
             + runs.len().saturating_sub(1);
         grow(&mut self.widths.types, types_len);
@@ -212,17 +287,16 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         pad(&mut self.line, self.widths.types - types_len);
         self.line.push_str("  ");
 
-        let newest = batch.deltas.newest().and_then(|d| d.object.object());
+        let newest_delta = row.deltas.last();
+        let newest = newest_delta.and_then(|d| d.object.object());
         let rv = format!(
             "rv {}",
-            newest
-                .and_then(|o| o.metadata.resource_version.as_deref())
-                .unwrap_or("-")
+            newest_delta.and_then(delta_resource_version).unwrap_or("-")
         );
         grow(&mut self.widths.rv, rv.chars().count());
         self.cell(&rv, self.widths.rv, Style::new());
 
-        let wait = human_duration(batch.waited());
+        let wait = row.wait.map(human_duration).unwrap_or_default();
         grow(&mut self.widths.wait, wait.chars().count());
         pad(&mut self.line, self.widths.wait - wait.chars().count());
         self.cell(&wait, 0, Style::new());
@@ -247,7 +321,14 @@ impl<W: Write + Send> Renderer for Timeline<W> {
             self.cell(&owner, self.widths.owner, Style::new());
         }
 
-        if let Some(changes) = batch_changes(batch, self.options.show_secret_data) {
+        if let (Some(objects), Some(delta)) = (row.whole_list, newest_delta) {
+            self.line.push_str(&whole_list_summary(
+                delta.type_,
+                objects,
+                &row.notifications,
+            ));
+        } else if let Some(changes) = row_changes(&row.notifications, self.options.show_secret_data)
+        {
             let max = if self.options.wide {
                 usize::MAX
             } else {
@@ -258,10 +339,22 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         }
         self.flush_line()
     }
+}
+
+impl<W: Write + Send> Renderer for Timeline<W> {
+    fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
+        for row in rows(view.batch) {
+            self.row(view, &row)?;
+        }
+        Ok(())
+    }
 
     fn event(&mut self, view: &EventView<'_>) -> io::Result<()> {
         let verbose = self.options.verbose;
         let (text, style) = match view.event {
+            Event::InformerStarted { queue, batch_pop } => {
+                (informer_started(queue, batch_pop), Palette::dim())
+            }
             Event::Synced { batches, after } => (
                 format!(
                     "synced: HasSynced after {batches} batch{}, {}",
@@ -415,10 +508,73 @@ fn describe(kind: &ReflectorEventKind, verbose: bool) -> Option<(String, Style)>
     Some((text, dim))
 }
 
+/// The row that opens each informer: `queue: RealFIFO (InOrderInformers), one delta per pop`.
+fn informer_started(queue: QueueKind, batch_pop: usize) -> String {
+    let (name, pop) = match queue {
+        QueueKind::Delta => ("DeltaFIFO", "one key".to_owned()),
+        QueueKind::Real => ("RealFIFO (InOrderInformers)", deltas_per_pop(batch_pop)),
+        QueueKind::Atomic => ("RealFIFO, atomic (AtomicFIFO)", deltas_per_pop(batch_pop)),
+    };
+    format!("queue: {name}, {pop} per pop")
+}
+
+fn deltas_per_pop(batch_pop: usize) -> String {
+    match batch_pop {
+        0 | 1 => "one delta".to_owned(),
+        n => format!("up to {n} deltas"),
+    }
+}
+
+/// What a whole-list delta did: `3 objects listed: 1 added, 1 updated, 1 unchanged, 1 deleted
+/// (tombstone)` for a `ReplacedAll` (from its handler calls; `unchanged` are updates to the same
+/// resourceVersion), `2 objects re-delivered` for a `SyncAll`, nothing for a `Bookmark`.
+fn whole_list_summary(
+    type_: DeltaType,
+    objects: usize,
+    notifications: &[&Notification<Object>],
+) -> String {
+    let count = format!("{objects} object{}", plural_s(objects as u64));
+    match type_ {
+        DeltaType::SyncAll => format!("{count} re-delivered"),
+        DeltaType::ReplacedAll => {
+            let (mut added, mut updated, mut unchanged, mut deleted) = (0, 0, 0, 0u64);
+            for notification in notifications {
+                match notification {
+                    Notification::Add { .. } => added += 1,
+                    Notification::Update { old, new }
+                        if old.metadata.resource_version == new.metadata.resource_version =>
+                    {
+                        unchanged += 1;
+                    }
+                    Notification::Update { .. } => updated += 1,
+                    Notification::Delete { .. } => deleted += 1,
+                }
+            }
+            let tombstones = format!("deleted (tombstone{})", plural_s(deleted));
+            let parts: Vec<String> = [
+                (added, "added"),
+                (updated, "updated"),
+                (unchanged, "unchanged"),
+                (deleted, tombstones.as_str()),
+            ]
+            .into_iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
+            if parts.is_empty() {
+                format!("{count} listed")
+            } else {
+                format!("{count} listed: {}", parts.join(", "))
+            }
+        }
+        _ => String::new(),
+    }
+}
+
 /// The delta types oldest→newest, consecutive repeats collapsed (`Updated×3`).
-fn type_runs(batch: &Batch<Object>) -> Vec<(String, Style)> {
+fn type_runs(deltas: &[Delta<Object>]) -> Vec<(String, Style)> {
     let mut runs: Vec<(DeltaType, bool, usize)> = Vec::new();
-    for delta in &batch.deltas {
+    for delta in deltas {
         let tombstone = delta.object.is_tombstone();
         match runs.last_mut() {
             Some((t, ts, n)) if *t == delta.type_ && *ts == tombstone => *n += 1,
@@ -444,11 +600,14 @@ fn type_runs(batch: &Batch<Object>) -> Vec<(String, Style)> {
         .collect()
 }
 
-/// What the batch's updates changed: from the state before its first update to the state after
-/// its last one. `None` when nothing in the batch updated an object already in the cache (adds,
-/// deletions, the initial list).
-fn batch_changes(batch: &Batch<Object>, show_secret_data: bool) -> Option<Vec<Change>> {
-    let mut updates = batch.notifications.iter().filter_map(|n| match n {
+/// What a row's updates changed: from the state before its first update to the state after its
+/// last one (all of one key). `None` when nothing in the row updated an object already in the
+/// cache (adds, deletions, the initial list).
+fn row_changes(
+    notifications: &[&Notification<Object>],
+    show_secret_data: bool,
+) -> Option<Vec<Change>> {
+    let mut updates = notifications.iter().filter_map(|n| match n {
         Notification::Update { old, new } => Some((old, new)),
         _ => None,
     });

@@ -5,7 +5,7 @@ use kube::api::ApiResource;
 use serde_json::json;
 
 use super::*;
-use crate::cache::{Controller, DeltaFifo, Indexer};
+use crate::cache::{Controller, DeltaFifo, Indexer, Queue, RealFifo};
 
 fn pod(name: &str, rv: &str, phase: &str) -> Arc<Object> {
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
@@ -31,8 +31,18 @@ fn render(
     indexer: &Arc<Indexer<Object>>,
     options: TimelineOptions,
 ) -> String {
+    render_popping(fifo, indexer, options, 1)
+}
+
+/// Renders every batch any queue holds, popping up to `batch_pop` deltas at a time.
+fn render_popping<Q: Queue<Object> + ?Sized>(
+    fifo: &Arc<Q>,
+    indexer: &Arc<Indexer<Object>>,
+    options: TimelineOptions,
+    batch_pop: usize,
+) -> String {
     let mut timeline = Timeline::new(Vec::new(), options);
-    let mut controller = Controller::new(fifo.clone(), indexer.clone());
+    let mut controller = Controller::new(fifo.clone(), indexer.clone()).batch_pop(batch_pop);
     while let Some(batch) = controller.try_process_next() {
         let view = BatchView {
             resource: "pods",
@@ -268,6 +278,103 @@ fn events_are_separator_rows_and_bookmarks_need_verbose() {
         ..options()
     });
     assert!(verbose.contains("── pods: bookmark rv 1010\n"), "{verbose}");
+}
+
+/// Rows with runs of spaces (column padding) collapsed to one, and waits blanked.
+fn squeezed(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|line| {
+            line.split_whitespace()
+                .map(|t| {
+                    if t.ends_with("µs") || t.ends_with("ms") {
+                        "<wait>"
+                    } else {
+                        t
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn whole_list_deltas_are_one_row_each_with_their_object_count() {
+    let indexer = Arc::new(Indexer::new());
+    let queue = Arc::new(RealFifo::atomic());
+    queue.replace(
+        vec![pod("a", "1", "Pending"), pod("b", "2", "Pending")],
+        "2",
+    );
+    queue.bookmark("5");
+    // b was deleted and c created during a watch gap; a did not change.
+    queue.replace(
+        vec![pod("a", "1", "Pending"), pod("c", "4", "Pending")],
+        "6",
+    );
+    queue.resync();
+    let text = render_popping(&queue, &indexer, options(), 1);
+    assert_eq!(
+        squeezed(&text),
+        [
+            "22:13:20.250 #1 * ReplacedAll rv 2 <wait> initial 2 objects listed: 2 added",
+            "22:13:20.250 #2 * Bookmark rv 5 <wait>",
+            "22:13:20.250 #3 * ReplacedAll rv 6 <wait> 2 objects listed: 1 added, 1 unchanged, 1 deleted (tombstone)",
+            "22:13:20.250 #4 * SyncAll rv - <wait> 2 objects re-delivered",
+        ],
+        "{text}"
+    );
+}
+
+#[test]
+fn a_batch_of_several_keys_is_a_row_per_delta_with_its_own_changes() {
+    let indexer = Arc::new(Indexer::new());
+    let queue = Arc::new(RealFifo::new(indexer.clone()));
+    queue.replace(
+        vec![pod("a", "1", "Pending"), pod("b", "2", "Pending")],
+        "2",
+    );
+    queue.update(pod("a", "3", "Running"));
+    queue.add(pod("c", "4", "Pending"));
+    queue.delete(pod("b", "5", "Pending").into());
+    let text = render_popping(&queue, &indexer, options(), 3);
+    // Rows of one pop share its number; the wait is the batch's, on its first row.
+    assert_eq!(
+        squeezed(&text),
+        [
+            "22:13:20.250 #1 default/a Replaced rv 1 <wait> initial",
+            "22:13:20.250 #1 default/b Replaced rv 2 initial",
+            "22:13:20.250 #2 default/a Updated rv 3 <wait> status.phase Pending→Running",
+            "22:13:20.250 #2 default/c Added rv 4",
+            "22:13:20.250 #2 default/b Deleted rv 5",
+        ],
+        "{text}"
+    );
+}
+
+#[test]
+fn the_informer_row_names_the_queue_and_its_pops() {
+    let mut timeline = Timeline::new(Vec::new(), options());
+    for (queue, batch_pop) in [
+        (QueueKind::Delta, 1),
+        (QueueKind::Real, 1),
+        (QueueKind::Atomic, 10),
+    ] {
+        timeline
+            .event(&EventView {
+                resource: "pods",
+                time: SystemTime::UNIX_EPOCH + T0,
+                event: Event::InformerStarted { queue, batch_pop },
+            })
+            .unwrap();
+    }
+    let text = String::from_utf8(timeline.into_inner()).unwrap();
+    assert_eq!(
+        text,
+        "22:13:20.250  ── queue: DeltaFIFO, one key per pop\n\
+         22:13:20.250  ── queue: RealFIFO (InOrderInformers), one delta per pop\n\
+         22:13:20.250  ── queue: RealFIFO, atomic (AtomicFIFO), up to 10 deltas per pop\n"
+    );
 }
 
 #[test]

@@ -1,24 +1,26 @@
 //! One resource's consumer thread: client-go's `processLoop`. It pops a batch (applying it to the
 //! Indexer under the queue's lock, as `processDeltas` does), hands it to the output, sleeps
 //! `--handler-delay`, and pops the next, so a batch is always written before the next pop.
+//!
+//! A pop is one key's Deltas for a DeltaFIFO; for a RealFIFO one delta, or up to `--batch-pop`
+//! consecutive ones (client-go's `PopBatch`).
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
-use kubectl_deltas::cache::{
-    Batch, DeltaFifo, Indexer, Notification, PopError, ProcessError, process_deltas,
-};
+use kubectl_deltas::cache::{Batch, Indexer, Notification, Queue, process_deltas};
 
 use super::idle::Idle;
 use super::output::Output;
 
 pub(super) struct Consumer {
     pub(super) index: usize,
-    pub(super) fifo: Arc<DeltaFifo<Object>>,
+    pub(super) fifo: Arc<dyn Queue<Object>>,
+    /// Most deltas one pop takes (`--batch-pop`; the DeltaFIFO ignores it).
+    pub(super) batch_pop: usize,
     pub(super) indexer: Arc<Indexer<Object>>,
     pub(super) output: Arc<Output>,
     pub(super) idle: Idle,
@@ -34,29 +36,29 @@ impl Consumer {
         let stop = self.output.stop.clone();
         // After a stop nothing more is popped; the batch in hand is finished first.
         while !stop.requested() {
-            let popped = self.fifo.pop(|deltas, is_in_initial_list| {
-                // Under the queue's lock: whoever sees the queue empty also sees this batch busy.
-                self.idle.begin();
-                let seq = self.popped.fetch_add(1, Ordering::SeqCst) + 1;
-                let mut notifications: Vec<Notification<Object>> = Vec::with_capacity(deltas.len());
-                process_deltas(
-                    &mut notifications,
-                    &self.indexer,
-                    deltas,
-                    is_in_initial_list,
-                );
-                Ok::<_, ProcessError<Infallible>>((seq, notifications))
-            });
-            let popped = match popped {
-                Ok(popped) => popped,
-                Err(PopError::Closed) => return,
-                Err(PopError::Process(never)) => match never {},
-            };
+            let mut seq = 0;
+            let mut notifications: Vec<Notification<Object>> = Vec::new();
+            let popped = self
+                .fifo
+                .pop_batch(self.batch_pop, &mut |deltas, is_in_initial_list| {
+                    // Under the queue's lock: whoever sees the queue empty also sees this batch
+                    // busy.
+                    self.idle.begin();
+                    seq = self.popped.fetch_add(1, Ordering::SeqCst) + 1;
+                    notifications.reserve(deltas.len());
+                    process_deltas(
+                        &mut notifications,
+                        &self.indexer,
+                        deltas,
+                        is_in_initial_list,
+                    );
+                });
+            // The queue is closed and drained.
+            let Some(popped) = popped else { return };
             let time = self.clock.wall();
-            let (seq, notifications) = popped.output;
             let batch = Batch {
                 seq,
-                key: Some(popped.key),
+                key: popped.key,
                 deltas: popped.deltas,
                 notifications,
                 is_in_initial_list: popped.is_in_initial_list,

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::DeltaFifo;
+use kubectl_deltas::cache::Queue;
 use tokio::sync::Notify;
 
 /// A cheap, cloneable handle on the consumers' progress. The pipeline is idle when every queue is
@@ -28,7 +28,7 @@ struct Inner {
     busy: AtomicUsize,
     /// Set when the pipeline stops: nothing will become idle after that.
     stopped: AtomicBool,
-    fifos: Mutex<Vec<Arc<DeltaFifo<Object>>>>,
+    fifos: Mutex<Vec<Arc<dyn Queue<Object>>>>,
     /// Signalled when a consumer finishes a batch, and on stop.
     changed: Notify,
 }
@@ -78,7 +78,7 @@ impl Idle {
         }
     }
 
-    pub(super) fn attach(&self, fifos: Vec<Arc<DeltaFifo<Object>>>) {
+    pub(super) fn attach(&self, fifos: Vec<Arc<dyn Queue<Object>>>) {
         *self.inner.fifos.lock().unwrap_or_else(|e| e.into_inner()) = fifos;
     }
 

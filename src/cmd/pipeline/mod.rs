@@ -1,12 +1,16 @@
-//! The informer pipeline that `watch` (and `replay`) run: for each resource a Reflector, a
-//! DeltaFIFO and an Indexer, like a shared informer factory, with one consumer thread per
-//! resource, all writing to one renderer in pop order.
+//! The informer pipeline that `watch` (and `replay`) run: for each resource a Reflector, a queue
+//! (`--fifo`: DeltaFIFO, RealFIFO or atomic RealFIFO, see docs/queues.md) and an Indexer, like a
+//! shared informer factory, with one consumer thread per resource, all writing to one renderer in
+//! pop order.
 //!
 //! ```text
-//!  Source (ListerWatcher) ─▶ Reflector task ─▶ DeltaFifo ─pop─▶ consumer thread ─┐
-//!  Source (ListerWatcher) ─▶ Reflector task ─▶ DeltaFifo ─pop─▶ consumer thread ─┼─▶ Output ─▶ renderer
-//!                                 └──── reflector events (observer) ─────────────┘    (one mutex)
+//!  Source (ListerWatcher) ─▶ Reflector task ─▶ Queue ─pop─▶ consumer thread ─┐
+//!  Source (ListerWatcher) ─▶ Reflector task ─▶ Queue ─pop─▶ consumer thread ─┼─▶ Output ─▶ renderer
+//!                                 └──── reflector events (observer) ─────────┘    (one mutex)
 //! ```
+//!
+//! Before anything is listed, each resource's first line says which queue it runs
+//! (`informer-start`).
 //!
 //! The pipeline is generic over where objects come from ([`ListerWatcher`]) and over time
 //! ([`Clock`]): a live cluster with tokio time for `watch`, a recording with a virtual clock for
@@ -23,14 +27,15 @@
 //! ## When stdout is slower than the watch
 //! Nothing is buffered between the queue and stdout: a consumer writes (and flushes) its batch,
 //! sleeps `--handler-delay` if asked, and only then pops again. While it writes, the Reflector
-//! keeps queueing: changes to a key that is already queued coalesce into that key's Deltas, so the
-//! queue holds at most one entry per key and memory stays bounded by the number of objects, not
-//! by the rate of changes. A slow reader (or a slow handler) therefore shows as a growing queue
-//! depth and coalesced deltas in the status footer and the summary, and as batches carrying
-//! several deltas, never as lost or reordered output. client-go applies backpressure through the
-//! queue's lock instead (its handler runs under it); here the Reflector is never blocked by the
-//! renderer, except for the moment it writes one of its own event rows. Reflector events are
-//! written when they happen and are few, so they are not queued.
+//! keeps queueing. In a DeltaFIFO, changes to a key that is already queued coalesce into that
+//! key's Deltas, so the queue holds at most one entry per key and memory stays bounded by the
+//! number of objects, not by the rate of changes. A slow reader (or a slow handler) therefore
+//! shows as a growing queue depth and coalesced deltas in the status footer and the summary, and
+//! as batches carrying several deltas, never as lost or reordered output. A RealFIFO merges
+//! nothing: its queue grows by one entry per change, as client-go's does. client-go applies
+//! backpressure through the queue's lock instead (its handler runs under it); here the Reflector
+//! is never blocked by the renderer, except for the moment it writes one of its own event rows.
+//! Reflector events are written when they happen and are few, so they are not queued.
 //!
 //! ## Ending
 //! Ctrl-C, the `shutdown` future, `--until-synced` and `--max-batches` end the session normally:
@@ -53,7 +58,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
-use kubectl_deltas::cache::{DeltaFifo, IndexSpec, Reflector, ReflectorConfig, ReflectorError};
+use kubectl_deltas::cache::{IndexSpec, Queue, Reflector, ReflectorConfig, ReflectorError};
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::source::ListerWatcher;
 use tokio::sync::watch;
@@ -64,7 +69,7 @@ pub use view::View;
 use consumer::Consumer;
 use output::{Observer, Output, Stop};
 
-use super::informer::{index_specs, indexer_with};
+use super::informer::{QueueChoice, index_specs, indexer_with};
 use crate::cli::InformerArgs;
 
 /// Where one resource's objects come from, and its name in the output.
@@ -84,8 +89,8 @@ pub struct Settings {
     /// How each Reflector lists and watches. Its `resync` period is run by the pipeline (see the
     /// module documentation).
     pub reflector: ReflectorConfig,
-    /// `replace` queues `Sync` instead of `Replaced` (before client-go 1.19).
-    pub legacy_sync: bool,
+    /// The queue of each informer and how it is popped.
+    pub queue: QueueChoice,
     /// Indices every Indexer gets.
     pub indices: Vec<IndexSpec>,
 }
@@ -100,7 +105,7 @@ impl Settings {
         Ok(Settings {
             view,
             reflector,
-            legacy_sync: informer.legacy_sync,
+            queue: QueueChoice::from_args(informer)?,
             indices: index_specs(informer)?,
         })
     }
@@ -208,7 +213,7 @@ impl Pipeline {
         let Settings {
             view,
             mut reflector,
-            legacy_sync,
+            queue,
             indices,
         } = settings;
         let resync = reflector.resync.take();
@@ -232,11 +237,8 @@ impl Pipeline {
         let mut consumers = Vec::new();
         for (index, source) in sources.into_iter().enumerate() {
             let indexer = Arc::new(indexer_with(&indices));
-            let fifo = Arc::new(
-                DeltaFifo::new()
-                    .known_objects(indexer.clone())
-                    .emit_delta_type_replaced(!legacy_sync),
-            );
+            let fifo = queue.build(indexer.clone());
+            output.informer_started(index, queue.kind, queue.batch_pop);
             let (listed_tx, listed_rx) = watch::channel(false);
             reflectors.push(
                 Reflector::new(source.lister_watcher, fifo.clone(), reflector.clone())
@@ -253,6 +255,7 @@ impl Pipeline {
             let consumer = Consumer {
                 index,
                 fifo: fifo.clone(),
+                batch_pop: queue.batch_pop,
                 indexer,
                 output: output.clone(),
                 idle: idle.clone(),
@@ -298,7 +301,7 @@ impl Pipeline {
                 }
                 loop {
                     clock.sleep(period).await;
-                    output.resync(index, &fifo);
+                    output.resync(index, fifo.as_ref());
                 }
             }
         }));
@@ -357,7 +360,7 @@ impl Pipeline {
 
 /// Closes the queues (a consumer blocked in `pop` then returns) and waits for the consumers.
 async fn close_and_join(
-    fifos: &[Arc<DeltaFifo<Object>>],
+    fifos: &[Arc<dyn Queue<Object>>],
     idle: &Idle,
     consumers: Vec<std::thread::JoinHandle<()>>,
 ) -> Result<(), PipelineError> {

@@ -13,7 +13,7 @@ use std::time::{Instant, SystemTime};
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
-    Batch, DeltaFifo, FifoStats, ReflectorEvent, ReflectorEventKind, ReflectorObserver,
+    Batch, FifoStats, Queue, QueueKind, ReflectorEvent, ReflectorEventKind, ReflectorObserver,
 };
 use kubectl_deltas::render::stats::{InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
@@ -203,8 +203,22 @@ impl Output {
         }
     }
 
+    /// Says which queue resource `index` runs and how it is popped: its first line.
+    pub(super) fn informer_started(&self, index: usize, queue: QueueKind, batch_pop: usize) {
+        let mut state = self.lock();
+        if state.closed {
+            return;
+        }
+        let view = EventView {
+            resource: &self.names[index],
+            time: self.clock.wall(),
+            event: Event::InformerStarted { queue, batch_pop },
+        };
+        self.write(&mut state, |r| r.event(&view));
+    }
+
     /// A reflector event of resource `index`.
-    fn event(&self, index: usize, event: &ReflectorEvent, fifo: &DeltaFifo<Object>) {
+    fn event(&self, index: usize, event: &ReflectorEvent, fifo: &dyn Queue<Object>) {
         let mut state = self.lock();
         state.stats[index].record_event(&event.kind, event.at);
         if state.closed {
@@ -217,9 +231,11 @@ impl Output {
         };
         self.write(&mut state, |r| r.event(&view));
         // A first list that finds nothing queues nothing (the cache is empty, so there is not even
-        // a tombstone), and no batch will be popped to notice the sync by.
+        // a tombstone), and no batch will be popped to notice the sync by; except in the atomic
+        // queue, whose empty `ReplacedAll` is popped like any other.
         if let ReflectorEventKind::ListDone { items: 0, .. } = event.kind
             && !state.synced[index]
+            && fifo.kind() != QueueKind::Atomic
             && !fifo.stats().populated
         {
             self.synced(&mut state, index, 0, event.at);
@@ -228,7 +244,7 @@ impl Output {
 
     /// Runs the queue's resync and writes its row, both under the output lock, so the row comes
     /// before any of the Sync batches it queued.
-    pub(super) fn resync(&self, index: usize, fifo: &DeltaFifo<Object>) {
+    pub(super) fn resync(&self, index: usize, fifo: &dyn Queue<Object>) {
         let mut state = self.lock();
         let keys = fifo.resync();
         let event = ReflectorEvent {
@@ -248,7 +264,7 @@ impl Output {
     }
 
     /// Redraws the status bar from the counters and the queues' current lengths.
-    pub(super) fn refresh_status(&self, fifos: &[Arc<DeltaFifo<Object>>]) {
+    pub(super) fn refresh_status(&self, fifos: &[Arc<dyn Queue<Object>>]) {
         let stats = {
             let mut state = self.lock();
             for (stats, fifo) in state.stats.iter_mut().zip(fifos) {
@@ -262,7 +278,7 @@ impl Output {
     }
 
     /// The summary table of the session so far.
-    pub(super) fn summary(&self, fifos: &[Arc<DeltaFifo<Object>>]) -> String {
+    pub(super) fn summary(&self, fifos: &[Arc<dyn Queue<Object>>]) -> String {
         let mut state = self.lock();
         for (stats, fifo) in state.stats.iter_mut().zip(fifos) {
             stats.record_queue(&fifo.stats());
@@ -289,7 +305,7 @@ impl Output {
 pub(super) struct Observer {
     pub(super) output: Arc<Output>,
     pub(super) index: usize,
-    pub(super) fifo: Arc<DeltaFifo<Object>>,
+    pub(super) fifo: Arc<dyn Queue<Object>>,
     /// Set at the first completed list: the resync ticker starts then, as client-go's does.
     pub(super) listed: watch::Sender<bool>,
 }
@@ -299,6 +315,6 @@ impl ReflectorObserver for Observer {
         if matches!(event.kind, ReflectorEventKind::ListDone { .. }) {
             self.listed.send_replace(true);
         }
-        self.output.event(self.index, &event, &self.fifo);
+        self.output.event(self.index, &event, self.fifo.as_ref());
     }
 }

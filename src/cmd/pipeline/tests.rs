@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 
 use super::*;
 use crate::cli::WatchOutput;
+use kubectl_deltas::cache::QueueKind;
 
 /// Lists `objects` at resourceVersion 10, then serves one watch fed by a channel (later watches
 /// never deliver anything). Each event can be held back until the pipeline is idle, as an
@@ -112,7 +113,7 @@ fn settings(view: View) -> Settings {
     Settings {
         view,
         reflector: ReflectorConfig::default(),
-        legacy_sync: false,
+        queue: QueueChoice::default(),
         indices: Vec::new(),
     }
 }
@@ -371,4 +372,108 @@ async fn a_batch_in_the_handler_is_not_idle_and_a_stop_releases_waiters() {
     assert_eq!(task.await.unwrap().unwrap(), Ended::Shutdown);
     waiting.await.unwrap();
     assert!(idle.is_stopped());
+}
+
+fn queue(kind: QueueKind, batch_pop: usize) -> QueueChoice {
+    QueueChoice {
+        kind,
+        batch_pop,
+        ..QueueChoice::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_fifo_hands_a_slow_handler_every_update_on_its_own() {
+    let resource = configmaps();
+    let (source, events) = Scripted::new(resource.clone(), vec![object(&resource, "a", 5)]);
+    let mut view = view();
+    // Without pacing, these updates pile up behind the slow handler; a DeltaFIFO would merge them.
+    view.handler_delay = Some(Duration::from_millis(30));
+    view.max_batches = Some(6);
+    let mut settings = settings(view);
+    settings.queue = queue(QueueKind::Real, 1);
+    let out = Captured::default();
+    let task = run(
+        Pipeline::new(settings),
+        vec![Source {
+            name: "configmaps".into(),
+            lister_watcher: source,
+        }],
+        &out,
+        std::future::pending(),
+    )
+    .await;
+    for rv in 11..=15 {
+        events
+            .send(WatchEvent::Modified(object(&resource, "a", rv)))
+            .unwrap();
+    }
+    assert_eq!(task.await.unwrap().unwrap(), Ended::MaxBatches);
+    let lines = out.lines();
+    assert_eq!(lines[0]["event"], "informer-start");
+    assert_eq!(lines[0]["queue"], "real");
+    let batches = out.batches();
+    let rvs: Vec<Vec<&str>> = batches
+        .iter()
+        .map(|b| {
+            b["deltas"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["resourceVersion"].as_str().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        rvs,
+        [["5"], ["11"], ["12"], ["13"], ["14"], ["15"]],
+        "{lines:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_list_through_the_atomic_queue_syncs_at_its_replaced_all() {
+    let resource = configmaps();
+    let (source, _events) = Scripted::new(resource, Vec::new());
+    let mut view = view();
+    view.until_synced = true;
+    let mut settings = settings(view);
+    settings.queue = queue(QueueKind::Atomic, 1);
+    let out = Captured::default();
+    let task = run(
+        Pipeline::new(settings),
+        vec![Source {
+            name: "configmaps".into(),
+            lister_watcher: source,
+        }],
+        &out,
+        std::future::pending(),
+    )
+    .await;
+    assert_eq!(task.await.unwrap().unwrap(), Ended::UntilSynced);
+    let lines = out.lines();
+    let order: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["event"] != "watch-start")
+        .map(|l| l["event"].as_str().unwrap_or("batch"))
+        .collect();
+    // The empty ReplacedAll is popped like any delta, and the sync comes with it.
+    assert_eq!(
+        order,
+        [
+            "informer-start",
+            "list-start",
+            "list-page",
+            "list-done",
+            "batch",
+            "synced"
+        ],
+        "{lines:#?}"
+    );
+    let batch = &out.batches()[0];
+    assert_eq!(batch["deltas"][0]["type"], "ReplacedAll");
+    assert_eq!(batch["deltas"][0]["objects"], 0);
+    assert_eq!(batch["initial"], true);
+    let synced = lines.iter().find(|l| l["event"] == "synced").unwrap();
+    assert_eq!(synced["batches"], 1);
 }

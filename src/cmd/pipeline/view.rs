@@ -168,13 +168,17 @@ impl FromStr for Query {
 }
 
 impl Query {
-    /// Whether any object of the batch, as delivered or as the cache held it before an update, is
-    /// indexed under the value.
+    /// Whether any object of the batch, as delivered (listed, for a `ReplacedAll`) or as the cache
+    /// held it before an update or a deletion, is indexed under the value.
     pub fn matches(&self, batch: &Batch<Object>) -> bool {
-        let delivered = batch.deltas.iter().filter_map(|d| d.object.object());
+        let delivered = batch.deltas.iter().flat_map(|d| {
+            let listed = d.object.list().into_iter().flat_map(|l| l.objects.iter());
+            d.object.object().into_iter().chain(listed)
+        });
         let previous = batch.notifications.iter().filter_map(|n| match n {
             Notification::Update { old, .. } => Some(old),
-            _ => None,
+            Notification::Delete { obj } => obj.object(),
+            Notification::Add { .. } => None,
         });
         delivered
             .chain(previous)
@@ -189,7 +193,7 @@ mod tests {
     use kube::api::ApiResource;
 
     use super::*;
-    use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer};
+    use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, Queue, RealFifo};
 
     fn pod(name: &str, node: &str) -> Arc<Object> {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
@@ -228,5 +232,22 @@ mod tests {
         assert!(on("node-a").matches(&moved));
         assert!(on("node-b").matches(&moved));
         assert!(!on("node-c").matches(&moved));
+    }
+
+    #[test]
+    fn a_query_matches_a_relist_by_its_listed_or_deleted_objects() {
+        let indexer = Arc::new(Indexer::new());
+        let queue = Arc::new(RealFifo::atomic());
+        let mut controller = Controller::new(queue.clone(), indexer);
+        let on = |node: &str| -> Query { format!("field:spec.nodeName={node}").parse().unwrap() };
+        queue.replace(vec![pod("web-1", "node-a")], "1");
+        let listed = controller.try_process_next().unwrap();
+        assert!(on("node-a").matches(&listed));
+        assert!(!on("node-b").matches(&listed));
+        // web-1 is gone from the next list: its tombstone is what the relist did on node-a.
+        queue.replace(vec![pod("web-2", "node-b")], "2");
+        let relisted = controller.try_process_next().unwrap();
+        assert!(on("node-a").matches(&relisted));
+        assert!(on("node-b").matches(&relisted));
     }
 }
