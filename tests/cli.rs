@@ -34,27 +34,23 @@ fn version_prints_the_crate_version() {
 }
 
 #[test]
-fn an_unimplemented_subcommand_or_output_says_so_and_exits_1() {
+fn an_unimplemented_queue_says_so_and_exits_1() {
     for (args, what) in [
         (
             &["watch", "pods", "--fifo", "real"][..],
             "--fifo real|atomic is not implemented yet (issue #8)",
         ),
         (
-            &["index", "--replay", "rec.jsonl", "--by", "namespace"],
-            "`index --replay` is not implemented yet (issue #6)",
-        ),
-        (
             &["index", "pods", "--by", "namespace", "--fifo", "real"],
             "--fifo real|atomic is not implemented yet (issue #8)",
         ),
         (
-            &["record", "pods"],
-            "`kubectl deltas record` is not implemented yet",
+            &["record", "pods", "--fifo", "atomic"],
+            "--fifo real|atomic is not implemented yet (issue #8)",
         ),
         (
-            &["replay", "rec.jsonl"],
-            "`kubectl deltas replay` is not implemented yet",
+            &["replay", "rec.jsonl", "--fifo", "real"],
+            "--fifo real|atomic is not implemented yet (issue #8)",
         ),
     ] {
         let out = run(args);

@@ -18,7 +18,7 @@ use kubectl_deltas::render::index::{IndexFormat, IndexRenderer, write_keys};
 use super::informer::{
     index_specs, indexer_with, lister_watcher, reflector_config, reflector_failure_while,
 };
-use super::{one_shot, target};
+use super::{one_shot, replay, target};
 use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::{FifoKind, IndexArgs, IndexOutput};
 
@@ -27,50 +27,53 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     if args.informer.fifo != FifoKind::Delta {
         bail!("--fifo real|atomic is not implemented yet (issue #8)");
     }
-    if args.replay.is_some() {
-        bail!(
-            "`index --replay` is not implemented yet (issue #6); \
-             query a cluster with `index RESOURCE --by SPEC` meanwhile"
-        );
+    // `--by` may repeat an `--index`: one index serves both.
+    let mut specs = index_specs(&args.informer)?;
+    if !specs.contains(&spec) {
+        specs.push(spec.clone());
     }
-    let Some(resource) = args.resource.as_deref() else {
-        return Err(anyhow!("a RESOURCE to index is needed (or --replay FILE)"))
-            .exit_with(Exit::Usage);
-    };
+    let indexer = Arc::new(indexer_with(&specs));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let (indexer, scope) = runtime.block_on(from_cluster(&args, &spec, resource))?;
+    let scope = match (&args.replay, args.resource.as_deref()) {
+        (Some(file), _) => runtime.block_on(replay::cache_from_recording(
+            file,
+            indexer.clone(),
+            args.informer.legacy_sync,
+        ))?,
+        (None, Some(resource)) => {
+            runtime.block_on(from_cluster(&args, indexer.clone(), resource))?
+        }
+        (None, None) => {
+            return Err(anyhow!("a RESOURCE to index is needed (or --replay FILE)"))
+                .exit_with(Exit::Usage);
+        }
+    };
     // The Reflector and consumer are done; nothing else runs while answering.
     drop(runtime);
     answer(&indexer, &spec, &scope, &args)
 }
 
-/// Lists `resource` into a fresh Indexer with the `--index` indices and `--by`'s; returns it with
-/// the words that name what was listed (`pods in namespace "default"`).
+/// Lists `resource` into `indexer`; returns the words that name what was listed (`pods in
+/// namespace "default"`).
 async fn from_cluster(
     args: &IndexArgs,
-    spec: &IndexSpec,
+    indexer: Arc<Indexer<Object>>,
     resource: &str,
-) -> anyhow::Result<(Arc<Indexer<Object>>, String)> {
-    // `--by` may repeat an `--index`: one index serves both.
-    let mut specs = index_specs(&args.informer)?;
-    if !specs.contains(spec) {
-        specs.push(spec.clone());
-    }
-    let indexer = Arc::new(indexer_with(&specs));
+) -> anyhow::Result<String> {
     let target = target::resolve(&args.access, resource).await?;
     one_shot::sync(
         lister_watcher(&target, &args.access, None),
         reflector_config(&args.reflector, &args.informer),
-        indexer.clone(),
+        indexer,
         args.informer.legacy_sync,
         |error| reflector_failure_while("listing", error, &target),
     )
     .await?;
-    Ok((indexer, target.describe()))
+    Ok(target.describe())
 }
 
 /// Queries the synced cache and writes the answer.
