@@ -389,12 +389,16 @@ async fn a_replay_at_a_speed_ends_with_the_recording() {
     )
     .await;
     assert_eq!(paced.status.code(), Some(0), "{}", text(&paced.stderr));
+    // Sorted: with a consumer thread popping concurrently, where the `synced` row falls among
+    // the Reflector's rows races, as live.
     let events = |out: &[u8]| -> Vec<String> {
-        json_lines(out)
+        let mut events: Vec<String> = json_lines(out)
             .iter()
             .filter(|l| l["kind"] == "reflector")
             .map(|l| l["event"].as_str().unwrap().to_owned())
-            .collect()
+            .collect();
+        events.sort();
+        events
     };
     // The same Reflector steps; batches may coalesce differently, as live.
     assert_eq!(events(&paced.stdout), events(&instant.stdout));
