@@ -13,11 +13,18 @@
 //!   turn (only run on the 100-per-t file and, with `REPLAY_BENCH_THREAD_1=1`, on the other).
 //!
 //! `REPLAY_BENCH_EVENTS` overrides the number of events, e.g. to profile with fewer.
+//!
+//! `cargo bench --bench replay -- binary` measures the release binary instead, as a user runs
+//! it: `kubectl-deltas replay FILE -o jsonl --object meta -q > /dev/null` on the same two files,
+//! wall time and the child's peak RSS (its own `VmHWM`, sampled every 2 ms while it runs: see
+//! `benches/sync.rs` for why not `getrusage`). Build it first with `cargo build --release`;
+//! `KUBECTL_DELTAS_BIN` points elsewhere.
 
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig};
@@ -181,6 +188,51 @@ async fn replay(path: &Path, consumer: Consumer) -> Figures {
     }
 }
 
+/// The `VmHWM` of a running process, in bytes; `None` once it has exited.
+fn vm_hwm(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// Runs the release binary's replay of `path` into /dev/null; returns its wall time and peak RSS
+/// in bytes.
+fn binary_replay(path: &Path) -> (Duration, u64) {
+    let binary = std::env::var("KUBECTL_DELTAS_BIN").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/kubectl-deltas").into()
+    });
+    let started = Instant::now();
+    let mut child = Command::new(&binary)
+        .arg("replay")
+        .arg(path)
+        .args(["-o", "jsonl", "--object", "meta", "-q"])
+        .stdout(Stdio::from(std::fs::File::create("/dev/null").unwrap()))
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("cannot run {binary} (build it with `cargo build --release`): {e}")
+        });
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Some(hwm) = vm_hwm(child.id()) {
+            peak = peak.max(hwm);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let elapsed = started.elapsed();
+    assert!(
+        child.wait().unwrap().success(),
+        "the replay of {path:?} failed"
+    );
+    (elapsed, peak)
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` runs this with no argument.
     if !std::env::args().any(|a| a == "--bench") {
@@ -188,6 +240,26 @@ fn main() {
     }
     let n = events();
     let dir = tempfile::tempdir().unwrap();
+    if std::env::args().any(|a| a == "binary") {
+        for events_per_t in [1, 100] {
+            let path = dir.path().join(format!("replay-{events_per_t}.jsonl"));
+            generate(&path, n, events_per_t);
+            let size = std::fs::metadata(&path).unwrap().len() as f64 / (1024.0 * 1024.0);
+            for run in 1..=2 {
+                let (elapsed, peak) = binary_replay(&path);
+                println!(
+                    "replay/binary/{events_per_t}_per_t (run {run}): {n} events + a {KEYS}-item \
+                     LIST ({size:.0} MiB), -o jsonl --object meta > /dev/null, in {:.2} s = \
+                     {:.0} events/s; peak RSS {:.0} MiB",
+                    elapsed.as_secs_f64(),
+                    n as f64 / elapsed.as_secs_f64(),
+                    peak as f64 / (1024.0 * 1024.0),
+                );
+            }
+            std::fs::remove_file(&path).unwrap();
+        }
+        return;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -118,8 +118,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-deltas' -ScriptBlock {
             break
         }
         'kubectl-deltas;record' {
-            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Where to write the recording (`-` for stdout)')
-            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Where to write the recording (`-` for stdout)')
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Where to write the recording (`-` for stdout; a name ending in `.gz` is compressed). The timeline goes to stderr')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Where to write the recording (`-` for stdout; a name ending in `.gz` is compressed). The timeline goes to stderr')
             [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'Stop after this long (default: until Ctrl-C)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
@@ -155,7 +155,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-deltas' -ScriptBlock {
             break
         }
         'kubectl-deltas;replay' {
-            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly')
+            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the consumer popping concurrently as live (`--handler-delay` then counts in recorded time)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--object', '--object', [CompletionResultType]::ParameterName, 'How much of each object jsonl, json and yaml carry')

@@ -112,8 +112,8 @@ set edit:completion:arg-completer[kubectl-deltas] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'kubectl-deltas;record'= {
-            cand -f 'Where to write the recording (`-` for stdout)'
-            cand --file 'Where to write the recording (`-` for stdout)'
+            cand -f 'Where to write the recording (`-` for stdout; a name ending in `.gz` is compressed). The timeline goes to stderr'
+            cand --file 'Where to write the recording (`-` for stdout; a name ending in `.gz` is compressed). The timeline goes to stderr'
             cand --duration 'Stop after this long (default: until Ctrl-C)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)'
             cand --context 'The kubeconfig context to use'
@@ -148,7 +148,7 @@ set edit:completion:arg-completer[kubectl-deltas] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'kubectl-deltas;replay'= {
-            cand --speed 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly'
+            cand --speed 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the consumer popping concurrently as live (`--handler-delay` then counts in recorded time)'
             cand -o 'Output format'
             cand --output 'Output format'
             cand --object 'How much of each object jsonl, json and yaml carry'

@@ -117,7 +117,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s f -l file -d 'Where to write the recording (`-` for stdout)' -r -F
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s f -l file -d 'Where to write the recording (`-` for stdout; a name ending in `.gz` is compressed). The timeline goes to stderr' -r -F
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l duration -d 'Stop after this long (default: until Ctrl-C)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l context -d 'The kubeconfig context to use' -r
@@ -148,7 +148,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l speed -d 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l speed -d 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the consumer popping concurrently as live (`--handler-delay` then counts in recorded time)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s o -l output -d 'Output format' -r -f -a "timeline\t'One row per popped batch, for people'
 wide\t'The timeline with uid, generation, owner and every changed path'
 jsonl\t'One JSON object per line, for scripts (docs/jsonl.md)'

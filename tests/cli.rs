@@ -34,33 +34,6 @@ fn version_prints_the_crate_version() {
 }
 
 #[test]
-fn an_unimplemented_subcommand_or_output_says_so_and_exits_1() {
-    for (args, what) in [
-        (
-            &["index", "--replay", "rec.jsonl", "--by", "namespace"][..],
-            "`index --replay` is not implemented yet (issue #6)",
-        ),
-        (
-            &["record", "pods"],
-            "`kubectl deltas record` is not implemented yet",
-        ),
-        (
-            &["replay", "rec.jsonl"],
-            "`kubectl deltas replay` is not implemented yet",
-        ),
-    ] {
-        let out = run(args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
-        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
-        let err = stderr(&out);
-        assert!(
-            err.starts_with("kubectl-deltas: error: ") && err.contains(what),
-            "{args:?}: {err}"
-        );
-    }
-}
-
-#[test]
 fn bad_flag_values_are_usage_errors_with_exit_2() {
     let out = run(&["watch", "pods", "--resync", "soon"]);
     assert_eq!(out.status.code(), Some(2));

@@ -128,8 +128,8 @@ Examples:
 
 const REPLAY_EXAMPLES: &str = "\
 Examples:
-  # Everything the recording's informer popped, as a timeline
-  kubectl deltas replay pods.jsonl
+  # A Deployment rollout shipped with the source (docs/recordings/), no cluster needed
+  kubectl deltas replay docs/recordings/rollout-pods.jsonl
 
   # Ten times faster than it happened, with uid, owner and changed paths
   kubectl deltas replay deploy.jsonl.gz --speed 10 -o wide
@@ -382,7 +382,8 @@ pub struct RecordArgs {
     pub resource: String,
     /// Only this object.
     pub name: Option<String>,
-    /// Where to write the recording (`-` for stdout).
+    /// Where to write the recording (`-` for stdout; a name ending in `.gz` is compressed). The
+    /// timeline goes to stderr.
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub file: PathBuf,
     /// Do not render the timeline on stderr.
@@ -407,7 +408,8 @@ pub struct RecordArgs {
 pub struct ReplayArgs {
     /// The recording (`-` for stdin; `.gz` files are decompressed).
     pub file: PathBuf,
-    /// Replay in real time divided by X (`--speed 1` is real time) instead of instantly.
+    /// Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the
+    /// consumer popping concurrently as live (`--handler-delay` then counts in recorded time).
     #[arg(long, value_name = "X", value_parser = parse_speed)]
     pub speed: Option<f64>,
     #[command(flatten)]

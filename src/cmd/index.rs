@@ -9,7 +9,7 @@
 use std::io::{self, BufWriter, IsTerminal as _, Write as _};
 use std::sync::Arc;
 
-use anyhow::{Context as _, anyhow, bail};
+use anyhow::{Context as _, anyhow};
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{IndexSpec, Indexer};
 use kubectl_deltas::query::{Matches, ValueListing};
@@ -19,58 +19,59 @@ use super::informer::{
     QueueChoice, index_specs, indexer_with, lister_watcher, reflector_config,
     reflector_failure_while,
 };
-use super::{one_shot, target};
+use super::{one_shot, replay, target};
 use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::{IndexArgs, IndexOutput};
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
     let queue = QueueChoice::from_args(&args.informer)?;
-    if args.replay.is_some() {
-        bail!(
-            "`index --replay` is not implemented yet (issue #6); \
-             query a cluster with `index RESOURCE --by SPEC` meanwhile"
-        );
+    // `--by` may repeat an `--index`: one index serves both.
+    let mut specs = index_specs(&args.informer)?;
+    if !specs.contains(&spec) {
+        specs.push(spec.clone());
     }
-    let Some(resource) = args.resource.as_deref() else {
-        return Err(anyhow!("a RESOURCE to index is needed (or --replay FILE)"))
-            .exit_with(Exit::Usage);
-    };
+    let indexer = Arc::new(indexer_with(&specs));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let (indexer, scope) = runtime.block_on(from_cluster(&args, &spec, queue, resource))?;
+    let scope = match (&args.replay, args.resource.as_deref()) {
+        (Some(file), _) => {
+            runtime.block_on(replay::cache_from_recording(file, indexer.clone(), queue))?
+        }
+        (None, Some(resource)) => {
+            runtime.block_on(from_cluster(&args, indexer.clone(), queue, resource))?
+        }
+        (None, None) => {
+            return Err(anyhow!("a RESOURCE to index is needed (or --replay FILE)"))
+                .exit_with(Exit::Usage);
+        }
+    };
     // The Reflector and consumer are done; nothing else runs while answering.
     drop(runtime);
     answer(&indexer, &spec, &scope, &args)
 }
 
-/// Lists `resource` through `queue` into a fresh Indexer with the `--index` indices and `--by`'s;
-/// returns it with the words that name what was listed (`pods in namespace "default"`).
+/// Lists `resource` through `queue` into `indexer`; returns the words that name what was listed
+/// (`pods in namespace "default"`).
 async fn from_cluster(
     args: &IndexArgs,
-    spec: &IndexSpec,
+    indexer: Arc<Indexer<Object>>,
     queue: QueueChoice,
     resource: &str,
-) -> anyhow::Result<(Arc<Indexer<Object>>, String)> {
-    // `--by` may repeat an `--index`: one index serves both.
-    let mut specs = index_specs(&args.informer)?;
-    if !specs.contains(spec) {
-        specs.push(spec.clone());
-    }
-    let indexer = Arc::new(indexer_with(&specs));
+) -> anyhow::Result<String> {
     let target = target::resolve(&args.access, resource).await?;
     one_shot::sync(
         lister_watcher(&target, &args.access, None),
         reflector_config(&args.reflector, &args.informer),
-        indexer.clone(),
+        indexer,
         queue,
         |error| reflector_failure_while("listing", error, &target),
     )
     .await?;
-    Ok((indexer, target.describe()))
+    Ok(target.describe())
 }
 
 /// Queries the synced cache and writes the answer.

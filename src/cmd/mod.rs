@@ -1,7 +1,5 @@
 //! What each subcommand does: translate flags into library calls and pick a renderer.
 
-use anyhow::bail;
-
 use crate::cli::{Cli, Command};
 
 mod complete;
@@ -14,6 +12,8 @@ mod index;
 mod informer;
 mod one_shot;
 pub mod pipeline;
+mod record;
+mod replay;
 mod target;
 mod watch;
 
@@ -24,14 +24,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Complete(args) => complete::run(&args),
         Command::Watch(args) => watch::run(args, &cli.global),
         Command::Index(args) => index::run(args),
-        Command::Record(_) => not_yet("record", 6),
-        Command::Replay(_) => not_yet("replay", 6),
+        Command::Record(args) => record::run(args, &cli.global),
+        Command::Replay(args) => replay::run(args, &cli.global),
     }
-}
-
-fn not_yet(command: &str, issue: u32) -> anyhow::Result<()> {
-    bail!(
-        "`kubectl deltas {command}` is not implemented yet (issue #{issue}); \
-         the informer cache it will run is available as a library (kubectl_deltas::cache)"
-    )
 }

@@ -40,9 +40,11 @@ async fn watch(args: WatchArgs, names: Vec<String>, settings: Settings) -> anyho
     let targets = target::resolve_all(&args.access, &names).await?;
     let sources: Vec<Source<_>> = targets
         .iter()
-        .map(|target| Source {
-            name: target.resource.qualified_name(),
-            lister_watcher: lister_watcher(target, &args.access, args.name.as_deref()),
+        .map(|target| {
+            Source::new(
+                target.resource.qualified_name(),
+                lister_watcher(target, &args.access, args.name.as_deref()),
+            )
         })
         .collect();
     let result = Pipeline::new(settings)

@@ -14,14 +14,58 @@ pub const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The binary with `args` and `--kubeconfig`, colours off, no inherited kubeconfig or backtraces.
 pub fn command(kubeconfig: &Path, args: &[&str]) -> Command {
+    let mut cmd = offline_command(args);
+    cmd.arg("--kubeconfig").arg(kubeconfig);
+    cmd
+}
+
+/// The binary with `args` and no cluster (`replay`, `index --replay`): colours off, times in
+/// UTC, no inherited kubeconfig or backtraces.
+pub fn offline_command(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"));
     cmd.args(args)
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
         .env_remove("KUBECONFIG")
         .env_remove("RUST_BACKTRACE")
-        .env("NO_COLOR", "1");
+        .env("NO_COLOR", "1")
+        .env("TZ", "UTC");
     cmd
+}
+
+/// Runs the binary offline to completion, with `stdin` as its standard input.
+pub async fn run_offline(args: &[&str], stdin: Option<Vec<u8>>) -> Output {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut child = offline_command(&args)
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        if let Some(bytes) = stdin {
+            let mut pipe = child.stdin.take().unwrap();
+            // A binary that stops reading early must not make the test fail here.
+            std::thread::spawn(move || {
+                let _ = std::io::Write::write_all(&mut pipe, &bytes);
+            });
+        }
+        let out = std::thread::spawn(move || child.wait_with_output().unwrap());
+        let deadline = Instant::now() + PATIENCE;
+        while !out.is_finished() {
+            assert!(
+                Instant::now() < deadline,
+                "the binary did not exit: {args:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        out.join().unwrap()
+    })
+    .await
+    .unwrap()
 }
 
 /// Runs the binary to completion without blocking the runtime that serves the fake API server.
@@ -59,12 +103,15 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// A running binary whose stdout is read line by line on a helper thread.
+/// A running binary whose stdout and stderr are read line by line on helper threads.
 pub struct Running {
     child: Child,
     lines: mpsc::Receiver<String>,
     /// Every line read so far, each with its newline.
     pub stdout: String,
+    err_lines: mpsc::Receiver<String>,
+    /// Every stderr line read so far, each with its newline.
+    pub stderr: String,
 }
 
 /// How a [`Running`] binary ended.
@@ -81,20 +128,38 @@ impl Running {
             .stderr(Stdio::piped())
             .spawn()
             .expect("the binary starts");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let lines = line_reader(child.stdout.take().unwrap());
+        let err_lines = line_reader(child.stderr.take().unwrap());
         Running {
             child,
             lines,
             stdout: String::new(),
+            err_lines,
+            stderr: String::new(),
+        }
+    }
+
+    /// [`read_until`](Running::read_until) for stderr.
+    pub fn read_stderr_until(&mut self, what: &str, until: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.err_lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.stderr.push_str(&line);
+                    self.stderr.push('\n');
+                    if until(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => {
+                    let _ = self.child.kill();
+                    panic!(
+                        "no stderr line with {what}; stderr so far:\n{}",
+                        self.stderr
+                    );
+                }
+            }
         }
     }
 
@@ -147,14 +212,28 @@ impl Running {
             self.stdout.push_str(&line);
             self.stdout.push('\n');
         }
-        let mut stderr = String::new();
-        if let Some(mut err) = self.child.stderr.take() {
-            let _ = err.read_to_string(&mut stderr);
+        while let Ok(line) = self.err_lines.recv_timeout(Duration::from_secs(5)) {
+            self.stderr.push_str(&line);
+            self.stderr.push('\n');
         }
         Ended {
             status,
             stdout: self.stdout,
-            stderr,
+            stderr: self.stderr,
         }
     }
+}
+
+/// Sends each line `input` gives to the returned channel, from a helper thread, until its end.
+fn line_reader(input: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(input).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
 }

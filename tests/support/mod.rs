@@ -1,3 +1,4 @@
 #![allow(dead_code)]
 pub mod binary;
 pub mod fake_apiserver;
+pub mod golden;

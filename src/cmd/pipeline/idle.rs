@@ -1,6 +1,6 @@
-//! [`Idle`]: whether the consumer side of a pipeline has caught up, for sources that must not run
-//! ahead of it (an instant replay feeds the next group of events only once the previous ones were
-//! popped, applied and rendered).
+//! [`Idle`]: whether the consumer side of a pipeline has caught up: everything queued was popped,
+//! applied and rendered. The pipeline waits for it before ending a session whose sources ran dry
+//! (the end of a recording); a source may wait for it so as not to run ahead of the consumers.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,10 +42,6 @@ impl std::fmt::Debug for Idle {
     }
 }
 
-#[allow(
-    dead_code,
-    reason = "for sources that pace themselves: replay (issue #6), tests"
-)]
 impl Idle {
     /// A handle not yet attached to a pipeline (idle: nothing is queued).
     pub fn new() -> Self {

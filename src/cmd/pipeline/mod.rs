@@ -1,7 +1,7 @@
-//! The informer pipeline that `watch` (and `replay`) run: for each resource a Reflector, a queue
-//! (`--fifo`: DeltaFIFO, RealFIFO or atomic RealFIFO, see docs/queues.md) and an Indexer, like a
-//! shared informer factory, with one consumer thread per resource, all writing to one renderer in
-//! pop order.
+//! The informer pipeline that `watch`, `record` and `replay` run: for each resource a Reflector,
+//! a queue (`--fifo`: DeltaFIFO, RealFIFO or atomic RealFIFO, see docs/queues.md) and an Indexer,
+//! like a shared informer factory, with one consumer thread per resource, all writing to one
+//! renderer in pop order.
 //!
 //! ```text
 //!  Source (ListerWatcher) ─▶ Reflector task ─▶ Queue ─pop─▶ consumer thread ─┐
@@ -14,7 +14,10 @@
 //!
 //! The pipeline is generic over where objects come from ([`ListerWatcher`]) and over time
 //! ([`Clock`]): a live cluster with tokio time for `watch`, a recording with a virtual clock for
-//! `replay`. It never touches HTTP itself.
+//! `replay`. It never touches HTTP itself. A source can ask for more through its [`Hooks`]: to
+//! end the session when it runs dry, to see its informer's events, to resync its queue itself,
+//! and to have its queue drained on its own thread instead of a consumer thread (an instant
+//! replay, which takes turns with the consumer after each group of lines).
 //!
 //! ## Order
 //! Each pop takes the next number of one sequence shared by every resource, and batches are
@@ -41,9 +44,13 @@
 //! Ctrl-C, the `shutdown` future, `--until-synced` and `--max-batches` end the session normally:
 //! the consumers finish the batch in hand (written, unless a limit already wrote its last line),
 //! and the summary table goes to stderr. A closed stdout ends it quietly. A Reflector failure ends
-//! it with [`PipelineError::Reflector`].
+//! it with [`PipelineError::Reflector`]. When every source has run dry ([`Hooks::end`]), the
+//! queues are closed, the consumers drain them, and the session ends normally
+//! ([`Ended::EndOfInput`]), or with [`PipelineError::Source`] if a source ended with an error
+//! (a bad line in a recording): either way, everything before was written.
 
 mod consumer;
+mod hooks;
 mod idle;
 mod output;
 mod reader;
@@ -63,10 +70,13 @@ use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::source::ListerWatcher;
 use tokio::sync::watch;
 
+pub use hooks::{Hooks, InlineConsumer, ResyncHandle};
 pub use idle::Idle;
+pub use reader::stdout_reader_gone;
 pub use view::View;
 
 use consumer::Consumer;
+use hooks::ResyncPoint;
 use output::{Observer, Output, Stop};
 
 use super::informer::{QueueChoice, index_specs, indexer_with};
@@ -79,6 +89,19 @@ pub struct Source<L> {
     pub name: String,
     /// Lists and watches it.
     pub lister_watcher: L,
+    /// What else the source asks of the pipeline (nothing, for a cluster).
+    pub hooks: Hooks,
+}
+
+impl<L> Source<L> {
+    /// A source without hooks.
+    pub fn new(name: impl Into<String>, lister_watcher: L) -> Self {
+        Source {
+            name: name.into(),
+            lister_watcher,
+            hooks: Hooks::default(),
+        }
+    }
 }
 
 /// How the informers run and what the session shows.
@@ -93,6 +116,10 @@ pub struct Settings {
     pub queue: QueueChoice,
     /// Indices every Indexer gets.
     pub indices: Vec<IndexSpec>,
+    /// How the time a batch waited in its queue is shown: `None` as measured; `Some(x)`
+    /// multiplied by `x`, so that a replay at `--speed x` shows waits in recorded time (and an
+    /// instant replay, `Some(0.0)`, shows none: its queue is drained before time moves on).
+    pub wait_scale: Option<f64>,
 }
 
 impl Settings {
@@ -107,6 +134,7 @@ impl Settings {
             reflector,
             queue: QueueChoice::from_args(informer)?,
             indices: index_specs(informer)?,
+            wait_scale: None,
         })
     }
 }
@@ -124,6 +152,8 @@ pub enum Ended {
     MaxBatches,
     /// The reader of the output went away.
     OutputClosed,
+    /// Every source ran dry ([`Hooks::end`]), and what they gave was written.
+    EndOfInput,
     /// A Reflector or the output failed (reported as an error, never returned as `Ok`).
     Failed,
 }
@@ -141,6 +171,17 @@ pub enum PipelineError {
         /// What happened.
         #[source]
         error: ReflectorError,
+    },
+    /// The source `sources[index]` ended with an error ([`Hooks::end`]), after what it gave
+    /// before was written.
+    #[error("{error}")]
+    Source {
+        /// Position of the source in the list given to [`Pipeline::run`].
+        index: usize,
+        /// Its name.
+        resource: String,
+        /// What happened.
+        error: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The output could not be written.
     #[error("cannot write the output")]
@@ -174,10 +215,7 @@ impl Pipeline {
 
     /// The handle on the consumers' progress; take it before [`run`](Pipeline::run) to give it
     /// to the sources.
-    #[allow(
-        dead_code,
-        reason = "for sources that pace themselves: replay (issue #6), tests"
-    )]
+    #[allow(dead_code, reason = "tests pace their sources with it")]
     pub fn idle(&self) -> Idle {
         self.idle.clone()
     }
@@ -215,6 +253,7 @@ impl Pipeline {
             mut reflector,
             queue,
             indices,
+            wait_scale,
         } = settings;
         let resync = reflector.resync.take();
         let shared_clock: Arc<dyn Clock> = Arc::new(clock.clone());
@@ -235,7 +274,16 @@ impl Pipeline {
         let mut reflectors = Vec::new();
         let mut listed = Vec::new();
         let mut consumers = Vec::new();
+        let mut inline = Vec::new();
+        let mut ends = Vec::new();
+        let mut resync_points = Vec::new();
         for (index, source) in sources.into_iter().enumerate() {
+            let Hooks {
+                end,
+                observer,
+                inline: inline_consumer,
+                resync: resync_handle,
+            } = source.hooks;
             let indexer = Arc::new(indexer_with(&indices));
             let fifo = queue.build(indexer.clone());
             output.informer_started(index, queue.kind, queue.batch_pop);
@@ -247,11 +295,23 @@ impl Pipeline {
                         index,
                         fifo: fifo.clone(),
                         listed: listed_tx,
+                        also: observer.clone(),
                     })
                     .clock(clock.clone())
                     .known_objects(indexer.clone()),
             );
             listed.push(listed_rx);
+            ends.push(end);
+            let resync_point = ResyncPoint {
+                output: output.clone(),
+                index,
+                fifo: fifo.clone(),
+                observer,
+            };
+            if let Some(handle) = resync_handle {
+                handle.attach(resync_point.clone());
+            }
+            resync_points.push(resync_point);
             let consumer = Consumer {
                 index,
                 fifo: fifo.clone(),
@@ -261,9 +321,17 @@ impl Pipeline {
                 idle: idle.clone(),
                 popped: popped.clone(),
                 clock: shared_clock.clone(),
-                handler_delay: view.handler_delay,
+                // A consumer drained on the source's thread must not sleep there.
+                handler_delay: view.handler_delay.filter(|_| inline_consumer.is_none()),
+                wait_scale,
                 runtime: runtime.clone(),
             };
+            fifos.push(fifo);
+            if let Some(inline_consumer) = inline_consumer {
+                inline_consumer.attach(consumer);
+                inline.push(inline_consumer);
+                continue;
+            }
             let spawned = std::thread::Builder::new()
                 .name(format!("consumer-{index}"))
                 .spawn(move || consumer.run());
@@ -271,27 +339,61 @@ impl Pipeline {
                 Ok(handle) => consumers.push(handle),
                 Err(error) => {
                     stop.request(Ended::Failed);
-                    fifos.push(fifo);
                     let _ = close_and_join(&fifos, &idle, consumers).await;
                     return Err(PipelineError::Spawn(error));
                 }
             }
-            fifos.push(fifo);
         }
         idle.attach(fifos.clone());
 
-        let informers = join_all(reflectors.into_iter().enumerate().map(|(index, r)| {
-            let stop = stop.clone();
-            async move {
-                let result = r.run(stop.wait()).await;
-                if result.is_err() {
-                    stop.request(Ended::Failed);
+        let informers = join_all(reflectors.into_iter().zip(ends).enumerate().map(
+            |(index, (r, end))| {
+                let stop = stop.clone();
+                async move {
+                    // Set when the source ran dry (rather than the session being stopped).
+                    let mut ran_dry = None;
+                    let shutdown = async {
+                        match end {
+                            Some(end) => tokio::select! {
+                                () = stop.wait() => {}
+                                result = end => ran_dry = Some(result),
+                            },
+                            None => stop.wait().await,
+                        }
+                    };
+                    let result = r.run(shutdown).await;
+                    if result.is_err() {
+                        stop.request(Ended::Failed);
+                    }
+                    (result.map_err(|error| (index, error)), ran_dry)
                 }
-                result.map_err(|error| (index, error))
+            },
+        ));
+        let informers = async {
+            let outcomes: Vec<InformerOutcome> = informers.await;
+            let all_ran_dry = outcomes.iter().all(|(_, ran_dry)| ran_dry.is_some());
+            if all_ran_dry && !stop.requested() {
+                // What the sources gave is all queued: the consumers drain it, then the end.
+                for fifo in &fifos {
+                    fifo.close();
+                }
+                for consumer in &inline {
+                    consumer.drain();
+                }
+                idle.wait().await;
+                let failed = outcomes
+                    .iter()
+                    .any(|(_, ran_dry)| matches!(ran_dry, Some(Err(_))));
+                stop.request(if failed {
+                    Ended::Failed
+                } else {
+                    Ended::EndOfInput
+                });
             }
-        }));
+            outcomes
+        };
         let resyncs = join_all(listed.into_iter().enumerate().map(|(index, mut listed)| {
-            let (output, fifo, clock) = (output.clone(), fifos[index].clone(), clock.clone());
+            let (point, clock) = (resync_points[index].clone(), clock.clone());
             async move {
                 let Some(period) = resync.filter(|p| !p.is_zero()) else {
                     return;
@@ -301,7 +403,7 @@ impl Pipeline {
                 }
                 loop {
                     clock.sleep(period).await;
-                    output.resync(index, fifo.as_ref());
+                    point.resync(clock.wall());
                 }
             }
         }));
@@ -331,25 +433,42 @@ impl Pipeline {
                 _ = work => stop.wait().await,
             }
         };
-        let (results, (), ()) = tokio::join!(informers, control, background);
+        let (outcomes, (), ()) = tokio::join!(informers, control, background);
 
         let joined = close_and_join(&fifos, &idle, consumers).await;
         output.status.clear();
-        if let Some((index, error)) = results.into_iter().find_map(Result::err) {
-            return Err(PipelineError::Reflector {
-                index,
-                resource: names[index].clone(),
-                error,
-            });
+        let mut source_failure = None;
+        for (index, (result, ran_dry)) in outcomes.into_iter().enumerate() {
+            if let Err((index, error)) = result {
+                return Err(PipelineError::Reflector {
+                    index,
+                    resource: names[index].clone(),
+                    error,
+                });
+            }
+            if let Some(Err(error)) = ran_dry {
+                source_failure.get_or_insert(PipelineError::Source {
+                    index,
+                    resource: names[index].clone(),
+                    error,
+                });
+            }
         }
         joined?;
         if let Some(error) = output.take_failure() {
             return Err(PipelineError::Output(error));
         }
+        if let Some(failure) = source_failure {
+            return Err(failure);
+        }
         let ended = stop.reason().unwrap_or(Ended::Shutdown);
         let normal = matches!(
             ended,
-            Ended::Interrupted | Ended::Shutdown | Ended::UntilSynced | Ended::MaxBatches
+            Ended::Interrupted
+                | Ended::Shutdown
+                | Ended::UntilSynced
+                | Ended::MaxBatches
+                | Ended::EndOfInput
         );
         if normal && view.summary {
             let _ = io::stderr().write_all(output.summary(&fifos).as_bytes());
@@ -357,6 +476,13 @@ impl Pipeline {
         Ok(ended)
     }
 }
+
+/// What each informer's run gave: the Reflector's result, and how its source ended if it ran
+/// dry.
+type InformerOutcome = (
+    Result<(), (usize, ReflectorError)>,
+    Option<Result<(), Box<dyn std::error::Error + Send + Sync>>>,
+);
 
 /// Closes the queues (a consumer blocked in `pop` then returns) and waits for the consumers.
 async fn close_and_join(

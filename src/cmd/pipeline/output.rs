@@ -242,25 +242,30 @@ impl Output {
         }
     }
 
-    /// Runs the queue's resync and writes its row, both under the output lock, so the row comes
-    /// before any of the Sync batches it queued.
-    pub(super) fn resync(&self, index: usize, fifo: &dyn Queue<Object>) {
+    /// Runs the queue's resync and writes its row (at `at`), both under the output lock, so the
+    /// row comes before any of the Sync batches it queued. Returns the resync's event.
+    pub(super) fn resync(
+        &self,
+        index: usize,
+        fifo: &dyn Queue<Object>,
+        at: SystemTime,
+    ) -> ReflectorEvent {
         let mut state = self.lock();
         let keys = fifo.resync();
         let event = ReflectorEvent {
-            at: self.clock.wall(),
+            at,
             kind: ReflectorEventKind::Resync { keys },
         };
         state.stats[index].record_event(&event.kind, event.at);
-        if state.closed {
-            return;
+        if !state.closed {
+            let view = EventView {
+                resource: &self.names[index],
+                time: event.at,
+                event: Event::Reflector(&event.kind),
+            };
+            self.write(&mut state, |r| r.event(&view));
         }
-        let view = EventView {
-            resource: &self.names[index],
-            time: event.at,
-            event: Event::Reflector(&event.kind),
-        };
-        self.write(&mut state, |r| r.event(&view));
+        event
     }
 
     /// Redraws the status bar from the counters and the queues' current lengths.
@@ -308,6 +313,9 @@ pub(super) struct Observer {
     pub(super) fifo: Arc<dyn Queue<Object>>,
     /// Set at the first completed list: the resync ticker starts then, as client-go's does.
     pub(super) listed: watch::Sender<bool>,
+    /// The source's own observer ([`Hooks::observer`](super::Hooks::observer)), told after the
+    /// output.
+    pub(super) also: Option<Arc<dyn ReflectorObserver>>,
 }
 
 impl ReflectorObserver for Observer {
@@ -316,5 +324,8 @@ impl ReflectorObserver for Observer {
             self.listed.send_replace(true);
         }
         self.output.event(self.index, &event, self.fifo.as_ref());
+        if let Some(also) = &self.also {
+            also.observe(event);
+        }
     }
 }

@@ -11,7 +11,7 @@ use tokio::io::unix::AsyncFd;
 /// Completes when stdout is a pipe whose reading end was closed (the kernel reports an error
 /// condition on the writing end). Never completes for terminals and files, which cannot lose their
 /// reader this way, or when the descriptor cannot be polled.
-pub(super) async fn stdout_reader_gone() {
+pub async fn stdout_reader_gone() {
     let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() else {
         return std::future::pending().await;
     };

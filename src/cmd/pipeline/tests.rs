@@ -115,6 +115,7 @@ fn settings(view: View) -> Settings {
         reflector: ReflectorConfig::default(),
         queue: QueueChoice::default(),
         indices: Vec::new(),
+        wait_scale: None,
     }
 }
 
@@ -186,10 +187,7 @@ async fn a_paced_source_sees_every_event_rendered_before_it_sends_the_next() {
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let task = run(
         pipeline,
-        vec![Source {
-            name: "configmaps".into(),
-            lister_watcher: source,
-        }],
+        vec![Source::new("configmaps", source)],
         &out,
         async {
             let _ = stop_rx.await;
@@ -229,14 +227,8 @@ async fn several_resources_merge_into_one_sequence_in_pop_order() {
     let task = run(
         Pipeline::new(settings(view)),
         vec![
-            Source {
-                name: "configmaps".into(),
-                lister_watcher: cms,
-            },
-            Source {
-                name: "secrets".into(),
-                lister_watcher: secrets,
-            },
+            Source::new("configmaps", cms),
+            Source::new("secrets", secrets),
         ],
         &out,
         std::future::pending(),
@@ -294,10 +286,7 @@ async fn the_resync_row_precedes_the_sync_batches_it_queued() {
     settings.view.max_batches = Some(6);
     let task = run(
         Pipeline::new(settings),
-        vec![Source {
-            name: "configmaps".into(),
-            lister_watcher: source,
-        }],
+        vec![Source::new("configmaps", source)],
         &out,
         std::future::pending(),
     )
@@ -343,10 +332,7 @@ async fn a_batch_in_the_handler_is_not_idle_and_a_stop_releases_waiters() {
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let task = run(
         pipeline,
-        vec![Source {
-            name: "configmaps".into(),
-            lister_watcher: source,
-        }],
+        vec![Source::new("configmaps", source)],
         &out,
         async {
             let _ = stop_rx.await;
@@ -395,10 +381,7 @@ async fn a_real_fifo_hands_a_slow_handler_every_update_on_its_own() {
     let out = Captured::default();
     let task = run(
         Pipeline::new(settings),
-        vec![Source {
-            name: "configmaps".into(),
-            lister_watcher: source,
-        }],
+        vec![Source::new("configmaps", source)],
         &out,
         std::future::pending(),
     )
@@ -442,10 +425,7 @@ async fn an_empty_list_through_the_atomic_queue_syncs_at_its_replaced_all() {
     let out = Captured::default();
     let task = run(
         Pipeline::new(settings),
-        vec![Source {
-            name: "configmaps".into(),
-            lister_watcher: source,
-        }],
+        vec![Source::new("configmaps", source)],
         &out,
         std::future::pending(),
     )

@@ -81,6 +81,33 @@ impl View {
         })
     }
 
+    /// `record`'s view: the timeline on stderr (coloured as `--color` says for stderr), without
+    /// the status footer, which would share stderr with it; the summary unless `quiet`.
+    pub fn stderr_timeline(global: &GlobalArgs, quiet: bool) -> View {
+        let stderr_is_terminal = io::stderr().is_terminal();
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let color = match global.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => stderr_is_terminal && !no_color,
+        };
+        View {
+            output: WatchOutput::Timeline,
+            object: ObjectMode::Meta,
+            show_secret_data: false,
+            since_now: false,
+            until_synced: false,
+            max_batches: None,
+            handler_delay: None,
+            queries: Vec::new(),
+            color,
+            verbose: global.verbose > 0,
+            status: false,
+            stdout_is_terminal: false,
+            summary: !quiet,
+        }
+    }
+
     /// The renderer of this view over `out`; `show_resource` when several resources run.
     pub fn renderer(&self, out: Box<dyn Write + Send>, show_resource: bool) -> Box<dyn Renderer> {
         match self.output {

@@ -99,9 +99,14 @@ impl ReplayEnd {
     /// Waits for the end. If the replay is dropped before it ends (the Reflector was stopped,
     /// or gave up), this never completes.
     pub async fn wait(mut self) -> Result<ReplaySummary, RecordingError> {
-        match self.rx.wait_for(Option::is_some).await {
-            Ok(outcome) => outcome.clone().unwrap_or(Ok(ReplaySummary::default())),
-            Err(_) => std::future::pending().await,
+        // The borrow of the channel ends here, so that the future is `Send`.
+        let outcome = match self.rx.wait_for(Option::is_some).await {
+            Ok(outcome) => outcome.clone(),
+            Err(_) => None,
+        };
+        match outcome {
+            Some(outcome) => outcome,
+            None => std::future::pending().await,
         }
     }
 

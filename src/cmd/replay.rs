@@ -1,0 +1,149 @@
+//! `replay FILE`: the [`pipeline`](super::pipeline) of `watch`, fed by a recording instead of a
+//! cluster, and `index --replay`'s cache built from one.
+//!
+//! The recording answers the real Reflector's list and watch calls
+//! ([`RecordingListerWatcher`]); the Reflector runs on the recording's clock, so every time in
+//! the output is a recorded one. `RESYNC` lines go through the pipeline's own resync (the row is
+//! written before the Sync batches it queued, as with `--resync`).
+//!
+//! Instant mode (the default) is deterministic: the consumer is drained on the replay's thread
+//! ([`InlineConsumer`]) after each group of lines sharing one `t`, so no thread decides when a
+//! batch is popped and every run writes the same bytes. With `--speed X` lines come at `t / X`
+//! and a consumer thread pops concurrently, as live.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context as _, anyhow};
+use kubectl_deltas::Object;
+use kubectl_deltas::cache::{Controller, Indexer, Reflector, ReflectorConfig, ReflectorError};
+use kubectl_deltas::source::ListerWatcher as _;
+use kubectl_deltas::source::recording::{Pace, RecordingListerWatcher, RecordingReader};
+
+use super::informer::QueueChoice;
+use super::pipeline::{
+    Hooks, InlineConsumer, Pipeline, PipelineError, ResyncHandle, Settings, Source, View,
+};
+use crate::cli::exit::{Exit, WithExit};
+use crate::cli::{GlobalArgs, ReplayArgs};
+
+pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+    if args.informer.resync.0.is_some() {
+        return Err(anyhow!(
+            "--resync does not apply to a replay: the recording's RESYNC lines say when the \
+             recorded informer resynced"
+        ))
+        .exit_with(Exit::Usage);
+    }
+    let mut view = View::from_args(&args.view, global)?;
+    match (args.speed, view.handler_delay) {
+        (None, Some(_)) => eprintln!(
+            "kubectl-deltas: note: --handler-delay changes nothing in an instant replay, whose \
+             batches never depend on the consumer's speed; add --speed X to see it"
+        ),
+        // A delay in the recording's time, as every time the output shows.
+        (Some(speed), Some(delay)) => view.handler_delay = Some(delay.div_f64(speed)),
+        _ => {}
+    }
+    let settings = Settings::new(view, &args.informer, base_config())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(replay(&args.file, args.speed, settings))
+}
+
+/// What a replay's Reflector starts from: as `watch`'s default, managedFields stripped.
+fn base_config() -> ReflectorConfig {
+    ReflectorConfig::default().transform(|obj: &mut Object| obj.metadata.managed_fields = None)
+}
+
+async fn replay(file: &Path, speed: Option<f64>, mut settings: Settings) -> anyhow::Result<()> {
+    let reader = RecordingReader::open(file)?;
+    let inline = Arc::new(InlineConsumer::default());
+    let resync = ResyncHandle::default();
+    let pace = match speed {
+        None => Pace::Instant(inline.clone()),
+        Some(factor) => Pace::Speed(factor),
+    };
+    let lister_watcher = RecordingListerWatcher::new(reader, pace)?.on_resync(resync.clone());
+    settings.reflector = lister_watcher.reflector_config(settings.reflector.clone());
+    // An instant replay drains the queue before its time moves on: nothing waits in it.
+    settings.wait_scale = Some(speed.unwrap_or(0.0));
+    let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
+    let source = Source {
+        name: lister_watcher.describe().resource(),
+        lister_watcher,
+        hooks: Hooks {
+            end: Some(Box::pin(async move {
+                end.wait().await.map(drop).map_err(Into::into)
+            })),
+            inline: speed.is_none().then_some(inline),
+            resync: Some(resync),
+            observer: None,
+        },
+    };
+    let result = Pipeline::new(settings)
+        .run(vec![source], clock, std::future::pending())
+        .await;
+    match result {
+        Ok(_) => Ok(()),
+        // The recording's own message: `FILE:LINE: what is wrong`.
+        Err(PipelineError::Source { error, .. }) => Err(anyhow!(error.to_string())),
+        Err(PipelineError::Reflector { error, .. }) => Err(gave_up(file, error)),
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// A recorded failure the Reflector does not retry (a 403, a 404): the replay ends as the live
+/// run did, with an error.
+fn gave_up(file: &Path, error: ReflectorError) -> anyhow::Error {
+    anyhow::Error::new(error).context(format!(
+        "replaying {}: the Reflector gave up, as it did when this was recorded",
+        file.display()
+    ))
+}
+
+/// `index --replay`: applies the whole recording to `indexer` (its final state, not only the
+/// first list) and returns how to name what was recorded (`pods in namespace "default"`).
+///
+/// Lines are handed out as fast as the Reflector takes them ([`Pace::Unpaced`]): which batches
+/// the consumer pops on the way depends on its speed, the state at the end does not.
+pub async fn cache_from_recording(
+    file: &Path,
+    indexer: Arc<Indexer<Object>>,
+    queue: QueueChoice,
+) -> anyhow::Result<String> {
+    let reader = RecordingReader::open(file)?;
+    let lister_watcher = RecordingListerWatcher::new(reader, Pace::Unpaced)?;
+    let scope = lister_watcher.describe().to_string();
+    let fifo = queue.build(indexer.clone());
+    let consumer = {
+        let mut controller =
+            Controller::new(fifo.clone(), indexer.clone()).batch_pop(queue.batch_pop);
+        std::thread::Builder::new()
+            .name("consumer".into())
+            .spawn(move || while controller.process_next().is_some() {})
+            .context("cannot start the consumer thread")?
+    };
+    let config = lister_watcher.reflector_config(base_config());
+    let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
+    let stop = end.clone();
+    let result = Reflector::new(lister_watcher, fifo.clone(), config)
+        .clock(clock)
+        .known_objects(indexer)
+        .run(async move {
+            // However it ended: the outcome is read below.
+            let _ = stop.wait().await;
+        })
+        .await;
+    fifo.close();
+    tokio::task::spawn_blocking(move || consumer.join())
+        .await
+        .context("the consumer thread was lost")?
+        .map_err(|_| anyhow!("the consumer thread panicked"))?;
+    result.map_err(|error| gave_up(file, error))?;
+    end.wait().await?;
+    Ok(scope)
+}

@@ -1,0 +1,486 @@
+//! `record`, `replay` and `index --replay` as a user runs them: a recording made with the binary
+//! against the fake API server replays to the batches the live run showed; replays are
+//! deterministic, read stdin and gzip, and stop at a bad line with its number and exit code 1;
+//! `index --replay` answers from the recording's final state.
+
+mod support;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use support::binary::{Running, json_lines, run, run_offline};
+use support::fake_apiserver::{FakeApiServer, Fault, Verb};
+
+fn bundled(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/recordings")
+        .join(format!("{name}.jsonl"))
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn cm(name: &str, value: &str) -> Value {
+    json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+/// The batch rows of a timeline, without what depends on when they ran (the time and the queue
+/// wait) or on column widths: `#4 default/a Updated rv 1004 data.k 1→2`.
+fn batch_rows(timeline: &str) -> Vec<String> {
+    timeline
+        .lines()
+        .filter_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if !words.get(1).is_some_and(|w| w.starts_with('#')) {
+                return None;
+            }
+            let rv = words.iter().position(|w| *w == "rv")?;
+            let kept: Vec<&str> = words[1..rv + 2]
+                .iter()
+                .chain(&words[(rv + 3).min(words.len())..])
+                .copied()
+                .collect();
+            Some(kept.join(" "))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_session_replays_to_the_batches_the_live_run_showed() {
+    let server = FakeApiServer::start().await;
+    for name in ["a", "b", "c"] {
+        server.create("configmaps", cm(name, "1"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let path = dir.path().join("session.jsonl");
+    let mut bin = Running::spawn(&kubeconfig, &["record", "cm", "-f", path_str(&path)]);
+    // Each step waits for its batch on stderr: the consumer keeps up, as the replay assumes.
+    let mut step = |what: &str, until: &dyn Fn(&str) -> bool| {
+        tokio::task::block_in_place(|| bin.read_stderr_until(what, until));
+    };
+    step("the sync", &|l| l.contains("── synced:"));
+    server.update("configmaps", cm("a", "2"));
+    step("a's update", &|l| {
+        l.contains(" default/a ") && l.contains("Updated")
+    });
+    server.create("configmaps", cm("d", "1"));
+    step("d's add", &|l| {
+        l.contains(" default/d ") && l.contains("Added")
+    });
+    server.delete("configmaps", "default", "b");
+    step("b's deletion", &|l| {
+        l.contains(" default/b ") && l.contains("Deleted")
+    });
+    // The re-watch gets 410; c is deleted and history compacted before the relist, which
+    // comes out as a tombstone for c.
+    server.inject(Fault::status(410).on(Verb::Watch));
+    server.close_watches();
+    step("the end of the watch", &|l| l.contains("── watch closed:"));
+    server.delete("configmaps", "default", "c");
+    server.compact();
+    step("the tombstone", &|l| l.contains("Deleted(tombstone)"));
+    server.update("configmaps", cm("d", "2"));
+    step("d's update", &|l| {
+        l.contains(" default/d ") && l.contains("Updated")
+    });
+    let live = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(live.status.code(), Some(0), "{}", live.stderr);
+    assert!(live.stdout.is_empty(), "the recording went to the file");
+    assert!(
+        live.stderr.contains("time to HasSynced"),
+        "the summary: {}",
+        live.stderr
+    );
+
+    let recording = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        recording.starts_with(r#"{"kind":"header","v":1,"#),
+        "{recording}"
+    );
+    assert!(recording.ends_with('\n'), "complete lines only");
+
+    let replayed = run_offline(&["replay", path_str(&path), "-q"], None).await;
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "{}",
+        text(&replayed.stderr)
+    );
+    let (live_rows, replayed_rows) = (
+        batch_rows(&live.stderr),
+        batch_rows(&text(&replayed.stdout)),
+    );
+    assert_eq!(live_rows.len(), 10, "{}", live.stderr);
+    assert_eq!(replayed_rows, live_rows, "recording:\n{recording}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_writes_resync_lines_that_replay_as_resyncs() {
+    let server = FakeApiServer::start().await;
+    server.create("configmaps", cm("a", "1"));
+    server.create("configmaps", cm("b", "1"));
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let args = [
+        "record",
+        "cm",
+        "--resync",
+        "300ms",
+        "--duration",
+        "1500ms",
+        "-f",
+        "-",
+    ];
+    let live = run(kubeconfig, &args).await;
+    assert_eq!(live.status.code(), Some(0), "{}", text(&live.stderr));
+    let recording = text(&live.stdout);
+    let resync_lines = recording.matches(r#""type":"RESYNC""#).count();
+    let live_ticks = text(&live.stderr).matches("── resync tick").count();
+    assert!(resync_lines >= 1, "{recording}");
+    assert_eq!(resync_lines, live_ticks, "{}", text(&live.stderr));
+
+    let replayed = run_offline(&["replay", "-", "-q", "-o", "jsonl"], Some(live.stdout)).await;
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "{}",
+        text(&replayed.stderr)
+    );
+    let lines = json_lines(&replayed.stdout);
+    assert_eq!(
+        lines.iter().filter(|l| l["event"] == "resync").count(),
+        resync_lines
+    );
+    // Every Sync batch comes after a resync row that queued it.
+    let mut allowed = 0;
+    for line in &lines {
+        if line["event"] == "resync" {
+            allowed += line["keys"].as_u64().unwrap();
+        }
+        if line["kind"] == "batch" && line["deltas"][0]["type"] == "Sync" {
+            assert!(allowed > 0, "{lines:#?}");
+            allowed -= 1;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_to_a_gz_file_stops_after_its_duration_with_a_complete_file() {
+    let server = FakeApiServer::start().await;
+    server.create("configmaps", cm("a", "1"));
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let path = dir.path().join("cm.jsonl.gz");
+    let args = [
+        "record",
+        "cm",
+        "-q",
+        "--duration",
+        "500ms",
+        "-f",
+        path_str(&path),
+    ];
+    let live = run(kubeconfig, &args).await;
+    assert_eq!(live.status.code(), Some(0), "{}", text(&live.stderr));
+    assert!(live.stderr.is_empty(), "-q: {}", text(&live.stderr));
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip");
+
+    let replayed = run_offline(&["replay", path_str(&path), "-q", "-o", "jsonl"], None).await;
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "{}",
+        text(&replayed.stderr)
+    );
+    let batches: Vec<Value> = json_lines(&replayed.stdout)
+        .into_iter()
+        .filter(|l| l["kind"] == "batch")
+        .collect();
+    assert_eq!(batches.len(), 1);
+    assert_eq!(batches[0]["key"], "default/a");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_of_an_unknown_resource_is_a_usage_error_and_writes_no_file() {
+    let server = FakeApiServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let path = dir.path().join("nothing.jsonl");
+    let out = run(kubeconfig, &["record", "gizmos", "-f", path_str(&path)]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("gizmos"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!path.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instant_replay_writes_the_same_bytes_every_time() {
+    let path = bundled("rollout-pods");
+    for format in ["jsonl", "wide"] {
+        let args = ["replay", path_str(&path), "-q", "-o", format];
+        let first = run_offline(&args, None).await;
+        let second = run_offline(&args, None).await;
+        assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+        assert!(!first.stdout.is_empty());
+        assert!(
+            first.stdout == second.stdout,
+            "-o {format} differs between runs"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_reads_stdin_and_gzip_like_a_plain_file() {
+    let path = bundled("expired-watch");
+    let plain = std::fs::read(&path).unwrap();
+    let expected = run_offline(&["replay", path_str(&path), "-q", "-o", "jsonl"], None).await;
+    assert_eq!(
+        expected.status.code(),
+        Some(0),
+        "{}",
+        text(&expected.stderr)
+    );
+
+    let from_stdin = run_offline(&["replay", "-", "-q", "-o", "jsonl"], Some(plain.clone())).await;
+    assert_eq!(
+        from_stdin.status.code(),
+        Some(0),
+        "{}",
+        text(&from_stdin.stderr)
+    );
+    assert_eq!(text(&from_stdin.stdout), text(&expected.stdout));
+
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&plain).unwrap();
+    let gzipped = gz.finish().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let gz_path = dir.path().join("expired-watch.jsonl.gz");
+    std::fs::write(&gz_path, &gzipped).unwrap();
+    let from_gz = run_offline(&["replay", path_str(&gz_path), "-q", "-o", "jsonl"], None).await;
+    assert_eq!(from_gz.status.code(), Some(0), "{}", text(&from_gz.stderr));
+    assert_eq!(text(&from_gz.stdout), text(&expected.stdout));
+
+    let gz_stdin = run_offline(&["replay", "-", "-q", "-o", "jsonl"], Some(gzipped)).await;
+    assert_eq!(text(&gz_stdin.stdout), text(&expected.stdout));
+}
+
+const HEADER: &str = r#"{"kind":"header","v":1,"resource":{"group":"","version":"v1","kind":"ConfigMap","plural":"configmaps","namespaced":true},"namespace":"default","startedAt":"2026-01-05T10:00:00Z"}"#;
+const LIST: &str = r#"{"t":0,"type":"LIST","resourceVersion":"2","items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"1"}},{"metadata":{"name":"b","namespace":"default","resourceVersion":"2"}}]}"#;
+const MODIFIED: &str = r#"{"t":5,"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"default","resourceVersion":"3"}}}"#;
+/// A watch event as the first answer: the Reflector starts with a streaming list.
+const FIRST_MODIFIED: &str = r#"{"t":0,"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"default","resourceVersion":"3"}}}"#;
+
+/// Replays `lines` from a file named `bad.jsonl`; returns (exit code, stdout, stderr).
+async fn replay_lines(lines: &[&str], args: &[&str]) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let mut all = vec!["replay", path_str(&path), "-q"];
+    all.extend_from_slice(args);
+    let out = run_offline(&all, None).await;
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_line_stops_the_replay_after_the_lines_before_it_with_exit_1() {
+    let (code, stdout, stderr) = replay_lines(
+        &[
+            HEADER,
+            LIST,
+            MODIFIED,
+            r#"{"t":7,"type":"MODIFIED","object":{"#,
+        ],
+        &["-o", "jsonl"],
+    )
+    .await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("kubectl-deltas: error: ")
+            && stderr.contains("bad.jsonl:4: not valid JSON"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "no summary after an error: {stderr}"
+    );
+    // Everything before line 4 was replayed and written, in order.
+    let lines = json_lines(stdout.as_bytes());
+    let batches: Vec<(u64, &str)> = lines
+        .iter()
+        .filter(|l| l["kind"] == "batch")
+        .map(|l| (l["seq"].as_u64().unwrap(), l["key"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        batches,
+        [(1, "default/a"), (2, "default/b"), (3, "default/a")]
+    );
+    assert_eq!(lines.last().unwrap()["seq"], 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lines_that_cannot_be_replayed_name_their_line_and_exit_1() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &[HEADER, LIST, LIST],
+            "bad.jsonl:3: the Reflector opened a watch here, but the recording has a LIST page",
+        ),
+        (
+            &[HEADER, FIRST_MODIFIED, LIST],
+            "bad.jsonl:3: the Reflector is reading a watch here, but the recording has a LIST page",
+        ),
+        (
+            &[
+                HEADER,
+                LIST,
+                MODIFIED,
+                r#"{"t":1,"type":"DELETED","object":{"metadata":{"name":"a"}}}"#,
+            ],
+            "bad.jsonl:4: \"t\" is 1, less than the previous line's 5",
+        ),
+        (
+            &[HEADER, LIST, r#"{"t":3,"type":"UPSERTED"}"#],
+            "bad.jsonl:3: ",
+        ),
+    ];
+    for (lines, expected) in cases {
+        let (code, _, stderr) = replay_lines(lines, &[]).await;
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(
+            stderr.contains(expected),
+            "expected {expected:?} in {stderr}"
+        );
+    }
+    let (code, _, stderr) = replay_lines(&[HEADER], &[]).await;
+    assert_eq!(code, Some(0), "a header alone replays nothing: {stderr}");
+    let missing = run_offline(&["replay", "/nonexistent/rec.jsonl"], None).await;
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(text(&missing.stderr).contains("cannot open the recording /nonexistent/rec.jsonl"));
+    let resync = run_offline(&["replay", "-", "--resync", "1s"], None).await;
+    assert_eq!(resync.status.code(), Some(2), "{}", text(&resync.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_at_a_speed_ends_with_the_recording() {
+    let path = bundled("resync");
+    let instant = run_offline(&["replay", path_str(&path), "-q", "-o", "jsonl"], None).await;
+    let paced = run_offline(
+        &[
+            "replay",
+            path_str(&path),
+            "-q",
+            "-o",
+            "jsonl",
+            "--speed",
+            "50",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(paced.status.code(), Some(0), "{}", text(&paced.stderr));
+    // Sorted: with a consumer thread popping concurrently, where the `synced` row falls among
+    // the Reflector's rows races, as live.
+    let events = |out: &[u8]| -> Vec<String> {
+        let mut events: Vec<String> = json_lines(out)
+            .iter()
+            .filter(|l| l["kind"] == "reflector")
+            .map(|l| l["event"].as_str().unwrap().to_owned())
+            .collect();
+        events.sort();
+        events
+    };
+    // The same Reflector steps; batches may coalesce differently, as live.
+    assert_eq!(events(&paced.stdout), events(&instant.stdout));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_replay_answers_from_the_recordings_final_state() {
+    let path = bundled("rollout-pods");
+    let out = run_offline(
+        &[
+            "index",
+            "--replay",
+            path_str(&path),
+            "--by",
+            "owner",
+            "-o",
+            "jsonl",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let values = json_lines(&out.stdout);
+    // After the rollout only the new ReplicaSet's three pods are left.
+    assert_eq!(values.len(), 1, "{values:#?}");
+    assert_eq!(values[0]["value"], "ReplicaSet/web-7b9c4d6f58");
+    assert_eq!(values[0]["count"], 3);
+
+    let old = run_offline(
+        &[
+            "index",
+            "--replay",
+            path_str(&path),
+            "--by",
+            "label:pod-template-hash",
+            "--value",
+            "6d5f8b7c9d",
+            "--fail-empty",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(old.status.code(), Some(4), "{}", text(&old.stderr));
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, format!("{HEADER}\n{LIST}\n{{oops\n")).unwrap();
+    let out = run_offline(
+        &["index", "--replay", path_str(&bad), "--by", "namespace"],
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("bad.jsonl:3: not valid JSON"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_piped_into_head_exits_quietly() {
+    let path = bundled("rollout-pods");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "'{}' replay '{}' -o jsonl | head -2; exit ${{PIPESTATUS[0]}}",
+                env!("CARGO_BIN_EXE_kubectl-deltas"),
+                path.display()
+            ))
+            .env_remove("RUST_BACKTRACE")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout).lines().count(), 2);
+    assert!(
+        !text(&out.stderr).contains("error"),
+        "{}",
+        text(&out.stderr)
+    );
+}
