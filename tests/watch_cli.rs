@@ -331,7 +331,9 @@ async fn an_unreachable_cluster_is_a_cluster_access_error() {
     let err = stderr(&out);
     assert!(
         err.contains(&format!(
-            "cannot read the API resources of the cluster at http://127.0.0.1:{port}/"
+            "cannot read the API resources of the cluster at http://127.0.0.1:{port}/ \
+             (connection refused): is the cluster running, and is kubeconfig context \"c\" the \
+             one you meant (--context)?"
         )),
         "{err}"
     );

@@ -1,7 +1,6 @@
 //! What a cluster command runs against: a connection and a resolved resource, with failures
 //! mapped to exit codes (unknown resource: usage; unreachable, unauthorized: cluster access).
 
-use anyhow::Context as _;
 use kubectl_deltas::source::cluster::{ClusterAccess, Connection};
 use kubectl_deltas::source::discovery::{ResourceCatalog, ResourceInfo};
 
@@ -67,11 +66,20 @@ pub async fn resolve_all(
         .exit_with(Exit::ClusterAccess)?;
     let catalog = ResourceCatalog::discover(&connection.client)
         .await
-        .with_context(|| {
-            format!(
+        .map_err(|error| {
+            let what = format!(
                 "cannot read the API resources of the cluster at {}",
                 connection.cluster_url
-            )
+            );
+            let context = match (unreachable(&error), &connection.context) {
+                (Some(why), Some(name)) => format!(
+                    "{what} ({why}): is the cluster running, and is kubeconfig context {name:?} \
+                     the one you meant (--context)?"
+                ),
+                (Some(why), None) => format!("{what} ({why}): is the cluster running?"),
+                (None, _) => what,
+            };
+            anyhow::Error::new(error).context(context)
         })
         .exit_with(Exit::ClusterAccess)?;
     let mut targets: Vec<Target> = Vec::with_capacity(args.len());
@@ -101,4 +109,24 @@ pub async fn resolve_all(
         });
     }
     Ok(targets)
+}
+
+/// Why the cluster could not be reached at all, when that is the cause: the first thing a user
+/// should check, before the HTTP client's error chain.
+fn unreachable(error: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => return Some("connection refused"),
+                std::io::ErrorKind::TimedOut => return Some("connection timed out"),
+                std::io::ErrorKind::HostUnreachable | std::io::ErrorKind::NetworkUnreachable => {
+                    return Some("no route to the server");
+                }
+                _ => {}
+            }
+        }
+        cause = e.source();
+    }
+    None
 }
