@@ -20,12 +20,12 @@
 
 mod support;
 
-use std::path::Path;
 use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 use support::binary::Running;
 use support::fake_apiserver::{FakeApiServer, Fault, Verb};
+use support::golden::golden;
 
 /// A ConfigMap with a pinned identity, so that `--object meta` output is reproducible.
 fn pinned(name: &str, value: &str) -> Value {
@@ -274,37 +274,6 @@ fn normalised_timeline(stdout: &str) -> String {
         text.push('\n');
     }
     text
-}
-
-/// Compares with `tests/golden/<name>`, or rewrites it with `UPDATE_GOLDEN=1`.
-fn golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run with UPDATE_GOLDEN=1 to create it",
-            path.display()
-        )
-    });
-    if expected != actual {
-        let first = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(e, a)| e != a)
-            .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "output differs from {} from line {} on (UPDATE_GOLDEN=1 rewrites it)\n\
-             --- expected\n{expected}\n--- actual\n{actual}",
-            path.display(),
-            first + 1
-        );
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
