@@ -20,12 +20,15 @@
 //! `benches/sync.rs` for why not `getrusage`). Build it first with `cargo build --release`;
 //! `KUBECTL_DELTAS_BIN` points elsewhere.
 
+mod common;
+
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::vm_hwm;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig};
 use kubectl_deltas::source::recording::{
@@ -104,12 +107,7 @@ fn generate(path: &Path, n: usize, events_per_t: usize) {
 
 /// The peak resident set of this process since the last reset, in MiB.
 fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
+    vm_hwm("self").map_or(f64::NAN, |bytes| bytes as f64 / (1024.0 * 1024.0))
 }
 
 /// Resets VmHWM to the current RSS (Linux ≥ 4.0), so that the peak of one replay is measured
@@ -188,26 +186,10 @@ async fn replay(path: &Path, consumer: Consumer) -> Figures {
     }
 }
 
-/// The `VmHWM` of a running process, in bytes; `None` once it has exited.
-fn vm_hwm(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
-}
-
 /// Runs the release binary's replay of `path` into /dev/null; returns its wall time and peak RSS
 /// in bytes.
 fn binary_replay(path: &Path) -> (Duration, u64) {
-    let binary = std::env::var("KUBECTL_DELTAS_BIN").unwrap_or_else(|_| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/kubectl-deltas").into()
-    });
+    let binary = common::release_binary();
     let started = Instant::now();
     let mut child = Command::new(&binary)
         .arg("replay")

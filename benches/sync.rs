@@ -12,6 +12,7 @@
 //! again, then `kubectl-deltas index …` from start to exit (list, drain into the Indexer, answer),
 //! with its peak RSS.
 
+mod common;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
@@ -19,6 +20,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::vm_hwm;
 use kube::api::ApiResource;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig};
@@ -143,9 +145,7 @@ async fn library_sync(server: &FakeApiServer) -> (Duration, usize) {
 /// the parent's high-water mark (this process, holding the fake server's objects) into the child's.
 fn binary_sync(kubeconfig: &std::path::Path) -> (Duration, u64) {
     use std::io::{BufRead, BufReader};
-    let binary = std::env::var("KUBECTL_DELTAS_BIN").unwrap_or_else(|_| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/kubectl-deltas").into()
-    });
+    let binary = common::release_binary();
     let started = Instant::now();
     let mut child = Command::new(&binary)
         .args(["watch", "configmaps", "-o", "jsonl", "--object", "none"])
@@ -164,29 +164,10 @@ fn binary_sync(kubeconfig: &std::path::Path) -> (Duration, u64) {
         }
     }
     let elapsed = started.elapsed();
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
-    let peak_kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/PID/status");
+    let peak = vm_hwm(child.id()).expect("VmHWM in /proc/PID/status");
     child.kill().unwrap();
     child.wait().unwrap();
-    (elapsed, peak_kib * 1024)
-}
-
-/// The `VmHWM` of a running process, in bytes; `None` once it has exited.
-fn vm_hwm(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
+    (elapsed, peak)
 }
 
 /// Runs `kubectl-deltas index ARGS…` to its exit; returns the wall time, its peak RSS and how many
@@ -197,9 +178,7 @@ fn vm_hwm(pid: u32) -> Option<u64> {
 /// what the final 2 ms added; the cache is long built by then and only the answer is written.
 fn binary_index(kubeconfig: &std::path::Path, args: &[&str]) -> (Duration, u64, usize) {
     use std::io::{BufRead, BufReader};
-    let binary = std::env::var("KUBECTL_DELTAS_BIN").unwrap_or_else(|_| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/kubectl-deltas").into()
-    });
+    let binary = common::release_binary();
     let started = Instant::now();
     let mut child = Command::new(&binary)
         .arg("index")
