@@ -485,15 +485,11 @@ impl<K: Resource> DeltaFifo<K> {
             .cloned()
             .collect();
         for key in unlisted_queued {
+            // A tombstone's key is already the key; carry the object it wraps.
             let newest = state.items[&key]
                 .deltas
                 .newest()
-                .and_then(|d| match &d.object {
-                    DeltaObject::Object(obj) => Some(obj.clone()),
-                    // A tombstone's key is already the key; carry the object it wraps.
-                    DeltaObject::Tombstone(t) => t.obj.clone(),
-                    DeltaObject::List(_) => None,
-                });
+                .and_then(|d| d.object.object().cloned());
             let tombstone = DeletedFinalStateUnknown {
                 key: key.to_string(),
                 obj: newest,
@@ -537,11 +533,10 @@ impl<K: Resource> DeltaFifo<K> {
         let mut state = self.lock();
         let mut synced = 0;
         let mut keys = known.list_keys();
+        // Keys with deltas queued are skipped; only the others need an order.
+        keys.retain(|key| !state.items.contains_key(key));
         keys.sort_unstable();
         for key in keys {
-            if state.items.contains_key(&key) {
-                continue;
-            }
             let Some(obj) = known.get_by_key(&key) else {
                 continue;
             };
