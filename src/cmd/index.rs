@@ -9,7 +9,7 @@
 use std::io::{self, BufWriter, IsTerminal as _, Write as _};
 use std::sync::Arc;
 
-use anyhow::{Context as _, anyhow};
+use anyhow::anyhow;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{IndexSpec, Indexer};
 use kubectl_deltas::query::{Matches, ValueListing};
@@ -32,11 +32,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         specs.push(spec.clone());
     }
     let indexer = Arc::new(indexer_with(&specs));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     let scope = match (&args.replay, args.resource.as_deref()) {
         (Some(file), _) => {
             runtime.block_on(replay::cache_from_recording(file, indexer.clone(), queue))?

@@ -128,9 +128,14 @@ pub fn reflector_config(reflector: &ReflectorArgs, informer: &InformerArgs) -> R
         config = config.verify_every(period);
     }
     if !reflector.no_strip_managed_fields {
-        config = config.transform(|obj: &mut Object| obj.metadata.managed_fields = None);
+        config = strip_managed_fields(config);
     }
     config
+}
+
+/// The transform most informers install: managedFields are large and never what a handler reads.
+pub fn strip_managed_fields(config: ReflectorConfig) -> ReflectorConfig {
+    config.transform(|obj: &mut Object| obj.metadata.managed_fields = None)
 }
 
 /// 401 and 403 are the user's access problem; anything else the Reflector gives up on is a runtime

@@ -17,6 +17,17 @@ mod replay;
 mod target;
 mod watch;
 
+/// The async runtime every informer-running command blocks on: two workers, as many as this
+/// tool's Reflectors and consumers need.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    use anyhow::Context as _;
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {

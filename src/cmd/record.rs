@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use anyhow::{Context as _, anyhow};
+use anyhow::anyhow;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use futures_util::FutureExt as _;
@@ -30,11 +30,7 @@ pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         &args.informer,
         reflector_config(&args.reflector, &args.informer),
     )?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(record(args, settings))
 }
 

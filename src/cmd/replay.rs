@@ -20,7 +20,7 @@ use kubectl_deltas::cache::{Controller, Indexer, Reflector, ReflectorConfig, Ref
 use kubectl_deltas::source::ListerWatcher as _;
 use kubectl_deltas::source::recording::{Pace, RecordingListerWatcher, RecordingReader};
 
-use super::informer::QueueChoice;
+use super::informer::{QueueChoice, strip_managed_fields};
 use super::pipeline::{
     Hooks, InlineConsumer, Pipeline, PipelineError, ResyncHandle, Settings, Source, View,
 };
@@ -46,17 +46,13 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         _ => {}
     }
     let settings = Settings::new(view, &args.informer, base_config())?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(replay(&args.file, args.speed, settings))
 }
 
 /// What a replay's Reflector starts from: as `watch`'s default, managedFields stripped.
 fn base_config() -> ReflectorConfig {
-    ReflectorConfig::default().transform(|obj: &mut Object| obj.metadata.managed_fields = None)
+    strip_managed_fields(ReflectorConfig::default())
 }
 
 async fn replay(file: &Path, speed: Option<f64>, mut settings: Settings) -> anyhow::Result<()> {

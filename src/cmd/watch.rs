@@ -1,7 +1,7 @@
 //! `watch RESOURCE[,RESOURCE…] [NAME]`: the [`pipeline`](super::pipeline) on a live cluster,
 //! one informer per resource, until Ctrl-C or a limit.
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use kubectl_deltas::cache::reflector::TokioClock;
 
 use super::informer::{lister_watcher, reflector_config, reflector_failure};
@@ -19,11 +19,7 @@ pub fn run(args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         &args.informer,
         reflector_config(&args.reflector, &args.informer),
     )?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(watch(args, names, settings))
 }
 

@@ -157,13 +157,15 @@ impl Output {
         time: SystemTime,
         fifo: &FifoStats,
     ) {
+        // Decided before taking the lock every writer waits on: it depends on the batch alone.
+        let shown = self.view.shows(batch);
         let mut state = self.lock();
         while state.next_turn < batch.seq {
             state = self.turn.wait(state).unwrap_or_else(|e| e.into_inner());
         }
         state.stats[index].record_batch(batch);
         state.stats[index].record_queue(fifo);
-        if !state.closed && self.view.shows(batch) {
+        if !state.closed && shown {
             let view = BatchView {
                 resource: &self.names[index],
                 time,
