@@ -24,6 +24,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+/// What replaces each Secret value in every output and recording.
+pub const REDACTED: &str = "<redacted>";
+
 /// A Kubernetes object: `apiVersion`/`kind`, typed `metadata`, and every other top-level field as
 /// compact JSON text.
 #[derive(Clone, Default)]
@@ -69,6 +72,14 @@ impl Object {
     pub fn to_value(&self) -> Value {
         // Serializing metadata and valid JSON text into a Value cannot fail.
         serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// Whether this is a core/v1 Secret, whose `data` and `stringData` values every output
+    /// replaces with [`REDACTED`] unless asked not to.
+    pub fn is_secret(&self) -> bool {
+        self.types
+            .as_ref()
+            .is_some_and(|t| t.kind == "Secret" && t.api_version == "v1")
     }
 
     /// `kind`, or `""` when unknown.

@@ -27,7 +27,7 @@ pub mod summary;
 pub mod timeline;
 
 pub use index_table::{NONE_LABEL, age};
-pub use object::{ObjectMode, ObjectView, is_secret, render_object};
+pub use object::{ObjectMode, ObjectView, render_object};
 
 /// One popped batch, as a renderer is told about it.
 #[derive(Debug, Clone, Copy)]

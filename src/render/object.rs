@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use crate::object::Object;
+use crate::object::{Object, REDACTED};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
@@ -50,7 +50,7 @@ impl<'a> ObjectView<'a> {
         match mode {
             ObjectMode::None => None,
             ObjectMode::Meta => Some(ObjectView::Meta(obj)),
-            ObjectMode::Full if !show_secret_data && is_secret(obj) => {
+            ObjectMode::Full if !show_secret_data && obj.is_secret() => {
                 let mut value = obj.to_value();
                 redact_secret(&mut value);
                 Some(ObjectView::Redacted(value))
@@ -84,19 +84,12 @@ impl Serialize for ObjectView<'_> {
     }
 }
 
-/// Whether `obj` is a core/v1 Secret, whose `data` and `stringData` values are redacted.
-pub fn is_secret(obj: &Object) -> bool {
-    obj.types
-        .as_ref()
-        .is_some_and(|t| t.kind == "Secret" && t.api_version == "v1")
-}
-
 /// Keeps the keys (which are useful when debugging) and hides the values.
 fn redact_secret(value: &mut Value) {
     for field in ["data", "stringData"] {
         if let Some(Value::Object(map)) = value.get_mut(field) {
             for v in map.values_mut() {
-                *v = Value::String("<redacted>".into());
+                *v = Value::String(REDACTED.into());
             }
         }
     }

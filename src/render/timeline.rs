@@ -26,9 +26,7 @@ use owo_colors::{OwoColorize, Style};
 use serde_json::Value;
 
 use super::changes::{self, Change};
-use super::{
-    BatchView, Event, EventView, Renderer, delta_resource_version, is_secret, whole_list_objects,
-};
+use super::{BatchView, Event, EventView, Renderer, delta_resource_version, whole_list_objects};
 use crate::cache::reflector::RelistCause;
 use crate::cache::{
     Batch, Delta, DeltaType, Notification, QueueKind, ReflectorEventKind, object_key,
@@ -613,7 +611,7 @@ fn row_changes(
     });
     let (first_old, first_new) = updates.next()?;
     let last_new = updates.next_back().map_or(first_new, |(_, new)| new);
-    let redact = !show_secret_data && is_secret(last_new);
+    let redact = !show_secret_data && last_new.is_secret();
     let (old, new): (Value, Value) = (first_old.to_value(), last_new.to_value());
     Some(changes::diff(&old, &new, redact))
 }

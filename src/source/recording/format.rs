@@ -11,7 +11,7 @@ use kube::core::ApiResource;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::object::Object;
+use crate::object::{Object, REDACTED};
 use crate::source::kube_api::INITIAL_EVENTS_END_ANNOTATION;
 use crate::source::{ApiStatus, ListPage, ResourceTarget, SourceError, WatchEvent};
 
@@ -478,9 +478,7 @@ impl Redaction {
     fn applies_to(self, obj: &Object) -> bool {
         self.enabled
             && match &obj.types {
-                Some(types) if !types.kind.is_empty() => {
-                    types.kind == "Secret" && types.api_version == "v1"
-                }
+                Some(types) if !types.kind.is_empty() => obj.is_secret(),
                 _ => self.resource_is_secret,
             }
     }
@@ -503,9 +501,6 @@ impl Redaction {
         ObjectOut::Owned(Box::new(copy))
     }
 }
-
-/// What replaces each Secret value in a recording (as in the renderers' output).
-pub(super) const REDACTED: &str = "<redacted>";
 
 /// An object to write.
 pub(super) enum ObjectOut<'a> {
