@@ -10,7 +10,12 @@
 
 use std::fmt::{self, Write as _};
 
-use serde_json::Value;
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::object::Object;
 
 /// How a field changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +57,38 @@ impl fmt::Display for Change {
 
 /// Values longer than this are cut, so that one long annotation does not fill the row.
 const MAX_VALUE_CHARS: usize = 32;
+
+/// [`diff`] of two states of one object, without parsing the top-level fields (`spec`, `status`,
+/// `data`, …) whose JSON text is the same on both sides: they cannot hold a change, and an update
+/// usually touches one small field of a large object.
+pub fn diff_objects(old: &Object, new: &Object, redact_secret_data: bool) -> Vec<Change> {
+    let (old_fields, new_fields) = (old.fields(), new.fields());
+    let side =
+        |obj: &Object, own: &[(Cow<'_, str>, &RawValue)], other: &[(Cow<'_, str>, &RawValue)]| {
+            let mut map = Map::new();
+            if let Some(types) = &obj.types {
+                map.insert("apiVersion".into(), types.api_version.clone().into());
+                map.insert("kind".into(), types.kind.clone().into());
+            }
+            map.insert(
+                "metadata".into(),
+                serde_json::to_value(&obj.metadata).unwrap_or(Value::Null),
+            );
+            for (key, raw) in own {
+                let unchanged = other.iter().any(|(k, r)| k == key && r.get() == raw.get());
+                if !unchanged {
+                    let value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+                    map.insert(key.to_string(), value);
+                }
+            }
+            Value::Object(map)
+        };
+    diff(
+        &side(old, &old_fields, &new_fields),
+        &side(new, &new_fields, &old_fields),
+        redact_secret_data,
+    )
+}
 
 /// The changes from `old` to `new`, two whole objects as JSON. Top-level fields other than
 /// `metadata` come first (sorted), `metadata` last, since `spec`, `status` and `data` are what a

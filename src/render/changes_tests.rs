@@ -154,3 +154,33 @@ fn empty_strings_and_nulls_are_visible() {
     let new = json!({"spec": {"a": "x", "b": true}});
     assert_eq!(lines(old, new), [r#"spec.a ""→x"#, "spec.b null→true"]);
 }
+
+#[test]
+fn diffing_objects_skips_identical_fields_but_finds_the_same_changes() {
+    let old = crate::object::Object::from_value(json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "s", "resourceVersion": "1", "labels": {"a": "1"}},
+        "data": {"password": "x", "user": "u"},
+        "spec": {"big": [1, 2, 3], "same": true},
+        "gone": 1
+    }))
+    .unwrap();
+    let new = crate::object::Object::from_value(json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "s", "resourceVersion": "2", "labels": {"a": "2"}},
+        "data": {"password": "y", "user": "u"},
+        "spec": {"big": [1, 2, 3], "same": true},
+        "status": {"phase": "Running"}
+    }))
+    .unwrap();
+    for redact in [false, true] {
+        let show = |changes: Vec<Change>| changes.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        let whole = show(diff(&old.to_value(), &new.to_value(), redact));
+        assert!(!whole.is_empty());
+        assert_eq!(
+            show(diff_objects(&old, &new, redact)),
+            whole,
+            "redact: {redact}"
+        );
+    }
+}

@@ -23,7 +23,6 @@ use std::time::{Duration, SystemTime};
 
 use jiff::tz::TimeZone;
 use owo_colors::{OwoColorize, Style};
-use serde_json::Value;
 
 use super::changes::{self, Change};
 use super::{BatchView, Event, EventView, Renderer, delta_resource_version, whole_list_objects};
@@ -612,8 +611,7 @@ fn row_changes(
     let (first_old, first_new) = updates.next()?;
     let last_new = updates.next_back().map_or(first_new, |(_, new)| new);
     let redact = !show_secret_data && last_new.is_secret();
-    let (old, new): (Value, Value) = (first_old.to_value(), last_new.to_value());
-    Some(changes::diff(&old, &new, redact))
+    Some(changes::diff_objects(first_old, last_new, redact))
 }
 
 /// The controller owner, else the first owner, as `Kind/name`; `-` without owners.
