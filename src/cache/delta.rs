@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use kube::Resource;
 
-use super::store::object_key;
+use super::store::write_object_key;
 
 /// What happened to an object. The object carried by the [`Delta`] is its state *after* the
 /// change, except for [`DeltaType::Deleted`], which carries the last state known before deletion.
@@ -155,10 +155,20 @@ impl<K: Resource> DeltaObject<K> {
     /// as client-go's `DeletionHandlingMetaNamespaceKeyFunc`. A whole-list payload belongs to no
     /// key and returns an empty string; [`Delta::key`] says `None` instead.
     pub fn key(&self) -> String {
+        let mut key = String::new();
+        self.write_key(&mut key);
+        key
+    }
+
+    /// [`key`](Self::key) written into `buf` (cleared first), so hot paths reuse one buffer.
+    pub(crate) fn write_key(&self, buf: &mut String) {
         match self {
-            DeltaObject::Object(obj) => object_key(obj.as_ref()),
-            DeltaObject::Tombstone(t) => t.key.clone(),
-            DeltaObject::List(_) => String::new(),
+            DeltaObject::Object(obj) => write_object_key(obj.as_ref(), buf),
+            DeltaObject::Tombstone(t) => {
+                buf.clear();
+                buf.push_str(&t.key);
+            }
+            DeltaObject::List(_) => buf.clear(),
         }
     }
 }

@@ -31,7 +31,7 @@ use kube::Resource;
 
 use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
 use super::queue::{PoppedDeltas, Queue, QueueKind};
-use super::store::{KnownObjects, write_object_key};
+use super::store::KnownObjects;
 
 /// What a `process` function passed to [`DeltaFifo::pop`] reports when it fails.
 #[derive(Debug)]
@@ -150,14 +150,7 @@ impl<K> State<K> {
         K: Resource,
     {
         let mut key = std::mem::take(&mut self.key_buf);
-        match &object {
-            DeltaObject::Object(obj) => write_object_key(obj.as_ref(), &mut key),
-            DeltaObject::Tombstone(t) => {
-                key.clear();
-                key.push_str(&t.key);
-            }
-            DeltaObject::List(_) => key.clear(),
-        }
+        object.write_key(&mut key);
         let shared = self.queue_action(&key, Delta { type_, object });
         self.key_buf = key;
         shared
@@ -432,25 +425,25 @@ impl<K: Resource> DeltaFifo<K> {
         if object.list().is_some() {
             return false;
         }
-        let key = object.key();
-        if !state.items.contains_key(key.as_str()) {
-            let known = self
+        let mut key = std::mem::take(&mut state.key_buf);
+        object.write_key(&mut key);
+        let queued_or_known = state.items.contains_key(key.as_str())
+            || self
                 .known_objects
                 .as_ref()
                 .is_some_and(|known| known.get_by_key(&key).is_some());
-            if !known {
-                return false;
-            }
+        if queued_or_known {
+            state.queue_action(
+                &key,
+                Delta {
+                    type_: DeltaType::Deleted,
+                    object,
+                },
+            );
+            self.wake(&state);
         }
-        state.queue_action(
-            &key,
-            Delta {
-                type_: DeltaType::Deleted,
-                object,
-            },
-        );
-        self.wake(&state);
-        true
+        state.key_buf = key;
+        queued_or_known
     }
 
     /// Delivers the result of a list: a `Replaced` (or legacy `Sync`) delta for every object in

@@ -300,7 +300,10 @@ impl<K: Resource> Indexer<K> {
     /// Removes the object (or the tombstone's key) and its index entries, returning what was
     /// stored. Deleting an absent key is a no-op.
     pub fn delete(&self, obj: &DeltaObject<K>) -> Option<Arc<K>> {
-        self.delete_key(&obj.key())
+        KEY_BUF.with_borrow_mut(|key| {
+            obj.write_key(key);
+            self.delete_key(key)
+        })
     }
 
     /// Removes the object stored under `key`, if any.

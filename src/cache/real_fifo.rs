@@ -90,14 +90,10 @@ impl<K> State<K> {
     where
         K: Resource,
     {
-        let key = match &object {
-            DeltaObject::Object(obj) => {
-                write_object_key(obj.as_ref(), &mut self.key_buf);
-                Some(Arc::from(self.key_buf.as_str()))
-            }
-            DeltaObject::Tombstone(t) => Some(Arc::from(t.key.as_str())),
-            DeltaObject::List(_) => None,
-        };
+        let key = object.list().is_none().then(|| {
+            object.write_key(&mut self.key_buf);
+            Arc::from(self.key_buf.as_str())
+        });
         self.push(Delta { type_, object }, key);
     }
 
