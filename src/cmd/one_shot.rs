@@ -47,13 +47,10 @@ pub async fn sync<L: ListerWatcher>(
     };
     let reflector = Reflector::new(lister_watcher, fifo.clone(), config).observer(RetryNotes);
 
-    let consumer = {
-        let controller = Controller::new(fifo.clone(), indexer).batch_pop(queue.batch_pop);
+    let controller = Controller::new(fifo.clone(), indexer).batch_pop(queue.batch_pop);
+    let consume = {
         let progress = progress.clone();
-        std::thread::Builder::new()
-            .name("consumer".into())
-            .spawn(move || drain(controller, &progress))
-            .context("cannot start the consumer thread")?
+        move || drain(controller, &progress)
     };
     let synced = {
         let fifo = fifo.clone();
@@ -63,13 +60,29 @@ pub async fn sync<L: ListerWatcher>(
             }
         }
     };
-    let result = reflector.run(synced).await;
+    with_consumer(&fifo, consume, reflector.run(synced))
+        .await?
+        .map_err(failure)
+}
+
+/// Runs `consume` on a consumer thread while `run` runs, then closes the queue (the consumer
+/// drains what is left and returns) and joins the thread; returns `run`'s output.
+pub async fn with_consumer<T>(
+    fifo: &Arc<dyn Queue<Object>>,
+    consume: impl FnOnce() + Send + 'static,
+    run: impl Future<Output = T>,
+) -> anyhow::Result<T> {
+    let consumer = std::thread::Builder::new()
+        .name("consumer".into())
+        .spawn(consume)
+        .context("cannot start the consumer thread")?;
+    let output = run.await;
     fifo.close();
     tokio::task::spawn_blocking(move || consumer.join())
         .await
         .context("the consumer thread was lost")?
         .map_err(|_| anyhow::anyhow!("the consumer thread panicked"))?;
-    result.map_err(failure)
+    Ok(output)
 }
 
 /// Pops batches into the indexer until the initial list is all in, or the queue is closed.

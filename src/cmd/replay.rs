@@ -14,13 +14,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context as _, anyhow};
+use anyhow::anyhow;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Controller, Indexer, Reflector, ReflectorConfig, ReflectorError};
 use kubectl_deltas::source::ListerWatcher as _;
 use kubectl_deltas::source::recording::{Pace, RecordingListerWatcher, RecordingReader};
 
 use super::informer::{QueueChoice, strip_managed_fields};
+use super::one_shot::with_consumer;
 use super::pipeline::{
     Hooks, InlineConsumer, Pipeline, PipelineError, ResyncHandle, Settings, Source, View,
 };
@@ -115,31 +116,24 @@ pub async fn cache_from_recording(
     let lister_watcher = RecordingListerWatcher::new(reader, Pace::Unpaced)?;
     let scope = lister_watcher.describe().to_string();
     let fifo = queue.build(indexer.clone());
-    let consumer = {
-        let mut controller =
-            Controller::new(fifo.clone(), indexer.clone()).batch_pop(queue.batch_pop);
-        std::thread::Builder::new()
-            .name("consumer".into())
-            .spawn(move || while controller.process_next().is_some() {})
-            .context("cannot start the consumer thread")?
-    };
+    let mut controller = Controller::new(fifo.clone(), indexer.clone()).batch_pop(queue.batch_pop);
     let config = lister_watcher.reflector_config(base_config());
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
     let stop = end.clone();
-    let result = Reflector::new(lister_watcher, fifo.clone(), config)
+    let run = Reflector::new(lister_watcher, fifo.clone(), config)
         .clock(clock)
         .known_objects(indexer)
         .run(async move {
             // However it ended: the outcome is read below.
             let _ = stop.wait().await;
-        })
-        .await;
-    fifo.close();
-    tokio::task::spawn_blocking(move || consumer.join())
-        .await
-        .context("the consumer thread was lost")?
-        .map_err(|_| anyhow!("the consumer thread panicked"))?;
-    result.map_err(|error| gave_up(file, error))?;
+        });
+    with_consumer(
+        &fifo,
+        move || while controller.process_next().is_some() {},
+        run,
+    )
+    .await?
+    .map_err(|error| gave_up(file, error))?;
     end.wait().await?;
     Ok(scope)
 }
