@@ -7,7 +7,7 @@
 
 use std::time::SystemTime;
 
-use kube::core::ApiResource;
+use kube::core::{ApiResource, GroupVersionKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -66,26 +66,16 @@ impl RecordedResource {
 
     /// As kube's `ApiResource`.
     pub fn api_resource(&self) -> ApiResource {
-        ApiResource {
-            group: self.group.clone(),
-            version: self.version.clone(),
-            api_version: api_version(&self.group, &self.version),
-            kind: self.kind.clone(),
-            plural: self.plural.clone(),
-        }
+        ApiResource::from_gvk_with_plural(&self.gvk(), &self.plural)
+    }
+
+    fn gvk(&self) -> GroupVersionKind {
+        GroupVersionKind::gvk(&self.group, &self.version, &self.kind)
     }
 
     /// Whether this is the core group's Secret, whose values recordings redact by default.
     pub fn is_secret(&self) -> bool {
         self.group.is_empty() && self.kind == "Secret"
-    }
-}
-
-fn api_version(group: &str, version: &str) -> String {
-    if group.is_empty() {
-        version.to_owned()
-    } else {
-        format!("{group}/{version}")
     }
 }
 
@@ -601,7 +591,7 @@ pub(super) fn bookmark_value(
     let mut value = serde_json::json!({ "metadata": metadata });
     if let Some(r) = resource {
         value["kind"] = Value::String(r.kind.clone());
-        value["apiVersion"] = Value::String(api_version(&r.group, &r.version));
+        value["apiVersion"] = Value::String(r.gvk().api_version());
     }
     value
 }
