@@ -228,13 +228,13 @@ impl<K> RealFifo<K> {
         let is_in_initial_list = !state.has_synced();
         let n = state.batch_len(max);
         state.initial_population_count = state.initial_population_count.saturating_sub(n);
-        let taken: Vec<Queued<K>> = state.items.drain(..n).collect();
-        let key = match taken.as_slice() {
-            [single] => single.key.clone(),
-            _ => None,
+        let enqueued_at = state.items[0].enqueued_at;
+        let key = if n == 1 {
+            state.items[0].key.clone()
+        } else {
+            None
         };
-        let enqueued_at = taken[0].enqueued_at;
-        let deltas = Deltas::new(taken.into_iter().map(|q| q.delta).collect());
+        let deltas = Deltas::new(state.items.drain(..n).map(|q| q.delta).collect());
         let queue_len = state.items.len();
         let popped_at = Instant::now();
         process(&deltas, is_in_initial_list);
