@@ -2,6 +2,11 @@
 //!
 //! `cargo bench --bench cache` — figures are per element (delta or object), see docs/benchmarks.md.
 
+// The binary's allocator, so that the figures are the binary's.
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::convert::Infallible;
 use std::hint::black_box;
 use std::sync::Arc;

@@ -6,6 +6,11 @@
 //! renderer writes every batch to `/dev/null`, one write and flush per line as the binary does
 //! on stdout. Figures are per batch; see docs/benchmarks.md.
 
+// The binary's allocator, so that the figures are the binary's.
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::fs::File;
 use std::hint::black_box;
 use std::io::{self, Write};

@@ -20,6 +20,11 @@
 //! `benches/sync.rs` for why not `getrusage`). Build it first with `cargo build --release`;
 //! `KUBECTL_DELTAS_BIN` points elsewhere.
 
+// The binary's allocator, so that the figures are the binary's.
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 mod common;
 
 use std::io::{BufWriter, Write};

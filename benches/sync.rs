@@ -12,6 +12,11 @@
 //! again, then `kubectl-deltas index …` from start to exit (list, drain into the Indexer, answer),
 //! with its peak RSS.
 
+// The binary's allocator, so that the figures are the binary's.
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 mod common;
 #[path = "../tests/support/mod.rs"]
 mod support;

@@ -8,6 +8,14 @@ use clap::Parser;
 mod cli;
 mod cmd;
 
+// jemalloc frees an object cheaply on any thread: a replay parses objects on its reader thread
+// and the consumer frees the ones the cache replaces, which glibc's malloc serialises on an arena
+// lock (twice the replay throughput), and it keeps the 50k-object cache of issue #3 at 2.2× the
+// list's JSON size (docs/benchmarks.md).
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use cli::exit::{Exit, classify, message};
 
 fn main() -> ExitCode {
