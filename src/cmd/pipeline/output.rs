@@ -81,6 +81,9 @@ struct State {
     /// The pop sequence number of the next batch to handle: batches are handled in pop order
     /// across every resource's consumer, so the merged output is in pop order.
     next_turn: u64,
+    /// Consumers waiting on `turn`: only they need a wake-up (a notification is a system call
+    /// even when nobody waits, and a single resource's consumer never does).
+    waiting_for_turn: usize,
     /// Nothing more is written: a limit's last line is out, or writing failed.
     closed: bool,
     /// The first write error.
@@ -106,6 +109,7 @@ impl Output {
             state: Mutex::new(State {
                 renderer,
                 next_turn: 1,
+                waiting_for_turn: 0,
                 closed: false,
                 failed: None,
                 shown: 0,
@@ -161,7 +165,9 @@ impl Output {
         let shown = self.view.shows(batch);
         let mut state = self.lock();
         while state.next_turn < batch.seq {
+            state.waiting_for_turn += 1;
             state = self.turn.wait(state).unwrap_or_else(|e| e.into_inner());
+            state.waiting_for_turn -= 1;
         }
         state.stats[index].record_batch(batch);
         state.stats[index].record_queue(fifo);
@@ -182,8 +188,11 @@ impl Output {
             self.synced(&mut state, index, batches, time);
         }
         state.next_turn = batch.seq + 1;
+        let waiting = state.waiting_for_turn > 0;
         drop(state);
-        self.turn.notify_all();
+        if waiting {
+            self.turn.notify_all();
+        }
     }
 
     /// Resource `index` holds its whole initial list.
