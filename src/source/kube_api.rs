@@ -7,6 +7,7 @@
 //! throttled list look like a slow one. Build the client with [`client_without_retry`].
 
 use std::error::Error as StdError;
+use std::sync::Arc;
 
 use crate::object::Object;
 use futures_util::StreamExt;
@@ -161,9 +162,9 @@ impl ListerWatcher for KubeListerWatcher {
 fn watch_event(event: kube::api::WatchEvent<Object>) -> WatchEvent {
     use kube::api::WatchEvent as K;
     match event {
-        K::Added(obj) => WatchEvent::Added(obj),
-        K::Modified(obj) => WatchEvent::Modified(obj),
-        K::Deleted(obj) => WatchEvent::Deleted(obj),
+        K::Added(obj) => WatchEvent::Added(Arc::new(obj)),
+        K::Modified(obj) => WatchEvent::Modified(Arc::new(obj)),
+        K::Deleted(obj) => WatchEvent::Deleted(Arc::new(obj)),
         K::Bookmark(bookmark) => WatchEvent::Bookmark {
             initial_events_end: bookmark
                 .metadata

@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 
 use crate::object::Object;
 use futures_util::stream::BoxStream;
@@ -96,15 +97,16 @@ impl fmt::Display for ApiStatus {
     }
 }
 
-/// One event of a watch stream.
+/// One event of a watch stream. Objects come shared, as the cache keeps them: an event is moved
+/// through several hands on its way to the queue, and a decoded object is a few hundred bytes.
 #[derive(Debug, Clone)]
 pub enum WatchEvent {
     /// `ADDED`.
-    Added(Object),
+    Added(Arc<Object>),
     /// `MODIFIED`.
-    Modified(Object),
+    Modified(Arc<Object>),
     /// `DELETED`: the object's last state.
-    Deleted(Object),
+    Deleted(Arc<Object>),
     /// `BOOKMARK`: everything up to `resource_version` has been sent.
     Bookmark {
         /// The resourceVersion the watch has reached.

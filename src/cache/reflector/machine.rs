@@ -244,9 +244,18 @@ impl<L: ListerWatcher> Machine<L> {
     }
 
     /// Kind and apiVersion (absent from list items on the wire), then the user's transform.
-    fn prepare(&self, mut obj: Object) -> Arc<Object> {
+    fn prepare(&self, mut obj: Arc<Object>) -> Arc<Object> {
         let ar = &self.target.api_resource;
-        let types = obj.types.get_or_insert_with(|| TypeMeta {
+        let complete = obj
+            .types
+            .as_ref()
+            .is_some_and(|t| !t.api_version.is_empty() && !t.kind.is_empty());
+        if complete && self.config.transform.is_none() {
+            return obj;
+        }
+        // The source's object is not shared yet, so this does not copy it.
+        let obj_mut = Arc::make_mut(&mut obj);
+        let types = obj_mut.types.get_or_insert_with(|| TypeMeta {
             api_version: String::new(),
             kind: String::new(),
         });
@@ -257,9 +266,9 @@ impl<L: ListerWatcher> Machine<L> {
             types.kind.clone_from(&ar.kind);
         }
         if let Some(transform) = &self.config.transform {
-            transform(&mut obj);
+            transform(obj_mut);
         }
-        Arc::new(obj)
+        obj
     }
 
     async fn list_page(&mut self, mut paging: Box<Paging>) -> Result<State, ReflectorError> {
@@ -276,7 +285,7 @@ impl<L: ListerWatcher> Machine<L> {
         paging.pages += 1;
         paging.items.reserve(page.items.len());
         for obj in page.items {
-            let obj = self.prepare(obj);
+            let obj = self.prepare(Arc::new(obj));
             paging.items.push(obj);
         }
         self.publish(ReflectorEventKind::ListPage {
@@ -469,7 +478,7 @@ impl<L: ListerWatcher> Machine<L> {
                     initial.objects.insert(object_key(obj.as_ref()), obj);
                 }
                 WatchEvent::Deleted(obj) => {
-                    initial.objects.remove(&object_key(&obj));
+                    initial.objects.remove(&object_key(obj.as_ref()));
                 }
                 WatchEvent::Bookmark {
                     resource_version,

@@ -200,8 +200,8 @@ async fn expired_continue_token_restarts_the_list_from_empty() {
 #[tokio::test]
 async fn added_events_of_a_watch_from_zero_do_not_advance_the_rv() {
     let lw = Scripted::new(vec![Reply::Watch(Ok(vec![
-        Ok(WatchEvent::Added(obj("a", "7"))),
-        Ok(WatchEvent::Added(obj("b", "5"))),
+        Ok(WatchEvent::Added(Arc::new(obj("a", "7")))),
+        Ok(WatchEvent::Added(Arc::new(obj("b", "5")))),
     ]))]);
     let clock = VirtualClock::new();
     let mut m = machine(lw.clone(), clock);
@@ -220,9 +220,9 @@ async fn added_events_of_a_watch_from_zero_do_not_advance_the_rv() {
     assert_eq!(m.fifo.len(), 2);
 
     let lw = Scripted::new(vec![Reply::Watch(Ok(vec![
-        Ok(WatchEvent::Added(obj("a", "7"))),
-        Ok(WatchEvent::Modified(obj("b", "9"))),
-        Ok(WatchEvent::Added(obj("c", "8"))),
+        Ok(WatchEvent::Added(Arc::new(obj("a", "7")))),
+        Ok(WatchEvent::Modified(Arc::new(obj("b", "9")))),
+        Ok(WatchEvent::Added(Arc::new(obj("c", "8")))),
     ]))]);
     let mut m = machine(lw, VirtualClock::new());
     let mut state = State::Watch {
@@ -366,7 +366,10 @@ async fn a_watch_bookmark_is_queued_by_an_atomic_queue_and_ignored_by_the_others
         let m = watch_into(
             queue.clone(),
             false,
-            vec![WatchEvent::Added(obj("a", "7")), bookmark("9", false)],
+            vec![
+                WatchEvent::Added(Arc::new(obj("a", "7"))),
+                bookmark("9", false),
+            ],
         )
         .await;
         assert_eq!(*m.shared.lock(), "9", "{kind}");
@@ -382,7 +385,7 @@ async fn bookmarks_of_a_streaming_lists_initial_events_are_not_queued() {
         queue.clone(),
         true,
         vec![
-            WatchEvent::Added(obj("a", "3")),
+            WatchEvent::Added(Arc::new(obj("a", "3"))),
             bookmark("4", false),
             bookmark("6", true),
         ],

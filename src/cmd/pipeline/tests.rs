@@ -196,7 +196,7 @@ async fn a_paced_source_sees_every_event_rendered_before_it_sends_the_next() {
     .await;
     for rv in 11..=15 {
         events
-            .send(WatchEvent::Modified(object(&resource, "a", rv)))
+            .send(WatchEvent::Modified(Arc::new(object(&resource, "a", rv))))
             .unwrap();
     }
     out.until("six batches", |_| out.batches().len() == 6).await;
@@ -239,11 +239,11 @@ async fn several_resources_merge_into_one_sequence_in_pop_order() {
     })
     .await;
     secret_events
-        .send(WatchEvent::Added(object(&secret, "t", 20)))
+        .send(WatchEvent::Added(Arc::new(object(&secret, "t", 20))))
         .unwrap();
     out.until("the secret", |_| out.batches().len() == 4).await;
     cm_events
-        .send(WatchEvent::Deleted(object(&cm, "a", 21)))
+        .send(WatchEvent::Deleted(Arc::new(object(&cm, "a", 21))))
         .unwrap();
     assert_eq!(task.await.unwrap().unwrap(), Ended::MaxBatches);
 
@@ -344,7 +344,7 @@ async fn a_batch_in_the_handler_is_not_idle_and_a_stop_releases_waiters() {
     })
     .await;
     events
-        .send(WatchEvent::Added(object(&cm, "a", 11)))
+        .send(WatchEvent::Added(Arc::new(object(&cm, "a", 11))))
         .unwrap();
     out.until("the batch", |_| out.batches().len() == 1).await;
     // Written, but the handler is still busy with it: not idle.
@@ -388,7 +388,7 @@ async fn a_real_fifo_hands_a_slow_handler_every_update_on_its_own() {
     .await;
     for rv in 11..=15 {
         events
-            .send(WatchEvent::Modified(object(&resource, "a", rv)))
+            .send(WatchEvent::Modified(Arc::new(object(&resource, "a", rv))))
             .unwrap();
     }
     assert_eq!(task.await.unwrap().unwrap(), Ended::MaxBatches);

@@ -5,6 +5,7 @@
 //! what was expected. Encoding borrows what it writes ([`LineRef`]), so that recording a list page
 //! or an event never clones its objects.
 
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use kube::core::{ApiResource, GroupVersionKind};
@@ -320,9 +321,11 @@ impl WireLine {
     }
 }
 
-fn named_object(object: Option<Object>, type_: &str) -> Result<Object, String> {
+fn named_object(object: Option<Object>, type_: &str) -> Result<Arc<Object>, String> {
     match object {
-        Some(obj) if obj.metadata.name.as_deref().is_some_and(|n| !n.is_empty()) => Ok(obj),
+        Some(obj) if obj.metadata.name.as_deref().is_some_and(|n| !n.is_empty()) => {
+            Ok(Arc::new(obj))
+        }
         Some(_) => Err(format!("the object of {type_} event needs metadata.name")),
         None => Err(format!(
             "{type_} event needs an \"object\" (the object as the server sent it)"

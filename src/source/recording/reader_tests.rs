@@ -68,9 +68,9 @@ fn written_lines_read_back_the_same() {
             continue_token: None,
             remaining_item_count: None,
         }),
-        Line::Event(WatchEvent::Added(cm("b", "11"))),
-        Line::Event(WatchEvent::Modified(cm("b", "12"))),
-        Line::Event(WatchEvent::Deleted(cm("b", "13"))),
+        Line::Event(WatchEvent::Added(Arc::new(cm("b", "11")))),
+        Line::Event(WatchEvent::Modified(Arc::new(cm("b", "12")))),
+        Line::Event(WatchEvent::Deleted(Arc::new(cm("b", "13")))),
         Line::Event(WatchEvent::Bookmark {
             resource_version: "14".into(),
             initial_events_end: true,
@@ -294,7 +294,7 @@ fn secret_values_are_redacted_unless_asked_for() {
         resource_version: "1".into(),
         ..ListPage::default()
     });
-    let event = Line::Event(WatchEvent::Modified(secret(true)));
+    let event = Line::Event(WatchEvent::Modified(Arc::new(secret(true))));
     let write = |show: bool| {
         let mut writer = RecordingWriter::without_header(Vec::new(), Some(secrets.clone()))
             .show_secret_data(show);
@@ -314,7 +314,7 @@ fn secret_values_are_redacted_unless_asked_for() {
     // Other kinds are never touched.
     let mut writer = RecordingWriter::without_header(Vec::new(), Some(configmaps()));
     writer
-        .write(0, &Line::Event(WatchEvent::Added(cm("a", "1"))))
+        .write(0, &Line::Event(WatchEvent::Added(Arc::new(cm("a", "1")))))
         .unwrap();
     let text = String::from_utf8(writer.into_inner()).unwrap();
     assert!(text.contains(r#""data":{"k":"v"}"#), "{text}");
