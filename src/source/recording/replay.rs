@@ -30,10 +30,11 @@ use crate::source::{
     WatchStream,
 };
 
-/// Chunks of parsed lines in flight between the reader thread and the replay. Few: the replay
-/// reads every object the reader thread has just written, and a short lead (~200 KiB of
-/// objects) keeps them in the caches; 8 chunks of 256 made a replay ~10% slower.
-const CHUNKS_AHEAD: usize = 2;
+/// Chunks of parsed lines in flight between the reader thread and the replay. The replay reads
+/// every object the reader thread has just decoded: with 8 chunks of 256 (~2,000 objects) they
+/// had left the caches by then; 8 of 64 (~600 KiB of objects) stay in a core's L2 and leave
+/// both threads enough slack. Measured in docs/benchmarks.md.
+const CHUNKS_AHEAD: usize = 8;
 
 /// Lines per chunk, at most: handing lines over one by one would wake the replay for each.
 const CHUNK: usize = 64;
