@@ -49,5 +49,6 @@ pub mod object;
 pub mod query;
 pub mod render;
 pub mod source;
+mod timestamp;
 
 pub use object::Object;

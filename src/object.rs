@@ -15,14 +15,16 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::Resource;
 use kube::core::{ApiResource, DynamicResourceScope, TypeMeta};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
-use serde::ser::{self, SerializeMap, Serializer};
+use serde::ser::{self, SerializeMap, SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
+
+use crate::timestamp::Rfc3339;
 
 /// What replaces each Secret value in every output and recording.
 pub const REDACTED: &str = "<redacted>";
@@ -241,11 +243,132 @@ impl Serialize for Object {
             map.serialize_entry("apiVersion", &types.api_version)?;
             map.serialize_entry("kind", &types.kind)?;
         }
-        map.serialize_entry("metadata", &self.metadata)?;
+        map.serialize_entry("metadata", &Metadata::new(&self.metadata, true))?;
         for (key, raw) in &fields {
             map.serialize_entry(key.as_ref(), &Transcoded(raw))?;
         }
         map.end()
+    }
+}
+
+/// `metadata` exactly as k8s-openapi serializes it (same struct, fields, order and text), with
+/// its timestamps written without a general formatter, and optionally without managedFields.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Metadata<'a> {
+    meta: &'a ObjectMeta,
+    managed_fields: bool,
+}
+
+impl<'a> Metadata<'a> {
+    /// `meta`, with its managedFields if `managed_fields`.
+    pub(crate) fn new(meta: &'a ObjectMeta, managed_fields: bool) -> Self {
+        Metadata {
+            meta,
+            managed_fields,
+        }
+    }
+}
+
+impl Serialize for Metadata<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // No `..`: a field a later k8s-openapi adds fails to compile here instead of going missing.
+        let ObjectMeta {
+            annotations,
+            creation_timestamp,
+            deletion_grace_period_seconds,
+            deletion_timestamp,
+            finalizers,
+            generate_name,
+            generation,
+            labels,
+            managed_fields,
+            name,
+            namespace,
+            owner_references,
+            resource_version,
+            self_link,
+            uid,
+        } = self.meta;
+        let managed_fields = managed_fields.as_ref().filter(|_| self.managed_fields);
+        let len = [
+            annotations.is_some(),
+            creation_timestamp.is_some(),
+            deletion_grace_period_seconds.is_some(),
+            deletion_timestamp.is_some(),
+            finalizers.is_some(),
+            generate_name.is_some(),
+            generation.is_some(),
+            labels.is_some(),
+            managed_fields.is_some(),
+            name.is_some(),
+            namespace.is_some(),
+            owner_references.is_some(),
+            resource_version.is_some(),
+            self_link.is_some(),
+            uid.is_some(),
+        ]
+        .into_iter()
+        .filter(|present| *present)
+        .count();
+        let mut out = serializer.serialize_struct("ObjectMeta", len)?;
+        if let Some(value) = annotations {
+            out.serialize_field("annotations", value)?;
+        }
+        if let Some(value) = creation_timestamp {
+            out.serialize_field("creationTimestamp", &TimeOut(value))?;
+        }
+        if let Some(value) = deletion_grace_period_seconds {
+            out.serialize_field("deletionGracePeriodSeconds", value)?;
+        }
+        if let Some(value) = deletion_timestamp {
+            out.serialize_field("deletionTimestamp", &TimeOut(value))?;
+        }
+        if let Some(value) = finalizers {
+            out.serialize_field("finalizers", value)?;
+        }
+        if let Some(value) = generate_name {
+            out.serialize_field("generateName", value)?;
+        }
+        if let Some(value) = generation {
+            out.serialize_field("generation", value)?;
+        }
+        if let Some(value) = labels {
+            out.serialize_field("labels", value)?;
+        }
+        if let Some(value) = managed_fields {
+            out.serialize_field("managedFields", value)?;
+        }
+        if let Some(value) = name {
+            out.serialize_field("name", value)?;
+        }
+        if let Some(value) = namespace {
+            out.serialize_field("namespace", value)?;
+        }
+        if let Some(value) = owner_references {
+            out.serialize_field("ownerReferences", value)?;
+        }
+        if let Some(value) = resource_version {
+            out.serialize_field("resourceVersion", value)?;
+        }
+        if let Some(value) = self_link {
+            out.serialize_field("selfLink", value)?;
+        }
+        if let Some(value) = uid {
+            out.serialize_field("uid", value)?;
+        }
+        out.end()
+    }
+}
+
+/// A `Time` as k8s-openapi serializes it.
+struct TimeOut<'a>(&'a Time);
+
+impl Serialize for TimeOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match Rfc3339::seconds(self.0.0) {
+            Some(text) => serializer.serialize_newtype_struct("Time", text.as_str()),
+            None => self.0.serialize(serializer),
+        }
     }
 }
 

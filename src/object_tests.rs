@@ -104,3 +104,56 @@ fn is_a_kube_resource() {
     assert_eq!(kube::ResourceExt::namespace(&obj).as_deref(), Some("ns"));
     assert_eq!(<Object as Resource>::plural(&ar), "configmaps");
 }
+
+#[test]
+fn metadata_is_serialized_exactly_as_k8s_openapi_serializes_it() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+        ManagedFieldsEntry, OwnerReference, Time,
+    };
+    let time = |secs: i64, nanos: i32| Time(jiff::Timestamp::new(secs, nanos).unwrap());
+    let full = ObjectMeta {
+        annotations: Some([("a/b".to_owned(), "quote \" and \n".to_owned())].into()),
+        creation_timestamp: Some(time(1_767_607_200, 0)),
+        deletion_grace_period_seconds: Some(30),
+        deletion_timestamp: Some(time(1_767_607_230, 123_456_789)),
+        finalizers: Some(vec!["example.com/keep".to_owned()]),
+        generate_name: Some("web-".to_owned()),
+        generation: Some(7),
+        labels: Some([("app".to_owned(), "web".to_owned())].into()),
+        managed_fields: Some(vec![ManagedFieldsEntry {
+            manager: Some("kubectl".to_owned()),
+            time: Some(time(1_767_607_201, 0)),
+            ..Default::default()
+        }]),
+        name: Some("web-1".to_owned()),
+        namespace: Some("prod".to_owned()),
+        owner_references: Some(vec![OwnerReference {
+            api_version: "apps/v1".to_owned(),
+            kind: "ReplicaSet".to_owned(),
+            name: "web".to_owned(),
+            uid: "u-1".to_owned(),
+            ..Default::default()
+        }]),
+        resource_version: Some("42".to_owned()),
+        self_link: Some("/api/v1/namespaces/prod/pods/web-1".to_owned()),
+        uid: Some("0b6a2c1e".to_owned()),
+    };
+    let without_managed = ObjectMeta {
+        managed_fields: None,
+        ..full.clone()
+    };
+    for meta in [&full, &without_managed, &ObjectMeta::default()] {
+        assert_eq!(
+            serde_json::to_string(&Metadata::new(meta, true)).unwrap(),
+            serde_json::to_string(meta).unwrap()
+        );
+        assert_eq!(
+            serde_saphyr::to_string(&Metadata::new(meta, true)).unwrap(),
+            serde_saphyr::to_string(meta).unwrap()
+        );
+    }
+    assert_eq!(
+        serde_json::to_string(&Metadata::new(&full, false)).unwrap(),
+        serde_json::to_string(&without_managed).unwrap()
+    );
+}

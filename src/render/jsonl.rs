@@ -9,12 +9,13 @@ use serde_json::Value;
 
 use super::object::{ObjectMode, ObjectView};
 use super::{
-    BatchView, Event, EventView, Renderer, Rfc3339Micros, delta_resource_version, millis,
-    rfc3339_micros, whole_list_objects,
+    BatchView, Event, EventView, Renderer, delta_resource_version, millis, rfc3339_micros,
+    whole_list_objects,
 };
 use crate::cache::reflector::{RelistCause, WatchEndReason};
 use crate::cache::{Batch, Delta, QueueKind, ReflectorEventKind};
 use crate::object::Object;
+use crate::timestamp::Rfc3339;
 
 /// Writes batches and reflector events as JSON lines.
 #[derive(Debug)]
@@ -32,7 +33,7 @@ pub struct JsonLines<W> {
 pub(crate) struct BatchRecord<'a> {
     kind: &'static str,
     seq: u64,
-    time: Rfc3339Micros,
+    time: Rfc3339,
     resource: &'a str,
     /// `null` for a batch of several keys (`--batch-pop`) or a whole-list delta (`--fifo atomic`).
     key: Option<&'a str>,
@@ -66,7 +67,7 @@ impl<'a> BatchRecord<'a> {
         BatchRecord {
             kind: "batch",
             seq: batch.seq,
-            time: Rfc3339Micros::new(view.time),
+            time: Rfc3339::micros(view.time),
             resource: view.resource,
             key: batch.key.as_deref(),
             initial: batch.is_in_initial_list,

@@ -14,6 +14,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::cache::{Batch, Delta, DeltaObject, DeltaType, QueueKind, ReflectorEventKind};
 use crate::object::Object;
+use crate::timestamp::Rfc3339;
 
 pub mod changes;
 pub mod document;
@@ -112,76 +113,5 @@ pub(crate) fn millis(d: Duration) -> f64 {
 
 /// `2026-11-22T14:03:07.123456Z`.
 pub fn rfc3339_micros(time: SystemTime) -> String {
-    Rfc3339Micros::new(time).as_str().to_owned()
-}
-
-/// A time as `2026-11-22T14:03:07.123456Z`, formatted without allocating: every batch line
-/// carries one, and a general formatter was a noticeable part of writing a jsonl line.
-#[derive(Clone, Copy)]
-pub(crate) struct Rfc3339Micros([u8; 27]);
-
-impl Rfc3339Micros {
-    /// Times outside years 0–9999 are written as the epoch.
-    pub(crate) fn new(time: SystemTime) -> Self {
-        let mut text = *b"1970-01-01T00:00:00.000000Z";
-        let datetime = jiff::Timestamp::try_from(time)
-            .ok()
-            .map(|ts| jiff::tz::Offset::UTC.to_datetime(ts))
-            .filter(|dt| dt.year() >= 0);
-        if let Some(dt) = datetime {
-            let fields: [(usize, usize, u32); 7] = [
-                (0, 4, dt.year() as u32),
-                (5, 2, dt.month() as u32),
-                (8, 2, dt.day() as u32),
-                (11, 2, dt.hour() as u32),
-                (14, 2, dt.minute() as u32),
-                (17, 2, dt.second() as u32),
-                (20, 6, dt.subsec_nanosecond() as u32 / 1000),
-            ];
-            for (at, width, mut value) in fields {
-                for digit in text[at..at + width].iter_mut().rev() {
-                    *digit = b'0' + (value % 10) as u8;
-                    value /= 10;
-                }
-            }
-        }
-        Rfc3339Micros(text)
-    }
-
-    pub(crate) fn as_str(&self) -> &str {
-        // Only ASCII digits are ever written over the ASCII template.
-        std::str::from_utf8(&self.0).unwrap_or_default()
-    }
-}
-
-impl serde::Serialize for Rfc3339Micros {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::UNIX_EPOCH;
-
-    #[test]
-    fn times_are_written_as_jiff_writes_them_with_microseconds() {
-        for (secs, nanos) in [
-            (0, 0),
-            (1_764_000_187, 123_456_789),
-            (1_767_607_200, 1_000),
-            (951_782_400, 999_999_999),     // 2000-02-29
-            (253_402_207_199, 999_999_000), // jiff's last second, in 9999
-        ] {
-            let time = UNIX_EPOCH + Duration::new(secs, nanos);
-            let expected = format!("{:.6}", jiff::Timestamp::try_from(time).unwrap());
-            assert_eq!(rfc3339_micros(time), expected, "{secs}.{nanos:09}");
-        }
-        let before_year_zero = UNIX_EPOCH - Duration::from_secs(70_000_000_000);
-        assert_eq!(
-            rfc3339_micros(before_year_zero),
-            "1970-01-01T00:00:00.000000Z"
-        );
-    }
+    Rfc3339::micros(time).as_str().to_owned()
 }

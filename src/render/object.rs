@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use crate::object::{Object, REDACTED};
+use crate::object::{Metadata, Object, REDACTED};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
@@ -71,13 +71,7 @@ impl Serialize for ObjectView<'_> {
                     map.serialize_entry("apiVersion", &types.api_version)?;
                     map.serialize_entry("kind", &types.kind)?;
                 }
-                if obj.metadata.managed_fields.is_none() {
-                    map.serialize_entry("metadata", &obj.metadata)?;
-                } else {
-                    let mut meta = obj.metadata.clone();
-                    meta.managed_fields = None;
-                    map.serialize_entry("metadata", &meta)?;
-                }
+                map.serialize_entry("metadata", &Metadata::new(&obj.metadata, false))?;
                 map.end()
             }
         }
