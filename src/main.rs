@@ -8,6 +8,8 @@ use clap::Parser;
 mod cli;
 mod cmd;
 
+use cli::exit::{Exit, classify, message};
+
 // jemalloc frees an object cheaply on any thread: a replay parses objects on its reader thread
 // and the consumer frees the ones the cache replaces, which glibc's malloc serialises on an arena
 // lock (twice the replay throughput), and it keeps the 50k-object cache of issue #3 at 2.2× the
@@ -15,8 +17,6 @@ mod cmd;
 #[cfg(feature = "jemalloc")]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-use cli::exit::{Exit, classify, message};
 
 fn main() -> ExitCode {
     let args = cli::with_watch_shorthand(std::env::args_os().collect());

@@ -253,7 +253,8 @@ impl<L: ListerWatcher> Machine<L> {
         if complete && self.config.transform.is_none() {
             return obj;
         }
-        // The source's object is not shared yet, so this does not copy it.
+        // Copies only if the source kept a reference to the object, which the built-in ones do
+        // not.
         let obj_mut = Arc::make_mut(&mut obj);
         let types = obj_mut.types.get_or_insert_with(|| TypeMeta {
             api_version: String::new(),
