@@ -463,14 +463,32 @@ impl Shared {
         }
     }
 
-    fn unanswerable(&self, record: &Record, asked: &str, expected: &str) -> RecordingError {
-        RecordingError::Unanswerable {
-            file: self.name.clone(),
-            line: record.line_no,
-            problem: format!(
-                "the Reflector {asked} here, but the recording has {} (expected {expected})",
-                record.line.describe()
-            ),
+    /// The cursor with the next answer in `peeked`, for a request of the Reflector; `Err` with
+    /// the cursor when the replay is over (it ends here, or ended before), and the caller parks.
+    async fn next_request(&self) -> Result<MutexGuard<'_, Cursor>, MutexGuard<'_, Cursor>> {
+        let mut cur = self.cursor.lock().await;
+        if cur.over {
+            return Err(cur);
+        }
+        if let Next::Over(outcome) = self.next_answer(&mut cur).await {
+            self.finish(&mut cur, outcome);
+            return Err(cur);
+        }
+        Ok(cur)
+    }
+
+    /// Ends the replay: the Reflector `asked` something the peeked line does not answer.
+    fn refuse(&self, cur: &mut Cursor, asked: &str, expected: &str) {
+        if let Some(record) = cur.peeked.take() {
+            let error = RecordingError::Unanswerable {
+                file: self.name.clone(),
+                line: record.line_no,
+                problem: format!(
+                    "the Reflector {asked} here, but the recording has {} (expected {expected})",
+                    record.line.describe()
+                ),
+            };
+            self.finish(cur, Err(error));
         }
     }
 }
@@ -492,14 +510,10 @@ async fn park<T>(cur: MutexGuard<'_, Cursor>) -> T {
 impl ListerWatcher for RecordingListerWatcher {
     async fn list(&self, _req: &ListRequest) -> Result<ListPage, SourceError> {
         let shared = &self.shared;
-        let mut cur = shared.cursor.lock().await;
-        if cur.over {
-            return park(cur).await;
-        }
-        if let Next::Over(outcome) = shared.next_answer(&mut cur).await {
-            shared.finish(&mut cur, outcome);
-            return park(cur).await;
-        }
+        let mut cur = match shared.next_request().await {
+            Ok(cur) => cur,
+            Err(over) => return park(over).await,
+        };
         match cur.peeked.as_ref().map(|r| &r.line) {
             Some(Line::List(_))
             | Some(Line::RequestFailed {
@@ -511,14 +525,11 @@ impl ListerWatcher for RecordingListerWatcher {
                 _ => park(cur).await,
             },
             _ => {
-                if let Some(record) = cur.peeked.take() {
-                    let error = shared.unanswerable(
-                        &record,
-                        "asked for a list",
-                        "a LIST page, or an ERROR line with \"request\": \"list\"",
-                    );
-                    shared.finish(&mut cur, Err(error));
-                }
+                shared.refuse(
+                    &mut cur,
+                    "asked for a list",
+                    "a LIST page, or an ERROR line with \"request\": \"list\"",
+                );
                 park(cur).await
             }
         }
@@ -526,14 +537,10 @@ impl ListerWatcher for RecordingListerWatcher {
 
     async fn watch(&self, _req: &WatchRequest) -> Result<WatchStream, SourceError> {
         let shared = &self.shared;
-        let mut cur = shared.cursor.lock().await;
-        if cur.over {
-            return park(cur).await;
-        }
-        if let Next::Over(outcome) = shared.next_answer(&mut cur).await {
-            shared.finish(&mut cur, outcome);
-            return park(cur).await;
-        }
+        let mut cur = match shared.next_request().await {
+            Ok(cur) => cur,
+            Err(over) => return park(over).await,
+        };
         match cur.peeked.as_ref().map(|r| &r.line) {
             // The watch opens; its first line is read (and paced) when the Reflector polls the
             // stream, so the watch's opening keeps the previous line's time.
@@ -549,15 +556,11 @@ impl ListerWatcher for RecordingListerWatcher {
                 _ => park(cur).await,
             },
             _ => {
-                if let Some(record) = cur.peeked.take() {
-                    let error = shared.unanswerable(
-                        &record,
-                        "opened a watch",
-                        "a watch event, WATCH_CLOSED, or an ERROR line with \"request\": \
-                         \"watch\"",
-                    );
-                    shared.finish(&mut cur, Err(error));
-                }
+                shared.refuse(
+                    &mut cur,
+                    "opened a watch",
+                    "a watch event, WATCH_CLOSED, or an ERROR line with \"request\": \"watch\"",
+                );
                 park(cur).await
             }
         }
@@ -572,26 +575,19 @@ impl ListerWatcher for RecordingListerWatcher {
 fn watch_stream(shared: Arc<Shared>) -> WatchStream {
     futures_util::stream::unfold(Some(shared), |state| async move {
         let shared = state?;
-        let mut cur = shared.cursor.lock().await;
-        if cur.over {
-            return park(cur).await;
-        }
-        if let Next::Over(outcome) = shared.next_answer(&mut cur).await {
-            shared.finish(&mut cur, outcome);
-            return park(cur).await;
-        }
+        let mut cur = match shared.next_request().await {
+            Ok(cur) => cur,
+            Err(over) => return park(over).await,
+        };
         if !matches!(
             cur.peeked.as_ref().map(|r| &r.line),
             Some(Line::Event(_) | Line::WatchClosed(_))
         ) {
-            if let Some(record) = cur.peeked.take() {
-                let error = shared.unanswerable(
-                    &record,
-                    "is reading a watch",
-                    "a watch event (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) or WATCH_CLOSED",
-                );
-                shared.finish(&mut cur, Err(error));
-            }
+            shared.refuse(
+                &mut cur,
+                "is reading a watch",
+                "a watch event (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) or WATCH_CLOSED",
+            );
             return park(cur).await;
         }
         let line = shared.take(&mut cur).await.map(|r| r.line);
