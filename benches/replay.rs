@@ -194,29 +194,17 @@ async fn replay(path: &Path, consumer: Consumer) -> Figures {
 /// Runs the release binary's replay of `path` into /dev/null; returns its wall time and peak RSS
 /// in bytes.
 fn binary_replay(path: &Path) -> (Duration, u64) {
-    let binary = common::release_binary();
     let started = Instant::now();
-    let mut child = Command::new(&binary)
-        .arg("replay")
-        .arg(path)
-        .args(["-o", "jsonl", "--object", "meta", "-q"])
-        .stdout(Stdio::from(std::fs::File::create("/dev/null").unwrap()))
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!("cannot run {binary} (build it with `cargo build --release`): {e}")
-        });
-    let mut peak = 0;
-    while child.try_wait().unwrap().is_none() {
-        if let Some(hwm) = vm_hwm(child.id()) {
-            peak = peak.max(hwm);
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let elapsed = started.elapsed();
-    assert!(
-        child.wait().unwrap().success(),
-        "the replay of {path:?} failed"
+    let mut child = common::spawn(
+        Command::new(common::release_binary())
+            .arg("replay")
+            .arg(path)
+            .args(["-o", "jsonl", "--object", "meta", "-q"])
+            .stdout(Stdio::from(std::fs::File::create("/dev/null").unwrap())),
     );
+    let (succeeded, peak) = common::wait_with_peak(&mut child);
+    let elapsed = started.elapsed();
+    assert!(succeeded, "the replay of {path:?} failed");
     (elapsed, peak)
 }
 

@@ -150,18 +150,15 @@ async fn library_sync(server: &FakeApiServer) -> (Duration, usize) {
 /// the parent's high-water mark (this process, holding the fake server's objects) into the child's.
 fn binary_sync(kubeconfig: &std::path::Path) -> (Duration, u64) {
     use std::io::{BufRead, BufReader};
-    let binary = common::release_binary();
     let started = Instant::now();
-    let mut child = Command::new(&binary)
-        .args(["watch", "configmaps", "-o", "jsonl", "--object", "none"])
-        .args(["--consistent-list", "--page-size", &PAGE.to_string()])
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!("cannot run {binary} (build it with `cargo build --release`): {e}")
-        });
+    let mut child = common::spawn(
+        Command::new(common::release_binary())
+            .args(["watch", "configmaps", "-o", "jsonl", "--object", "none"])
+            .args(["--consistent-list", "--page-size", &PAGE.to_string()])
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .stdout(Stdio::piped()),
+    );
     let stdout = BufReader::new(child.stdout.take().unwrap());
     for line in stdout.lines() {
         if line.expect("output").contains(r#""event":"synced""#) {
@@ -178,24 +175,20 @@ fn binary_sync(kubeconfig: &std::path::Path) -> (Duration, u64) {
 /// Runs `kubectl-deltas index ARGS…` to its exit; returns the wall time, its peak RSS and how many
 /// lines it printed.
 ///
-/// The peak is sampled from `/proc/PID/status` every 2 ms while the child runs (see
-/// [`binary_sync`] for why not `getrusage`). `VmHWM` only grows, so the last sample misses at most
-/// what the final 2 ms added; the cache is long built by then and only the answer is written.
+/// The peak is sampled while the child runs ([`common::wait_with_peak`]; see [`binary_sync`] for
+/// why not `getrusage`); the cache is long built by the last sample and only the answer is written.
 fn binary_index(kubeconfig: &std::path::Path, args: &[&str]) -> (Duration, u64, usize) {
     use std::io::{BufRead, BufReader};
-    let binary = common::release_binary();
     let started = Instant::now();
-    let mut child = Command::new(&binary)
-        .arg("index")
-        .args(args)
-        .args(["--consistent-list", "--page-size", &PAGE.to_string()])
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!("cannot run {binary} (build it with `cargo build --release`): {e}")
-        });
+    let mut child = common::spawn(
+        Command::new(common::release_binary())
+            .arg("index")
+            .args(args)
+            .args(["--consistent-list", "--page-size", &PAGE.to_string()])
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .stdout(Stdio::piped()),
+    );
     let stdout = BufReader::new(child.stdout.take().unwrap());
     let lines = std::thread::spawn(move || {
         let mut count = 0;
@@ -205,18 +198,9 @@ fn binary_index(kubeconfig: &std::path::Path, args: &[&str]) -> (Duration, u64, 
         }
         count
     });
-    let mut peak = 0;
-    while child.try_wait().unwrap().is_none() {
-        if let Some(hwm) = vm_hwm(child.id()) {
-            peak = peak.max(hwm);
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let (succeeded, peak) = common::wait_with_peak(&mut child);
     let elapsed = started.elapsed();
-    assert!(
-        child.wait().unwrap().success(),
-        "kubectl-deltas index {args:?} failed"
-    );
+    assert!(succeeded, "kubectl-deltas index {args:?} failed");
     (elapsed, peak, lines.join().unwrap())
 }
 

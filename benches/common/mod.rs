@@ -24,3 +24,27 @@ pub fn vm_hwm(pid: impl std::fmt::Display) -> Option<u64> {
         .ok()?;
     Some(kib * 1024)
 }
+
+/// Starts `command` (built on [`release_binary`]), with a message saying how to build the binary
+/// when it is missing.
+pub fn spawn(command: &mut std::process::Command) -> std::process::Child {
+    command.spawn().unwrap_or_else(|e| {
+        panic!(
+            "cannot run {} (build it with `cargo build --release`): {e}",
+            release_binary()
+        )
+    })
+}
+
+/// Waits for `child` to exit, sampling its `VmHWM` every 2 ms (it only grows, so the last sample
+/// misses at most what the final 2 ms added); returns whether it succeeded and its peak in bytes.
+pub fn wait_with_peak(child: &mut std::process::Child) -> (bool, u64) {
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Some(hwm) = vm_hwm(child.id()) {
+            peak = peak.max(hwm);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    (child.wait().unwrap().success(), peak)
+}
