@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use kubectl_deltas::cache::QueueKind;
+use kubectl_deltas::render::index::IndexFormat;
 
 pub mod exit;
 
@@ -339,8 +340,8 @@ pub struct IndexArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "resource")]
     pub replay: Option<PathBuf>,
     /// Output format.
-    #[arg(short, long, value_enum, default_value_t = IndexOutput::Table)]
-    pub output: IndexOutput,
+    #[arg(short, long, value_enum, default_value_t = IndexFormat::Table)]
+    pub output: IndexFormat,
     /// Exit with code 4 when nothing matches: no object under any `--value`, or, without
     /// `--value`, no object with a value at all.
     #[arg(long)]
@@ -354,25 +355,6 @@ pub struct IndexArgs {
     pub informer: InformerArgs,
     #[command(flatten)]
     pub reflector: ReflectorArgs,
-}
-
-/// Output formats of `index`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum IndexOutput {
-    /// A table: value, count and keys, truncated to the terminal width ($COLUMNS when set); with
-    /// `--value`, one row per object.
-    Table,
-    /// The table with every key, wrapped; with `--value`, uid and owners too.
-    Wide,
-    /// One JSON document (the objects as a kubectl List with `--value`).
-    Json,
-    /// One YAML document (the objects as a kubectl List with `--value`).
-    Yaml,
-    /// One JSON object per line: a value with its count and keys, or an object.
-    Jsonl,
-    /// `resource/name` per object, like kubectl (`pod/web-1`, `deployment.apps/web`); without
-    /// `--value`, each indexed value.
-    Name,
 }
 
 /// `record`.

@@ -13,15 +13,15 @@ use anyhow::anyhow;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{IndexSpec, Indexer};
 use kubectl_deltas::query::{Matches, ValueListing};
-use kubectl_deltas::render::index::{IndexFormat, IndexRenderer, write_keys};
+use kubectl_deltas::render::index::{IndexRenderer, write_keys};
 
 use super::informer::{
     QueueChoice, index_specs, indexer_with, lister_watcher, reflector_config,
     reflector_failure_while,
 };
 use super::{one_shot, replay, target};
+use crate::cli::IndexArgs;
 use crate::cli::exit::{Exit, Failure, WithExit};
-use crate::cli::{IndexArgs, IndexOutput};
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
@@ -78,7 +78,7 @@ fn answer(
     args: &IndexArgs,
 ) -> anyhow::Result<()> {
     let index = spec.name();
-    let renderer = IndexRenderer::new(format(args.output))
+    let renderer = IndexRenderer::new(args.output)
         .width(table_width())
         .show_secret_data(args.show_secret_data);
     let mut out = BufWriter::new(io::stdout().lock());
@@ -120,17 +120,6 @@ fn answer(
             Ok(())
         }
         None => Ok(()),
-    }
-}
-
-fn format(output: IndexOutput) -> IndexFormat {
-    match output {
-        IndexOutput::Table => IndexFormat::Table,
-        IndexOutput::Wide => IndexFormat::Wide,
-        IndexOutput::Json => IndexFormat::Json,
-        IndexOutput::Yaml => IndexFormat::Yaml,
-        IndexOutput::Jsonl => IndexFormat::Jsonl,
-        IndexOutput::Name => IndexFormat::Name,
     }
 }
 

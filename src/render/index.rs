@@ -22,21 +22,22 @@ use super::object::{ObjectMode, render_object};
 use crate::object::Object;
 use crate::query::{Matches, ValueListing};
 
-/// An output format of `kubectl deltas index`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An output format of `kubectl deltas index` (`-o`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum IndexFormat {
-    /// A kubectl-style table; its last column is truncated to the width.
+    /// A table: value, count and keys, truncated to the terminal width ($COLUMNS when set); with
+    /// `--value`, one row per object.
     Table,
-    /// The table with every key (wrapped to the width) and, for objects, uid and owners.
+    /// The table with every key, wrapped; with `--value`, uid and owners too.
     Wide,
-    /// One pretty JSON document.
+    /// One JSON document (the objects as a kubectl List with `--value`).
     Json,
-    /// One YAML document.
+    /// One YAML document (the objects as a kubectl List with `--value`).
     Yaml,
-    /// One JSON value per line: a listing's rows, or the objects.
+    /// One JSON object per line: a value with its count and keys, or an object.
     Jsonl,
-    /// One name per line: `kind[.group]/name` for objects (as `kubectl get -o name`), the value
-    /// itself for a listing's rows (objects without a value are left out).
+    /// `resource/name` per object, like kubectl (`pod/web-1`, `deployment.apps/web`); without
+    /// `--value`, each indexed value.
     Name,
 }
 
