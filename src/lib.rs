@@ -41,6 +41,10 @@
 //!
 //! [`source`] holds what talks to the outside world: resource discovery and resolution.
 //! [`query`] turns a synced Indexer into plain answers, which [`render`] writes out.
+//!
+//! The default `jemalloc` feature only sets the `kubectl-deltas` binary's global allocator; a
+//! program using this library picks its own, and leaves jemalloc out with
+//! `default-features = false`.
 
 #![warn(missing_docs)]
 
