@@ -105,9 +105,7 @@ impl Object {
 
     /// One top-level field (`spec`, `status`, `data`, …) as raw JSON.
     pub fn field(&self, name: &str) -> Option<&RawValue> {
-        self.fields()
-            .into_iter()
-            .find_map(|(key, value)| (key == name).then_some(value))
+        raw_entry(&self.body, name)
     }
 
     /// One top-level field, parsed.
@@ -165,6 +163,48 @@ pub fn raw_entries(text: &str) -> Vec<(Cow<'_, str>, &RawValue)> {
     serde_json::from_str::<Fields<'_>>(text)
         .map(|fields| fields.0)
         .unwrap_or_default()
+}
+
+/// The value under `name` in a JSON object text, borrowed from it; `None` when `text` is not an
+/// object or has no such entry. One pass that skips the other values without collecting them:
+/// index functions call this for every object they see.
+pub fn raw_entry<'a>(text: &'a str, name: &str) -> Option<&'a RawValue> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de::DeserializeSeed::deserialize(Entry(name), &mut de)
+        .ok()
+        .flatten()
+}
+
+/// Finds one entry of a map: [`raw_entry`]'s visitor.
+struct Entry<'n>(&'n str);
+
+impl<'de> DeserializeSeed<'de> for Entry<'_> {
+    type Value = Option<&'de RawValue>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Entry<'_> {
+    type Value = Option<&'de RawValue>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            // The first of duplicate keys wins, as in `fields`.
+            if found.is_none() && key == self.0 {
+                found = Some(map.next_value::<&'de RawValue>()?);
+            } else {
+                map.next_value::<de::IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
 }
 
 fn write_body(fields: &[(Cow<'_, str>, &RawValue)]) -> Box<str> {

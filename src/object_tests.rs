@@ -157,3 +157,22 @@ fn metadata_is_serialized_exactly_as_k8s_openapi_serializes_it() {
         serde_json::to_string(&without_managed).unwrap()
     );
 }
+
+#[test]
+fn raw_entry_finds_one_value_without_collecting_the_others() {
+    let text = r#"{"spec":{"a":[1,{"b":"}"}]},"status":"x","spec":2}"#;
+    assert_eq!(
+        raw_entry(text, "spec").map(RawValue::get),
+        Some(r#"{"a":[1,{"b":"}"}]}"#)
+    );
+    assert_eq!(raw_entry(text, "status").map(RawValue::get), Some(r#""x""#));
+    assert!(raw_entry(text, "missing").is_none());
+    assert!(raw_entry("[1,2]", "spec").is_none(), "not an object");
+    assert!(raw_entry("", "spec").is_none());
+    assert!(raw_entry(r#"{"spec":"#, "spec").is_none(), "truncated");
+    // A key written with escapes is still found.
+    assert_eq!(
+        raw_entry(r#"{"spec":1}"#, "spec").map(RawValue::get),
+        Some("1")
+    );
+}

@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::object::{Object, raw_entries};
+use crate::object::{Object, raw_entry};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -198,12 +198,12 @@ fn field_values<'a>(obj: &'a Object, path: &[String]) -> IndexValues<'a> {
 
 /// [`collect_scalars`] on JSON text: walks only the path, without building a tree of the
 /// objects around it.
-fn collect_raw_scalars(raw: &RawValue, path: &[String], out: &mut IndexValues<'_>) {
+fn collect_raw_scalars<'a>(raw: &'a RawValue, path: &[String], out: &mut IndexValues<'a>) {
     let text = raw.get().trim_start();
     match text.as_bytes().first() {
         Some(b'{') => {
             if let Some((first, rest)) = path.split_first()
-                && let Some((_, child)) = raw_entries(text).into_iter().find(|(k, _)| k == first)
+                && let Some(child) = raw_entry(text, first)
             {
                 collect_raw_scalars(child, rest, out);
             }
@@ -214,8 +214,12 @@ fn collect_raw_scalars(raw: &RawValue, path: &[String], out: &mut IndexValues<'_
                 .into_iter()
                 .for_each(|v| collect_raw_scalars(v, path, out));
         }
+        // Most values are strings without escapes, which the index borrows.
+        Some(b'"') if path.is_empty() => match serde_json::from_str::<&str>(text) {
+            Ok(s) => out.push(Cow::Borrowed(s)),
+            Err(_) => out.extend(serde_json::from_str::<String>(text).ok().map(Cow::Owned)),
+        },
         Some(_) if path.is_empty() => match serde_json::from_str::<Value>(text) {
-            Ok(Value::String(s)) => out.push(Cow::Owned(s)),
             Ok(Value::Number(n)) => out.push(Cow::Owned(n.to_string())),
             Ok(Value::Bool(b)) => out.push(Cow::Owned(b.to_string())),
             _ => {}

@@ -108,3 +108,22 @@ fn missing_fields_and_non_scalars_yield_no_value() {
     cluster_scoped.metadata.namespace = None;
     assert!(IndexSpec::Namespace.values(&cluster_scoped).is_empty());
 }
+
+#[test]
+fn field_values_are_unescaped_and_borrowed_when_they_can_be() {
+    let mut obj = pod();
+    obj.set_field(
+        "spec",
+        &json!({"nodeName": "node-a", "hostname": "a\"b\\c\u{e9}"}),
+    )
+    .unwrap();
+    let spec = IndexSpec::Field(vec!["spec".into(), "nodeName".into()]);
+    let plain = spec.values(&obj);
+    assert!(matches!(plain.as_slice(), [Cow::Borrowed("node-a")]));
+    let spec = IndexSpec::Field(vec!["spec".into(), "hostname".into()]);
+    let escaped = spec.values(&obj);
+    assert_eq!(
+        escaped.as_slice(),
+        [Cow::<str>::Owned("a\"b\\c\u{e9}".into())]
+    );
+}
