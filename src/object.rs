@@ -84,6 +84,25 @@ impl Object {
             .is_some_and(|t| t.kind == "Secret" && t.api_version == "v1")
     }
 
+    /// A copy with every `data` and `stringData` value replaced by [`REDACTED`]: the keys stay,
+    /// being useful when debugging, and so do the other fields and their order. Whether an
+    /// object is a Secret is the caller's call ([`is_secret`](Self::is_secret), or the resource
+    /// for list items without `kind`).
+    #[must_use]
+    pub fn redacted(&self) -> Object {
+        let mut copy = self.clone();
+        for field in ["data", "stringData"] {
+            if let Some(Value::Object(mut values)) = copy.field_value(field) {
+                for value in values.values_mut() {
+                    *value = Value::String(REDACTED.to_owned());
+                }
+                // Setting a field from a parsed JSON value cannot fail.
+                let _ = copy.set_field(field, &Value::Object(values));
+            }
+        }
+        copy
+    }
+
     /// `kind`, or `""` when unknown.
     pub fn kind(&self) -> &str {
         self.types.as_ref().map_or("", |t| t.kind.as_str())

@@ -176,3 +176,31 @@ fn raw_entry_finds_one_value_without_collecting_the_others() {
         Some("1")
     );
 }
+
+#[test]
+fn redacted_replaces_secret_values_and_keeps_keys_fields_and_order() {
+    // From text: a `json!` value would sort the fields.
+    let secret: Object = serde_json::from_str(
+        r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db","namespace":"prod"},
+            "type":"Opaque","data":{"password":"aHVudGVyMg==","user":"YWRtaW4="},
+            "stringData":{"token":"t0ken"},"immutable":true}"#,
+    )
+    .unwrap();
+    let redacted = secret.redacted();
+    let keys: Vec<_> = redacted
+        .fields()
+        .into_iter()
+        .map(|(k, _)| k.into_owned())
+        .collect();
+    assert_eq!(keys, ["type", "data", "stringData", "immutable"]);
+    assert_eq!(
+        redacted.field_value("data").unwrap(),
+        json!({"password": "<redacted>", "user": "<redacted>"})
+    );
+    assert_eq!(
+        redacted.field_value("stringData").unwrap(),
+        json!({"token": "<redacted>"})
+    );
+    assert_eq!(redacted.field_value("type").unwrap(), "Opaque");
+    assert_eq!(redacted.metadata, secret.metadata);
+}

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use crate::object::{Metadata, Object, REDACTED};
+use crate::object::{Metadata, Object};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
@@ -32,16 +32,15 @@ pub fn render_object(
 }
 
 /// An object as an output carries it (`--object`), serializable with any serde serializer.
-/// Unlike [`render_object`] it builds no JSON tree unless redaction needs one, which keeps
-/// `-o jsonl` cheap per batch.
+/// Unlike [`render_object`] it builds no JSON tree, which keeps `-o jsonl` cheap per batch.
 #[derive(Debug)]
 pub enum ObjectView<'a> {
     /// The whole object.
     Full(&'a Object),
     /// apiVersion, kind and metadata without managedFields.
     Meta(&'a Object),
-    /// A Secret with its values redacted.
-    Redacted(Value),
+    /// A Secret with its values redacted ([`Object::redacted`]).
+    Redacted(Box<Object>),
 }
 
 impl<'a> ObjectView<'a> {
@@ -51,9 +50,7 @@ impl<'a> ObjectView<'a> {
             ObjectMode::None => None,
             ObjectMode::Meta => Some(ObjectView::Meta(obj)),
             ObjectMode::Full if !show_secret_data && obj.is_secret() => {
-                let mut value = obj.to_value();
-                redact_secret(&mut value);
-                Some(ObjectView::Redacted(value))
+                Some(ObjectView::Redacted(Box::new(obj.redacted())))
             }
             ObjectMode::Full => Some(ObjectView::Full(obj)),
         }
@@ -64,7 +61,7 @@ impl Serialize for ObjectView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             ObjectView::Full(obj) => obj.serialize(serializer),
-            ObjectView::Redacted(value) => value.serialize(serializer),
+            ObjectView::Redacted(obj) => obj.serialize(serializer),
             ObjectView::Meta(obj) => {
                 let mut map = serializer.serialize_map(None)?;
                 if let Some(types) = &obj.types {
@@ -73,17 +70,6 @@ impl Serialize for ObjectView<'_> {
                 }
                 map.serialize_entry("metadata", &Metadata::new(&obj.metadata, false))?;
                 map.end()
-            }
-        }
-    }
-}
-
-/// Keeps the keys (which are useful when debugging) and hides the values.
-fn redact_secret(value: &mut Value) {
-    for field in ["data", "stringData"] {
-        if let Some(Value::Object(map)) = value.get_mut(field) {
-            for v in map.values_mut() {
-                *v = Value::String(REDACTED.into());
             }
         }
     }
@@ -115,6 +101,19 @@ mod tests {
         assert_eq!(shown["type"], "Opaque");
         let raw = render_object(&secret(), ObjectMode::Full, true).unwrap();
         assert_eq!(raw["data"]["password"], "aHVudGVyMg==");
+    }
+
+    #[test]
+    fn a_redacted_secret_is_written_as_the_shown_one_but_for_its_values() {
+        let obj = secret();
+        let text = |show| {
+            let view = ObjectView::new(&obj, ObjectMode::Full, show).unwrap();
+            serde_json::to_string(&view).unwrap()
+        };
+        let expected = text(true)
+            .replace("aHVudGVyMg==", "<redacted>")
+            .replace(r#""admin""#, r#""<redacted>""#);
+        assert_eq!(text(false), expected);
     }
 
     #[test]

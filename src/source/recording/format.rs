@@ -12,7 +12,7 @@ use kube::core::{ApiResource, GroupVersionKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::object::{Object, REDACTED};
+use crate::object::Object;
 use crate::source::kube_api::INITIAL_EVENTS_END_ANNOTATION;
 use crate::source::{ApiStatus, ListPage, ResourceTarget, SourceError, WatchEvent};
 
@@ -481,17 +481,7 @@ impl Redaction {
         if !self.applies_to(obj) {
             return ObjectOut::Borrowed(obj);
         }
-        let mut copy = obj.clone();
-        for field in ["data", "stringData"] {
-            if let Some(Value::Object(mut values)) = copy.field_value(field) {
-                for value in values.values_mut() {
-                    *value = Value::String(REDACTED.to_owned());
-                }
-                // Setting a field from a parsed JSON value cannot fail.
-                let _ = copy.set_field(field, &Value::Object(values));
-            }
-        }
-        ObjectOut::Owned(Box::new(copy))
+        ObjectOut::Owned(Box::new(obj.redacted()))
     }
 }
 
