@@ -85,22 +85,32 @@ impl Object {
     }
 
     /// A copy with every `data` and `stringData` value replaced by [`REDACTED`]: the keys stay,
-    /// being useful when debugging, and so do the other fields and their order. Whether an
+    /// being useful when debugging, and so do the other fields and every order. Whether an
     /// object is a Secret is the caller's call ([`is_secret`](Self::is_secret), or the resource
     /// for list items without `kind`).
+    ///
+    /// Every `data` and `stringData` entry is redacted, repeated ones too: readers of JSON
+    /// disagree on which of two equal keys counts.
     #[must_use]
     pub fn redacted(&self) -> Object {
-        let mut copy = self.clone();
-        for field in ["data", "stringData"] {
-            if let Some(Value::Object(mut values)) = copy.field_value(field) {
-                for value in values.values_mut() {
-                    *value = Value::String(REDACTED.to_owned());
-                }
-                // Setting a field from a parsed JSON value cannot fail.
-                let _ = copy.set_field(field, &Value::Object(values));
-            }
+        let fields = self.fields();
+        let redacted: Vec<Option<Box<RawValue>>> = fields
+            .iter()
+            .map(|(key, value)| match key.as_ref() {
+                "data" | "stringData" => redact_values(value),
+                _ => None,
+            })
+            .collect();
+        let entries: Vec<(Cow<'_, str>, &RawValue)> = fields
+            .iter()
+            .zip(&redacted)
+            .map(|((key, value), new)| (key.clone(), new.as_deref().unwrap_or(value)))
+            .collect();
+        Object {
+            types: self.types.clone(),
+            metadata: self.metadata.clone(),
+            body: write_body(&entries),
         }
-        copy
     }
 
     /// `kind`, or `""` when unknown.
@@ -189,9 +199,10 @@ pub fn raw_entries(text: &str) -> Vec<(Cow<'_, str>, &RawValue)> {
 /// index functions call this for every object they see.
 pub fn raw_entry<'a>(text: &'a str, name: &str) -> Option<&'a RawValue> {
     let mut de = serde_json::Deserializer::from_str(text);
-    de::DeserializeSeed::deserialize(Entry(name), &mut de)
-        .ok()
-        .flatten()
+    let found = de::DeserializeSeed::deserialize(Entry(name), &mut de).ok()?;
+    // Nothing but whitespace after the object, as `raw_entries` requires.
+    de.end().ok()?;
+    found
 }
 
 /// Finds one entry of a map: [`raw_entry`]'s visitor.
@@ -224,6 +235,25 @@ impl<'de> Visitor<'de> for Entry<'_> {
         }
         Ok(found)
     }
+}
+
+/// A JSON object's text with each value replaced by [`REDACTED`], keys in their order; `None`
+/// when `value` is not an object.
+fn redact_values(value: &RawValue) -> Option<Box<RawValue>> {
+    if !value.get().starts_with('{') {
+        return None;
+    }
+    let redacted = RawValue::from_string(format!("\"{REDACTED}\"")).ok()?;
+    let entries: Vec<(Cow<'_, str>, &RawValue)> = raw_entries(value.get())
+        .into_iter()
+        .map(|(key, _)| (key, &*redacted))
+        .collect();
+    let text = match write_body(&entries) {
+        // `write_body` writes nothing for no entries.
+        empty if empty.is_empty() => "{}".to_owned(),
+        text => text.into_string(),
+    };
+    RawValue::from_string(text).ok()
 }
 
 fn write_body(fields: &[(Cow<'_, str>, &RawValue)]) -> Box<str> {

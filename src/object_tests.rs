@@ -170,9 +170,13 @@ fn raw_entry_finds_one_value_without_collecting_the_others() {
     assert!(raw_entry("[1,2]", "spec").is_none(), "not an object");
     assert!(raw_entry("", "spec").is_none());
     assert!(raw_entry(r#"{"spec":"#, "spec").is_none(), "truncated");
+    assert!(
+        raw_entry(r#"{"spec":1} x"#, "spec").is_none(),
+        "trailing text"
+    );
     // A key written with escapes is still found.
     assert_eq!(
-        raw_entry(r#"{"spec":1}"#, "spec").map(RawValue::get),
+        raw_entry(r#"{"\u0073pec":1}"#, "spec").map(RawValue::get),
         Some("1")
     );
 }
@@ -203,4 +207,21 @@ fn redacted_replaces_secret_values_and_keeps_keys_fields_and_order() {
     );
     assert_eq!(redacted.field_value("type").unwrap(), "Opaque");
     assert_eq!(redacted.metadata, secret.metadata);
+}
+
+#[test]
+fn redacted_covers_repeated_keys_and_keeps_the_order_of_the_values() {
+    let secret: Object = serde_json::from_str(
+        r#"{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s"},
+            "data":{"b":"Yg==","a":"YQ=="},"type":"Opaque","data":{"c":"Yw=="},
+            "stringData":{},"immutable":false}"#,
+    )
+    .unwrap();
+    let body = serde_json::to_string(&secret.redacted()).unwrap();
+    assert!(
+        body.ends_with(
+            r#""data":{"b":"<redacted>","a":"<redacted>"},"type":"Opaque","data":{"c":"<redacted>"},"stringData":{},"immutable":false}"#
+        ),
+        "{body}"
+    );
 }

@@ -32,7 +32,8 @@ pub fn render_object(
 }
 
 /// An object as an output carries it (`--object`), serializable with any serde serializer.
-/// Unlike [`render_object`] it builds no JSON tree, which keeps `-o jsonl` cheap per batch.
+/// Unlike [`render_object`] it builds no JSON tree (only a redacted Secret's `data` and
+/// `stringData` are parsed), which keeps `-o jsonl` cheap per batch.
 #[derive(Debug)]
 pub enum ObjectView<'a> {
     /// The whole object.
