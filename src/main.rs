@@ -1,6 +1,6 @@
 //! `kubectl-deltas`: parse, dispatch, map errors to exit codes. Nothing else.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -28,7 +28,10 @@ fn main() -> ExitCode {
             return ExitCode::from(e.exit_code() as u8);
         }
     };
-    init_logging(cli.global.verbose);
+    init_logging(
+        cli.global.verbose,
+        cli.global.color.enabled(io::stderr().is_terminal()),
+    );
     match cmd::run(cli) {
         Ok(()) => Exit::Success.into(),
         Err(error) => {
@@ -42,7 +45,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_logging(verbose: u8) {
+fn init_logging(verbose: u8, color: bool) {
     // Without -v, only our own warnings: kube logs every failed request at ERROR, and the
     // Reflector already reports those failures (and its retries) in the output.
     let default = match verbose {
@@ -56,6 +59,8 @@ fn init_logging(verbose: u8) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(io::stderr)
+        // A log read from a file or a CI console has no use for escape codes.
+        .with_ansi(color)
         .with_target(verbose >= 2)
         .init();
 }

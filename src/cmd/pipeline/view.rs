@@ -14,7 +14,7 @@ use kubectl_deltas::render::timeline::{Timeline, TimelineOptions};
 use kubectl_deltas::render::{ObjectMode, Renderer};
 
 use crate::cli::exit::{Exit, WithExit};
-use crate::cli::{ColorChoice, GlobalArgs, ViewArgs, WatchOutput};
+use crate::cli::{GlobalArgs, ViewArgs, WatchOutput};
 
 /// The output and the consumer's behaviour, decided once from flags and the terminal.
 #[derive(Debug, Clone)]
@@ -57,7 +57,7 @@ impl View {
             .collect::<Result<Vec<_>, _>>()
             .exit_with(Exit::Usage)?;
         let stdout_is_terminal = io::stdout().is_terminal();
-        let color = colors(global.color, stdout_is_terminal);
+        let color = global.color.enabled(stdout_is_terminal);
         Ok(View {
             output: args.output,
             object: args.object,
@@ -80,7 +80,7 @@ impl View {
     /// the status footer, which would share stderr with it; the summary unless `quiet`.
     pub fn stderr_timeline(global: &GlobalArgs, quiet: bool) -> View {
         let stderr_is_terminal = io::stderr().is_terminal();
-        let color = colors(global.color, stderr_is_terminal);
+        let color = global.color.enabled(stderr_is_terminal);
         View {
             output: WatchOutput::Timeline,
             object: ObjectMode::Meta,
@@ -200,17 +200,6 @@ impl Query {
         delivered
             .chain(previous)
             .any(|obj| self.spec.values(obj).iter().any(|v| *v == self.value))
-    }
-}
-
-/// Whether to colour a stream: `--color`, then NO_COLOR, then whether it is a terminal.
-fn colors(choice: ColorChoice, is_terminal: bool) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        }
     }
 }
 
