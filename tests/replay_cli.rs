@@ -275,6 +275,37 @@ async fn replay_reads_stdin_and_gzip_like_a_plain_file() {
     assert_eq!(text(&gz_stdin.stdout), text(&expected.stdout));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_gzip_recording_replays_every_line_with_a_warning() {
+    let path = bundled("expired-watch");
+    let plain = std::fs::read(&path).unwrap();
+    let expected = run_offline(&["replay", path_str(&path), "-q", "-o", "jsonl"], None).await;
+    // What `record -f FILE.gz` leaves when killed: each line flushed, the stream never finished.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for line in plain.split_inclusive(|b| *b == b'\n') {
+        gz.write_all(line).unwrap();
+        gz.flush().unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let gz_path = dir.path().join("killed.jsonl.gz");
+    std::fs::write(&gz_path, gz.get_ref()).unwrap();
+    let killed = run_offline(&["replay", path_str(&gz_path), "-q", "-o", "jsonl"], None).await;
+    let stderr = text(&killed.stderr);
+    assert_eq!(killed.status.code(), Some(0), "{stderr}");
+    assert_eq!(text(&killed.stdout), text(&expected.stdout));
+    let lines = plain.iter().filter(|b| **b == b'\n').count();
+    assert!(
+        stderr.contains(&format!(
+            "killed.jsonl.gz: the gzip stream stops after line {lines} without its end"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\x1b'),
+        "no escape codes off a terminal: {stderr:?}"
+    );
+}
+
 const HEADER: &str = r#"{"kind":"header","v":1,"resource":{"group":"","version":"v1","kind":"ConfigMap","plural":"configmaps","namespaced":true},"namespace":"default","startedAt":"2026-01-05T10:00:00Z"}"#;
 const LIST: &str = r#"{"t":0,"type":"LIST","resourceVersion":"2","items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"1"}},{"metadata":{"name":"b","namespace":"default","resourceVersion":"2"}}]}"#;
 const MODIFIED: &str = r#"{"t":5,"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"default","resourceVersion":"3"}}}"#;

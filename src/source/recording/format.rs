@@ -266,7 +266,7 @@ impl WireLine {
         let object = self.object;
         let line = match type_ {
             LineType::List => Line::List(ListPage {
-                items: self.items.unwrap_or_default(),
+                items: named_items(self.items.unwrap_or_default())?,
                 resource_version: self.resource_version.unwrap_or_default(),
                 continue_token: self.continue_token.filter(|c| !c.is_empty()),
                 remaining_item_count: self.remaining_item_count,
@@ -321,11 +321,23 @@ impl WireLine {
     }
 }
 
+/// List items need a name, as watch events' objects do: the store keys objects by it.
+fn named_items(items: Vec<Object>) -> Result<Vec<Object>, String> {
+    match items.iter().position(|obj| !has_name(obj)) {
+        Some(i) => Err(format!(
+            "item {i} of the LIST (counting from 0) needs metadata.name"
+        )),
+        None => Ok(items),
+    }
+}
+
+fn has_name(obj: &Object) -> bool {
+    obj.metadata.name.as_deref().is_some_and(|n| !n.is_empty())
+}
+
 fn named_object(object: Option<Object>, type_: &str) -> Result<Arc<Object>, String> {
     match object {
-        Some(obj) if obj.metadata.name.as_deref().is_some_and(|n| !n.is_empty()) => {
-            Ok(Arc::new(obj))
-        }
+        Some(obj) if has_name(&obj) => Ok(Arc::new(obj)),
         Some(_) => Err(format!("the object of {type_} event needs metadata.name")),
         None => Err(format!(
             "{type_} event needs an \"object\" (the object as the server sent it)"

@@ -13,6 +13,9 @@ use super::format::{Header, Record, WireLine};
 /// The first bytes of every gzip stream.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// The UTF-8 byte-order mark some editors put at the start of a text file.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// Read buffer size: large enough that a list page of a few hundred objects needs few reads.
 const BUFFER: usize = 256 * 1024;
 
@@ -26,6 +29,9 @@ const BUFFER: usize = 256 * 1024;
 pub struct RecordingReader {
     name: String,
     input: BufReader<Box<dyn Read + Send>>,
+    gzipped: bool,
+    /// The gzip stream stopped without its end; everything before was read.
+    cut_short: bool,
     header: Option<Header>,
     /// The first line when it was not a header.
     first: Option<Record>,
@@ -81,12 +87,15 @@ impl RecordingReader {
         let mut reader = RecordingReader {
             name,
             input,
+            gzipped,
+            cut_short: false,
             header: None,
             first: None,
             line_no: 0,
             last_t: 0,
             buf: String::new(),
         };
+        reader.skip_bom()?;
         if let Some(wire) = reader.next_wire()? {
             if wire.is_header() {
                 let header = wire.into_header().map_err(|p| reader.malformed(p))?;
@@ -96,6 +105,19 @@ impl RecordingReader {
             }
         }
         Ok(reader)
+    }
+
+    /// Skips a byte-order mark at the start: JSON has none, but a file saved by some editors does.
+    fn skip_bom(&mut self) -> Result<(), RecordingError> {
+        let start = self.input.fill_buf().map_err(|e| RecordingError::Read {
+            file: self.name.clone(),
+            line: 1,
+            source: Arc::new(e),
+        })?;
+        if start.starts_with(UTF8_BOM) {
+            self.input.consume(UTF8_BOM.len());
+        }
+        Ok(())
     }
 
     /// The header, if the recording has one.
@@ -131,16 +153,38 @@ impl RecordingReader {
     /// Reads and parses the next non-blank line.
     fn next_wire(&mut self) -> Result<Option<WireLine>, RecordingError> {
         loop {
+            if self.cut_short {
+                return Ok(None);
+            }
             self.buf.clear();
             self.line_no += 1;
-            let read = self
-                .input
-                .read_line(&mut self.buf)
-                .map_err(|e| RecordingError::Read {
-                    file: self.name.clone(),
-                    line: self.line_no,
-                    source: Arc::new(e),
-                })?;
+            let read = match self.input.read_line(&mut self.buf) {
+                Ok(read) => read,
+                // A gzip stream that stops between two lines, without its end: a recording
+                // killed while it was written. `record` flushes every line, so each one before
+                // is whole; the replay ends there, as at the end of a file.
+                Err(e)
+                    if self.gzipped
+                        && e.kind() == io::ErrorKind::UnexpectedEof
+                        && self.buf.is_empty() =>
+                {
+                    tracing::warn!(
+                        "{}: the gzip stream stops after line {} without its end (was the \
+                         recording killed?); every line up to there is replayed",
+                        self.name,
+                        self.line_no - 1
+                    );
+                    self.cut_short = true;
+                    0
+                }
+                Err(e) => {
+                    return Err(RecordingError::Read {
+                        file: self.name.clone(),
+                        line: self.line_no,
+                        source: Arc::new(e),
+                    });
+                }
+            };
             if read == 0 {
                 self.line_no -= 1;
                 return Ok(None);

@@ -222,6 +222,10 @@ fn malformed_lines_name_file_line_and_expectation() {
             "test.jsonl:1: \"startedAt\" is not an RFC 3339 time",
         ),
         (
+            "{\"t\":0,\"type\":\"LIST\",\"items\":[{\"metadata\":{\"name\":\"a\"}},{\"data\":{}}]}\n",
+            "test.jsonl:1: item 1 of the LIST (counting from 0) needs metadata.name",
+        ),
+        (
             "[1, 2]\n",
             "test.jsonl:1: expected a JSON object (`{…}`): every line of a recording is one",
         ),
@@ -254,6 +258,36 @@ fn gzip_input_is_recognised_by_its_magic_bytes() {
         matches!(error, RecordingError::Read { .. }),
         "{error:?}: {error}"
     );
+}
+
+#[test]
+fn a_killed_gzip_recording_reads_up_to_its_last_line() {
+    // What `record` leaves when it is killed: every line flushed, the stream never finished.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    for t in 0..3 {
+        writeln!(gz, "{{\"t\":{t},\"type\":\"RESYNC\"}}").unwrap();
+        gz.flush().unwrap();
+    }
+    let killed = gz.get_ref().clone();
+    let (_, records) = read_all("killed.jsonl.gz", std::io::Cursor::new(killed.clone())).unwrap();
+    assert_eq!(records.iter().map(|r| r.t).collect::<Vec<_>>(), [0, 1, 2]);
+
+    // Cut inside a line instead: that line is lost, which is an error.
+    let cut = killed[..killed.len() - 8].to_vec();
+    let error = read_all("cut.jsonl.gz", std::io::Cursor::new(cut)).unwrap_err();
+    assert_eq!(
+        (error.file(), error.line()),
+        ("cut.jsonl.gz", Some(3)),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let (_, records) = read("\u{feff}{\"t\":4,\"type\":\"RESYNC\"}\n").unwrap();
+    assert_eq!(records[0].t, 4);
+    let error = read("\u{feff}{\"t\":1,\"type\":\"NOPE\"}\n").unwrap_err();
+    assert!(error.to_string().starts_with("test.jsonl:1: "), "{error}");
 }
 
 #[test]
