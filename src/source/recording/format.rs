@@ -154,24 +154,61 @@ pub struct Record {
 // Decoding
 
 /// The `type` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum LineType {
-    #[serde(rename = "LIST")]
     List,
-    #[serde(rename = "ADDED")]
     Added,
-    #[serde(rename = "MODIFIED")]
     Modified,
-    #[serde(rename = "DELETED")]
     Deleted,
-    #[serde(rename = "BOOKMARK")]
     Bookmark,
-    #[serde(rename = "ERROR")]
     Error,
-    #[serde(rename = "WATCH_CLOSED")]
     WatchClosed,
-    #[serde(rename = "RESYNC")]
     Resync,
+}
+
+impl LineType {
+    const NAMES: [&'static str; 8] = [
+        "LIST",
+        "ADDED",
+        "MODIFIED",
+        "DELETED",
+        "BOOKMARK",
+        "ERROR",
+        "WATCH_CLOSED",
+        "RESYNC",
+    ];
+    const ALL: [LineType; 8] = [
+        LineType::List,
+        LineType::Added,
+        LineType::Modified,
+        LineType::Deleted,
+        LineType::Bookmark,
+        LineType::Error,
+        LineType::WatchClosed,
+        LineType::Resync,
+    ];
+}
+
+// By hand rather than derived: serde_json reports a derived enum given a number or an array as
+// invalid JSON ("expected value"); this says what the value is and what it should be.
+impl<'de> Deserialize<'de> for LineType {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Names;
+        impl serde::de::Visitor<'_> for Names {
+            type Value = LineType;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "one of {LINE_TYPES}")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<LineType, E> {
+                LineType::NAMES
+                    .iter()
+                    .position(|name| *name == v)
+                    .map(|i| LineType::ALL[i])
+                    .ok_or_else(|| E::unknown_variant(v, &LineType::NAMES))
+            }
+        }
+        deserializer.deserialize_str(Names)
+    }
 }
 
 pub(super) const LINE_TYPES: &str =

@@ -190,6 +190,14 @@ fn malformed_lines_name_file_line_and_expectation() {
             "test.jsonl:1: not a recording line (column 23): unknown variant `UPDATED`, expected one of `LIST`, `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`, `WATCH_CLOSED`, `RESYNC`",
         ),
         (
+            "{\"t\":12,\"type\":5}\n",
+            "test.jsonl:1: not a recording line (column 16): invalid type: integer `5`, expected one of LIST, ADDED, MODIFIED, DELETED, BOOKMARK, ERROR, WATCH_CLOSED or RESYNC",
+        ),
+        (
+            "{\"t\":12,\"type\":[\"RESYNC\"]}\n",
+            "test.jsonl:1: not a recording line (column 15): invalid type: sequence, expected one of LIST",
+        ),
+        (
             "{\"t\":0,\"type\":\"ADDED\"}\n",
             "test.jsonl:1: an ADDED event needs an \"object\" (the object as the server sent it)",
         ),
