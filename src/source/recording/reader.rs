@@ -16,6 +16,10 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// The UTF-8 byte-order mark some editors put at the start of a text file.
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// The largest `t`: 100 years in milliseconds. Beyond, a recorded time can fall outside the
+/// range of times the outputs write, and no recording runs that long.
+const MAX_T: u64 = 100 * 365 * 24 * 3600 * 1000;
+
 /// Read buffer size: large enough that a list page of a few hundred objects needs few reads.
 const BUFFER: usize = 256 * 1024;
 
@@ -211,6 +215,12 @@ impl RecordingReader {
                     "\"t\" is {t}, less than the previous line's {}: t counts milliseconds since \
                      the recording began and must never decrease",
                     self.last_t
+                )));
+            }
+            Some(t) if t > MAX_T => {
+                return Err(self.malformed(format!(
+                    "\"t\" is {t}, more than 100 years after the recording began: t counts \
+                     milliseconds"
                 )));
             }
             Some(t) => t,
