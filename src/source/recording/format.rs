@@ -385,7 +385,7 @@ fn named_object(object: Option<Object>, type_: &str) -> Result<Arc<Object>, Stri
 /// A Status object or a `{"kind", "message"}` error as a [`SourceError`].
 fn source_error(object: Option<Object>, error: Option<WireError>) -> Result<SourceError, String> {
     match (object, error) {
-        (Some(status), None) => Ok(SourceError::Api(api_status(&status))),
+        (Some(status), None) => api_status(&status).map(SourceError::Api),
         (None, Some(WireError { kind, message })) => Ok(match kind {
             WireErrorKind::Connect => SourceError::Connect(message),
             WireErrorKind::Stream => SourceError::Stream(message),
@@ -402,20 +402,24 @@ fn source_error(object: Option<Object>, error: Option<WireError>) -> Result<Sour
     }
 }
 
-fn api_status(status: &Object) -> ApiStatus {
+/// A Status object as an [`ApiStatus`]. The server always sets `code` (the HTTP status) on the
+/// Status of a failure; an object without one is not a Status.
+fn api_status(status: &Object) -> Result<ApiStatus, String> {
     let text = |name: &str| match status.field_value(name) {
         Some(Value::String(s)) => s,
         _ => String::new(),
     };
-    ApiStatus {
-        code: status
-            .field_value("code")
-            .and_then(|c| c.as_u64())
-            .and_then(|c| u16::try_from(c).ok())
-            .unwrap_or(0),
+    let code = status
+        .field_value("code")
+        .and_then(|c| c.as_u64())
+        .and_then(|c| u16::try_from(c).ok())
+        .filter(|c| *c > 0)
+        .ok_or("the Status \"object\" needs its \"code\", the HTTP status (such as 410)")?;
+    Ok(ApiStatus {
+        code,
         reason: text("reason"),
         message: text("message"),
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

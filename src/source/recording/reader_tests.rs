@@ -190,6 +190,10 @@ fn malformed_lines_name_file_line_and_expectation() {
             "test.jsonl:1: not a recording line (column 23): unknown variant `UPDATED`, expected one of `LIST`, `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`, `WATCH_CLOSED`, `RESYNC`",
         ),
         (
+            "{\"t\":5,\"type\":\"ERROR\",\"object\":{\"foo\":\"bar\"}}\n",
+            "test.jsonl:1: the Status \"object\" needs its \"code\", the HTTP status (such as 410)",
+        ),
+        (
             "{\"t\":1000000000000000,\"type\":\"RESYNC\"}\n",
             "test.jsonl:1: \"t\" is 1000000000000000, more than 100 years after the recording began",
         ),
