@@ -67,7 +67,9 @@ pub fn message(error: &anyhow::Error) -> String {
     }
     let mut text = String::new();
     for cause in error.chain() {
-        let part = cause.to_string();
+        let Some(part) = readable(cause) else {
+            continue;
+        };
         if text.contains(&part) {
             continue;
         }
@@ -79,6 +81,36 @@ pub fn message(error: &anyhow::Error) -> String {
     text
 }
 
+/// One cause's text, `None` to leave it out. kube writes some of its errors with Rust debug
+/// output (a `Status` struct, a quoted path); those are rewritten for people.
+fn readable(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    if let Some(kube::Error::Api(status)) = cause.downcast_ref::<kube::Error>() {
+        let mut text = format!("the API server answered {}", status.code);
+        if !status.reason.is_empty() {
+            text.push(' ');
+            text.push_str(&status.reason);
+        }
+        if !status.message.is_empty() && status.message != status.reason {
+            text.push_str(": ");
+            text.push_str(&status.message);
+        }
+        return Some(text);
+    }
+    // The source of the error above, already said.
+    if cause.is::<kube::core::Status>() || cause.is::<Box<kube::core::Status>>() {
+        return None;
+    }
+    if let Some(kube::config::KubeconfigError::ReadConfig(error, path)) =
+        cause.downcast_ref::<kube::config::KubeconfigError>()
+    {
+        return Some(format!(
+            "cannot read the kubeconfig {}: {error}",
+            path.display()
+        ));
+    }
+    Some(cause.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +118,40 @@ mod tests {
     #[derive(Debug, thiserror::Error)]
     #[error("failed to read kubeconfig: {0}")]
     struct Repeats(#[source] std::io::Error);
+
+    #[test]
+    fn kube_errors_are_written_without_rust_debug_output() {
+        let status = kube::core::Status {
+            code: 403,
+            reason: "Forbidden".into(),
+            message: r#"pods is forbidden: User "dev" cannot list resource "pods""#.into(),
+            ..Default::default()
+        };
+        let error = anyhow::Error::new(kube::Error::Api(Box::new(status)))
+            .context("cannot discover the API");
+        assert_eq!(
+            message(&error),
+            r#"cannot discover the API: the API server answered 403 Forbidden: pods is forbidden: User "dev" cannot list resource "pods""#
+        );
+        let unauthorized = kube::core::Status {
+            code: 401,
+            reason: "Unauthorized".into(),
+            message: "Unauthorized".into(),
+            ..Default::default()
+        };
+        let error = anyhow::Error::new(kube::Error::Api(Box::new(unauthorized)));
+        assert_eq!(message(&error), "the API server answered 401 Unauthorized");
+
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let error = anyhow::Error::new(kube::config::KubeconfigError::ReadConfig(
+            io,
+            "/nope/config".into(),
+        ));
+        assert_eq!(
+            message(&error),
+            "cannot read the kubeconfig /nope/config: No such file or directory"
+        );
+    }
 
     #[test]
     fn causes_already_in_the_message_are_not_repeated() {
