@@ -61,6 +61,9 @@ fn init_logging(verbose: u8, color: bool) {
         .with_writer(io::stderr)
         // A log read from a file or a CI console has no use for escape codes.
         .with_ansi(color)
+        // When stderr is gone (`2>&1 | head`), a log line is lost; reporting that on stderr, as
+        // tracing-subscriber would, panics and takes the command down with it.
+        .log_internal_errors(false)
         .with_target(verbose >= 2)
         .init();
 }

@@ -11,6 +11,7 @@
 //! batch is popped and every run writes the same bytes. With `--speed X` lines come at `t / X`
 //! and a consumer thread pops concurrently, as live.
 
+use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -38,10 +39,14 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     }
     let mut view = View::from_args(&args.view, global)?;
     match (args.speed, view.handler_delay) {
-        (None, Some(_)) => eprintln!(
-            "kubectl-deltas: note: --handler-delay changes nothing in an instant replay, whose \
-             batches never depend on the consumer's speed; add --speed X to see it"
-        ),
+        (None, Some(_)) => {
+            // Not `eprintln!`, which panics when stderr is a closed pipe.
+            let _ = writeln!(
+                std::io::stderr(),
+                "kubectl-deltas: note: --handler-delay changes nothing in an instant replay, \
+                 whose batches never depend on the consumer's speed; add --speed X to see it"
+            );
+        }
         // A delay in the recording's time, as every time the output shows.
         (Some(speed), Some(delay)) => view.handler_delay = Some(delay.div_f64(speed)),
         _ => {}
