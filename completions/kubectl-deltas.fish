@@ -54,7 +54,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s n -l namespace -d 'Namespace to watch (default: the context\'s namespace, then `default`)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l field-selector -d 'Field selector, e.g. `status.phase=Running`' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`; `0` = none)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l resync -d 'Resync period (`30s`, `5m`; `0` disables)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
@@ -80,7 +80,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l by -d 'The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l value -d 'Only objects indexed under this value (repeatable); without it, every value with its count' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l replay -d 'Build the cache from a recording instead of a cluster (`-` for stdin)' -r -F
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l replay -d 'Build the cache from a recording instead of a cluster (`-` for stdin). The cluster\'s flags and `--resync` do not apply: the recording says what was listed and when it resynced' -r -F
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s o -l output -d 'Output format' -r -f -a "table\t'A table: value, count and keys, truncated to the terminal width ($COLUMNS when set); with `--value`, one row per object'
 wide\t'The table with every key, wrapped; with `--value`, uid and owners too'
 json\t'One JSON document (the objects as a kubectl List with `--value`)'
@@ -94,7 +94,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s n -l namespace -d 'Namespace to watch (default: the context\'s namespace, then `default`)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l field-selector -d 'Field selector, e.g. `status.phase=Running`' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`; `0` = none)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l resync -d 'Resync period (`30s`, `5m`; `0` disables)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
@@ -126,7 +126,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s n -l namespace -d 'Namespace to watch (default: the context\'s namespace, then `default`)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l field-selector -d 'Field selector, e.g. `status.phase=Running`' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`; `0` = none)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l resync -d 'Resync period (`30s`, `5m`; `0` disables)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'

@@ -180,7 +180,7 @@ pub struct AccessArgs {
     #[arg(long, value_name = "NAME")]
     pub user: Option<String>,
     /// Namespace to watch (default: the context's namespace, then `default`).
-    #[arg(short, long, value_name = "NAME")]
+    #[arg(short, long, value_name = "NAME", value_parser = parse_namespace)]
     pub namespace: Option<String>,
     /// Watch every namespace.
     #[arg(short = 'A', long, conflicts_with = "namespace")]
@@ -191,8 +191,9 @@ pub struct AccessArgs {
     /// Field selector, e.g. `status.phase=Running`.
     #[arg(long, value_name = "SELECTOR")]
     pub field_selector: Option<String>,
-    /// Timeout of a single request, as kubectl's `--request-timeout` (`30s`, `1m`; `0` = none).
-    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    /// Timeout of a single request, as kubectl's `--request-timeout` (`30s`, `1m`, or a number
+    /// of seconds; `0` = none).
+    #[arg(long, value_name = "DURATION", value_parser = parse_request_timeout, default_value = "0")]
     pub request_timeout: Period,
 }
 
@@ -349,8 +350,17 @@ pub struct IndexArgs {
     /// instead of an `-o` format.
     #[arg(long, requires = "values", conflicts_with = "output")]
     pub keys_only: bool,
-    /// Build the cache from a recording instead of a cluster (`-` for stdin).
-    #[arg(long, value_name = "FILE", conflicts_with = "resource")]
+    /// Build the cache from a recording instead of a cluster (`-` for stdin). The cluster's
+    /// flags and `--resync` do not apply: the recording says what was listed and when it
+    /// resynced.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = [
+            "resource", "kubeconfig", "context", "cluster", "user", "namespace",
+            "all_namespaces", "selector", "field_selector", "request_timeout", "resync",
+        ]
+    )]
     pub replay: Option<PathBuf>,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = IndexFormat::Table)]
@@ -506,6 +516,38 @@ pub fn parse_period(text: &str) -> Result<Period, String> {
     }
 }
 
+/// Parses `--request-timeout` as kubectl does: a duration, or a bare number of seconds.
+pub fn parse_request_timeout(text: &str) -> Result<Period, String> {
+    match text.trim().parse::<u64>() {
+        Ok(seconds) => Ok(Period(
+            Some(Duration::from_secs(seconds)).filter(|d| !d.is_zero()),
+        )),
+        Err(_) => parse_period(text),
+    }
+}
+
+/// Parses `-n`: a namespace name is a DNS label (lowercase letters, digits and `-`, at most 63,
+/// starting and ending with a letter or digit), as the API server requires; anything else would
+/// end up in the request's path.
+pub fn parse_namespace(text: &str) -> Result<String, String> {
+    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    if text.is_empty() {
+        return Err("the namespace is empty; leave -n out for the context's namespace".into());
+    }
+    let valid = text.len() <= 63
+        && text.chars().all(|c| alnum(c) || c == '-')
+        && text.starts_with(alnum)
+        && text.ends_with(alnum);
+    if valid {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "{text:?} is not a namespace name: lowercase letters, digits and '-', at most 63, \
+             starting and ending with a letter or digit"
+        ))
+    }
+}
+
 /// Parses `--speed`: a finite number above zero.
 pub fn parse_speed(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
@@ -522,6 +564,76 @@ mod tests {
     #[test]
     fn the_command_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn index_replay_refuses_the_flags_it_would_ignore() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(
+                [
+                    "kubectl-deltas",
+                    "index",
+                    "--replay",
+                    "r.jsonl",
+                    "--by",
+                    "owner",
+                ]
+                .iter()
+                .chain(args),
+            )
+        };
+        assert!(parse(&[]).is_ok());
+        assert!(parse(&["--fifo", "real"]).is_ok());
+        for flag in [
+            &["-n", "other"][..],
+            &["-A"],
+            &["-l", "app=web"],
+            &["--field-selector", "a=b"],
+            &["--kubeconfig", "/nope"],
+            &["--context", "c"],
+            &["--request-timeout", "5s"],
+            &["--resync", "30s"],
+        ] {
+            let error = parse(flag).expect_err(flag[0]);
+            assert_eq!(
+                error.kind(),
+                clap::error::ErrorKind::ArgumentConflict,
+                "{flag:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn namespaces_are_dns_labels() {
+        for good in ["default", "kube-system", "a", "team-1", &"x".repeat(63)] {
+            assert_eq!(parse_namespace(good).as_deref(), Ok(good));
+        }
+        for bad in [
+            "",
+            "a/b",
+            "a?b",
+            "weird ns",
+            "Prod",
+            "-a",
+            "a-",
+            &"x".repeat(64),
+        ] {
+            assert!(parse_namespace(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_request_timeout_may_be_a_number_of_seconds_as_in_kubectl() {
+        assert_eq!(
+            parse_request_timeout("30"),
+            Ok(Period(Some(Duration::from_secs(30))))
+        );
+        assert_eq!(parse_request_timeout("0"), Ok(Period(None)));
+        assert_eq!(
+            parse_request_timeout("1m"),
+            Ok(Period(Some(Duration::from_secs(60))))
+        );
+        assert!(parse_request_timeout("-3").is_err());
     }
 
     fn shorthand(args: &[&str]) -> Vec<String> {
