@@ -55,7 +55,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l field-selector -d 'Field selector, e.g. `status.phase=Running`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l resync -d 'Resync period (`30s`, `5m`; `0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
@@ -63,7 +63,7 @@ atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (Atomi
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l page-size -d 'Objects per list page; the list follows `continue` tokens' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables; below 1s means 1s)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
@@ -95,7 +95,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l field-selector -d 'Field selector, e.g. `status.phase=Running`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l resync -d 'Resync period (`30s`, `5m`; `0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
@@ -103,7 +103,7 @@ atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (Atomi
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l page-size -d 'Objects per list page; the list follows `continue` tokens' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables; below 1s means 1s)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
@@ -127,7 +127,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l field-selector -d 'Field selector, e.g. `status.phase=Running`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l resync -d 'Resync period (`30s`, `5m`; `0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
@@ -135,7 +135,7 @@ atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (Atomi
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l page-size -d 'Objects per list page; the list follows `continue` tokens' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables; below 1s means 1s)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
@@ -160,7 +160,7 @@ none\t'No object at all'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l max-batches -d 'Exit after N batches' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler-delay -d 'Sleep this long in the handler after each batch, to see how a slow event handler makes deltas coalesce in the queue' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l resync -d 'Resync period (`30s`, `5m`; `0` disables)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'

@@ -200,7 +200,7 @@ pub struct AccessArgs {
 /// The informer's knobs, shared by watch, record, replay and index.
 #[derive(Debug, Clone, Args)]
 pub struct InformerArgs {
-    /// Resync period (`30s`, `5m`; `0` disables).
+    /// Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go).
     #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
     pub resync: Period,
     /// Replace emits Sync deltas instead of Replaced, as before client-go 1.19.
@@ -258,7 +258,8 @@ pub struct ReflectorArgs {
     /// the server refuses.
     #[arg(long)]
     pub watch_list: bool,
-    /// Compare the cache with the server every DURATION and report drift (`0` disables).
+    /// Compare the cache with the server every DURATION and report drift (`0` disables; below
+    /// 1s means 1s).
     #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
     pub verify_every: Period,
     /// Keep managedFields (stripped by default, as many informers do with a transform).

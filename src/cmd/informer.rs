@@ -2,6 +2,7 @@
 //! kube ListerWatcher, and how a Reflector failure maps to an exit code.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::anyhow;
 use kubectl_deltas::Object;
@@ -122,15 +123,27 @@ pub fn reflector_config(reflector: &ReflectorArgs, informer: &InformerArgs) -> R
         config = config.watch_timeout(timeout);
     }
     if let Some(period) = informer.resync.0 {
-        config = config.resync(period);
+        config = config.resync(at_least_a_second("--resync", period));
     }
     if let Some(period) = reflector.verify_every.0 {
-        config = config.verify_every(period);
+        config = config.verify_every(at_least_a_second("--verify-every", period));
     }
     if !reflector.no_strip_managed_fields {
         config = strip_managed_fields(config);
     }
     config
+}
+
+/// client-go's floor for resync periods (`minimumResyncPeriod`), which it raises smaller ones
+/// to with a warning; used for `--verify-every` too, each verification being a full list.
+const MINIMUM_PERIOD: Duration = Duration::from_secs(1);
+
+fn at_least_a_second(flag: &str, period: Duration) -> Duration {
+    if period >= MINIMUM_PERIOD {
+        return period;
+    }
+    tracing::warn!("{flag} {period:?} is below the minimum of 1s; using 1s, as client-go does");
+    MINIMUM_PERIOD
 }
 
 /// The transform most informers install: managedFields are large and never what a handler reads.
@@ -157,4 +170,21 @@ pub fn reflector_failure_while(
     };
     let error = anyhow::Error::new(error).context(format!("{doing} {} failed", target.describe()));
     Failure { exit, error }.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn periods_below_a_second_become_a_second_as_in_client_go() {
+        let ms = Duration::from_millis;
+        assert_eq!(
+            at_least_a_second("--resync", Duration::from_nanos(1)),
+            ms(1000)
+        );
+        assert_eq!(at_least_a_second("--resync", ms(999)), ms(1000));
+        assert_eq!(at_least_a_second("--resync", ms(1000)), ms(1000));
+        assert_eq!(at_least_a_second("--resync", ms(1500)), ms(1500));
+    }
 }
