@@ -273,7 +273,7 @@ fn push_key(path: &mut String, key: &str) {
 fn short(value: &Value) -> String {
     let text = match value {
         Value::String(s) if s.is_empty() => "\"\"".to_owned(),
-        Value::String(s) => s.clone(),
+        Value::String(s) => super::printable(s).into_owned(),
         Value::Object(m) if m.is_empty() => "{}".to_owned(),
         Value::Object(_) => "{…}".to_owned(),
         Value::Array(a) if a.is_empty() => "[]".to_owned(),

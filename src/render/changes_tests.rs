@@ -184,3 +184,13 @@ fn diffing_objects_skips_identical_fields_but_finds_the_same_changes() {
         );
     }
 }
+
+#[test]
+fn control_characters_in_values_are_escaped() {
+    let old = json!({"metadata": {"annotations": {"note": "a"}}});
+    let new = json!({"metadata": {"annotations": {"note": "\u{1b}]0;x\u{7}b\n"}}});
+    assert_eq!(
+        lines(old, new),
+        [r"metadata.annotations.note a→\u{1b}]0;x\u{7}b\n"]
+    );
+}

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::index_table::{objects_table, values_table};
 use super::object::{ObjectMode, render_object};
+use super::printable;
 use crate::object::Object;
 use crate::query::{Matches, ValueListing};
 
@@ -133,7 +134,7 @@ impl IndexRenderer {
                 .rows
                 .iter()
                 .filter_map(|row| row.value.as_deref())
-                .try_for_each(|value| writeln!(out, "{value}")),
+                .try_for_each(|value| writeln!(out, "{}", printable(value))),
         }
     }
 

@@ -8,6 +8,7 @@
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, presets};
 use jiff::Timestamp;
 
+use super::printable;
 use crate::query::{Matches, ValueListing};
 
 /// Spaces between columns, as kubectl's printers use.
@@ -116,11 +117,26 @@ fn layout<'a, R: AsRef<[String]>>(
     if rows.is_empty() {
         return Vec::new();
     }
+    // Escaped before measuring, so that widths are those of what is printed.
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            row.as_ref()
+                .iter()
+                .map(|c| printable(c).into_owned())
+                .collect()
+        })
+        .collect();
+    let lasts = lasts.map(|last| {
+        last.into_iter()
+            .map(|item| printable(item).into_owned())
+            .collect::<Vec<String>>()
+    });
     let fixed = header.len() - 1;
     // Widths of the columns before the list, to know how much room the list has.
     let mut widths: Vec<usize> = header[..fixed].iter().map(|h| text_width(h)).collect();
     for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row.as_ref()) {
+        for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(text_width(cell));
         }
     }
@@ -143,8 +159,8 @@ fn layout<'a, R: AsRef<[String]>>(
             table.set_content_arrangement(ContentArrangement::Disabled);
         }
     }
-    for (row, last) in rows.into_iter().zip(lasts) {
-        let mut cells: Vec<String> = row.as_ref().to_vec();
+    for (mut cells, last) in rows.into_iter().zip(lasts) {
+        let last: Vec<&str> = last.iter().map(String::as_str).collect();
         cells.push(match room {
             Some(room) if !wide => fit_list(&last, room),
             _ => last.join(", "),
@@ -288,6 +304,23 @@ mod tests {
                 "web         2       a/w1, a/w2",
                 "db          1       b/d1",
                 "<none>      1       c/x",
+            ]
+        );
+    }
+
+    #[test]
+    fn control_characters_in_values_are_escaped_not_printed() {
+        let listing = listing(&[
+            (Some("\u{1b}[31mred\nline"), &["a/x"]),
+            (Some("ok"), &["a/y"]),
+        ]);
+        let lines = values_table(&listing, None, false);
+        assert_eq!(
+            lines,
+            [
+                r"LABEL:APP             COUNT   KEYS",
+                r"\u{1b}[31mred\nline   1       a/x",
+                r"ok                    1       a/y",
             ]
         );
     }
