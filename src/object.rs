@@ -379,73 +379,39 @@ impl Serialize for Metadata<'_> {
             uid,
         } = self.meta;
         let managed_fields = managed_fields.as_ref().filter(|_| self.managed_fields);
-        let len = [
-            annotations.is_some(),
-            creation_timestamp.is_some(),
-            deletion_grace_period_seconds.is_some(),
-            deletion_timestamp.is_some(),
-            finalizers.is_some(),
-            generate_name.is_some(),
-            generation.is_some(),
-            labels.is_some(),
-            managed_fields.is_some(),
-            name.is_some(),
-            namespace.is_some(),
-            owner_references.is_some(),
-            resource_version.is_some(),
-            self_link.is_some(),
-            uid.is_some(),
-        ]
-        .into_iter()
-        .filter(|present| *present)
-        .count();
-        let mut out = serializer.serialize_struct("ObjectMeta", len)?;
-        if let Some(value) = annotations {
-            out.serialize_field("annotations", value)?;
+        let creation_timestamp = creation_timestamp.as_ref().map(TimeOut);
+        let deletion_timestamp = deletion_timestamp.as_ref().map(TimeOut);
+        // The fields that are set, in k8s-openapi's order: counted first, as
+        // `serialize_struct` wants the length, then written.
+        macro_rules! present_fields {
+            ($($key:literal => $value:ident),+ $(,)?) => {{
+                let len = [$($value.is_some()),+].into_iter().filter(|set| *set).count();
+                let mut out = serializer.serialize_struct("ObjectMeta", len)?;
+                $(
+                    if let Some(value) = $value.as_ref() {
+                        out.serialize_field($key, value)?;
+                    }
+                )+
+                out.end()
+            }};
         }
-        if let Some(value) = creation_timestamp {
-            out.serialize_field("creationTimestamp", &TimeOut(value))?;
+        present_fields! {
+            "annotations" => annotations,
+            "creationTimestamp" => creation_timestamp,
+            "deletionGracePeriodSeconds" => deletion_grace_period_seconds,
+            "deletionTimestamp" => deletion_timestamp,
+            "finalizers" => finalizers,
+            "generateName" => generate_name,
+            "generation" => generation,
+            "labels" => labels,
+            "managedFields" => managed_fields,
+            "name" => name,
+            "namespace" => namespace,
+            "ownerReferences" => owner_references,
+            "resourceVersion" => resource_version,
+            "selfLink" => self_link,
+            "uid" => uid,
         }
-        if let Some(value) = deletion_grace_period_seconds {
-            out.serialize_field("deletionGracePeriodSeconds", value)?;
-        }
-        if let Some(value) = deletion_timestamp {
-            out.serialize_field("deletionTimestamp", &TimeOut(value))?;
-        }
-        if let Some(value) = finalizers {
-            out.serialize_field("finalizers", value)?;
-        }
-        if let Some(value) = generate_name {
-            out.serialize_field("generateName", value)?;
-        }
-        if let Some(value) = generation {
-            out.serialize_field("generation", value)?;
-        }
-        if let Some(value) = labels {
-            out.serialize_field("labels", value)?;
-        }
-        if let Some(value) = managed_fields {
-            out.serialize_field("managedFields", value)?;
-        }
-        if let Some(value) = name {
-            out.serialize_field("name", value)?;
-        }
-        if let Some(value) = namespace {
-            out.serialize_field("namespace", value)?;
-        }
-        if let Some(value) = owner_references {
-            out.serialize_field("ownerReferences", value)?;
-        }
-        if let Some(value) = resource_version {
-            out.serialize_field("resourceVersion", value)?;
-        }
-        if let Some(value) = self_link {
-            out.serialize_field("selfLink", value)?;
-        }
-        if let Some(value) = uid {
-            out.serialize_field("uid", value)?;
-        }
-        out.end()
     }
 }
 

@@ -9,6 +9,7 @@
 //! - [`stats`]: what the informer did, counted (pure), drawn by [`summary`] (a table at the end)
 //!   and [`status`] (the live footer and the initial list's progress bar).
 
+use std::borrow::Cow;
 use std::io;
 use std::time::{Duration, SystemTime};
 
@@ -106,13 +107,12 @@ pub(crate) fn whole_list_objects(batch: &Batch<Object>, delta: &Delta<Object>) -
     }
 }
 
-/// Milliseconds with microsecond precision, as JSON outputs carry durations.
 /// `text` safe to print on a terminal: control characters (escape sequences, newlines, tabs),
 /// which annotations and other free-form values may hold, written as Rust escapes (`\u{1b}`,
 /// `\n`) so that they neither drive the terminal nor break a row.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+pub fn printable(text: &str) -> Cow<'_, str> {
     if !text.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(text);
+        return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
@@ -122,9 +122,10 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
             out.push(c);
         }
     }
-    std::borrow::Cow::Owned(out)
+    Cow::Owned(out)
 }
 
+/// Milliseconds with microsecond precision, as JSON outputs carry durations.
 pub(crate) fn millis(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
 }
