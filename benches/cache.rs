@@ -34,8 +34,8 @@ fn pods_from(first: usize, n: usize, rv: u64) -> Vec<Arc<Object>> {
     (first..first + n)
         .map(|i| {
             let mut obj = Object::new(&format!("pod-{i}"), &ar).within(&format!("ns-{}", i % 10));
-            obj.metadata.resource_version = Some((rv + i as u64).to_string());
-            obj.metadata.labels = Some([("app".to_owned(), format!("app-{}", i % 20))].into());
+            obj.meta_mut().resource_version = Some((rv + i as u64).to_string());
+            obj.meta_mut().labels = Some([("app".to_owned(), format!("app-{}", i % 20))].into());
             obj.set_field("spec", &json!({ "nodeName": format!("node-{}", i % 50) }))
                 .unwrap();
             Arc::new(obj)
@@ -172,7 +172,7 @@ fn replace_throughput(c: &mut Criterion) {
     let fresh = pods(N / 100, 2_000_000);
     for (slot, obj) in list.iter_mut().step_by(100).zip(fresh) {
         let mut renamed = (*obj).clone();
-        renamed.metadata.name = Some(format!("{}-new", renamed.metadata.name.unwrap()));
+        renamed.meta_mut().name = Some(format!("{}-new", renamed.name().unwrap().to_owned()));
         *slot = Arc::new(renamed);
     }
     group.bench_function("replace_100k_into_populated_fifo", |b| {

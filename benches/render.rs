@@ -34,9 +34,9 @@ const PODS: usize = 20_000;
 fn pod(i: usize, rv: u64, phase: &str, restarts: u64) -> Arc<Object> {
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
     let mut obj = Object::new(&format!("web-{i}"), &ar).within(&format!("ns-{}", i % 10));
-    obj.metadata.resource_version = Some(rv.to_string());
-    obj.metadata.uid = Some(format!("2f0c1a5e-0000-4000-8000-{i:012}"));
-    obj.metadata.labels = Some(
+    obj.meta_mut().resource_version = Some(rv.to_string());
+    obj.meta_mut().uid = Some(format!("2f0c1a5e-0000-4000-8000-{i:012}"));
+    obj.meta_mut().labels = Some(
         [
             ("app".to_owned(), format!("app-{}", i % 20)),
             ("pod-template-hash".to_owned(), "7f9c8d6b5".to_owned()),

@@ -118,7 +118,7 @@ async fn library_sync(server: &FakeApiServer) -> (Duration, usize) {
     let reflector_config = ReflectorConfig::default()
         .page_size(PAGE)
         .consistent_list(true)
-        .transform(|obj: &mut Object| obj.metadata.managed_fields = None);
+        .transform(Object::strip_managed_fields);
     let reflector = Reflector::new(lister_watcher, fifo.clone(), reflector_config);
     let (synced_tx, synced_rx) = tokio::sync::oneshot::channel::<()>();
     let consumer = {

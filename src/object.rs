@@ -3,14 +3,16 @@
 //! An informer keeps every object of a resource in memory, so the cached form decides the tool's
 //! footprint. `kube`'s `Object` parses everything outside `metadata` into a
 //! `serde_json::Value` tree: one allocation per string, map and array, several times the size of
-//! the JSON it came from. [`Object`] keeps `metadata` typed (keys, indices, resourceVersions and
-//! owners are read on every delta) and everything else (`spec`, `status`, `data`, …) as the compact
-//! JSON text it arrived as, which is parsed only when a renderer or a `field:` index asks for it.
+//! the JSON it came from. [`Object`] keeps everything but `apiVersion` and `kind` as the compact
+//! JSON text it arrived as: `metadata` with its name, namespace and resourceVersion located in
+//! it (read on every delta), the other fields (`spec`, `status`, `data`, …) as one text. They are
+//! parsed only when something asks for them: `meta()`, a renderer, a `field:` index.
 //!
-//! Decoding transcodes the non-metadata fields straight from the input into that text, without an
-//! intermediate tree, so it works with any serde deserializer (including the buffered ones serde
-//! uses for tagged enums), and serializing transcodes them back, so it works with any serializer
-//! (JSON, YAML).
+//! Decoding works with any serde deserializer (including the buffered ones serde uses for tagged
+//! enums): it transcodes the fields straight from the input into text, without an intermediate
+//! tree. [`Object::from_json`] copies the text instead, for readers that hold the JSON.
+//! Serializing transcodes the text back, so it works with any serializer (JSON, YAML);
+//! [`Object::json`] writes it as is for JSON.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -26,17 +28,25 @@ use serde_json::value::RawValue;
 
 use crate::timestamp::Rfc3339;
 
+mod meta;
+
+use meta::Meta;
+
 /// What replaces each Secret value in every output and recording.
 pub const REDACTED: &str = "<redacted>";
 
-/// A Kubernetes object: `apiVersion`/`kind`, typed `metadata`, and every other top-level field as
+/// A Kubernetes object: `apiVersion`/`kind`, and `metadata` and every other top-level field as
 /// compact JSON text.
+///
+/// [`name`](Self::name), [`namespace`](Self::namespace) and
+/// [`resource_version`](Self::resource_version) read the metadata text; [`meta`](Self::meta)
+/// decodes the whole `ObjectMeta` (once, then keeps it), and [`meta_mut`](Self::meta_mut) holds it
+/// typed from then on.
 #[derive(Clone, Default)]
 pub struct Object {
     /// `apiVersion` and `kind`; list items on the wire lack them (the Reflector fills them in).
     pub types: Option<TypeMeta>,
-    /// The object's metadata.
-    pub metadata: ObjectMeta,
+    metadata: Meta,
     /// The other top-level fields as one JSON object text (`{"spec":…,"status":…}`), or empty
     /// when there are none. Always valid JSON: only this module writes it.
     body: Box<str>,
@@ -50,10 +60,10 @@ impl Object {
                 api_version: resource.api_version.clone(),
                 kind: resource.kind.clone(),
             }),
-            metadata: ObjectMeta {
+            metadata: Meta::Typed(Box::new(ObjectMeta {
                 name: Some(name.to_owned()),
                 ..ObjectMeta::default()
-            },
+            })),
             body: Box::default(),
         }
     }
@@ -61,8 +71,96 @@ impl Object {
     /// The same object in namespace `namespace`.
     #[must_use]
     pub fn within(mut self, namespace: &str) -> Self {
-        self.metadata.namespace = Some(namespace.to_owned());
+        self.meta_mut().namespace = Some(namespace.to_owned());
         self
+    }
+
+    /// Decodes an object from its JSON text, copying the text of its fields where it is compact
+    /// (as the API server and recordings write it) instead of transcoding them.
+    pub fn from_json(json: &RawValue) -> Result<Self, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(json.get());
+        let obj = de.deserialize_map(JsonObjectVisitor)?;
+        de.end()?;
+        Ok(obj)
+    }
+
+    /// `metadata.name`, without decoding the metadata.
+    pub fn name(&self) -> Option<&str> {
+        self.metadata.name()
+    }
+
+    /// `metadata.namespace`, without decoding the metadata.
+    pub fn namespace(&self) -> Option<&str> {
+        self.metadata.namespace()
+    }
+
+    /// `metadata.resourceVersion`, without decoding the metadata.
+    pub fn resource_version(&self) -> Option<&str> {
+        self.metadata.resource_version()
+    }
+
+    /// `metadata.labels[key]`, without decoding the metadata.
+    pub fn label(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.metadata.map_value("labels", key)
+    }
+
+    /// Every `metadata.labels` entry, in the metadata's order, without decoding the metadata.
+    pub fn labels(&self) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
+        self.metadata.map_entries("labels")
+    }
+
+    /// `metadata.annotations[key]`, without decoding the metadata.
+    pub fn annotation(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.metadata.map_value("annotations", key)
+    }
+
+    /// The metadata, decoded on the first call and kept as long as the object (as
+    /// [`kube::Resource::meta`]). Readers that look once, such as renderers, should prefer
+    /// [`metadata`](Self::metadata), which keeps nothing.
+    pub fn meta(&self) -> &ObjectMeta {
+        self.metadata.get()
+    }
+
+    /// The metadata to change (as [`kube::Resource::meta_mut`]); it is held decoded from then on.
+    pub fn meta_mut(&mut self) -> &mut ObjectMeta {
+        self.metadata.make_mut()
+    }
+
+    /// The metadata, decoded for this call unless [`meta`](Self::meta) already decoded it.
+    pub fn metadata(&self) -> Cow<'_, ObjectMeta> {
+        self.metadata.decoded()
+    }
+
+    /// Drops `metadata.managedFields` (which informers rarely need and which can be most of an
+    /// object's size).
+    pub fn strip_managed_fields(&mut self) {
+        self.metadata.strip_managed_fields();
+    }
+
+    /// Whether the metadata is still the text it arrived as (not decoded for a change).
+    pub fn metadata_is_text(&self) -> bool {
+        self.metadata.is_text()
+    }
+
+    /// The object for a serde_json serializer, its text written as is rather than transcoded;
+    /// `managed_fields` says whether `metadata.managedFields` is included. Only for serde_json:
+    /// other serializers would write serde_json's raw-value marker.
+    pub fn json(&self, managed_fields: bool) -> impl Serialize + '_ {
+        JsonOut {
+            obj: self,
+            managed_fields,
+            body: true,
+        }
+    }
+
+    /// `apiVersion`, `kind` and `metadata` (without managedFields) for a serde_json serializer,
+    /// as [`json`](Self::json).
+    pub fn json_meta(&self) -> impl Serialize + '_ {
+        JsonOut {
+            obj: self,
+            managed_fields: false,
+            body: false,
+        }
     }
 
     /// Decodes an object from a JSON value.
@@ -315,11 +413,11 @@ impl Resource for Object {
     }
 
     fn meta(&self) -> &ObjectMeta {
-        &self.metadata
+        self.metadata.get()
     }
 
     fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
+        self.metadata.make_mut()
     }
 }
 
@@ -332,9 +430,62 @@ impl Serialize for Object {
             map.serialize_entry("apiVersion", &types.api_version)?;
             map.serialize_entry("kind", &types.kind)?;
         }
-        map.serialize_entry("metadata", &Metadata::new(&self.metadata, true))?;
+        map.serialize_entry(
+            "metadata",
+            &MetaOut {
+                meta: &self.metadata,
+                managed_fields: true,
+            },
+        )?;
         for (key, raw) in &fields {
             map.serialize_entry(key.as_ref(), &Transcoded(raw))?;
+        }
+        map.end()
+    }
+}
+
+/// [`Meta`] serialized with any serializer.
+pub(crate) struct MetaOut<'a> {
+    meta: &'a Meta,
+    managed_fields: bool,
+}
+
+impl<'a> MetaOut<'a> {
+    /// `obj`'s metadata, with its managedFields if `managed_fields`.
+    pub(crate) fn new(obj: &'a Object, managed_fields: bool) -> Self {
+        MetaOut {
+            meta: &obj.metadata,
+            managed_fields,
+        }
+    }
+}
+
+impl Serialize for MetaOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.meta.serialize(self.managed_fields, serializer)
+    }
+}
+
+/// [`Object::json`] and [`Object::json_meta`].
+struct JsonOut<'a> {
+    obj: &'a Object,
+    managed_fields: bool,
+    body: bool,
+}
+
+impl Serialize for JsonOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let obj = self.obj;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(types) = &obj.types {
+            map.serialize_entry("apiVersion", &types.api_version)?;
+            map.serialize_entry("kind", &types.kind)?;
+        }
+        map.serialize_entry("metadata", &*obj.metadata.json(self.managed_fields))?;
+        if self.body {
+            for (key, raw) in &obj.fields() {
+                map.serialize_entry(key.as_ref(), raw)?;
+            }
         }
         map.end()
     }
@@ -461,29 +612,172 @@ impl<'de> Visitor<'de> for ObjectVisitor {
             match key.as_ref() {
                 "apiVersion" => api_version = map.next_value::<Option<String>>()?,
                 "kind" => kind = map.next_value::<Option<String>>()?,
-                "metadata" => metadata = map.next_value::<Option<ObjectMeta>>()?,
+                "metadata" => {
+                    let mut text = String::new();
+                    map.next_value_seed(Capture(&mut text))?;
+                    if text != "null" {
+                        // serde_json wrote it, so it is JSON.
+                        let json = RawValue::from_string(text).map_err(de::Error::custom)?;
+                        metadata = Some(Meta::from_json(json).map_err(metadata_error::<A::Error>)?);
+                    }
+                }
                 _ => {
                     body.push(if body.is_empty() { '{' } else { ',' });
-                    let quoted = serde_json::to_string(key.as_ref()).map_err(de::Error::custom)?;
-                    body.push_str(&quoted);
+                    push_key(&mut body, &key);
                     body.push(':');
                     map.next_value_seed(Capture(&mut body))?;
                 }
             }
         }
-        if !body.is_empty() {
-            body.push('}');
-        }
-        let types = (api_version.is_some() || kind.is_some()).then(|| TypeMeta {
-            api_version: api_version.unwrap_or_default(),
-            kind: kind.unwrap_or_default(),
-        });
-        Ok(Object {
-            types,
-            metadata: metadata.unwrap_or_default(),
-            body: body.into_boxed_str(),
-        })
+        Ok(assemble(api_version, kind, metadata, body))
     }
+}
+
+/// An [`Object`] decoded as [`Object::from_json`] does, as a field of a type that serde_json
+/// decodes from text (`from_str`, `from_slice`): it borrows the values' text from the input, which
+/// other deserializers cannot lend.
+#[derive(Debug)]
+pub struct FromJson(pub Object);
+
+impl<'de> Deserialize<'de> for FromJson {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_map(JsonObjectVisitor)
+            .map(FromJson)
+    }
+}
+
+/// serde_json's message without its position, which counts from the start of the text it
+/// parsed: misleading when that text is part of a larger input.
+fn without_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    match text.rsplit_once(" at line ") {
+        Some((message, _)) => message.to_owned(),
+        None => text,
+    }
+}
+
+/// [`Object::from_json`]'s visitor: [`ObjectVisitor`], but each value is borrowed from the input
+/// and copied when compact.
+struct JsonObjectVisitor;
+
+impl<'de> Visitor<'de> for JsonObjectVisitor {
+    type Value = Object;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Kubernetes object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object, A::Error> {
+        let mut api_version = None;
+        let mut kind = None;
+        let mut metadata = None;
+        let mut body = String::new();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match key.as_ref() {
+                "apiVersion" => api_version = map.next_value::<Option<String>>()?,
+                "kind" => kind = map.next_value::<Option<String>>()?,
+                "metadata" => {
+                    let raw = map.next_value::<&'de RawValue>()?;
+                    if raw.get() != "null" {
+                        let json = if is_compact(raw.get()) {
+                            raw.to_owned()
+                        } else {
+                            let mut text = String::new();
+                            push_compact(&mut text, raw).map_err(de::Error::custom)?;
+                            RawValue::from_string(text).map_err(de::Error::custom)?
+                        };
+                        metadata = Some(Meta::from_json(json).map_err(metadata_error::<A::Error>)?);
+                    }
+                }
+                _ => {
+                    let raw = map.next_value::<&'de RawValue>()?;
+                    body.push(if body.is_empty() { '{' } else { ',' });
+                    push_key(&mut body, &key);
+                    body.push(':');
+                    if is_compact(raw.get()) {
+                        body.push_str(raw.get());
+                    } else {
+                        push_compact(&mut body, raw).map_err(de::Error::custom)?;
+                    }
+                }
+            }
+        }
+        Ok(assemble(api_version, kind, metadata, body))
+    }
+}
+
+/// The object the visitors read: `body` is the other fields' text without its closing brace.
+fn assemble(
+    api_version: Option<String>,
+    kind: Option<String>,
+    metadata: Option<Meta>,
+    mut body: String,
+) -> Object {
+    if !body.is_empty() {
+        body.push('}');
+    }
+    let types = (api_version.is_some() || kind.is_some()).then(|| TypeMeta {
+        api_version: api_version.unwrap_or_default(),
+        kind: kind.unwrap_or_default(),
+    });
+    Object {
+        types,
+        metadata: metadata.unwrap_or_default(),
+        body: body.into_boxed_str(),
+    }
+}
+
+/// A `metadata` that is not an `ObjectMeta`, said as such (serde_json's position in the metadata
+/// text would mislead: the reader's position is what counts).
+fn metadata_error<E: de::Error>(error: serde_json::Error) -> E {
+    E::custom(format_args!("metadata: {}", without_position(&error)))
+}
+
+/// Appends a map key as a JSON string.
+fn push_key(out: &mut String, key: &str) {
+    if key.bytes().any(|b| b == b'"' || b == b'\\' || b < b' ') {
+        // Strings always serialize.
+        out.push_str(&serde_json::to_string(key).unwrap_or_default());
+    } else {
+        out.push('"');
+        out.push_str(key);
+        out.push('"');
+    }
+}
+
+/// Whether JSON text has no whitespace between its tokens, as serde_json and the API server write
+/// it. Whitespace and the control characters (which a JSON string holds only escaped) are the
+/// bytes up to `' '`, so text without any (the common case, checked in a loop without early exit
+/// that the compiler vectorizes) is compact; otherwise look closer: spaces in strings are fine.
+fn is_compact(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if !bytes.iter().fold(false, |any, &b| any | (b <= b' ')) {
+        return true;
+    }
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if b <= b' ' {
+            return false;
+        }
+    }
+    true
+}
+
+/// Appends JSON text without its whitespace.
+fn push_compact(out: &mut String, raw: &RawValue) -> Result<(), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    Capture(out).deserialize(&mut de)
 }
 
 /// Appends one value, whatever its shape, to a JSON text.
@@ -526,28 +820,28 @@ impl<'de> Deserialize<'de> for Fields<'de> {
     }
 }
 
-/// A map key, borrowed when it has no escapes.
+/// A string (a map key, or a value), borrowed when it has no escapes.
 struct Key<'a>(Cow<'a, str>);
 
-impl<'de> Deserialize<'de> for Key<'de> {
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
+        struct KeyVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for KeyVisitor<'a> {
+            type Value = Key<'a>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string")
             }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'a>, E> {
                 Ok(Key(Cow::Borrowed(v)))
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'a>, E> {
                 Ok(Key(Cow::Owned(v.to_owned())))
             }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'a>, E> {
                 Ok(Key(Cow::Owned(v)))
             }
         }
-        deserializer.deserialize_str(KeyVisitor)
+        deserializer.deserialize_str(KeyVisitor(std::marker::PhantomData))
     }
 }
 

@@ -17,7 +17,7 @@ fn pod() -> Value {
 fn decoding_then_encoding_gives_back_the_same_json() {
     let obj: Object = serde_json::from_str(&pod().to_string()).unwrap();
     assert_eq!(obj.kind(), "Pod");
-    assert_eq!(obj.metadata.labels.as_ref().unwrap()["app"], "web");
+    assert_eq!(obj.meta().labels.as_ref().unwrap()["app"], "web");
     assert_eq!(serde_json::to_value(&obj).unwrap(), pod());
     assert_eq!(obj.to_value(), pod());
 }
@@ -206,7 +206,7 @@ fn redacted_replaces_secret_values_and_keeps_keys_fields_and_order() {
         json!({"token": "<redacted>"})
     );
     assert_eq!(redacted.field_value("type").unwrap(), "Opaque");
-    assert_eq!(redacted.metadata, secret.metadata);
+    assert_eq!(redacted.meta(), secret.meta());
 }
 
 #[test]

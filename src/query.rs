@@ -189,7 +189,7 @@ mod tests {
     fn pod(ns: &str, name: &str, labels: serde_json::Value) -> Arc<Object> {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
         let mut obj = Object::new(name, &ar).within(ns);
-        obj.metadata.labels = serde_json::from_value(labels).unwrap();
+        obj.meta_mut().labels = serde_json::from_value(labels).unwrap();
         Arc::new(obj)
     }
 

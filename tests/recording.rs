@@ -50,9 +50,7 @@ fn show(batch: &Batch<Object>) -> String {
                 continue;
             }
         };
-        let rv = obj
-            .and_then(|o| o.metadata.resource_version.as_deref())
-            .unwrap_or("?");
+        let rv = obj.and_then(|o| o.resource_version()).unwrap_or("?");
         text.push_str(&format!(" {:?}{dagger}@{rv}", delta.type_));
     }
     if batch.is_in_initial_list {
@@ -860,7 +858,7 @@ impl Live {
             .entries()
             .into_iter()
             .map(|(k, o)| {
-                let rv = o.metadata.resource_version.as_deref().unwrap_or("0");
+                let rv = o.resource_version().unwrap_or("0");
                 (k.to_string(), rv.parse().unwrap())
             })
             .collect();

@@ -41,8 +41,7 @@ fn recordings_dir() -> PathBuf {
 // Rendering
 
 fn rv(obj: Option<&Arc<Object>>) -> &str {
-    obj.and_then(|o| o.metadata.resource_version.as_deref())
-        .unwrap_or("?")
+    obj.and_then(|o| o.resource_version()).unwrap_or("?")
 }
 
 /// One delta as `Type@rv` († marks a tombstone); a whole-list delta as `Type@rv[n]`, `n` being
@@ -83,7 +82,7 @@ fn show(batch: &Batch<Object>) -> String {
 
 /// What a batch told the handlers: `add a@1`, `update a@1→2`, `delete c†@1`.
 fn show_calls(batch: &Batch<Object>) -> Vec<String> {
-    let name = |obj: &Arc<Object>| obj.metadata.name.clone().unwrap_or_default();
+    let name = |obj: &Arc<Object>| obj.name().unwrap_or_default().to_owned();
     batch
         .notifications
         .iter()

@@ -144,9 +144,7 @@ impl Harness {
             .into_iter()
             .map(|(k, obj)| {
                 let rv = obj
-                    .metadata
-                    .resource_version
-                    .as_deref()
+                    .resource_version()
                     .and_then(|r| r.parse().ok())
                     .unwrap_or(0);
                 (k.to_string(), rv)

@@ -11,8 +11,8 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::cache::CacheObject;
 use hashbrown::HashSet;
-use kube::Resource;
 
 use super::delta::{DeletedFinalStateUnknown, DeltaObject, DeltaType, Deltas, ListInfo};
 use super::delta_fifo::DeltaFifo;
@@ -123,7 +123,7 @@ impl<K> ResourceEventHandler<K> for Vec<Notification<K>> {
 /// given to `add_if_not_present`), its last known object is applied, and a tombstone without an
 /// object is skipped rather than stored. A delta whose type and payload disagree (a whole-list
 /// payload on a per-object type, or the reverse) is skipped.
-pub fn process_deltas<K: Resource>(
+pub fn process_deltas<K: CacheObject>(
     handler: &mut impl ResourceEventHandler<K>,
     store: &Indexer<K>,
     deltas: &Deltas<K>,
@@ -162,7 +162,7 @@ pub fn process_deltas<K: Resource>(
 
 /// client-go's `processReplacedAllInfo`: the store is replaced first, so that handlers see a
 /// store that already reflects what they are told.
-fn replace_all<K: Resource>(
+fn replace_all<K: CacheObject>(
     handler: &mut impl ResourceEventHandler<K>,
     store: &Indexer<K>,
     info: &ListInfo<K>,
@@ -261,7 +261,7 @@ pub struct Controller<K, Q: ?Sized = DeltaFifo<K>> {
     popped: u64,
 }
 
-impl<K: Resource, Q: Queue<K> + ?Sized> Controller<K, Q> {
+impl<K: CacheObject, Q: Queue<K> + ?Sized> Controller<K, Q> {
     /// A consumer popping from `fifo` into `indexer`, one batch per pop. The queue should have been
     /// built with the indexer as its known objects (except the atomic one, which takes none), or
     /// deletions of unseen objects and relist tombstones are lost.
@@ -346,7 +346,7 @@ impl<K: Resource, Q: Queue<K> + ?Sized> Controller<K, Q> {
     }
 }
 
-fn apply<K: Resource>(
+fn apply<K: CacheObject>(
     indexer: &Indexer<K>,
     deltas: &Deltas<K>,
     is_in_initial_list: bool,

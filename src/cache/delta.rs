@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use kube::Resource;
+use crate::cache::CacheObject;
 
 use super::store::write_object_key;
 
@@ -150,7 +150,7 @@ impl<K> DeltaObject<K> {
     }
 }
 
-impl<K: Resource> DeltaObject<K> {
+impl<K: CacheObject> DeltaObject<K> {
     /// The store key: `namespace/name` (or `name`) of the object, or the tombstone's stored key,
     /// as client-go's `DeletionHandlingMetaNamespaceKeyFunc`. A whole-list payload belongs to no
     /// key and returns an empty string; [`Delta::key`] says `None` instead.
@@ -210,7 +210,7 @@ impl<K> Delta<K> {
     }
 }
 
-impl<K: Resource> Delta<K> {
+impl<K: CacheObject> Delta<K> {
     /// The store key of the object (or tombstone) this delta is about; `None` for a whole-list
     /// delta, which is about no single key.
     pub fn key(&self) -> Option<String> {
@@ -274,7 +274,7 @@ impl<K> Deltas<K> {
     }
 }
 
-impl<K: Resource> Deltas<K> {
+impl<K: CacheObject> Deltas<K> {
     /// The key of the newest object, which is the key a DeltaFIFO batch is queued under; `None`
     /// when empty or when the newest delta is a whole-list delta.
     pub fn key(&self) -> Option<String> {

@@ -25,9 +25,9 @@ use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
+use crate::cache::CacheObject;
 use hashbrown::hash_map::EntryRef;
 use hashbrown::{HashMap, HashSet};
-use kube::Resource;
 
 use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
 use super::queue::{PoppedDeltas, Queue, QueueKind};
@@ -147,7 +147,7 @@ impl<K> State<K> {
     /// Queues `object` under its own key.
     fn queue_object(&mut self, type_: DeltaType, object: DeltaObject<K>) -> Arc<str>
     where
-        K: Resource,
+        K: CacheObject,
     {
         let mut key = std::mem::take(&mut self.key_buf);
         object.write_key(&mut key);
@@ -312,7 +312,7 @@ impl<K> DeltaFifo<K> {
     /// `AddIfNotPresent`): newer deltas for the key supersede the retry. Returns whether it was queued.
     pub fn add_if_not_present(&self, deltas: Deltas<K>) -> bool
     where
-        K: Resource,
+        K: CacheObject,
     {
         let Some(key) = deltas.key() else {
             return false;
@@ -396,7 +396,7 @@ impl<K> DeltaFifo<K> {
     }
 }
 
-impl<K: Resource> DeltaFifo<K> {
+impl<K: CacheObject> DeltaFifo<K> {
     /// Queues an `Added` delta for `obj`.
     pub fn add(&self, obj: Arc<K>) {
         self.queue(DeltaType::Added, DeltaObject::Object(obj));
@@ -541,7 +541,7 @@ impl<K: Resource> DeltaFifo<K> {
     }
 }
 
-impl<K: Resource + Send + Sync> Queue<K> for DeltaFifo<K> {
+impl<K: CacheObject + Send + Sync> Queue<K> for DeltaFifo<K> {
     fn kind(&self) -> QueueKind {
         QueueKind::Delta
     }

@@ -61,6 +61,19 @@ fn check_invariants(fifo: &Fifo) {
 fn keys_are_namespace_slash_name_or_name_for_cluster_scoped() {
     assert_eq!(object_key(cm("ns1", "a", 1).as_ref()), "ns1/a");
     assert_eq!(object_key(node("n1", 1).as_ref()), "n1");
+    // Typed k8s-openapi objects key the same way, through their ObjectMeta.
+    let pod = k8s_openapi::api::core::v1::Pod {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: Some("web".into()),
+            namespace: Some("prod".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    assert_eq!(object_key(&pod), "prod/web");
+    let typed_fifo = DeltaFifo::<k8s_openapi::api::core::v1::Pod>::new();
+    typed_fifo.add(Arc::new(pod));
+    assert_eq!(typed_fifo.list_keys(), [Arc::<str>::from("prod/web")]);
     let fifo = Fifo::new();
     fifo.add(cm("ns1", "a", 1));
     fifo.add(node("n1", 1));

@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::object::{Object, raw_entry};
+use crate::object::{MetaOut, Object, raw_entry};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -108,23 +108,17 @@ impl IndexSpec {
 
     /// The values `obj` has under this spec.
     pub fn values<'a>(&self, obj: &'a Object) -> IndexValues<'a> {
-        let meta = &obj.metadata;
         match self {
-            IndexSpec::Namespace => meta
-                .namespace
-                .as_deref()
-                .map(Cow::Borrowed)
+            IndexSpec::Namespace => obj.namespace().map(Cow::Borrowed).into_iter().collect(),
+            IndexSpec::Label(key) => obj.label(key).into_iter().collect(),
+            IndexSpec::Annotation(key) => obj.annotation(key).into_iter().collect(),
+            IndexSpec::Labels => obj
+                .labels()
                 .into_iter()
-                .collect(),
-            IndexSpec::Label(key) => lookup(meta.labels.as_ref(), key),
-            IndexSpec::Annotation(key) => lookup(meta.annotations.as_ref(), key),
-            IndexSpec::Labels => meta
-                .labels
-                .iter()
-                .flatten()
                 .map(|(k, v)| Cow::Owned(format!("{k}={v}")))
                 .collect(),
-            IndexSpec::Owner => meta
+            IndexSpec::Owner => obj
+                .metadata()
                 .owner_references
                 .iter()
                 .flatten()
@@ -139,16 +133,6 @@ impl IndexSpec {
         let spec = self.clone();
         Arc::new(move |obj: &Object| spec.values(obj))
     }
-}
-
-fn lookup<'a>(
-    map: Option<&'a std::collections::BTreeMap<String, String>>,
-    key: &str,
-) -> IndexValues<'a> {
-    map.and_then(|m| m.get(key))
-        .map(|v| Cow::Borrowed(v.as_str()))
-        .into_iter()
-        .collect()
 }
 
 /// Scalars at `path`. [`Object`] keeps `metadata` typed and everything else as JSON text, so the
@@ -169,19 +153,16 @@ fn field_values<'a>(obj: &'a Object, path: &[String]) -> IndexValues<'a> {
             out.extend(value.filter(|v| !v.is_empty()).map(Cow::Borrowed));
         }
         "metadata" => {
-            let meta = &obj.metadata;
             let direct = match rest {
-                [f] if f == "name" => Some(&meta.name),
-                [f] if f == "namespace" => Some(&meta.namespace),
-                [f] if f == "uid" => Some(&meta.uid),
-                [f] if f == "resourceVersion" => Some(&meta.resource_version),
-                [f] if f == "generateName" => Some(&meta.generate_name),
+                [f] if f == "name" => Some(obj.name()),
+                [f] if f == "namespace" => Some(obj.namespace()),
+                [f] if f == "resourceVersion" => Some(obj.resource_version()),
                 _ => None,
             };
             match direct {
-                Some(value) => out.extend(value.as_deref().map(Cow::Borrowed)),
+                Some(value) => out.extend(value.map(Cow::Borrowed)),
                 None => {
-                    if let Ok(value) = serde_json::to_value(meta) {
+                    if let Ok(value) = serde_json::to_value(MetaOut::new(obj, true)) {
                         collect_owned_scalars(&value, rest, &mut out);
                     }
                 }

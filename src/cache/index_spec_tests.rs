@@ -9,9 +9,10 @@ use super::*;
 fn pod() -> Object {
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
     let mut obj = Object::new("web-1", &ar).within("prod");
-    obj.metadata.labels = Some([("app".into(), "web".into()), ("tier".into(), "fe".into())].into());
-    obj.metadata.annotations = Some([("team".into(), "payments".into())].into());
-    obj.metadata.owner_references = Some(vec![
+    obj.meta_mut().labels =
+        Some([("app".into(), "web".into()), ("tier".into(), "fe".into())].into());
+    obj.meta_mut().annotations = Some([("team".into(), "payments".into())].into());
+    obj.meta_mut().owner_references = Some(vec![
         k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
             api_version: "apps/v1".into(),
             kind: "ReplicaSet".into(),
@@ -105,7 +106,7 @@ fn missing_fields_and_non_scalars_yield_no_value() {
     assert!(values("field:spec.missing").is_empty());
     assert!(values("field:spec").is_empty(), "an object is not a value");
     let mut cluster_scoped = pod();
-    cluster_scoped.metadata.namespace = None;
+    cluster_scoped.meta_mut().namespace = None;
     assert!(IndexSpec::Namespace.values(&cluster_scoped).is_empty());
 }
 

@@ -7,9 +7,9 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use crate::cache::CacheObject;
 use hashbrown::hash_map::EntryRef;
 use hashbrown::{HashMap, HashSet};
-use kube::Resource;
 use smallvec::SmallVec;
 
 use super::delta::DeltaObject;
@@ -286,7 +286,7 @@ impl<K> Indexer<K> {
     }
 }
 
-impl<K: Resource> Indexer<K> {
+impl<K: CacheObject> Indexer<K> {
     /// Stores `obj` under its key, replacing any previous object and updating every index.
     pub fn add(&self, obj: Arc<K>) {
         self.upsert(obj);

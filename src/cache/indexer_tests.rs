@@ -10,7 +10,7 @@ use crate::cache::{DeletedFinalStateUnknown, DeltaObject, IndexSpec};
 
 fn labelled(ns: &str, name: &str, rv: u64, tier: &str) -> Arc<Object> {
     let mut obj = (*cm(ns, name, rv)).clone();
-    obj.metadata.labels = Some([("tier".to_owned(), tier.to_owned())].into());
+    obj.meta_mut().labels = Some([("tier".to_owned(), tier.to_owned())].into());
     Arc::new(obj)
 }
 
@@ -95,7 +95,8 @@ fn multi_valued_indices_index_an_object_under_every_value() {
         .add_indexer("labels", IndexSpec::Labels.index_func())
         .unwrap();
     let mut obj = (*cm("ns", "a", 1)).clone();
-    obj.metadata.labels = Some([("app".into(), "web".into()), ("tier".into(), "fe".into())].into());
+    obj.meta_mut().labels =
+        Some([("app".into(), "web".into()), ("tier".into(), "fe".into())].into());
     let obj = Arc::new(obj);
     indexer.add(obj.clone());
     indexer.add(labelled("ns", "b", 2, "fe"));

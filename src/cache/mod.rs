@@ -28,4 +28,6 @@ pub use reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
     ReflectorObserver,
 };
-pub use store::{KnownObjects, key_from_parts, object_key, split_key, write_object_key};
+pub use store::{
+    CacheObject, KnownObjects, key_from_parts, object_key, split_key, write_object_key,
+};

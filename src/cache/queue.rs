@@ -16,7 +16,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
-use kube::Resource;
+use crate::cache::CacheObject;
 
 use super::delta::{DeltaObject, Deltas};
 use super::delta_fifo::{DeltaFifo, FifoStats};
@@ -68,7 +68,7 @@ impl QueueKind {
         emit_delta_type_replaced: bool,
     ) -> Arc<dyn Queue<K>>
     where
-        K: Resource + Send + Sync + 'static,
+        K: CacheObject + Send + Sync + 'static,
     {
         match self {
             QueueKind::Delta => Arc::new(

@@ -30,8 +30,8 @@ use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
+use crate::cache::CacheObject;
 use hashbrown::{HashMap, HashSet};
-use kube::Resource;
 
 use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
 use super::delta_fifo::FifoStats;
@@ -88,7 +88,7 @@ impl<K> State<K> {
     /// Queues `obj` under its own key.
     fn push_object(&mut self, type_: DeltaType, object: DeltaObject<K>)
     where
-        K: Resource,
+        K: CacheObject,
     {
         let key = object.list().is_none().then(|| {
             object.write_key(&mut self.key_buf);
@@ -249,7 +249,7 @@ impl<K> RealFifo<K> {
     }
 }
 
-impl<K: Resource> RealFifo<K> {
+impl<K: CacheObject> RealFifo<K> {
     fn queue(&self, type_: DeltaType, object: DeltaObject<K>) {
         let mut state = self.lock();
         state.populated = true;
@@ -331,7 +331,7 @@ impl<K: Resource> RealFifo<K> {
     }
 }
 
-impl<K: Resource + Send + Sync> Queue<K> for RealFifo<K> {
+impl<K: CacheObject + Send + Sync> Queue<K> for RealFifo<K> {
     fn kind(&self) -> QueueKind {
         if self.is_atomic() {
             QueueKind::Atomic

@@ -18,7 +18,7 @@ fn resource(kind: &str, plural: &str) -> ApiResource {
 /// A namespaced ConfigMap `ns/name` at resourceVersion `rv`.
 pub fn cm(ns: &str, name: &str, rv: u64) -> Arc<Object> {
     let mut obj = Object::new(name, &resource("ConfigMap", "configmaps")).within(ns);
-    obj.metadata.resource_version = Some(rv.to_string());
+    obj.meta_mut().resource_version = Some(rv.to_string());
     obj.set_field("data", &serde_json::json!({ "rv": rv.to_string() }))
         .expect("a JSON field");
     Arc::new(obj)
@@ -27,15 +27,13 @@ pub fn cm(ns: &str, name: &str, rv: u64) -> Arc<Object> {
 /// A cluster-scoped Node `name` at resourceVersion `rv`.
 pub fn node(name: &str, rv: u64) -> Arc<Object> {
     let mut obj = Object::new(name, &resource("Node", "nodes"));
-    obj.metadata.resource_version = Some(rv.to_string());
+    obj.meta_mut().resource_version = Some(rv.to_string());
     Arc::new(obj)
 }
 
 /// The resourceVersion of an object, for compact assertions.
 pub fn rv(obj: &Object) -> u64 {
-    obj.metadata
-        .resource_version
-        .as_deref()
+    obj.resource_version()
         .and_then(|rv| rv.parse().ok())
         .unwrap_or(0)
 }

@@ -148,7 +148,7 @@ fn at_least_a_second(flag: &str, period: Duration) -> Duration {
 
 /// The transform most informers install: managedFields are large and never what a handler reads.
 pub fn strip_managed_fields(config: ReflectorConfig) -> ReflectorConfig {
-    config.transform(|obj: &mut Object| obj.metadata.managed_fields = None)
+    config.transform(Object::strip_managed_fields)
 }
 
 /// 401 and 403 are the user's access problem; anything else the Reflector gives up on is a runtime

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::object::Object;
+use crate::object::{MetaOut, Object};
 
 /// How a field changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub fn diff_objects(old: &Object, new: &Object, redact_secret_data: bool) -> Vec
             }
             map.insert(
                 "metadata".into(),
-                serde_json::to_value(&obj.metadata).unwrap_or(Value::Null),
+                serde_json::to_value(MetaOut::new(obj, true)).unwrap_or(Value::Null),
             );
             for (key, raw) in own {
                 let unchanged = other.iter().any(|(k, r)| k == key && r.get() == raw.get());

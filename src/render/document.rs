@@ -47,7 +47,7 @@ impl<W: Write> Documents<W> {
 
 impl<W: Write + Send> Renderer for Documents<W> {
     fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
-        let record = BatchRecord::new(view, self.object_mode, self.show_secret_data);
+        let record = BatchRecord::new(view, self.object_mode, self.show_secret_data, false);
         self.text.clear();
         match self.format {
             Format::Json => {
@@ -87,7 +87,7 @@ mod tests {
     fn secret_batch() -> crate::cache::Batch<Object> {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&());
         let mut obj = Object::new("db", &ar).within("prod");
-        obj.metadata.resource_version = Some("7".into());
+        obj.meta_mut().resource_version = Some("7".into());
         obj.set_field("data", &json!({"password": "aHVudGVyMg=="}))
             .unwrap();
         let fifo = Arc::new(DeltaFifo::new());

@@ -185,7 +185,7 @@ pub fn write_keys<'a>(
 /// `kubectl get -o name`'s spelling: `pod/web-1`, `deployment.apps/web`; the bare name when the
 /// object does not say its kind.
 pub fn kubectl_name(obj: &Object) -> String {
-    let name = obj.metadata.name.as_deref().unwrap_or_default();
+    let name = obj.name().unwrap_or_default();
     let kind = obj.kind().to_lowercase();
     if kind.is_empty() {
         return name.to_owned();

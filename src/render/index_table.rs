@@ -52,7 +52,7 @@ pub(super) fn objects_table(
     let namespaced = matches
         .objects
         .iter()
-        .any(|m| m.object.metadata.namespace.is_some());
+        .any(|m| m.object.namespace().is_some());
     let mut header: Vec<String> = Vec::new();
     if namespaced {
         header.push("NAMESPACE".into());
@@ -66,7 +66,7 @@ pub(super) fn objects_table(
         .objects
         .iter()
         .map(|m| {
-            let meta = &m.object.metadata;
+            let meta = m.object.metadata();
             let mut row = Vec::new();
             if namespaced {
                 row.push(meta.namespace.clone().unwrap_or_default());

@@ -62,7 +62,14 @@ struct DeltaRecord<'a> {
 }
 
 impl<'a> BatchRecord<'a> {
-    pub(crate) fn new(view: &BatchView<'a>, mode: ObjectMode, show_secret_data: bool) -> Self {
+    /// The record of a batch; `compact_json` when it is written by serde_json's compact writer
+    /// ([`ObjectView::compact_json`]).
+    pub(crate) fn new(
+        view: &BatchView<'a>,
+        mode: ObjectMode,
+        show_secret_data: bool,
+        compact_json: bool,
+    ) -> Self {
         let batch = view.batch;
         BatchRecord {
             kind: "batch",
@@ -76,7 +83,7 @@ impl<'a> BatchRecord<'a> {
             deltas: batch
                 .deltas
                 .iter()
-                .map(|d| DeltaRecord::new(batch, d, mode, show_secret_data))
+                .map(|d| DeltaRecord::new(batch, d, mode, show_secret_data, compact_json))
                 .collect(),
         }
     }
@@ -88,6 +95,7 @@ impl<'a> DeltaRecord<'a> {
         delta: &'a Delta<Object>,
         mode: ObjectMode,
         show_secret_data: bool,
+        compact_json: bool,
     ) -> Self {
         let objects = whole_list_objects(batch, delta);
         let key = match (objects, batch.key.as_deref()) {
@@ -100,7 +108,15 @@ impl<'a> DeltaRecord<'a> {
             (ObjectMode::None, ..) | (_, Some(_), _) => None,
             // A tombstone without a last known state has a null object, not an absent one.
             (_, None, None) => Some(None),
-            (mode, None, Some(obj)) => Some(ObjectView::new(obj, mode, show_secret_data)),
+            (mode, None, Some(obj)) => {
+                Some(ObjectView::new(obj, mode, show_secret_data).map(|view| {
+                    if compact_json {
+                        view.compact_json()
+                    } else {
+                        view
+                    }
+                }))
+            }
         };
         DeltaRecord {
             type_: delta.type_.as_str(),
@@ -141,7 +157,7 @@ impl<W: Write> JsonLines<W> {
 
 impl<W: Write + Send> Renderer for JsonLines<W> {
     fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
-        let record = BatchRecord::new(view, self.object_mode, self.show_secret_data);
+        let record = BatchRecord::new(view, self.object_mode, self.show_secret_data, true);
         self.write_line(&record)
     }
 
@@ -313,7 +329,7 @@ mod tests {
     fn cm(name: &str, rv: &str) -> Arc<Object> {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
         let mut obj = Object::new(name, &ar).within("default");
-        obj.metadata.resource_version = Some(rv.into());
+        obj.meta_mut().resource_version = Some(rv.into());
         Arc::new(obj)
     }
 

@@ -90,9 +90,7 @@ pub trait Renderer: Send {
 pub(crate) fn delta_resource_version(delta: &Delta<Object>) -> Option<&str> {
     match &delta.object {
         DeltaObject::List(info) => Some(info.resource_version.as_str()).filter(|rv| !rv.is_empty()),
-        object => object
-            .object()
-            .and_then(|o| o.metadata.resource_version.as_deref()),
+        object => object.object().and_then(|o| o.resource_version()),
     }
 }
 

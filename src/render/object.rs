@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use crate::object::{Metadata, Object};
+use crate::object::{MetaOut, Object};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
@@ -33,9 +33,16 @@ pub fn render_object(
 
 /// An object as an output carries it (`--object`), serializable with any serde serializer.
 /// Unlike [`render_object`] it builds no JSON tree (only a redacted Secret's `data` and
-/// `stringData` are parsed), which keeps `-o jsonl` cheap per batch.
+/// `stringData` are parsed), and [`compact_json`](Self::compact_json) copies the object's text
+/// as is, which keeps `-o jsonl` cheap per batch.
 #[derive(Debug)]
-pub enum ObjectView<'a> {
+pub struct ObjectView<'a> {
+    shown: Shown<'a>,
+    compact_json: bool,
+}
+
+#[derive(Debug)]
+enum Shown<'a> {
     /// The whole object.
     Full(&'a Object),
     /// apiVersion, kind and metadata without managedFields.
@@ -47,29 +54,45 @@ pub enum ObjectView<'a> {
 impl<'a> ObjectView<'a> {
     /// The view of `obj` under `mode`; `None` when the mode omits objects.
     pub fn new(obj: &'a Object, mode: ObjectMode, show_secret_data: bool) -> Option<Self> {
-        match mode {
-            ObjectMode::None => None,
-            ObjectMode::Meta => Some(ObjectView::Meta(obj)),
+        let shown = match mode {
+            ObjectMode::None => return None,
+            ObjectMode::Meta => Shown::Meta(obj),
             ObjectMode::Full if !show_secret_data && obj.is_secret() => {
-                Some(ObjectView::Redacted(Box::new(obj.redacted())))
+                Shown::Redacted(Box::new(obj.redacted()))
             }
-            ObjectMode::Full => Some(ObjectView::Full(obj)),
-        }
+            ObjectMode::Full => Shown::Full(obj),
+        };
+        Some(ObjectView {
+            shown,
+            compact_json: false,
+        })
+    }
+
+    /// The same view for serde_json's compact writer (JSON lines): the object's text is copied as
+    /// it is ([`Object::json`]). Other serializers would write serde_json's raw-value marker, and
+    /// a pretty writer would embed the text unindented.
+    #[must_use]
+    pub fn compact_json(mut self) -> Self {
+        self.compact_json = true;
+        self
     }
 }
 
 impl Serialize for ObjectView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            ObjectView::Full(obj) => obj.serialize(serializer),
-            ObjectView::Redacted(obj) => obj.serialize(serializer),
-            ObjectView::Meta(obj) => {
+        match (&self.shown, self.compact_json) {
+            (Shown::Full(obj), true) => obj.json(true).serialize(serializer),
+            (Shown::Redacted(obj), true) => obj.json(true).serialize(serializer),
+            (Shown::Meta(obj), true) => obj.json_meta().serialize(serializer),
+            (Shown::Full(obj), false) => obj.serialize(serializer),
+            (Shown::Redacted(obj), false) => obj.serialize(serializer),
+            (Shown::Meta(obj), false) => {
                 let mut map = serializer.serialize_map(None)?;
                 if let Some(types) = &obj.types {
                     map.serialize_entry("apiVersion", &types.api_version)?;
                     map.serialize_entry("kind", &types.kind)?;
                 }
-                map.serialize_entry("metadata", &Metadata::new(&obj.metadata, false))?;
+                map.serialize_entry("metadata", &MetaOut::new(obj, false))?;
                 map.end()
             }
         }
@@ -85,7 +108,7 @@ mod tests {
     fn secret() -> Object {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&());
         let mut obj = Object::new("db", &ar).within("prod");
-        obj.metadata.managed_fields = Some(vec![Default::default()]);
+        obj.meta_mut().managed_fields = Some(vec![Default::default()]);
         obj.set_field("data", &json!({"password": "aHVudGVyMg=="}))
             .unwrap();
         obj.set_field("stringData", &json!({"user": "admin"}))

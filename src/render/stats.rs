@@ -317,7 +317,7 @@ mod tests {
     fn cm(name: &str, rv: &str) -> Arc<Object> {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
         let mut obj = Object::new(name, &ar).within("default");
-        obj.metadata.resource_version = Some(rv.into());
+        obj.meta_mut().resource_version = Some(rv.into());
         Arc::new(obj)
     }
 

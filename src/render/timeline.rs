@@ -306,10 +306,11 @@ impl<W: Write> Timeline<W> {
         self.cell(initial, "initial".len(), Palette::dim());
 
         if self.options.wide {
-            let meta = newest.map(|o| &o.metadata);
-            let uid = meta.and_then(|m| m.uid.as_deref()).unwrap_or("-");
+            let meta = newest.map(|o| o.metadata());
+            let uid = meta.as_ref().and_then(|m| m.uid.as_deref()).unwrap_or("-");
             self.cell(uid, 36, Palette::dim());
             let generation = meta
+                .as_ref()
                 .and_then(|m| m.generation)
                 .map_or_else(|| "gen -".to_owned(), |g| format!("gen {g}"));
             self.cell(&generation, 6, Style::new());
@@ -539,7 +540,7 @@ fn whole_list_summary(
                 match notification {
                     Notification::Add { .. } => added += 1,
                     Notification::Update { old, new }
-                        if old.metadata.resource_version == new.metadata.resource_version =>
+                        if old.resource_version() == new.resource_version() =>
                     {
                         unchanged += 1;
                     }
@@ -616,7 +617,8 @@ fn row_changes(
 
 /// The controller owner, else the first owner, as `Kind/name`; `-` without owners.
 fn owner(obj: &std::sync::Arc<Object>) -> String {
-    let owners = obj.metadata.owner_references.as_deref().unwrap_or_default();
+    let meta = obj.metadata();
+    let owners = meta.owner_references.as_deref().unwrap_or_default();
     owners
         .iter()
         .find(|o| o.controller == Some(true))

@@ -10,8 +10,8 @@ use crate::cache::{Controller, DeltaFifo, Indexer, Queue, RealFifo};
 fn pod(name: &str, rv: &str, phase: &str) -> Arc<Object> {
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
     let mut obj = Object::new(name, &ar).within("default");
-    obj.metadata.resource_version = Some(rv.into());
-    obj.metadata.uid = Some(format!("uid-{name}"));
+    obj.meta_mut().resource_version = Some(rv.into());
+    obj.meta_mut().uid = Some(format!("uid-{name}"));
     obj.set_field("status", &json!({"phase": phase})).unwrap();
     Arc::new(obj)
 }
@@ -154,10 +154,10 @@ fn wide_rows_add_uid_generation_owner_and_every_change() {
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
     let with_owner = |rv: &str, n: i64| {
         let mut obj = Object::new("web-1", &ar).within("default");
-        obj.metadata.resource_version = Some(rv.into());
-        obj.metadata.uid = Some("8d2c".into());
-        obj.metadata.generation = Some(n);
-        obj.metadata.owner_references = Some(vec![OwnerReference {
+        obj.meta_mut().resource_version = Some(rv.into());
+        obj.meta_mut().uid = Some("8d2c".into());
+        obj.meta_mut().generation = Some(n);
+        obj.meta_mut().owner_references = Some(vec![OwnerReference {
             kind: "ReplicaSet".into(),
             name: "web-7f9".into(),
             controller: Some(true),
@@ -202,7 +202,7 @@ fn secret_values_stay_out_of_change_summaries() {
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&());
     let secret = |rv: &str, password: &str| {
         let mut obj = Object::new("db", &ar).within("default");
-        obj.metadata.resource_version = Some(rv.into());
+        obj.meta_mut().resource_version = Some(rv.into());
         obj.set_field("data", &json!({"password": password}))
             .unwrap();
         Arc::new(obj)

@@ -566,7 +566,7 @@ impl<L: ListerWatcher> Machine<L> {
         let mut last = self.shared.lock();
         queue(self.fifo.as_ref());
         if advance
-            && let Some(rv) = obj.metadata.resource_version.as_deref()
+            && let Some(rv) = obj.resource_version()
             && !rv.is_empty()
         {
             rv.clone_into(&mut last);

@@ -73,7 +73,7 @@ impl<L: ListerWatcher> Verifier<L> {
                         .into_iter()
                         .filter_map(|key| {
                             let obj = self.known.get_by_key(&key)?;
-                            let rv = obj.metadata.resource_version.clone().unwrap_or_default();
+                            let rv = obj.resource_version().unwrap_or_default().to_owned();
                             Some((key.to_string(), rv))
                         })
                         .collect();
@@ -99,7 +99,7 @@ impl<L: ListerWatcher> Verifier<L> {
             };
             let page = self.lw.list(&req).await?;
             for obj in &page.items {
-                let rv = obj.metadata.resource_version.clone().unwrap_or_default();
+                let rv = obj.resource_version().unwrap_or_default().to_owned();
                 listed.insert(object_key(obj), rv);
             }
             match page.continue_token {

@@ -87,7 +87,7 @@ fn secrets() -> ApiResource {
 
 fn object(resource: &ApiResource, name: &str, rv: u64) -> Object {
     let mut obj = Object::new(name, resource).within("default");
-    obj.metadata.resource_version = Some(rv.to_string());
+    obj.meta_mut().resource_version = Some(rv.to_string());
     obj
 }
 

@@ -215,7 +215,7 @@ mod tests {
     fn pod(name: &str, node: &str) -> Arc<Object> {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
         let mut obj = Object::new(name, &ar).within("default");
-        obj.metadata.labels = Some([("app".to_owned(), "web=1".to_owned())].into());
+        obj.meta_mut().labels = Some([("app".to_owned(), "web=1".to_owned())].into());
         obj.set_field("spec", &serde_json::json!({"nodeName": node}))
             .unwrap();
         Arc::new(obj)

@@ -12,7 +12,7 @@ use kube::core::{ApiResource, GroupVersionKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::object::Object;
+use crate::object::{FromJson, Object};
 use crate::source::kube_api::INITIAL_EVENTS_END_ANNOTATION;
 use crate::source::{ApiStatus, ListPage, ResourceTarget, SourceError, WatchEvent};
 
@@ -248,8 +248,8 @@ pub(super) struct WireLine {
     #[serde(rename = "continue")]
     pub continue_token: Option<String>,
     pub remaining_item_count: Option<i64>,
-    pub items: Option<Vec<Object>>,
-    pub object: Option<Object>,
+    pub items: Option<Vec<FromJson>>,
+    pub object: Option<FromJson>,
     pub request: Option<RequestKind>,
     pub error: Option<WireError>,
 }
@@ -300,10 +300,16 @@ impl WireLine {
         if self.request.is_some() && type_ != LineType::Error {
             return Err("\"request\" belongs on ERROR lines only".to_owned());
         }
-        let object = self.object;
+        let object = self.object.map(|o| o.0);
         let line = match type_ {
             LineType::List => Line::List(ListPage {
-                items: named_items(self.items.unwrap_or_default())?,
+                items: named_items(
+                    self.items
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|o| o.0)
+                        .collect(),
+                )?,
                 resource_version: self.resource_version.unwrap_or_default(),
                 continue_token: self.continue_token.filter(|c| !c.is_empty()),
                 remaining_item_count: self.remaining_item_count,
@@ -320,15 +326,12 @@ impl WireLine {
                     "a BOOKMARK needs an \"object\" with metadata.resourceVersion".to_owned(),
                 )?;
                 let initial_events_end = object
-                    .metadata
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.get(INITIAL_EVENTS_END_ANNOTATION))
+                    .annotation(INITIAL_EVENTS_END_ANNOTATION)
                     .is_some_and(|v| v == "true");
                 let resource_version = object
-                    .metadata
-                    .resource_version
+                    .resource_version()
                     .filter(|rv| !rv.is_empty())
+                    .map(str::to_owned)
                     .ok_or("a BOOKMARK's object needs metadata.resourceVersion".to_owned())?;
                 Line::Event(WatchEvent::Bookmark {
                     resource_version,
@@ -369,7 +372,7 @@ fn named_items(items: Vec<Object>) -> Result<Vec<Object>, String> {
 }
 
 fn has_name(obj: &Object) -> bool {
-    obj.metadata.name.as_deref().is_some_and(|n| !n.is_empty())
+    obj.name().is_some_and(|n| !n.is_empty())
 }
 
 fn named_object(object: Option<Object>, type_: &str) -> Result<Arc<Object>, String> {

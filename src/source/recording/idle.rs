@@ -7,8 +7,8 @@ use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::SystemTime;
 
+use crate::cache::CacheObject;
 use futures_util::future::BoxFuture;
-use kube::Resource;
 use tokio::sync::Notify;
 
 use crate::cache::reflector::{ReflectorEvent, ReflectorEventKind, ReflectorObserver};
@@ -108,7 +108,7 @@ impl ReplayGate {
     /// the consumer says it is done with the previous one.
     pub fn next_batch<K, Q>(&self, controller: &mut Controller<K, Q>) -> Option<Batch<K>>
     where
-        K: Resource + Send + Sync,
+        K: CacheObject + Send + Sync,
         Q: Queue<K> + ?Sized,
     {
         let mut turn = self.lock();

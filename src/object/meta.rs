@@ -1,0 +1,385 @@
+//! `metadata` as an [`Object`](super::Object) holds it: as the JSON text it arrived as, or typed.
+//!
+//! Every delta reads an object's key (`namespace/name`) and resourceVersion, and outputs copy its
+//! metadata; little else reads the rest (labels for a label index, owners for the timeline).
+//! Decoding every object's metadata into an `ObjectMeta` (a dozen allocations for names, labels
+//! and annotations) and serializing it back for every output line was most of a replay's work.
+//! So metadata that arrives as JSON stays that text, with the three key fields located in it.
+//! It is checked against `ObjectMeta`'s shape when it arrives, so a malformed object is still an
+//! error where it is read. The `ObjectMeta` is decoded only when asked for, and metadata changed
+//! in code is held typed.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::OnceLock;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    ManagedFieldsEntry, ObjectMeta, OwnerReference, Time,
+};
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, Serializer};
+use serde_json::value::RawValue;
+
+use super::{Key, Metadata, Transcoded, raw_entries, raw_entry, write_body};
+
+/// An object's metadata.
+#[derive(Clone)]
+pub(crate) enum Meta {
+    /// As it arrived.
+    Text(MetaText),
+    /// Built or changed in code.
+    Typed(Box<ObjectMeta>),
+}
+
+/// Metadata as compact JSON text whose shape is `ObjectMeta`'s.
+#[derive(Clone)]
+pub(crate) struct MetaText {
+    json: Box<RawValue>,
+    name: Option<Span>,
+    namespace: Option<Span>,
+    resource_version: Option<Span>,
+    managed_fields: bool,
+    /// The `ObjectMeta`, once someone asked for a reference to it.
+    decoded: OnceLock<Box<ObjectMeta>>,
+}
+
+/// Where a string value without escapes sits in the text.
+#[derive(Clone, Copy)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+impl Default for Meta {
+    fn default() -> Self {
+        Meta::Typed(Box::default())
+    }
+}
+
+impl Meta {
+    /// Metadata from its compact JSON text; an error when the text is not an `ObjectMeta`.
+    pub(crate) fn from_json(json: Box<RawValue>) -> Result<Meta, serde_json::Error> {
+        let text = json.get();
+        if !text.starts_with('{') {
+            // ObjectMeta says what is wrong (`Shape`, being derived, would also take a sequence).
+            return serde_json::from_str::<ObjectMeta>(text)
+                .map(|meta| Meta::Typed(Box::new(meta)));
+        }
+        let shape: Shape<'_> = serde_json::from_str(text)?;
+        let span = |value: Option<Key<'_>>| -> Result<Option<Span>, ()> {
+            match value {
+                None => Ok(None),
+                Some(Key(Cow::Borrowed(s))) => {
+                    let start = s.as_ptr() as usize - text.as_ptr() as usize;
+                    match (u32::try_from(start), u32::try_from(s.len())) {
+                        (Ok(start), Ok(len)) => Ok(Some(Span { start, len })),
+                        _ => Err(()),
+                    }
+                }
+                // Escaped: the text does not hold the value itself.
+                Some(Key(Cow::Owned(_))) => Err(()),
+            }
+        };
+        let spans = (
+            span(shape.name),
+            span(shape.namespace),
+            span(shape.resource_version),
+        );
+        match spans {
+            (Ok(name), Ok(namespace), Ok(resource_version)) => Ok(Meta::Text(MetaText {
+                name,
+                namespace,
+                resource_version,
+                managed_fields: shape.managed_fields.is_some(),
+                decoded: OnceLock::new(),
+                json,
+            })),
+            _ => Ok(Meta::Typed(Box::new(serde_json::from_str(text)?))),
+        }
+    }
+
+    /// `metadata.name`.
+    pub(crate) fn name(&self) -> Option<&str> {
+        match self {
+            Meta::Text(m) => m.get(m.name),
+            Meta::Typed(m) => m.name.as_deref(),
+        }
+    }
+
+    /// `metadata.namespace`.
+    pub(crate) fn namespace(&self) -> Option<&str> {
+        match self {
+            Meta::Text(m) => m.get(m.namespace),
+            Meta::Typed(m) => m.namespace.as_deref(),
+        }
+    }
+
+    /// `metadata.resourceVersion`.
+    pub(crate) fn resource_version(&self) -> Option<&str> {
+        match self {
+            Meta::Text(m) => m.get(m.resource_version),
+            Meta::Typed(m) => m.resource_version.as_deref(),
+        }
+    }
+
+    /// The value under `key` in the string map `map` (`labels`, `annotations`), borrowed from the
+    /// text unless escaped.
+    pub(crate) fn map_value(&self, map: &str, key: &str) -> Option<Cow<'_, str>> {
+        match self {
+            Meta::Text(m) => {
+                let entries = raw_entry(m.json.get(), map)?;
+                let value = raw_entry(entries.get(), key)?;
+                serde_json::from_str::<Option<Key<'_>>>(value.get())
+                    .ok()
+                    .flatten()
+                    .map(|k| k.0)
+            }
+            Meta::Typed(m) => {
+                let entries = match map {
+                    "labels" => m.labels.as_ref(),
+                    "annotations" => m.annotations.as_ref(),
+                    _ => None,
+                };
+                entries?.get(key).map(|v| Cow::Borrowed(v.as_str()))
+            }
+        }
+    }
+
+    /// Every entry of the string map `map` (`labels`, `annotations`), borrowed from the text
+    /// unless escaped.
+    pub(crate) fn map_entries(&self, map: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
+        match self {
+            Meta::Text(m) => raw_entry(m.json.get(), map)
+                .map(|entries| raw_entries(entries.get()))
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|(key, value)| {
+                    let value = serde_json::from_str::<Key<'_>>(value.get()).ok()?;
+                    Some((key, value.0))
+                })
+                .collect(),
+            Meta::Typed(m) => {
+                let entries = match map {
+                    "labels" => m.labels.as_ref(),
+                    "annotations" => m.annotations.as_ref(),
+                    _ => None,
+                };
+                entries
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| (Cow::Borrowed(k.as_str()), Cow::Borrowed(v.as_str())))
+                    .collect()
+            }
+        }
+    }
+
+    /// The `ObjectMeta`, decoded once and kept (as long as the object).
+    pub(crate) fn get(&self) -> &ObjectMeta {
+        match self {
+            Meta::Text(m) => m.decoded.get_or_init(|| Box::new(m.decode())),
+            Meta::Typed(m) => m,
+        }
+    }
+
+    /// The `ObjectMeta`, decoded for this call unless it already was: for readers that should not
+    /// make the object keep a decoded copy.
+    pub(crate) fn decoded(&self) -> Cow<'_, ObjectMeta> {
+        match self {
+            Meta::Text(m) => match m.decoded.get() {
+                Some(meta) => Cow::Borrowed(meta),
+                None => Cow::Owned(m.decode()),
+            },
+            Meta::Typed(m) => Cow::Borrowed(m),
+        }
+    }
+
+    /// The `ObjectMeta` to change; the metadata is typed from now on.
+    pub(crate) fn make_mut(&mut self) -> &mut ObjectMeta {
+        if let Meta::Text(m) = self {
+            let meta = m.decoded.take().unwrap_or_else(|| Box::new(m.decode()));
+            *self = Meta::Typed(meta);
+        }
+        match self {
+            Meta::Typed(m) => m,
+            Meta::Text(_) => unreachable!("made typed above"),
+        }
+    }
+
+    /// Drops `managedFields`.
+    pub(crate) fn strip_managed_fields(&mut self) {
+        match self {
+            Meta::Text(m) if m.managed_fields => {
+                let json = m.without_managed_fields();
+                // The same entries as before less one, so still an ObjectMeta.
+                if let Ok(meta) = Meta::from_json(json.into_owned()) {
+                    *self = meta;
+                }
+            }
+            Meta::Text(_) => {}
+            Meta::Typed(m) => m.managed_fields = None,
+        }
+    }
+
+    /// Whether it is held as the text it arrived as.
+    pub(crate) fn is_text(&self) -> bool {
+        matches!(self, Meta::Text(_))
+    }
+
+    /// Serializes the metadata, with `managedFields` only if `managed_fields`, with any
+    /// serializer.
+    pub(crate) fn serialize<S: Serializer>(
+        &self,
+        managed_fields: bool,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match self {
+            Meta::Text(m) if managed_fields || !m.managed_fields => {
+                Transcoded(&m.json).serialize(serializer)
+            }
+            Meta::Text(m) => Transcoded(&m.without_managed_fields()).serialize(serializer),
+            Meta::Typed(m) => Metadata::new(m, managed_fields).serialize(serializer),
+        }
+    }
+
+    /// The metadata as JSON text, for serde_json serializers to copy as is.
+    pub(crate) fn json(&self, managed_fields: bool) -> Cow<'_, RawValue> {
+        match self {
+            Meta::Text(m) if managed_fields || !m.managed_fields => Cow::Borrowed(&m.json),
+            Meta::Text(m) => m.without_managed_fields(),
+            Meta::Typed(m) => {
+                // ObjectMeta always serializes to JSON.
+                serde_json::value::to_raw_value(&Metadata::new(m, managed_fields))
+                    .map(Cow::Owned)
+                    .unwrap_or_else(|_| Cow::Owned(empty_object()))
+            }
+        }
+    }
+}
+
+impl MetaText {
+    fn get(&self, span: Option<Span>) -> Option<&str> {
+        let span = span?;
+        let start = span.start as usize;
+        self.json.get().get(start..start + span.len as usize)
+    }
+
+    fn decode(&self) -> ObjectMeta {
+        // The text was checked against ObjectMeta's shape when it arrived, which is at least as
+        // strict as ObjectMeta's own decoding; should they ever disagree, the key fields survive.
+        serde_json::from_str(self.json.get()).unwrap_or_else(|_| ObjectMeta {
+            name: self.get(self.name).map(str::to_owned),
+            namespace: self.get(self.namespace).map(str::to_owned),
+            resource_version: self.get(self.resource_version).map(str::to_owned),
+            ..ObjectMeta::default()
+        })
+    }
+
+    fn without_managed_fields(&self) -> Cow<'_, RawValue> {
+        let entries: Vec<_> = raw_entries(self.json.get())
+            .into_iter()
+            .filter(|(key, _)| key != "managedFields")
+            .collect();
+        let body = write_body(&entries);
+        match RawValue::from_string(body.into_string()) {
+            Ok(json) if !entries.is_empty() => Cow::Owned(json),
+            _ => Cow::Owned(empty_object()),
+        }
+    }
+}
+
+fn empty_object() -> Box<RawValue> {
+    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("`{{}}` is JSON"))
+}
+
+impl PartialEq for Meta {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Meta::Text(a), Meta::Text(b)) if a.json.get() == b.json.get() => true,
+            _ => self.decoded() == other.decoded(),
+        }
+    }
+}
+
+impl fmt::Debug for Meta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Meta::Text(m) => f.debug_tuple("Text").field(&m.json.get()).finish(),
+            Meta::Typed(m) => f.debug_tuple("Typed").field(m).finish(),
+        }
+    }
+}
+
+/// `ObjectMeta`'s shape, read without allocating: every field of the same type as there, strings
+/// borrowed from the text. Unknown fields are ignored, as `ObjectMeta` ignores them.
+#[derive(Deserialize)]
+#[serde(rename = "ObjectMeta", rename_all = "camelCase")]
+#[allow(dead_code, reason = "most fields are decoded only to be checked")]
+struct Shape<'a> {
+    #[serde(borrow)]
+    name: Option<Key<'a>>,
+    #[serde(borrow)]
+    namespace: Option<Key<'a>>,
+    #[serde(borrow)]
+    resource_version: Option<Key<'a>>,
+    #[serde(borrow)]
+    uid: Option<Key<'a>>,
+    #[serde(borrow)]
+    generate_name: Option<Key<'a>>,
+    #[serde(borrow)]
+    self_link: Option<Key<'a>>,
+    labels: Option<StringMap>,
+    annotations: Option<StringMap>,
+    finalizers: Option<StringSeq>,
+    creation_timestamp: Option<Time>,
+    deletion_timestamp: Option<Time>,
+    deletion_grace_period_seconds: Option<i64>,
+    generation: Option<i64>,
+    // Rare, or not read per object: decoded to be checked.
+    owner_references: Option<Vec<OwnerReference>>,
+    managed_fields: Option<Vec<ManagedFieldsEntry>>,
+}
+
+/// A map of strings, checked and dropped.
+struct StringMap;
+
+impl<'de> Deserialize<'de> for StringMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StringMap;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMap, A::Error> {
+                while map.next_entry::<Key<'de>, Key<'de>>()?.is_some() {}
+                Ok(StringMap)
+            }
+        }
+        deserializer.deserialize_map(V)
+    }
+}
+
+/// A sequence of strings, checked and dropped.
+struct StringSeq;
+
+impl<'de> Deserialize<'de> for StringSeq {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StringSeq;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<StringSeq, A::Error> {
+                while seq.next_element::<Key<'de>>()?.is_some() {}
+                Ok(StringSeq)
+            }
+        }
+        deserializer.deserialize_seq(V)
+    }
+}
+
+#[cfg(test)]
+#[path = "meta_tests.rs"]
+mod tests;

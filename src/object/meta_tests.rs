@@ -1,0 +1,179 @@
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::json;
+use serde_json::value::RawValue;
+
+use crate::object::{FromJson, Object};
+
+fn from_json(text: &str) -> Result<Object, serde_json::Error> {
+    let raw: &RawValue = serde_json::from_str(text).unwrap();
+    Object::from_json(raw)
+}
+
+const POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"prod","uid":"u-1","resourceVersion":"42","creationTimestamp":"2026-01-05T10:00:00Z","labels":{"app":"web","tier":"fe"},"annotations":{"a\"b":"x\ny"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7f","uid":"u-0","controller":true}],"managedFields":[{"manager":"kubectl","operation":"Apply","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{}}}]},"spec":{"nodeName":"n1"}}"#;
+
+#[test]
+fn key_fields_are_read_from_the_text_and_the_rest_decodes_as_object_meta() {
+    for obj in [
+        from_json(POD).unwrap(),
+        serde_json::from_str::<Object>(POD).unwrap(),
+    ] {
+        assert!(obj.metadata_is_text());
+        assert_eq!(obj.name(), Some("web-1"));
+        assert_eq!(obj.namespace(), Some("prod"));
+        assert_eq!(obj.resource_version(), Some("42"));
+        let expected: ObjectMeta = serde_json::from_value(
+            serde_json::from_str::<serde_json::Value>(POD).unwrap()["metadata"].clone(),
+        )
+        .unwrap();
+        assert_eq!(*obj.metadata(), expected);
+        assert_eq!(*obj.meta(), expected);
+        assert_eq!(obj.label("tier").as_deref(), Some("fe"));
+        assert_eq!(obj.label("none"), None);
+        assert_eq!(obj.annotation("a\"b").as_deref(), Some("x\ny"));
+        let labels: Vec<(String, String)> = obj
+            .labels()
+            .into_iter()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        assert_eq!(
+            labels,
+            [("app".into(), "web".into()), ("tier".into(), "fe".into())]
+        );
+    }
+}
+
+#[test]
+fn escaped_key_fields_are_read_unescaped() {
+    let obj =
+        from_json(r#"{"metadata":{"name":"a\u0062c","namespace":"n\"s","resourceVersion":"7"}}"#)
+            .unwrap();
+    assert_eq!(obj.name(), Some("abc"));
+    assert_eq!(obj.namespace(), Some("n\"s"));
+    assert_eq!(obj.resource_version(), Some("7"));
+}
+
+#[test]
+fn metadata_that_is_not_an_object_meta_is_an_error_where_it_is_read() {
+    for (metadata, message) in [
+        (
+            r#"{"name":"a","labels":5}"#,
+            "metadata: invalid type: integer `5`, expected a map",
+        ),
+        (
+            r#"{"name":5}"#,
+            "metadata: invalid type: integer `5`, expected a string",
+        ),
+        (
+            r#"{"name":"a","labels":{"k":null}}"#,
+            "metadata: invalid type: null, expected a string",
+        ),
+        (r#"{"creationTimestamp":"yesterday"}"#, "metadata: "),
+        (
+            r#"{"ownerReferences":{"kind":"X"}}"#,
+            "metadata: invalid type: map, expected a sequence",
+        ),
+        (
+            r#"{"generation":"1"}"#,
+            "metadata: invalid type: string \"1\", expected i64",
+        ),
+        (
+            r#"[]"#,
+            "metadata: invalid type: sequence, expected ObjectMeta",
+        ),
+    ] {
+        let text = format!(r#"{{"kind":"Pod","metadata":{metadata}}}"#);
+        for error in [
+            from_json(&text).unwrap_err().to_string(),
+            serde_json::from_str::<Object>(&text)
+                .unwrap_err()
+                .to_string(),
+        ] {
+            assert!(error.starts_with(message), "{metadata}: {error}");
+        }
+    }
+}
+
+#[test]
+fn outputs_leave_out_managed_fields_and_strip_drops_them() {
+    let mut obj = from_json(POD).unwrap();
+    let meta_only = serde_json::to_value(obj.json_meta()).unwrap();
+    assert!(meta_only["metadata"].get("managedFields").is_none());
+    assert_eq!(meta_only["metadata"]["uid"], "u-1");
+    assert!(meta_only.get("spec").is_none());
+    let whole = serde_json::to_value(obj.json(true)).unwrap();
+    assert_eq!(
+        whole,
+        serde_json::from_str::<serde_json::Value>(POD).unwrap()
+    );
+    assert_eq!(serde_json::to_value(&obj).unwrap(), whole);
+
+    obj.strip_managed_fields();
+    assert!(obj.metadata_is_text());
+    assert_eq!(obj.meta().managed_fields, None);
+    assert_eq!(obj.name(), Some("web-1"));
+    assert_eq!(obj.resource_version(), Some("42"));
+    let stripped = serde_json::to_value(obj.json(true)).unwrap();
+    assert!(stripped["metadata"].get("managedFields").is_none());
+    assert_eq!(stripped["metadata"]["labels"]["app"], "web");
+}
+
+#[test]
+fn a_change_holds_the_metadata_typed_and_is_what_comes_out() {
+    let original = from_json(POD).unwrap();
+    let mut obj = original.clone();
+    assert_eq!(obj, original);
+    obj.meta_mut().resource_version = Some("43".into());
+    assert!(!obj.metadata_is_text());
+    assert_eq!(obj.resource_version(), Some("43"));
+    assert_ne!(obj, original);
+    let out = serde_json::to_value(obj.json(false)).unwrap();
+    assert_eq!(out["metadata"]["resourceVersion"], "43");
+    assert_eq!(out["metadata"]["labels"]["app"], "web");
+    assert!(out["metadata"].get("managedFields").is_none());
+
+    // The same metadata, typed and as text, are equal.
+    let mut typed = original.clone();
+    typed.meta_mut();
+    assert_eq!(typed, original);
+}
+
+#[test]
+fn text_with_whitespace_is_stored_compact() {
+    let obj = from_json(
+        "{ \"kind\" : \"ConfigMap\",\n \"metadata\" : { \"name\" : \"a b\" ,\"labels\": {\"k\" : \"v w\"}},\n \"data\" : { \"x\" : [1, 2] } }",
+    )
+    .unwrap();
+    assert_eq!(obj.name(), Some("a b"));
+    assert_eq!(
+        serde_json::to_string(&obj.json(true)).unwrap(),
+        r#"{"apiVersion":"","kind":"ConfigMap","metadata":{"name":"a b","labels":{"k":"v w"}},"data":{"x":[1,2]}}"#
+    );
+    assert_eq!(obj.body_len(), r#"{"data":{"x":[1,2]}}"#.len());
+}
+
+#[test]
+fn objects_in_a_larger_document_are_read_in_place() {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        object: FromJson,
+    }
+    let line: Line = serde_json::from_str(&format!(r#"{{"object":{POD}}}"#)).unwrap();
+    assert_eq!(line.object.0, from_json(POD).unwrap());
+
+    // Errors carry the position in the whole document.
+    let error = serde_json::from_str::<Line>(r#"{"object":{"metadata":{"name":1}}}"#)
+        .err()
+        .unwrap();
+    assert_eq!(
+        error.to_string(),
+        "metadata: invalid type: integer `1`, expected a string at line 1 column 33"
+    );
+    assert_eq!(
+        json!(
+            serde_json::from_str::<Object>(r#"{"metadata":null}"#)
+                .unwrap()
+                .name()
+        ),
+        json!(null)
+    );
+}
