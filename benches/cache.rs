@@ -14,31 +14,29 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use kube::api::ApiResource;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Controller, DeltaFifo, IndexSpec, Indexer, ProcessError};
-use serde_json::json;
-
-fn resource() -> ApiResource {
-    ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&())
-}
+use serde_json::value::RawValue;
 
 /// `n` small pods spread over 10 namespaces, 20 apps and 50 nodes.
 fn pods(n: usize, rv: u64) -> Vec<Arc<Object>> {
     pods_from(0, n, rv)
 }
 
-/// Pods `first..first + n`.
+/// Pods `first..first + n`, decoded from JSON as the API server sends them (so their metadata is
+/// held as text, as in a real cache).
 fn pods_from(first: usize, n: usize, rv: u64) -> Vec<Arc<Object>> {
-    let ar = resource();
     (first..first + n)
         .map(|i| {
-            let mut obj = Object::new(&format!("pod-{i}"), &ar).within(&format!("ns-{}", i % 10));
-            obj.meta_mut().resource_version = Some((rv + i as u64).to_string());
-            obj.meta_mut().labels = Some([("app".to_owned(), format!("app-{}", i % 20))].into());
-            obj.set_field("spec", &json!({ "nodeName": format!("node-{}", i % 50) }))
-                .unwrap();
-            Arc::new(obj)
+            let text = format!(
+                r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"pod-{i}","namespace":"ns-{}","resourceVersion":"{}","labels":{{"app":"app-{}"}}}},"spec":{{"nodeName":"node-{}"}}}}"#,
+                i % 10,
+                rv + i as u64,
+                i % 20,
+                i % 50
+            );
+            let json: &RawValue = serde_json::from_str(&text).unwrap();
+            Arc::new(Object::from_json(json).unwrap())
         })
         .collect()
 }

@@ -232,7 +232,7 @@ impl Object {
 
     /// One top-level field (`spec`, `status`, `data`, …) as raw JSON.
     pub fn field(&self, name: &str) -> Option<&RawValue> {
-        raw_entry(&self.body, name)
+        valid_entry(&self.body, name)
     }
 
     /// One top-level field, parsed.
@@ -301,6 +301,120 @@ pub fn raw_entry<'a>(text: &'a str, name: &str) -> Option<&'a RawValue> {
     // Nothing but whitespace after the object, as `raw_entries` requires.
     de.end().ok()?;
     found
+}
+
+/// [`raw_entry`] for text known to be valid JSON (this module's texts and values inside them):
+/// stops at the entry instead of reading the whole text, and scans bytes instead of running a
+/// parser, since index functions and `label()` call it for every object they see. Only the value
+/// found is parsed (to borrow it as a `RawValue`). On invalid text the answer may be wrong, but
+/// it never panics.
+pub(crate) fn valid_entry<'a>(text: &'a str, name: &str) -> Option<&'a RawValue> {
+    serde_json::from_str(valid_entry_text(text, name)?).ok()
+}
+
+/// [`valid_entry`]'s value as text, unparsed.
+pub(crate) fn valid_entry_text<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let bytes = text.as_bytes();
+    let mut i = skip_space(bytes, 0);
+    if bytes.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    loop {
+        i = skip_space(bytes, i);
+        if bytes.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(bytes, i)?;
+        let key = &text[i + 1..key_end - 1];
+        let matches = if key.contains('\\') {
+            serde_json::from_str::<String>(&text[i..key_end]).is_ok_and(|k| k == name)
+        } else {
+            key == name
+        };
+        i = skip_space(bytes, key_end);
+        if bytes.get(i) != Some(&b':') {
+            return None;
+        }
+        let start = skip_space(bytes, i + 1);
+        let end = value_end(bytes, start)?;
+        if matches {
+            return Some(&text[start..end]);
+        }
+        i = skip_space(bytes, end);
+        match bytes.get(i) {
+            Some(b',') => i += 1,
+            _ => return None,
+        }
+    }
+}
+
+fn skip_space(bytes: &[u8], mut i: usize) -> usize {
+    while bytes.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
+        i += 1;
+    }
+    i
+}
+
+/// The string under `name` in valid JSON text, borrowed unless escaped; `None` when absent or not a
+/// string. As [`valid_entry`], for labels and annotations.
+pub(crate) fn valid_string_entry<'a>(text: &'a str, name: &str) -> Option<Cow<'a, str>> {
+    let value = valid_entry_text(text, name)?;
+    match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
+        _ => serde_json::from_str::<Key<'_>>(value).ok().map(|k| k.0),
+    }
+}
+
+/// The index after the string that starts (with its quote) at `start`.
+fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    loop {
+        match bytes.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+/// The index after the value that starts at `start`.
+fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
+    match bytes.get(start)? {
+        b'"' => string_end(bytes, start),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = start;
+            loop {
+                match bytes.get(i)? {
+                    b'"' => {
+                        i = string_end(bytes, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        // A number, `true`, `false` or `null`: up to the next delimiter.
+        _ => {
+            let mut i = start;
+            while bytes
+                .get(i)
+                .is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace())
+            {
+                i += 1;
+            }
+            (i > start).then_some(i)
+        }
+    }
 }
 
 /// Finds one entry of a map: [`raw_entry`]'s visitor.
@@ -613,11 +727,8 @@ impl<'de> Visitor<'de> for ObjectVisitor {
                 "apiVersion" => api_version = map.next_value::<Option<String>>()?,
                 "kind" => kind = map.next_value::<Option<String>>()?,
                 "metadata" => {
-                    let mut text = String::new();
-                    map.next_value_seed(Capture(&mut text))?;
-                    if text != "null" {
-                        // serde_json wrote it, so it is JSON.
-                        let json = RawValue::from_string(text).map_err(de::Error::custom)?;
+                    let json = map.next_value_seed(CaptureRaw)?;
+                    if json.get() != "null" {
                         metadata = Some(Meta::from_json(json).map_err(metadata_error::<A::Error>)?);
                     }
                 }
@@ -794,6 +905,19 @@ impl<'de> DeserializeSeed<'de> for Capture<'_> {
         let bytes = ser.into_inner();
         *self.0 = String::from_utf8(bytes).map_err(de::Error::custom)?;
         result.map_err(de::Error::custom)
+    }
+}
+
+/// One value, whatever its shape, as JSON text.
+struct CaptureRaw;
+
+impl<'de> DeserializeSeed<'de> for CaptureRaw {
+    type Value = Box<RawValue>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Box<RawValue>, D::Error> {
+        // `to_raw_value` takes serde_json's output as it is, without parsing it again.
+        serde_json::value::to_raw_value(&serde_transcode::Transcoder::new(deserializer))
+            .map_err(de::Error::custom)
     }
 }
 

@@ -182,6 +182,28 @@ fn raw_entry_finds_one_value_without_collecting_the_others() {
 }
 
 #[test]
+fn valid_entry_agrees_with_raw_entry_on_valid_text() {
+    let texts = [
+        r#"{"spec":{"a":[1,{"b":"}"}]},"status":"x","spec":2}"#,
+        r#" { "n" : -1.5e3 , "t":true,"z":null, "s":"a\"}b" ,"o":{"\u0073pec":[]} } "#,
+        r#"{"\u0073pec":1,"e":{},"l":[]}"#,
+        r#"{}"#,
+        r#"[1,2]"#,
+    ];
+    for text in texts {
+        for name in [
+            "spec", "status", "n", "t", "z", "s", "o", "e", "l", "missing",
+        ] {
+            assert_eq!(
+                valid_entry(text, name).map(RawValue::get),
+                raw_entry(text, name).map(RawValue::get),
+                "{name} in {text}"
+            );
+        }
+    }
+}
+
+#[test]
 fn redacted_replaces_secret_values_and_keeps_keys_fields_and_order() {
     // From text: a `json!` value would sort the fields.
     let secret: Object = serde_json::from_str(

@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::object::{MetaOut, Object, raw_entry};
+use crate::object::{MetaOut, Object, valid_entry};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -184,7 +184,7 @@ fn collect_raw_scalars<'a>(raw: &'a RawValue, path: &[String], out: &mut IndexVa
     match text.as_bytes().first() {
         Some(b'{') => {
             if let Some((first, rest)) = path.split_first()
-                && let Some(child) = raw_entry(text, first)
+                && let Some(child) = valid_entry(text, first)
             {
                 collect_raw_scalars(child, rest, out);
             }

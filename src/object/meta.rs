@@ -21,7 +21,10 @@ use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use super::{Key, Metadata, Transcoded, raw_entries, raw_entry, write_body};
+use super::{
+    Key, Metadata, Transcoded, raw_entries, valid_entry, valid_entry_text, valid_string_entry,
+    write_body,
+};
 
 /// An object's metadata.
 #[derive(Clone)]
@@ -127,14 +130,7 @@ impl Meta {
     /// text unless escaped.
     pub(crate) fn map_value(&self, map: &str, key: &str) -> Option<Cow<'_, str>> {
         match self {
-            Meta::Text(m) => {
-                let entries = raw_entry(m.json.get(), map)?;
-                let value = raw_entry(entries.get(), key)?;
-                serde_json::from_str::<Option<Key<'_>>>(value.get())
-                    .ok()
-                    .flatten()
-                    .map(|k| k.0)
-            }
+            Meta::Text(m) => valid_string_entry(valid_entry_text(m.json.get(), map)?, key),
             Meta::Typed(m) => {
                 let entries = match map {
                     "labels" => m.labels.as_ref(),
@@ -150,7 +146,7 @@ impl Meta {
     /// unless escaped.
     pub(crate) fn map_entries(&self, map: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
         match self {
-            Meta::Text(m) => raw_entry(m.json.get(), map)
+            Meta::Text(m) => valid_entry(m.json.get(), map)
                 .map(|entries| raw_entries(entries.get()))
                 .unwrap_or_default()
                 .into_iter()

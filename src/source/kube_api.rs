@@ -9,11 +9,13 @@
 use std::error::Error as StdError;
 use std::sync::Arc;
 
-use crate::object::Object;
+use crate::object::{FromJson, Object};
 use futures_util::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::api::{Api, ListParams, VersionMatch, WatchParams};
-use kube::core::{ApiResource, ObjectList, Status};
+use kube::core::{ApiResource, Status};
 use kube::{Client, Config};
+use serde::Deserialize;
 
 use super::lister_watcher::{
     ApiStatus, ListPage, ListRequest, ListerWatcher, ResourceTarget, ResourceVersionMatch,
@@ -122,9 +124,21 @@ impl KubeListerWatcher {
 impl ListerWatcher for KubeListerWatcher {
     async fn list(&self, req: &ListRequest) -> Result<ListPage, SourceError> {
         let http_req = self.list_request(req)?;
-        let list: ObjectList<Object> = self.client.request(http_req).await.map_err(source_error)?;
+        // `Client::request` does the same, less `FromJson`: items are read from the page's text.
+        let text = self
+            .client
+            .request_text(http_req)
+            .await
+            .map_err(source_error)?;
+        let list: ListBody = serde_json::from_str(&text)
+            .map_err(|e| SourceError::Stream(format!("undecodable response: {e}")))?;
         Ok(ListPage {
-            items: list.items,
+            items: list
+                .items
+                .into_iter()
+                .flatten()
+                .map(|item| item.0)
+                .collect(),
             resource_version: list.metadata.resource_version.unwrap_or_default(),
             continue_token: list.metadata.continue_.filter(|c| !c.is_empty()),
             remaining_item_count: list.metadata.remaining_item_count,
@@ -157,6 +171,16 @@ impl ListerWatcher for KubeListerWatcher {
     fn describe(&self) -> ResourceTarget {
         self.target.clone()
     }
+}
+
+/// A list page: `kube::api::ObjectList`'s fields that a list uses.
+#[derive(Deserialize)]
+struct ListBody {
+    #[serde(default)]
+    metadata: ListMeta,
+    /// `null` for an empty list, from some servers.
+    #[serde(default)]
+    items: Option<Vec<FromJson>>,
 }
 
 fn watch_event(event: kube::api::WatchEvent<Object>) -> WatchEvent {
