@@ -41,6 +41,8 @@ struct Markers {
     watch_closed: &'static str,
     tombstone: &'static str,
     replaced_all: &'static str,
+    /// The watch that follows the relist (from resourceVersion 1007).
+    last_watch: fn(&str) -> bool,
 }
 
 const JSONL: Markers = Markers {
@@ -53,6 +55,9 @@ const JSONL: Markers = Markers {
     watch_closed: r#""event":"watch-end""#,
     tombstone: r#""tombstone":true"#,
     replaced_all: r#""type":"ReplacedAll""#,
+    last_watch: |line| {
+        line.contains(r#""event":"watch-start""#) && line.contains(r#""resourceVersion":"1007""#)
+    },
 };
 
 const TIMELINE: Markers = Markers {
@@ -61,6 +66,7 @@ const TIMELINE: Markers = Markers {
     watch_closed: "── watch closed:",
     tombstone: "Deleted(tombstone)",
     replaced_all: " ReplacedAll ",
+    last_watch: |line| line.contains("watch opened from rv 1007"),
 };
 
 /// The queue a scenario runs through (`--fifo`).
@@ -170,6 +176,11 @@ async fn scenario_on_server(output: &str, m: &Markers, fifo: Fifo) -> Run {
     server.compact();
     step(&mut bin, "the relist's last batch", &|l| {
         fifo.relist_done(m, l)
+    });
+    // The Reflector watches again after the relist; its line may come before or after the last
+    // batch's.
+    tokio::task::block_in_place(|| {
+        bin.seen_or_read_until("the watch after the relist", m.last_watch)
     });
 
     let ended = tokio::task::block_in_place(|| bin.interrupt());

@@ -185,6 +185,13 @@ impl Running {
         }
     }
 
+    /// [`read_until`](Self::read_until), unless a line already read satisfies `until`.
+    pub fn seen_or_read_until(&mut self, what: &str, until: impl Fn(&str) -> bool) {
+        if !self.stdout.lines().any(&until) {
+            self.read_until(what, until);
+        }
+    }
+
     /// Sends SIGINT (Ctrl-C) and waits for the end.
     pub fn interrupt(self) -> Ended {
         let status = Command::new("kill")
