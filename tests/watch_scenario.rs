@@ -215,10 +215,38 @@ fn normalise_json(line: &str) -> Value {
     value
 }
 
+/// The server's resourceVersion in its 410 message (`too old resource version: 1006 (1007)`):
+/// whether b's deletion, made while the Reflector re-watches, came before the 410 or after it is a
+/// race of the test, not something the tool decides.
+fn normalise_too_old(line: &str) -> String {
+    const TOO_OLD: &str = "too old resource version: ";
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(TOO_OLD) {
+        let (head, tail) = rest.split_at(at + TOO_OLD.len());
+        out.push_str(head);
+        let requested_len = tail
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(tail.len());
+        let (requested, tail) = tail.split_at(requested_len);
+        out.push_str(requested);
+        rest = match tail.strip_prefix(" (").and_then(|t| t.split_once(')')) {
+            Some((current, after)) if current.chars().all(|c| c.is_ascii_digit()) => {
+                out.push_str(" (<rv>)");
+                after
+            }
+            _ => tail,
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
 fn normalised_jsonl(stdout: &str) -> String {
     let (watch_starts, rest): (Vec<Value>, Vec<Value>) = stdout
         .lines()
-        .map(normalise_json)
+        .map(normalise_too_old)
+        .map(|line| normalise_json(&line))
         .partition(|l| l["event"] == "watch-start");
     let mut text = String::from("# in output order, without watch-start lines\n");
     for line in rest {
@@ -273,7 +301,8 @@ fn normalised_timeline(stdout: &str) -> String {
     };
     let (opened, rest): (Vec<String>, Vec<String>) = stdout
         .lines()
-        .map(normalise)
+        .map(normalise_too_old)
+        .map(|line| normalise(&line))
         .partition(|l| l.contains("── watch opened"));
     let mut text = String::from("# in output order, without \"watch opened\" rows\n");
     for line in rest
