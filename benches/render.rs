@@ -56,7 +56,10 @@ fn pod(i: usize, rv: u64, phase: &str, restarts: u64) -> Arc<Object> {
                                        "restartCount": restarts}]}),
     )
     .unwrap();
-    Arc::new(obj)
+    // Through JSON, so that the metadata is held as text, as in a cache fed by a server.
+    let text = serde_json::to_string(&obj).unwrap();
+    let json: &serde_json::value::RawValue = serde_json::from_str(&text).unwrap();
+    Arc::new(Object::from_json(json).unwrap())
 }
 
 /// 200k watch events over 20k pods, each popped as its own batch: the first event of a pod adds

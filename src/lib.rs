@@ -6,7 +6,9 @@
 //!
 //! The [`cache`] module is usable on its own by any kube-rs program that wants client-go's exact
 //! queue semantics (per-key coalescing, deletion dedup, `Replace` tombstones, `Resync`,
-//! `HasSynced`) and indices:
+//! `HasSynced`) and indices, for [`Object`] (any kind), every k8s-openapi type, and a program's
+//! own types through [`CacheObject`](cache::CacheObject) (kube's `DynamicObject` would need a
+//! wrapper; [`Object`] is this crate's dynamic object):
 //!
 //! ```
 //! use std::sync::Arc;

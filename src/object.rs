@@ -104,7 +104,8 @@ impl Object {
         self.metadata.map_value("labels", key)
     }
 
-    /// Every `metadata.labels` entry, in the metadata's order, without decoding the metadata.
+    /// Every `metadata.labels` entry, without decoding the metadata: in the order the server sent
+    /// them, or sorted once the metadata was changed in code.
     pub fn labels(&self) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
         self.metadata.map_entries("labels")
     }
@@ -142,6 +143,11 @@ impl Object {
         self.metadata.is_text()
     }
 
+    /// The metadata's JSON text, while it is held as text.
+    pub(crate) fn metadata_text(&self) -> Option<&RawValue> {
+        self.metadata.text()
+    }
+
     /// The object for a serde_json serializer, its text written as is rather than transcoded;
     /// `managed_fields` says whether `metadata.managedFields` is included. Only for serde_json:
     /// other serializers would write serde_json's raw-value marker.
@@ -168,7 +174,7 @@ impl Object {
         serde_json::from_value(value)
     }
 
-    /// The whole object as a JSON value (parses the body).
+    /// The whole object as a JSON value (parses the metadata and the body).
     pub fn to_value(&self) -> Value {
         // Serializing metadata and valid JSON text into a Value cannot fail.
         serde_json::to_value(self).unwrap_or(Value::Null)
@@ -745,10 +751,11 @@ impl<'de> Visitor<'de> for ObjectVisitor {
 }
 
 /// An [`Object`] decoded as [`Object::from_json`] does, as a field of a type that serde_json
-/// decodes from text (`from_str`, `from_slice`): it borrows the values' text from the input, which
-/// other deserializers cannot lend.
+/// decodes from text (`from_str`): it borrows the values' text from the input, which other
+/// deserializers (`from_reader`, `from_value`, serde's buffering for untagged or flattened
+/// fields) cannot lend: they fail with "expected any valid JSON value".
 #[derive(Debug)]
-pub struct FromJson(pub Object);
+pub(crate) struct FromJson(pub Object);
 
 impl<'de> Deserialize<'de> for FromJson {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -760,7 +767,7 @@ impl<'de> Deserialize<'de> for FromJson {
 
 /// serde_json's message without its position, which counts from the start of the text it
 /// parsed: misleading when that text is part of a larger input.
-fn without_position(error: &serde_json::Error) -> String {
+pub(crate) fn without_position(error: &serde_json::Error) -> String {
     let text = error.to_string();
     match text.rsplit_once(" at line ") {
         Some((message, _)) => message.to_owned(),
@@ -791,7 +798,7 @@ impl<'de> Visitor<'de> for JsonObjectVisitor {
                 "metadata" => {
                     let raw = map.next_value::<&'de RawValue>()?;
                     if raw.get() != "null" {
-                        let json = if is_compact(raw.get()) {
+                        let json = if copyable(raw.get()) {
                             raw.to_owned()
                         } else {
                             let mut text = String::new();
@@ -806,7 +813,7 @@ impl<'de> Visitor<'de> for JsonObjectVisitor {
                     body.push(if body.is_empty() { '{' } else { ',' });
                     push_key(&mut body, &key);
                     body.push(':');
-                    if is_compact(raw.get()) {
+                    if copyable(raw.get()) {
                         body.push_str(raw.get());
                     } else {
                         push_compact(&mut body, raw).map_err(de::Error::custom)?;
@@ -842,7 +849,11 @@ fn assemble(
 /// A `metadata` that is not an `ObjectMeta`, said as such (serde_json's position in the metadata
 /// text would mislead: the reader's position is what counts).
 fn metadata_error<E: de::Error>(error: serde_json::Error) -> E {
-    E::custom(format_args!("metadata: {}", without_position(&error)))
+    E::custom(format_args!(
+        "in metadata, at its column {}: {}",
+        error.column(),
+        without_position(&error)
+    ))
 }
 
 /// Appends a map key as a JSON string.
@@ -855,6 +866,14 @@ fn push_key(out: &mut String, key: &str) {
         out.push_str(key);
         out.push('"');
     }
+}
+
+/// Whether a value's JSON text can be kept as it is: compact, and without `\\u` escapes.
+/// serde_json's check of borrowed text covers its syntax but not what escapes decode to (a lone
+/// surrogate passes), and every output must be able to decode what the cache holds;
+/// transcoding checks them. The API server writes few (`\\u0026` for `&`).
+fn copyable(text: &str) -> bool {
+    is_compact(text) && !text.contains("\\u")
 }
 
 /// Whether JSON text has no whitespace between its tokens, as serde_json and the API server write

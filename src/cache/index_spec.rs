@@ -135,9 +135,9 @@ impl IndexSpec {
     }
 }
 
-/// Scalars at `path`. [`Object`] keeps `metadata` typed and everything else as JSON text, so the
-/// common metadata scalars are read directly; other paths parse only the top-level field they
-/// start with.
+/// Scalars at `path`. [`Object`] locates the key fields of its metadata and keeps the rest as
+/// JSON text, so name, namespace and resourceVersion are read directly; other paths walk only the
+/// top-level field they start with (`metadata` included) along the path.
 fn field_values<'a>(obj: &'a Object, path: &[String]) -> IndexValues<'a> {
     let (first, rest) = path.split_first().expect("parsed paths are non-empty");
     let mut out = IndexValues::new();
@@ -159,9 +159,10 @@ fn field_values<'a>(obj: &'a Object, path: &[String]) -> IndexValues<'a> {
                 [f] if f == "resourceVersion" => Some(obj.resource_version()),
                 _ => None,
             };
-            match direct {
-                Some(value) => out.extend(value.map(Cow::Borrowed)),
-                None => {
+            match (direct, obj.metadata_text()) {
+                (Some(value), _) => out.extend(value.map(Cow::Borrowed)),
+                (None, Some(text)) => collect_raw_scalars(text, rest, &mut out),
+                (None, None) => {
                     if let Ok(value) = serde_json::to_value(MetaOut::new(obj, true)) {
                         collect_owned_scalars(&value, rest, &mut out);
                     }

@@ -128,3 +128,34 @@ fn field_values_are_unescaped_and_borrowed_when_they_can_be() {
         [Cow::<str>::Owned("a\"b\\c\u{e9}".into())]
     );
 }
+
+#[test]
+fn metadata_held_as_text_gives_the_same_values_as_typed_metadata() {
+    let typed = pod();
+    let text = serde_json::to_string(&typed).unwrap();
+    let json: &serde_json::value::RawValue = serde_json::from_str(&text).unwrap();
+    let from_text = Object::from_json(json).unwrap();
+    assert!(from_text.metadata_is_text() && !typed.metadata_is_text());
+    for spec in [
+        "namespace",
+        "label:app",
+        "label:missing",
+        "annotation:team",
+        "labels",
+        "owner",
+        "field:metadata.name",
+        "field:metadata.namespace",
+        "field:metadata.labels.tier",
+        "field:metadata.ownerReferences.name",
+        "field:metadata.annotations.team",
+        "field:spec.containers.name",
+    ] {
+        let spec: IndexSpec = spec.parse().unwrap();
+        let (a, b) = (spec.values(&typed), spec.values(&from_text));
+        assert_eq!(a, b, "{spec}");
+    }
+    assert_eq!(
+        IndexSpec::Labels.values(&from_text).as_slice(),
+        ["app=web", "tier=fe"]
+    );
+}

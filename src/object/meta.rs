@@ -222,6 +222,14 @@ impl Meta {
         matches!(self, Meta::Text(_))
     }
 
+    /// The text, when held as text.
+    pub(crate) fn text(&self) -> Option<&RawValue> {
+        match self {
+            Meta::Text(m) => Some(&m.json),
+            Meta::Typed(_) => None,
+        }
+    }
+
     /// Serializes the metadata, with `managedFields` only if `managed_fields`, with any
     /// serializer.
     pub(crate) fn serialize<S: Serializer>(
@@ -331,7 +339,8 @@ struct Shape<'a> {
     deletion_timestamp: Option<Time>,
     deletion_grace_period_seconds: Option<i64>,
     generation: Option<i64>,
-    // Rare, or not read per object: decoded to be checked.
+    // Decoded to be checked (the one place this allocates): absent from most objects, or
+    // (managedFields) stripped by informers.
     owner_references: Option<Vec<OwnerReference>>,
     managed_fields: Option<Vec<ManagedFieldsEntry>>,
 }

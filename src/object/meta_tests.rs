@@ -57,29 +57,26 @@ fn metadata_that_is_not_an_object_meta_is_an_error_where_it_is_read() {
     for (metadata, message) in [
         (
             r#"{"name":"a","labels":5}"#,
-            "metadata: invalid type: integer `5`, expected a map",
+            "invalid type: integer `5`, expected a map",
         ),
         (
             r#"{"name":5}"#,
-            "metadata: invalid type: integer `5`, expected a string",
+            "invalid type: integer `5`, expected a string",
         ),
         (
             r#"{"name":"a","labels":{"k":null}}"#,
-            "metadata: invalid type: null, expected a string",
+            "invalid type: null, expected a string",
         ),
-        (r#"{"creationTimestamp":"yesterday"}"#, "metadata: "),
+        (r#"{"creationTimestamp":"yesterday"}"#, ""),
         (
             r#"{"ownerReferences":{"kind":"X"}}"#,
-            "metadata: invalid type: map, expected a sequence",
+            "invalid type: map, expected a sequence",
         ),
         (
             r#"{"generation":"1"}"#,
-            "metadata: invalid type: string \"1\", expected i64",
+            "invalid type: string \"1\", expected i64",
         ),
-        (
-            r#"[]"#,
-            "metadata: invalid type: sequence, expected ObjectMeta",
-        ),
+        (r#"[]"#, "invalid type: sequence, expected ObjectMeta"),
     ] {
         let text = format!(r#"{{"kind":"Pod","metadata":{metadata}}}"#);
         for error in [
@@ -88,7 +85,12 @@ fn metadata_that_is_not_an_object_meta_is_an_error_where_it_is_read() {
                 .unwrap_err()
                 .to_string(),
         ] {
-            assert!(error.starts_with(message), "{metadata}: {error}");
+            let (place, problem) = error.split_once(": ").unwrap();
+            assert!(
+                place.starts_with("in metadata, at its column "),
+                "{metadata}: {error}"
+            );
+            assert!(problem.starts_with(message), "{metadata}: {error}");
         }
     }
 }
@@ -166,7 +168,7 @@ fn objects_in_a_larger_document_are_read_in_place() {
         .unwrap();
     assert_eq!(
         error.to_string(),
-        "metadata: invalid type: integer `1`, expected a string at line 1 column 33"
+        "in metadata, at its column 9: invalid type: integer `1`, expected a string at line 1 column 33"
     );
     assert_eq!(
         json!(
@@ -175,5 +177,25 @@ fn objects_in_a_larger_document_are_read_in_place() {
                 .name()
         ),
         json!(null)
+    );
+}
+
+#[test]
+fn escapes_are_checked_and_decoded() {
+    // serde_json's check of borrowed text lets a lone surrogate through: such values are
+    // transcoded, which refuses it.
+    let error = from_json(r#"{"metadata":{"name":"a"},"spec":{"x":"\ud800"}}"#).unwrap_err();
+    assert!(error.to_string().contains("hex escape"), "{error}");
+    let error = from_json(r#"{"metadata":{"name":"a","x":"\ud800"}}"#).unwrap_err();
+    assert!(error.to_string().contains("hex escape"), "{error}");
+    // The API server writes `&` as \u0026: the cached text holds the character.
+    let obj = from_json(
+        r#"{"metadata":{"name":"a","annotations":{"k":"a\u0026b"}},"data":{"v":"\u0026"}}"#,
+    )
+    .unwrap();
+    assert_eq!(obj.annotation("k").as_deref(), Some("a&b"));
+    assert_eq!(
+        serde_json::to_string(&obj.json(true)).unwrap(),
+        r#"{"metadata":{"name":"a","annotations":{"k":"a&b"}},"data":{"v":"&"}}"#
     );
 }

@@ -10,7 +10,7 @@
 //! key, delta types oldest→newest (runs of one type collapsed as `Updated×2`, each type its own
 //! colour, tombstones marked), resourceVersion of the newest object, time the key waited in the
 //! queue, `initial` for batches of the initial list, and what an update changed (see
-//! [`changes`](super::changes)). `wide` adds uid, generation and owner, and lists every change.
+//! [`super::changes`]). `wide` adds uid, generation and owner, and lists every change.
 //! Reflector events are dimmed separator rows; bookmarks and list steps only when verbose.
 //!
 //! Column widths only grow, so rows line up once the widest values have been seen, and the same

@@ -244,7 +244,7 @@ impl<F: Fn(SystemTime) + Send + Sync + 'static> ResyncHook for F {
     }
 }
 
-/// The [`ResyncHook`] of a [`DeltaFifo`]: what the Reflector's resync ticker does, at the
+/// The [`ResyncHook`] of a [`DeltaFifo`](crate::cache::DeltaFifo): what the Reflector's resync ticker does, at the
 /// recorded moment: `fifo.resync()`, then a [`ReflectorEventKind::Resync`] to `observer`.
 pub struct FifoResync<O> {
     fifo: Arc<dyn Queue<Object>>,

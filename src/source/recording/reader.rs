@@ -9,6 +9,7 @@ use flate2::bufread::MultiGzDecoder;
 
 use super::error::RecordingError;
 use super::format::{Header, Record, WireLine};
+use crate::object::without_position;
 
 /// The first bytes of every gzip stream.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -255,10 +256,7 @@ impl Iterator for RecordingReader {
 /// serde_json's message without its " at line 1 column N" (every line is parsed on its own, so
 /// its "line 1" would mislead), with the column kept.
 fn json_problem(error: &serde_json::Error) -> String {
-    let text = error.to_string();
-    let message = text
-        .rsplit_once(" at line ")
-        .map_or(text.as_str(), |(message, _)| message);
+    let message = without_position(error);
     let what = match error.classify() {
         serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not valid JSON",
         serde_json::error::Category::Data | serde_json::error::Category::Io => {
