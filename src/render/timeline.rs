@@ -21,6 +21,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::time::{Duration, SystemTime};
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use jiff::tz::TimeZone;
 use owo_colors::{OwoColorize, Style};
 
@@ -314,7 +315,7 @@ impl<W: Write> Timeline<W> {
                 .and_then(|m| m.generation)
                 .map_or_else(|| "gen -".to_owned(), |g| format!("gen {g}"));
             self.cell(&generation, 6, Style::new());
-            let owner = newest.map_or_else(|| "-".to_owned(), owner);
+            let owner = meta.as_deref().map_or_else(|| "-".to_owned(), owner);
             grow(&mut self.widths.owner, owner.chars().count());
             self.cell(&owner, self.widths.owner, Style::new());
         }
@@ -616,8 +617,7 @@ fn row_changes(
 }
 
 /// The controller owner, else the first owner, as `Kind/name`; `-` without owners.
-fn owner(obj: &std::sync::Arc<Object>) -> String {
-    let meta = obj.metadata();
+fn owner(meta: &ObjectMeta) -> String {
     let owners = meta.owner_references.as_deref().unwrap_or_default();
     owners
         .iter()
