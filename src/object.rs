@@ -16,6 +16,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::Resource;
@@ -79,7 +80,7 @@ impl Object {
     /// (as the API server and recordings write it) instead of transcoding them.
     pub fn from_json(json: &RawValue) -> Result<Self, serde_json::Error> {
         let mut de = serde_json::Deserializer::from_str(json.get());
-        let obj = de.deserialize_map(JsonObjectVisitor)?;
+        let obj = de.deserialize_map(ObjectVisitor::<Borrow>(PhantomData))?;
         de.end()?;
         Ok(obj)
     }
@@ -710,43 +711,7 @@ impl Serialize for Transcoded<'_> {
 
 impl<'de> Deserialize<'de> for Object {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(ObjectVisitor)
-    }
-}
-
-struct ObjectVisitor;
-
-impl<'de> Visitor<'de> for ObjectVisitor {
-    type Value = Object;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a Kubernetes object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object, A::Error> {
-        let mut api_version = None;
-        let mut kind = None;
-        let mut metadata = None;
-        let mut body = String::new();
-        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            match key.as_ref() {
-                "apiVersion" => api_version = map.next_value::<Option<String>>()?,
-                "kind" => kind = map.next_value::<Option<String>>()?,
-                "metadata" => {
-                    let json = map.next_value_seed(CaptureRaw)?;
-                    if json.get() != "null" {
-                        metadata = Some(Meta::from_json(json).map_err(metadata_error::<A::Error>)?);
-                    }
-                }
-                _ => {
-                    body.push(if body.is_empty() { '{' } else { ',' });
-                    push_key(&mut body, &key);
-                    body.push(':');
-                    map.next_value_seed(Capture(&mut body))?;
-                }
-            }
-        }
-        Ok(assemble(api_version, kind, metadata, body))
+        deserializer.deserialize_map(ObjectVisitor::<Transcode>(PhantomData))
     }
 }
 
@@ -760,7 +725,7 @@ pub(crate) struct FromJson(pub Object);
 impl<'de> Deserialize<'de> for FromJson {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer
-            .deserialize_map(JsonObjectVisitor)
+            .deserialize_map(ObjectVisitor::<Borrow>(PhantomData))
             .map(FromJson)
     }
 }
@@ -775,11 +740,11 @@ pub(crate) fn without_position(error: &serde_json::Error) -> String {
     }
 }
 
-/// [`Object::from_json`]'s visitor: [`ObjectVisitor`], but each value is borrowed from the input
-/// and copied when compact.
-struct JsonObjectVisitor;
+/// Reads an object's fields: `apiVersion` and `kind` typed, the rest as text, each value read
+/// as `V` says.
+struct ObjectVisitor<V>(PhantomData<V>);
 
-impl<'de> Visitor<'de> for JsonObjectVisitor {
+impl<'de, V: ValueText> Visitor<'de> for ObjectVisitor<V> {
     type Value = Object;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -796,32 +761,67 @@ impl<'de> Visitor<'de> for JsonObjectVisitor {
                 "apiVersion" => api_version = map.next_value::<Option<String>>()?,
                 "kind" => kind = map.next_value::<Option<String>>()?,
                 "metadata" => {
-                    let raw = map.next_value::<&'de RawValue>()?;
-                    if raw.get() != "null" {
-                        let json = if copyable(raw.get()) {
-                            raw.to_owned()
-                        } else {
-                            let mut text = String::new();
-                            push_compact(&mut text, raw).map_err(de::Error::custom)?;
-                            RawValue::from_string(text).map_err(de::Error::custom)?
-                        };
+                    let json = V::value(&mut map)?;
+                    if json.get() != "null" {
                         metadata = Some(Meta::from_json(json).map_err(metadata_error::<A::Error>)?);
                     }
                 }
                 _ => {
-                    let raw = map.next_value::<&'de RawValue>()?;
                     body.push(if body.is_empty() { '{' } else { ',' });
                     push_key(&mut body, &key);
                     body.push(':');
-                    if copyable(raw.get()) {
-                        body.push_str(raw.get());
-                    } else {
-                        push_compact(&mut body, raw).map_err(de::Error::custom)?;
-                    }
+                    V::append(&mut map, &mut body)?;
                 }
             }
         }
         Ok(assemble(api_version, kind, metadata, body))
+    }
+}
+
+/// How [`ObjectVisitor`] turns a value into compact JSON text.
+trait ValueText {
+    /// The next value's text.
+    fn value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Box<RawValue>, A::Error>;
+    /// Appends the next value's text to `out`.
+    fn append<'de, A: MapAccess<'de>>(map: &mut A, out: &mut String) -> Result<(), A::Error>;
+}
+
+/// Transcodes each value: works with any deserializer.
+struct Transcode;
+
+impl ValueText for Transcode {
+    fn value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Box<RawValue>, A::Error> {
+        map.next_value_seed(CaptureRaw)
+    }
+
+    fn append<'de, A: MapAccess<'de>>(map: &mut A, out: &mut String) -> Result<(), A::Error> {
+        map.next_value_seed(Capture(out))
+    }
+}
+
+/// Borrows each value's text from serde_json's input and copies it when it can be kept as it is
+/// ([`copyable`]), transcoding it otherwise.
+struct Borrow;
+
+impl ValueText for Borrow {
+    fn value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Box<RawValue>, A::Error> {
+        let raw = map.next_value::<&'de RawValue>()?;
+        if copyable(raw.get()) {
+            return Ok(raw.to_owned());
+        }
+        let mut text = String::new();
+        push_compact(&mut text, raw).map_err(de::Error::custom)?;
+        RawValue::from_string(text).map_err(de::Error::custom)
+    }
+
+    fn append<'de, A: MapAccess<'de>>(map: &mut A, out: &mut String) -> Result<(), A::Error> {
+        let raw = map.next_value::<&'de RawValue>()?;
+        if copyable(raw.get()) {
+            out.push_str(raw.get());
+            Ok(())
+        } else {
+            push_compact(out, raw).map_err(de::Error::custom)
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 //! in code is held typed.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -131,14 +132,9 @@ impl Meta {
     pub(crate) fn map_value(&self, map: &str, key: &str) -> Option<Cow<'_, str>> {
         match self {
             Meta::Text(m) => valid_string_entry(valid_entry_text(m.json.get(), map)?, key),
-            Meta::Typed(m) => {
-                let entries = match map {
-                    "labels" => m.labels.as_ref(),
-                    "annotations" => m.annotations.as_ref(),
-                    _ => None,
-                };
-                entries?.get(key).map(|v| Cow::Borrowed(v.as_str()))
-            }
+            Meta::Typed(m) => string_map(m, map)?
+                .get(key)
+                .map(|v| Cow::Borrowed(v.as_str())),
         }
     }
 
@@ -155,18 +151,11 @@ impl Meta {
                     Some((key, value.0))
                 })
                 .collect(),
-            Meta::Typed(m) => {
-                let entries = match map {
-                    "labels" => m.labels.as_ref(),
-                    "annotations" => m.annotations.as_ref(),
-                    _ => None,
-                };
-                entries
-                    .into_iter()
-                    .flatten()
-                    .map(|(k, v)| (Cow::Borrowed(k.as_str()), Cow::Borrowed(v.as_str())))
-                    .collect()
-            }
+            Meta::Typed(m) => string_map(m, map)
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (Cow::Borrowed(k.as_str()), Cow::Borrowed(v.as_str())))
+                .collect(),
         }
     }
 
@@ -289,6 +278,15 @@ impl MetaText {
             Ok(json) if !entries.is_empty() => Cow::Owned(json),
             _ => Cow::Owned(empty_object()),
         }
+    }
+}
+
+/// `ObjectMeta`'s string map called `name`.
+fn string_map<'m>(meta: &'m ObjectMeta, name: &str) -> Option<&'m BTreeMap<String, String>> {
+    match name {
+        "labels" => meta.labels.as_ref(),
+        "annotations" => meta.annotations.as_ref(),
+        _ => None,
     }
 }
 

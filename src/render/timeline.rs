@@ -21,8 +21,8 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::time::{Duration, SystemTime};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use jiff::tz::TimeZone;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use owo_colors::{OwoColorize, Style};
 
 use super::changes::{self, Change};
