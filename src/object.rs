@@ -300,8 +300,8 @@ pub fn raw_entries(text: &str) -> Vec<(Cow<'_, str>, &RawValue)> {
 }
 
 /// The value under `name` in a JSON object text, borrowed from it; `None` when `text` is not an
-/// object or has no such entry. One pass that skips the other values without collecting them:
-/// index functions call this for every object they see.
+/// object or has no such entry. Of repeated keys the last counts, as for Go's decoder and
+/// `ObjectMeta`. One pass that skips the other values without collecting them.
 pub fn raw_entry<'a>(text: &'a str, name: &str) -> Option<&'a RawValue> {
     let mut de = serde_json::Deserializer::from_str(text);
     let found = de::DeserializeSeed::deserialize(Entry(name), &mut de).ok()?;
@@ -311,10 +311,9 @@ pub fn raw_entry<'a>(text: &'a str, name: &str) -> Option<&'a RawValue> {
 }
 
 /// [`raw_entry`] for text known to be valid JSON (this module's texts and values inside them):
-/// stops at the entry instead of reading the whole text, and scans bytes instead of running a
-/// parser, since index functions and `label()` call it for every object they see. Only the value
-/// found is parsed (to borrow it as a `RawValue`). On invalid text the answer may be wrong, but
-/// it never panics.
+/// scans bytes instead of running a parser, jumping through strings, since index functions and
+/// `label()` call it for every object they see. Only the value found is parsed (to borrow it as
+/// a `RawValue`). On invalid text the answer may be wrong, but it never panics.
 pub(crate) fn valid_entry<'a>(text: &'a str, name: &str) -> Option<&'a RawValue> {
     serde_json::from_str(valid_entry_text(text, name)?).ok()
 }
@@ -327,10 +326,12 @@ pub(crate) fn valid_entry_text<'a>(text: &'a str, name: &str) -> Option<&'a str>
         return None;
     }
     i += 1;
+    let mut found = None;
     loop {
         i = skip_space(bytes, i);
         if bytes.get(i) != Some(&b'"') {
-            return None;
+            // The end of an empty object.
+            return found;
         }
         let key_end = string_end(bytes, i)?;
         let key = &text[i + 1..key_end - 1];
@@ -346,12 +347,13 @@ pub(crate) fn valid_entry_text<'a>(text: &'a str, name: &str) -> Option<&'a str>
         let start = skip_space(bytes, i + 1);
         let end = value_end(bytes, start)?;
         if matches {
-            return Some(&text[start..end]);
+            // Read on: of repeated keys the last counts.
+            found = Some(&text[start..end]);
         }
         i = skip_space(bytes, end);
         match bytes.get(i) {
             Some(b',') => i += 1,
-            _ => return None,
+            _ => return found,
         }
     }
 }
@@ -377,10 +379,10 @@ pub(crate) fn valid_string_entry<'a>(text: &'a str, name: &str) -> Option<Cow<'a
 fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut i = start + 1;
     loop {
-        match bytes.get(i)? {
-            b'"' => return Some(i + 1),
-            b'\\' => i += 2,
-            _ => i += 1,
+        let at = i + memchr::memchr2(b'"', b'\\', bytes.get(i..)?)?;
+        match bytes[at] {
+            b'"' => return Some(at + 1),
+            _ => i = at + 2,
         }
     }
 }
@@ -445,8 +447,8 @@ impl<'de> Visitor<'de> for Entry<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut found = None;
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            // The first of duplicate keys wins, as in `fields`.
-            if found.is_none() && key == self.0 {
+            // The last of duplicate keys wins, as Go's decoder and `ObjectMeta` read them.
+            if key == self.0 {
                 found = Some(map.next_value::<&'de RawValue>()?);
             } else {
                 map.next_value::<de::IgnoredAny>()?;
@@ -810,8 +812,8 @@ impl ValueText for Borrow {
             return Ok(raw.to_owned());
         }
         let mut text = String::new();
-        push_compact(&mut text, raw).map_err(de::Error::custom)?;
-        RawValue::from_string(text).map_err(de::Error::custom)
+        push_compact(&mut text, raw).map_err(value_error)?;
+        RawValue::from_string(text).map_err(value_error)
     }
 
     fn append<'de, A: MapAccess<'de>>(map: &mut A, out: &mut String) -> Result<(), A::Error> {
@@ -820,9 +822,19 @@ impl ValueText for Borrow {
             out.push_str(raw.get());
             Ok(())
         } else {
-            push_compact(out, raw).map_err(de::Error::custom)
+            push_compact(out, raw).map_err(value_error)
         }
     }
+}
+
+/// An error decoding one value on its own, with the position in it (the reader's position is
+/// past the value).
+fn value_error<E: de::Error>(error: serde_json::Error) -> E {
+    E::custom(format_args!(
+        "{} (at column {} of the value)",
+        without_position(&error),
+        error.column()
+    ))
 }
 
 /// The object the visitors read: `body` is the other fields' text without its closing brace.
@@ -868,38 +880,66 @@ fn push_key(out: &mut String, key: &str) {
     }
 }
 
-/// Whether a value's JSON text can be kept as it is: compact, and without `\\u` escapes.
-/// serde_json's check of borrowed text covers its syntax but not what escapes decode to (a lone
-/// surrogate passes), and every output must be able to decode what the cache holds;
-/// transcoding checks them. The API server writes few (`\\u0026` for `&`).
-fn copyable(text: &str) -> bool {
-    is_compact(text) && !text.contains("\\u")
-}
+/// The deepest nesting a value kept as it is may have. serde_json decodes at most 128 levels;
+/// a deeper value is transcoded, which refuses it where it is read.
+const MAX_COPIED_DEPTH: usize = 100;
 
-/// Whether JSON text has no whitespace between its tokens, as serde_json and the API server write
-/// it. Whitespace and the control characters (which a JSON string holds only escaped) are the
-/// bytes up to `' '`, so text without any (the common case, checked in a loop without early exit
-/// that the compiler vectorizes) is compact; otherwise look closer: spaces in strings are fine.
-fn is_compact(text: &str) -> bool {
+/// Whether a value's JSON text can be kept as it is. serde_json checked its syntax when it lent
+/// the text, but not what decoding it needs, and every output must be able to decode what the
+/// cache holds: escapes that decode (a lone surrogate passes the check), numbers in range,
+/// nesting within serde_json's limit. So a value with whitespace between its tokens (the cache
+/// holds compact text), `\\u` escapes (the API server writes `\\u0026` for `&`), numbers with
+/// an exponent or of more than 18 characters (Kubernetes writes quantities as strings), or deep
+/// nesting is transcoded instead, which normalises it or refuses it where it is read. One pass,
+/// jumping through strings.
+fn copyable(text: &str) -> bool {
     let bytes = text.as_bytes();
-    if !bytes.iter().fold(false, |any, &b| any | (b <= b' ')) {
-        return true;
-    }
-    let (mut in_string, mut escaped) = (false, false);
-    for &b in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' => {
+                i += 1;
+                loop {
+                    let Some(rest) = bytes.get(i..) else {
+                        return false;
+                    };
+                    match memchr::memchr2(b'"', b'\\', rest) {
+                        Some(at) if rest[at] == b'"' => {
+                            i += at + 1;
+                            break;
+                        }
+                        Some(at) if rest.get(at + 1) != Some(&b'u') => i += at + 2,
+                        _ => return false,
+                    }
+                }
+                continue;
             }
-        } else if b == b'"' {
-            in_string = true;
-        } else if b <= b' ' {
-            return false;
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > MAX_COPIED_DEPTH {
+                    return false;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'-' | b'0'..=b'9' => {
+                let number = bytes[i..]
+                    .iter()
+                    .take_while(|b| matches!(b, b'-' | b'+' | b'.' | b'0'..=b'9' | b'e' | b'E'))
+                    .count();
+                let exponent = bytes[i..i + number]
+                    .iter()
+                    .any(|b| matches!(b, b'e' | b'E'));
+                if exponent || number > 18 {
+                    return false;
+                }
+                i += number;
+                continue;
+            }
+            b if b <= b' ' => return false,
+            _ => {}
         }
+        i += 1;
     }
     true
 }

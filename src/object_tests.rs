@@ -161,8 +161,10 @@ fn metadata_is_serialized_exactly_as_k8s_openapi_serializes_it() {
 #[test]
 fn raw_entry_finds_one_value_without_collecting_the_others() {
     let text = r#"{"spec":{"a":[1,{"b":"}"}]},"status":"x","spec":2}"#;
+    // Of repeated keys the last counts, as for Go's decoder.
+    assert_eq!(raw_entry(text, "spec").map(RawValue::get), Some("2"));
     assert_eq!(
-        raw_entry(text, "spec").map(RawValue::get),
+        raw_entry(r#"{"spec":{"a":[1,{"b":"}"}]}}"#, "spec").map(RawValue::get),
         Some(r#"{"a":[1,{"b":"}"}]}"#)
     );
     assert_eq!(raw_entry(text, "status").map(RawValue::get), Some(r#""x""#));

@@ -64,6 +64,7 @@ impl Default for Meta {
 impl Meta {
     /// Metadata from its compact JSON text; an error when the text is not an `ObjectMeta`.
     pub(crate) fn from_json(json: Box<RawValue>) -> Result<Meta, serde_json::Error> {
+        let json = without_nulls(json);
         let text = json.get();
         if !text.starts_with('{') {
             // ObjectMeta says what is wrong (`Shape`, being derived, would also take a sequence).
@@ -142,15 +143,21 @@ impl Meta {
     /// unless escaped.
     pub(crate) fn map_entries(&self, map: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
         match self {
-            Meta::Text(m) => valid_entry(m.json.get(), map)
-                .map(|entries| raw_entries(entries.get()))
-                .unwrap_or_default()
-                .into_iter()
-                .filter_map(|(key, value)| {
-                    let value = serde_json::from_str::<Key<'_>>(value.get()).ok()?;
-                    Some((key, value.0))
-                })
-                .collect(),
+            Meta::Text(m) => {
+                let mut entries: Vec<(Cow<'_, str>, Cow<'_, str>)> = Vec::new();
+                let text = valid_entry(m.json.get(), map);
+                for (key, value) in text.map(|t| raw_entries(t.get())).unwrap_or_default() {
+                    let Ok(Key(value)) = serde_json::from_str::<Key<'_>>(value.get()) else {
+                        continue;
+                    };
+                    // Of repeated keys the last counts, in the place of the first.
+                    match entries.iter_mut().find(|(k, _)| *k == key) {
+                        Some(entry) => entry.1 = value,
+                        None => entries.push((key, value)),
+                    }
+                }
+                entries
+            }
             Meta::Typed(m) => string_map(m, map)
                 .into_iter()
                 .flatten()
@@ -279,6 +286,27 @@ impl MetaText {
             _ => Cow::Owned(empty_object()),
         }
     }
+}
+
+/// The metadata without its `null` fields (as the server's `creationTimestamp: null`), which
+/// `ObjectMeta` would not keep either: outputs and change summaries then treat an absent field
+/// and a `null` one alike, as they did when metadata was decoded.
+fn without_nulls(json: Box<RawValue>) -> Box<RawValue> {
+    if !json.get().contains(":null") {
+        return json;
+    }
+    let entries = raw_entries(json.get());
+    if !entries.iter().any(|(_, value)| value.get() == "null") {
+        return json;
+    }
+    let kept: Vec<_> = entries
+        .into_iter()
+        .filter(|(_, value)| value.get() != "null")
+        .collect();
+    if kept.is_empty() {
+        return empty_object();
+    }
+    RawValue::from_string(write_body(&kept).into_string()).unwrap_or(json)
 }
 
 /// `ObjectMeta`'s string map called `name`.

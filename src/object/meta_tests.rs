@@ -199,3 +199,83 @@ fn escapes_are_checked_and_decoded() {
         r#"{"metadata":{"name":"a","annotations":{"k":"a&b"}},"data":{"v":"&"}}"#
     );
 }
+
+#[test]
+fn values_that_could_not_be_decoded_later_are_refused_where_they_are_read() {
+    for (value, problem) in [
+        ("1e400", "number out of range"),
+        ("-1e400", "number out of range"),
+        (&format!("{}1", "9".repeat(400)), "number out of range"),
+        (
+            &format!("{}{}", "[".repeat(200), "]".repeat(200)),
+            "recursion limit exceeded",
+        ),
+    ] {
+        let text = format!(r#"{{"metadata":{{"name":"a"}},"spec":{{"v":{value}}}}}"#);
+        let error = from_json(&text).unwrap_err().to_string();
+        assert!(error.contains(problem), "{error}");
+        assert!(error.contains("of the value"), "{error}");
+    }
+    // In range, they are normalised by transcoding (the whole value: here `-0` too).
+    let obj = from_json(
+        r#"{"metadata":{"name":"a"},"spec":{"e":1E2,"big":123456789012345678901,"n":-0,"f":0.5}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        obj.field("spec").unwrap().get(),
+        r#"{"e":100.0,"big":1.2345678901234567e+20,"n":-0.0,"f":0.5}"#
+    );
+}
+
+#[test]
+fn ordinary_numbers_are_copied_as_written() {
+    let obj =
+        from_json(r#"{"metadata":{"name":"a"},"spec":{"n":-0,"i":123456789012345678,"f":0.25}}"#)
+            .unwrap();
+    assert_eq!(
+        obj.field("spec").unwrap().get(),
+        r#"{"n":-0,"i":123456789012345678,"f":0.25}"#
+    );
+}
+
+#[test]
+fn repeated_label_keys_read_as_object_meta_reads_them() {
+    let obj = from_json(
+        r#"{"metadata":{"name":"e","labels":{"app":"one","tier":"x","app":"two"},"annotations":{"k":"1","k":"2"}}}"#,
+    )
+    .unwrap();
+    let decoded = obj.metadata().into_owned();
+    assert_eq!(obj.label("app").as_deref(), Some("two"));
+    assert_eq!(decoded.labels.as_ref().unwrap()["app"], "two");
+    assert_eq!(obj.annotation("k").as_deref(), Some("2"));
+    let labels: Vec<(String, String)> = obj
+        .labels()
+        .into_iter()
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    assert_eq!(
+        labels,
+        [("app".into(), "two".into()), ("tier".into(), "x".into())]
+    );
+}
+
+#[test]
+fn null_metadata_fields_are_dropped_as_object_meta_drops_them() {
+    let with_nulls = from_json(
+        r#"{"metadata":{"name":"a","labels":null,"creationTimestamp":null,"managedFields":null,"finalizers":null}}"#,
+    )
+    .unwrap();
+    let without = from_json(r#"{"metadata":{"name":"a"}}"#).unwrap();
+    assert!(with_nulls.metadata_is_text());
+    assert_eq!(
+        serde_json::to_string(&with_nulls.json_meta()).unwrap(),
+        r#"{"metadata":{"name":"a"}}"#
+    );
+    assert_eq!(
+        with_nulls.metadata_text().unwrap().get(),
+        without.metadata_text().unwrap().get()
+    );
+    // A string holding `:null` is left alone.
+    let obj = from_json(r#"{"metadata":{"name":"a","annotations":{"x":"k:null"}}}"#).unwrap();
+    assert_eq!(obj.annotation("x").as_deref(), Some("k:null"));
+}
