@@ -730,6 +730,33 @@ async fn names_carry_the_group_and_secrets_stay_redacted() {
     shown.push("--show-secret-data");
     let shown: Value = serde_json::from_str(&stdout(&cluster.run(&shown).await)).unwrap();
     assert_eq!(shown["items"][0]["data"]["password"], "aHVudGVyMg==");
+
+    // An index over Secret values would print them as index values: refused unless asked for.
+    let by_value = [
+        "index",
+        "secrets",
+        "-n",
+        "data",
+        "--by",
+        "field:data.password",
+    ];
+    let refused = cluster.run(&by_value).await;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("--show-secret-data"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!stdout(&refused).contains("aHVudGVyMg=="));
+    let mut allowed = by_value.to_vec();
+    allowed.push("--show-secret-data");
+    let allowed = cluster.run(&allowed).await;
+    assert_ok(&allowed);
+    assert!(
+        stdout(&allowed).contains("aHVudGVyMg=="),
+        "{}",
+        stdout(&allowed)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -128,6 +128,13 @@ impl IndexSpec {
         }
     }
 
+    /// Whether its values are a Secret's `data` or `stringData` values (`field:data.…`), which
+    /// outputs redact.
+    pub fn reads_secret_values(&self) -> bool {
+        matches!(self, IndexSpec::Field(path)
+            if path.first().is_some_and(|f| f == "data" || f == "stringData"))
+    }
+
     /// This spec as an index function.
     pub fn index_func(&self) -> IndexFunc<Object> {
         let spec = self.clone();

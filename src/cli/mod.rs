@@ -370,7 +370,8 @@ pub struct IndexArgs {
     /// `--value`, no object with a value at all.
     #[arg(long)]
     pub fail_empty: bool,
-    /// Show Secret data and stringData values (redacted by default).
+    /// Show Secret data and stringData values (redacted by default; without it, indexing
+    /// Secrets by `field:data.…` is refused).
     #[arg(long)]
     pub show_secret_data: bool,
     #[command(flatten)]

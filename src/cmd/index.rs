@@ -78,6 +78,16 @@ fn answer(
     args: &IndexArgs,
 ) -> anyhow::Result<()> {
     let index = spec.name();
+    if !args.show_secret_data
+        && spec.reads_secret_values()
+        && indexer.list().iter().any(|obj| obj.is_secret())
+    {
+        return Err(anyhow!(
+            "{index} would print Secret values, which every output redacts: add \
+             --show-secret-data to see them"
+        ))
+        .exit_with(Exit::Usage);
+    }
     let renderer = IndexRenderer::new(args.output)
         .width(table_width())
         .show_secret_data(args.show_secret_data);
