@@ -890,9 +890,60 @@ const MAX_COPIED_DEPTH: usize = 100;
 /// nesting within serde_json's limit. So a value with whitespace between its tokens (the cache
 /// holds compact text), `\\u` escapes (the API server writes `\\u0026` for `&`), numbers with
 /// an exponent or of more than 18 characters (Kubernetes writes quantities as strings), or deep
-/// nesting is transcoded instead, which normalises it or refuses it where it is read. One pass,
-/// jumping through strings.
+/// nesting is transcoded instead, which normalises it or refuses it where it is read.
+///
+/// Most values hold none of that, which [`plainly_copyable`] sees in loops the compiler
+/// vectorizes; the others get one pass that jumps through strings.
 fn copyable(text: &str) -> bool {
+    plainly_copyable(text) || closely_copyable(text)
+}
+
+/// [`copyable`] for text without whitespace or control bytes, `\\u`, anything that may be a
+/// number (a digit or `-` after `":`, `[` or `,`, or first) and with fewer than
+/// [`MAX_COPIED_DEPTH`] opening brackets. False for some copyable text (`"a,1"` looks like a
+/// number), never true for text that is not.
+fn plainly_copyable(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    if n < 3 {
+        return closely_copyable(text);
+    }
+    // Equal-length views of each byte and the two before it, and byte-wide flags and counts
+    // without branches (counted per block of 128, so that no lane widens), so that the loop is
+    // vectorized 16 bytes at a time.
+    let len = n - 2;
+    let (a, b, c) = (&bytes[..len], &bytes[1..len + 1], &bytes[2..]);
+    let mut suspect = 0u8;
+    let mut openers = 0usize;
+    let mut start = 0;
+    while start < len {
+        let end = (start + 128).min(len);
+        let mut count = 0u8;
+        for i in start..end {
+            let (a, b, c) = (a[i], b[i], c[i]);
+            let number_start = u8::from(c.wrapping_sub(b'0') < 10) | u8::from(c == b'-');
+            let after_key = u8::from(a == b'"') & u8::from(b == b':');
+            let in_array = u8::from(b == b'[') | u8::from(b == b',');
+            suspect |= u8::from(c <= b' ') | ((after_key | in_array) & number_start);
+            count += u8::from(c == b'{') | u8::from(c == b'[');
+        }
+        openers += usize::from(count);
+        start = end;
+    }
+    let head = (bytes[0], bytes[1]);
+    let head_suspect = head.0 <= b' '
+        || head.1 <= b' '
+        || head.0.is_ascii_digit()
+        || head.0 == b'-'
+        || ((head.0 == b'[' || head.0 == b',') && (head.1.is_ascii_digit() || head.1 == b'-'));
+    suspect == 0
+        && !head_suspect
+        && (openers as usize) + 2 < MAX_COPIED_DEPTH
+        && !text.contains("\\u")
+}
+
+/// [`copyable`], looking at each token.
+fn closely_copyable(text: &str) -> bool {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     let mut i = 0;

@@ -249,3 +249,35 @@ fn redacted_covers_repeated_keys_and_keeps_the_order_of_the_values() {
         "{body}"
     );
 }
+
+#[test]
+fn the_quick_copy_check_never_passes_what_the_close_one_refuses() {
+    let deep = format!("{}{}", "[".repeat(120), "]".repeat(120));
+    let texts = [
+        r#"{"a":"b"}"#,
+        r#"{"a":1}"#,
+        r#"{"a":-1}"#,
+        r#"[1,2]"#,
+        r#"{"a":[1e5]}"#,
+        r#"{"a":"x","b":1E400}"#,
+        r#"1e400"#,
+        r#"-0"#,
+        r#""\ud800""#,
+        r#"{"a":"\u0026"}"#,
+        r#"{"a": 1}"#,
+        r#"{"a":"t 10:00:00","b":"x,1"}"#,
+        r#"{"a":"q\"","b":[{"c":12345678901234567890123}]}"#,
+        r#"{}"#,
+        r#""""#,
+        r#"true"#,
+        r#"[true,null,"x"]"#,
+        deep.as_str(),
+    ];
+    for text in texts {
+        assert!(!plainly_copyable(text) || closely_copyable(text), "{text}");
+    }
+    // Plain text passes the quick check, text with numbers goes to the close one.
+    assert!(plainly_copyable(r#"{"a":"10:00:00Z","b":["x","y"]}"#));
+    assert!(!plainly_copyable(r#"{"replicas":3}"#) && closely_copyable(r#"{"replicas":3}"#));
+    assert!(!copyable("1e400") && !copyable(r#"{"a":1E2}"#) && !copyable(&deep));
+}
