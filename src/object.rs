@@ -936,10 +936,7 @@ fn plainly_copyable(text: &str) -> bool {
         || head.0.is_ascii_digit()
         || head.0 == b'-'
         || ((head.0 == b'[' || head.0 == b',') && (head.1.is_ascii_digit() || head.1 == b'-'));
-    suspect == 0
-        && !head_suspect
-        && (openers as usize) + 2 < MAX_COPIED_DEPTH
-        && !text.contains("\\u")
+    suspect == 0 && !head_suspect && openers + 2 < MAX_COPIED_DEPTH && !text.contains("\\u")
 }
 
 /// [`copyable`], looking at each token.
