@@ -9,6 +9,13 @@ fn from_json(text: &str) -> Result<Object, serde_json::Error> {
     Object::from_json(raw)
 }
 
+fn labels(obj: &Object) -> Vec<String> {
+    obj.labels()
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect()
+}
+
 const POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"prod","uid":"u-1","resourceVersion":"42","creationTimestamp":"2026-01-05T10:00:00Z","labels":{"app":"web","tier":"fe"},"annotations":{"a\"b":"x\ny"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7f","uid":"u-0","controller":true}],"managedFields":[{"manager":"kubectl","operation":"Apply","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{}}}]},"spec":{"nodeName":"n1"}}"#;
 
 #[test]
@@ -30,15 +37,7 @@ fn key_fields_are_read_from_the_text_and_the_rest_decodes_as_object_meta() {
         assert_eq!(obj.label("tier").as_deref(), Some("fe"));
         assert_eq!(obj.label("none"), None);
         assert_eq!(obj.annotation("a\"b").as_deref(), Some("x\ny"));
-        let labels: Vec<(String, String)> = obj
-            .labels()
-            .into_iter()
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .collect();
-        assert_eq!(
-            labels,
-            [("app".into(), "web".into()), ("tier".into(), "fe".into())]
-        );
+        assert_eq!(labels(&obj), ["app=web", "tier=fe"]);
     }
 }
 
@@ -248,15 +247,7 @@ fn repeated_label_keys_read_as_object_meta_reads_them() {
     assert_eq!(obj.label("app").as_deref(), Some("two"));
     assert_eq!(decoded.labels.as_ref().unwrap()["app"], "two");
     assert_eq!(obj.annotation("k").as_deref(), Some("2"));
-    let labels: Vec<(String, String)> = obj
-        .labels()
-        .into_iter()
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
-    assert_eq!(
-        labels,
-        [("app".into(), "two".into()), ("tier".into(), "x".into())]
-    );
+    assert_eq!(labels(&obj), ["app=two", "tier=x"]);
 }
 
 #[test]
