@@ -303,11 +303,9 @@ pub fn raw_entries(text: &str) -> Vec<(Cow<'_, str>, &RawValue)> {
 /// object or has no such entry. Of repeated keys the last counts, as for Go's decoder and
 /// `ObjectMeta`. One pass that skips the other values without collecting them.
 pub fn raw_entry<'a>(text: &'a str, name: &str) -> Option<&'a RawValue> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let found = de::DeserializeSeed::deserialize(Entry(name), &mut de).ok()?;
-    // Nothing but whitespace after the object, as `raw_entries` requires.
-    de.end().ok()?;
-    found
+    // Checked whole (nothing but whitespace after it, as `raw_entries` requires), then scanned.
+    serde_json::from_str::<&RawValue>(text).ok()?;
+    valid_entry(text, name)
 }
 
 /// [`raw_entry`] for text known to be valid JSON (this module's texts and values inside them):
@@ -426,38 +424,6 @@ fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
     }
 }
 
-/// Finds one entry of a map: [`raw_entry`]'s visitor.
-struct Entry<'n>(&'n str);
-
-impl<'de> DeserializeSeed<'de> for Entry<'_> {
-    type Value = Option<&'de RawValue>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Entry<'_> {
-    type Value = Option<&'de RawValue>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut found = None;
-        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            // The last of duplicate keys wins, as Go's decoder and `ObjectMeta` read them.
-            if key == self.0 {
-                found = Some(map.next_value::<&'de RawValue>()?);
-            } else {
-                map.next_value::<de::IgnoredAny>()?;
-            }
-        }
-        Ok(found)
-    }
-}
-
 /// A JSON object's text with each value replaced by [`REDACTED`], keys in their order; `None`
 /// when `value` is not an object.
 fn redact_values(value: &RawValue) -> Option<Box<RawValue>> {
@@ -469,12 +435,26 @@ fn redact_values(value: &RawValue) -> Option<Box<RawValue>> {
         .into_iter()
         .map(|(key, _)| (key, &*redacted))
         .collect();
-    let text = match write_body(&entries) {
+    Some(object_json(&entries))
+}
+
+/// A JSON object of `entries` (`{}` for none).
+fn object_json(entries: &[(Cow<'_, str>, &RawValue)]) -> Box<RawValue> {
+    let text = match write_body(entries) {
         // `write_body` writes nothing for no entries.
         empty if empty.is_empty() => "{}".to_owned(),
         text => text.into_string(),
     };
-    RawValue::from_string(text).ok()
+    // Keys and values came from JSON, so the object is JSON.
+    RawValue::from_string(text).unwrap_or_else(|_| unreachable!("an object of JSON values"))
+}
+
+/// `json`'s entries that `keep` keeps, or `None` when it keeps them all.
+fn kept_entries(json: &RawValue, keep: impl Fn(&str, &RawValue) -> bool) -> Option<Box<RawValue>> {
+    let entries = raw_entries(json.get());
+    let before = entries.len();
+    let kept: Vec<_> = entries.into_iter().filter(|(k, v)| keep(k, v)).collect();
+    (kept.len() < before).then(|| object_json(&kept))
 }
 
 fn write_body(fields: &[(Cow<'_, str>, &RawValue)]) -> Box<str> {
@@ -941,26 +921,19 @@ fn plainly_copyable(text: &str) -> bool {
 
 /// [`copyable`], looking at each token.
 fn closely_copyable(text: &str) -> bool {
+    if text.contains("\\u") {
+        return false;
+    }
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         match b {
             b'"' => {
-                i += 1;
-                loop {
-                    let Some(rest) = bytes.get(i..) else {
-                        return false;
-                    };
-                    match memchr::memchr2(b'"', b'\\', rest) {
-                        Some(at) if rest[at] == b'"' => {
-                            i += at + 1;
-                            break;
-                        }
-                        Some(at) if rest.get(at + 1) != Some(&b'u') => i += at + 2,
-                        _ => return false,
-                    }
-                }
+                let Some(end) = string_end(bytes, i) else {
+                    return false;
+                };
+                i = end;
                 continue;
             }
             b'{' | b'[' => {

@@ -23,8 +23,8 @@ use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use super::{
-    Key, Metadata, Transcoded, raw_entries, valid_entry, valid_entry_text, valid_string_entry,
-    write_body,
+    Key, Metadata, Transcoded, kept_entries, object_json, raw_entries, valid_entry,
+    valid_entry_text, valid_string_entry,
 };
 
 /// An object's metadata.
@@ -251,7 +251,7 @@ impl Meta {
                 // ObjectMeta always serializes to JSON.
                 serde_json::value::to_raw_value(&Metadata::new(m, managed_fields))
                     .map(Cow::Owned)
-                    .unwrap_or_else(|_| Cow::Owned(empty_object()))
+                    .unwrap_or_else(|_| Cow::Owned(object_json(&[])))
             }
         }
     }
@@ -276,15 +276,8 @@ impl MetaText {
     }
 
     fn without_managed_fields(&self) -> Cow<'_, RawValue> {
-        let entries: Vec<_> = raw_entries(self.json.get())
-            .into_iter()
-            .filter(|(key, _)| key != "managedFields")
-            .collect();
-        let body = write_body(&entries);
-        match RawValue::from_string(body.into_string()) {
-            Ok(json) if !entries.is_empty() => Cow::Owned(json),
-            _ => Cow::Owned(empty_object()),
-        }
+        kept_entries(&self.json, |key, _| key != "managedFields")
+            .map_or(Cow::Borrowed(&*self.json), Cow::Owned)
     }
 }
 
@@ -295,18 +288,7 @@ fn without_nulls(json: Box<RawValue>) -> Box<RawValue> {
     if !json.get().contains(":null") {
         return json;
     }
-    let entries = raw_entries(json.get());
-    if !entries.iter().any(|(_, value)| value.get() == "null") {
-        return json;
-    }
-    let kept: Vec<_> = entries
-        .into_iter()
-        .filter(|(_, value)| value.get() != "null")
-        .collect();
-    if kept.is_empty() {
-        return empty_object();
-    }
-    RawValue::from_string(write_body(&kept).into_string()).unwrap_or(json)
+    kept_entries(&json, |_, value| value.get() != "null").unwrap_or(json)
 }
 
 /// `ObjectMeta`'s string map called `name`.
@@ -316,10 +298,6 @@ fn string_map<'m>(meta: &'m ObjectMeta, name: &str) -> Option<&'m BTreeMap<Strin
         "annotations" => meta.annotations.as_ref(),
         _ => None,
     }
-}
-
-fn empty_object() -> Box<RawValue> {
-    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("`{{}}` is JSON"))
 }
 
 impl PartialEq for Meta {
