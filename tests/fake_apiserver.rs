@@ -572,6 +572,197 @@ async fn compaction_expires_watches_continue_tokens_and_exact_lists() {
     assert_eq!(ok.status, 200);
 }
 
+/// `(metadata.resourceVersion, [(name, resourceVersion)])` of a list answer.
+fn list_state(body: &str) -> (String, Vec<(String, String)>) {
+    let v: Value = serde_json::from_str(body).expect("a list");
+    let items = v["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| {
+            (
+                i["metadata"]["name"].as_str().unwrap().to_owned(),
+                i["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    (
+        v["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+        items,
+    )
+}
+
+#[tokio::test]
+async fn lists_at_a_resource_version_are_exact_with_a_limit_and_current_without() {
+    // The sequence of the `list-rv-*` fixtures: a, b, c at rv R; then b deleted and c updated.
+    let server = FakeApiServer::start().await;
+    for name in ["a", "b", "c"] {
+        server.create(
+            "configmaps",
+            json!({"metadata": {"name": name, "namespace": "rvsem"}, "data": {"k": "1"}}),
+        );
+    }
+    let r = server.resource_version();
+    let (ra, rb) = (r - 2, r - 1);
+    server.delete("configmaps", "rvsem", "b");
+    let rc = server.update(
+        "configmaps",
+        json!({"metadata": {"name": "c", "namespace": "rvsem"}, "data": {"k": "2"}}),
+    );
+    let get = |query: String| {
+        let server = &server;
+        async move {
+            let raw = raw_get(
+                server,
+                &format!("/api/v1/namespaces/rvsem/configmaps?{query}"),
+                "application/json",
+            )
+            .await;
+            assert_eq!(raw.status, 200, "{query}: {}", raw.body);
+            raw.body
+        }
+    };
+    let s = |n: u64| n.to_string();
+    let old = (
+        s(r),
+        vec![("a".into(), s(ra)), ("b".into(), s(rb)), ("c".into(), s(r))],
+    );
+    let current = (s(rc), vec![("a".into(), s(ra)), ("c".into(), s(rc))]);
+
+    let exact = get(format!("resourceVersion={r}&limit=500")).await;
+    assert_eq!(list_state(&exact), old, "list-rv-limit-exact-stale.json");
+    assert_eq!(
+        key_order(&exact),
+        key_order(&fixture("list-rv-limit-exact-stale.json"))
+    );
+    let cached = get(format!("resourceVersion={r}")).await;
+    assert_eq!(
+        list_state(&cached),
+        current,
+        "list-rv-nolimit-from-cache.json"
+    );
+    let not_older = get(format!(
+        "resourceVersion={r}&resourceVersionMatch=NotOlderThan&limit=500"
+    ))
+    .await;
+    assert_eq!(
+        list_state(&not_older),
+        current,
+        "list-rv-notolderthan-limit.json"
+    );
+    let zero = get("resourceVersion=0&limit=1".into()).await;
+    assert_eq!(list_state(&zero), current, "limit ignored for \"0\"");
+}
+
+#[tokio::test]
+async fn after_a_restart_old_watches_are_too_old_while_etcd_still_serves_the_stale_revision() {
+    // The sequence of `watch-after-restart-410.jsonl` and `list-after-restart-*`.
+    let server = FakeApiServer::start().await;
+    for name in ["a", "c"] {
+        server.create(
+            "configmaps",
+            json!({"metadata": {"name": name, "namespace": "rvsem"}, "data": {"k": "1"}}),
+        );
+    }
+    let seen = server.resource_version();
+    let api: Api<DynamicObject> = Api::namespaced_with(server.client(), "rvsem", &cm_resource());
+    let mut open = api
+        .watch(&WatchParams::default(), &seen.to_string())
+        .await
+        .unwrap()
+        .boxed();
+
+    server.stop();
+    assert!(
+        matches!(open.next().await, None | Some(Err(_))),
+        "open watches drop with the apiserver"
+    );
+    assert!(
+        raw_get_fails(&server).await,
+        "a stopped apiserver answers nothing"
+    );
+    server.delete("configmaps", "rvsem", "a");
+    server.restart();
+    let now = server.resource_version();
+
+    let raw = raw_get(
+        &server,
+        &format!("/api/v1/namespaces/rvsem/configmaps?watch=1&resourceVersion={seen}&allowWatchBookmarks=true"),
+        "application/json",
+    )
+    .await;
+    assert_eq!(raw.status, 200);
+    let expected = fixture("watch-after-restart-410.jsonl")
+        .replace("5911", &seen.to_string())
+        .replace("5912", &now.to_string());
+    assert_eq!(raw.body, expected);
+
+    let stale = raw_get(
+        &server,
+        &format!("/api/v1/namespaces/rvsem/configmaps?resourceVersion={seen}&limit=500"),
+        "application/json",
+    )
+    .await;
+    let (rv, items) = list_state(&stale.body);
+    assert_eq!(
+        rv,
+        seen.to_string(),
+        "list-after-restart-rv-limit-stale.json"
+    );
+    assert_eq!(items.len(), 2, "a is still there: {items:?}");
+
+    let fresh = raw_get(
+        &server,
+        &format!("/api/v1/namespaces/rvsem/configmaps?resourceVersion={seen}"),
+        "application/json",
+    )
+    .await;
+    let (rv, items) = list_state(&fresh.body);
+    assert_eq!(rv, now.to_string(), "list-after-restart-rv-nolimit.json");
+    assert_eq!(
+        items.iter().map(|i| i.0.as_str()).collect::<Vec<_>>(),
+        ["c"]
+    );
+    assert_eq!(
+        key_order(&fresh.body),
+        key_order(&fixture("list-after-restart-rv-nolimit.json"))
+    );
+
+    // A watch from the restarted cache's first revision works.
+    let mut watch = api
+        .watch(&WatchParams::default().timeout(2), &now.to_string())
+        .await
+        .unwrap()
+        .boxed();
+    server.update(
+        "configmaps",
+        json!({"metadata": {"name": "c", "namespace": "rvsem"}, "data": {"k": "2"}}),
+    );
+    assert!(matches!(
+        watch.next().await,
+        Some(Ok(WatchEvent::Modified(_)))
+    ));
+}
+
+/// Whether a request to the server gets no HTTP answer at all.
+async fn raw_get_fails(server: &FakeApiServer) -> bool {
+    let Ok(mut s) = TcpStream::connect(server.addr()).await else {
+        return true;
+    };
+    let _ = s
+        .write_all(b"GET /version HTTP/1.1\r\nHost: fake\r\nConnection: close\r\n\r\n")
+        .await;
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf).await;
+    buf.is_empty()
+}
+
 #[tokio::test]
 async fn injected_faults_answer_like_the_real_server() {
     let server = FakeApiServer::start().await;

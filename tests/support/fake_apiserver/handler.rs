@@ -330,7 +330,9 @@ fn fault_response(
             ),
         },
         // Handled before routing.
-        FaultAction::Delay(_) | FaultAction::DropWatchAfter(_) => {
+        FaultAction::Delay(_)
+        | FaultAction::DropWatchAfter(_)
+        | FaultAction::GarbleWatchAfter(_) => {
             unreachable!("not a response fault")
         }
     }
@@ -409,10 +411,13 @@ pub(crate) async fn handle(
         resource: route.resource_id(),
     });
 
-    let mut drop_after = None;
+    let mut stream_fault = None;
     match inner.take_fault(route.verb(), route.resource_id().as_deref()) {
         Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
-        Some(FaultAction::DropWatchAfter(n)) => drop_after = Some(n),
+        Some(FaultAction::DropWatchAfter(n)) => stream_fault = Some((n, watch::StreamFault::Drop)),
+        Some(FaultAction::GarbleWatchAfter(n)) => {
+            stream_fault = Some((n, watch::StreamFault::Garble));
+        }
         Some(action) => {
             let rv = inner.store().rv;
             return Ok(fault_response(&route, &path, &query, rv, action));
@@ -482,7 +487,7 @@ pub(crate) async fn handle(
                 Err(resp) => return Ok(*resp),
             };
             if watch {
-                watch::watch(inner.clone(), def, filter, &query, drop_after).await
+                watch::watch(inner.clone(), def, filter, &query, stream_fault).await
             } else {
                 list(&inner, &def, &filter, &query).await
             }

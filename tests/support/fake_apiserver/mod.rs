@@ -6,6 +6,17 @@
 //! `sendInitialEvents` (and, on request, the WatchList behaviour of later versions), plus
 //! injectable faults. Response shapes are copied from `tests/fixtures/apiserver-v1.28.7/`.
 //!
+//! resourceVersion semantics follow the real server's split between etcd (a history of every
+//! revision, compacted by [`FakeApiServer::compact`]) and the watch cache in front of it:
+//!
+//! | request | answered from |
+//! | --- | --- |
+//! | list `resourceVersion=0` | the watch cache's current state; `limit` ignored |
+//! | list at a resourceVersion, no `limit` (or `resourceVersionMatch=NotOlderThan`) | the watch cache's current state (waiting for a newer resourceVersion, 504 if it never comes) |
+//! | list at a resourceVersion with a `limit`, or `resourceVersionMatch=Exact` | etcd at exactly that revision (410 once compacted) |
+//! | list `resourceVersion=""` | etcd, the newest revision, paged |
+//! | watch from a resourceVersion | the watch cache's history; 410 ERROR event when it is older than the cache ([`FakeApiServer::restart`] rebuilds the cache at the current revision) or compacted |
+//!
 //! ```ignore
 //! let server = FakeApiServer::start().await;
 //! server.create("configmaps", json!({"metadata": {"name": "a", "namespace": "default"}}));
@@ -71,6 +82,9 @@ pub enum FaultAction {
     /// Serve the watch, but after this many events (bookmarks included) drop the connection
     /// abruptly: no terminating chunk, so the client sees a truncated body.
     DropWatchAfter(usize),
+    /// Serve the watch, but after this many events (bookmarks included) send a line that is not
+    /// a watch event (as a mangling proxy would), then carry on.
+    GarbleWatchAfter(usize),
 }
 
 /// A fault applied to the next `times` requests matching `verb` (and `resource`, if given).
@@ -116,6 +130,11 @@ impl Fault {
     /// Only meaningful for watches, so it matches [`Verb::Watch`].
     pub fn drop_watch_after(events: usize) -> Self {
         Self::new(FaultAction::DropWatchAfter(events)).on(Verb::Watch)
+    }
+
+    /// Only meaningful for watches, so it matches [`Verb::Watch`].
+    pub fn garble_watch_after(events: usize) -> Self {
+        Self::new(FaultAction::GarbleWatchAfter(events)).on(Verb::Watch)
     }
 
     pub fn on(mut self, verb: Verb) -> Self {
@@ -169,6 +188,9 @@ pub(crate) struct Knobs {
     pub watch_list_supported: bool,
     pub bookmark_interval: Duration,
     pub refuse_until: Option<Instant>,
+    /// Between [`FakeApiServer::stop`] and [`FakeApiServer::restart`]: every connection is closed
+    /// as soon as it is accepted.
+    pub down: bool,
 }
 
 /// State shared by the accept loop, connection tasks and watch streams.
@@ -236,6 +258,7 @@ impl FakeApiServer {
                 // The real cacher's bookmark frequency.
                 bookmark_interval: Duration::from_secs(60),
                 refuse_until: None,
+                down: false,
             }),
             faults: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
@@ -347,8 +370,43 @@ impl FakeApiServer {
     /// Makes every resourceVersion below the current one too old: exact-RV lists, continue tokens
     /// and watches from them fail with 410 from now on.
     pub fn compact(&self) {
+        let rv = self.resource_version();
+        self.compact_to(rv);
+    }
+
+    /// etcd's compaction at `rv`: exact reads (lists at a resourceVersion with a `limit` or
+    /// `resourceVersionMatch=Exact`, continue tokens) and watches from below `rv` fail with 410.
+    pub fn compact_to(&self, rv: u64) {
         let mut s = self.inner.store();
-        s.compacted = s.rv;
+        assert!(
+            rv <= s.rv,
+            "fake apiserver: cannot compact ahead of rv {}",
+            s.rv
+        );
+        s.compacted = s.compacted.max(rv);
+    }
+
+    /// The apiserver process goes away (etcd stays): open connections drop, and new ones are
+    /// closed as soon as they are accepted until [`restart`](Self::restart). Objects changed
+    /// meanwhile (with `create`, `update`, `delete`) change in etcd, behind the back of every
+    /// watcher.
+    pub fn stop(&self) {
+        lock(&self.inner.knobs).down = true;
+        self.drop_connections();
+    }
+
+    /// The apiserver starts again (after [`stop`](Self::stop), or at once, as a crash and a
+    /// restart): open connections drop, and its watch cache is rebuilt from etcd at the current
+    /// revision, so a watch from any older resourceVersion gets 410 "too old resource version"
+    /// (`watch-after-restart-410.jsonl`), while etcd still serves exact reads of older revisions
+    /// until they are compacted (`list-after-restart-rv-limit-stale.json`).
+    pub fn restart(&self) {
+        {
+            let mut s = self.inner.store();
+            s.cache_start = s.rv;
+        }
+        lock(&self.inner.knobs).down = false;
+        self.drop_connections();
     }
 
     /// With `true`, `sendInitialEvents=true` watches are served (as with the WatchList feature
@@ -426,9 +484,13 @@ async fn accept_loop(inner: Arc<Inner>, listener: TcpListener) {
                 Err(_) => continue,
             },
         };
-        let refusing = lock(&inner.knobs)
-            .refuse_until
-            .is_some_and(|until| Instant::now() < until);
+        let refusing = {
+            let knobs = lock(&inner.knobs);
+            knobs.down
+                || knobs
+                    .refuse_until
+                    .is_some_and(|until| Instant::now() < until)
+        };
         if refusing {
             drop(stream);
             continue;

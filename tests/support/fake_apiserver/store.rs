@@ -51,8 +51,13 @@ pub(crate) struct Store {
     /// watches that are already running keep receiving what they have not read yet.
     log: Vec<LogEntry>,
     pub rv: u64,
-    /// Requests for a resourceVersion below this are "too old".
+    /// etcd's compaction: exact reads (lists at a resourceVersion with a `limit` or
+    /// `resourceVersionMatch=Exact`, continue tokens) below this are "too old".
     pub compacted: u64,
+    /// The oldest resourceVersion the watch cache can start a watch from: the revision it was
+    /// (re)built at when the apiserver started. etcd may still hold older revisions for exact
+    /// reads; a watch from before this gets 410 "too old resource version".
+    pub cache_start: u64,
 }
 
 /// The first resourceVersion; every mutation takes the next one.
@@ -66,6 +71,7 @@ impl Store {
             log: Vec::new(),
             rv: INITIAL_RV,
             compacted: INITIAL_RV,
+            cache_start: INITIAL_RV,
         }
     }
 
@@ -264,6 +270,12 @@ impl Store {
             };
         }
         state
+    }
+
+    /// The oldest resourceVersion a watch can start from: the watch cache holds no events from
+    /// before it was built, nor any that etcd compacted away.
+    pub(crate) fn watch_floor(&self) -> u64 {
+        self.compacted.max(self.cache_start)
     }
 
     /// All logged mutations with a resourceVersion above `rv`, oldest first.

@@ -88,8 +88,18 @@ fn convert(e: &LogEntry, filter: &Filter) -> Option<(EventType, Value)> {
 struct WatchStream {
     live: Option<Live>,
     pending: VecDeque<Bytes>,
-    drop_after: Option<usize>,
+    /// What goes wrong once this many lines were sent.
+    fault: Option<(usize, StreamFault)>,
     sent: usize,
+}
+
+/// An injected fault of an open watch.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum StreamFault {
+    /// The connection is cut without a terminating chunk.
+    Drop,
+    /// A line that is not JSON, then the stream carries on.
+    Garble,
 }
 
 struct Live {
@@ -130,21 +140,30 @@ impl WatchStream {
         Self {
             live: None,
             pending: lines.into(),
-            drop_after: None,
+            fault: None,
             sent: 0,
         }
     }
 
     async fn next(mut self) -> Option<(Result<Frame<Bytes>, std::io::Error>, Self)> {
         loop {
-            if self.drop_after.is_some_and(|n| self.sent >= n) {
-                tokio::time::sleep(DROP_FLUSH_DELAY).await;
-                self.live = None;
-                self.pending.clear();
-                self.drop_after = None;
-                // An error from the body makes hyper abort the connection mid-message.
-                let err = std::io::Error::other("fake apiserver: watch connection dropped");
-                return Some((Err(err), self));
+            match self.fault {
+                Some((n, StreamFault::Drop)) if self.sent >= n => {
+                    tokio::time::sleep(DROP_FLUSH_DELAY).await;
+                    self.live = None;
+                    self.pending.clear();
+                    self.fault = None;
+                    // An error from the body makes hyper abort the connection mid-message.
+                    let err = std::io::Error::other("fake apiserver: watch connection dropped");
+                    return Some((Err(err), self));
+                }
+                Some((n, StreamFault::Garble)) if self.sent >= n => {
+                    self.fault = None;
+                    self.sent += 1;
+                    let line = Bytes::from_static(b"{\"type\":\"MODIFIED\",\"object\":!}\n");
+                    return Some((Ok(Frame::data(line)), self));
+                }
+                _ => {}
             }
             if let Some(chunk) = self.pending.pop_front() {
                 self.sent += 1;
@@ -200,7 +219,7 @@ pub(crate) async fn watch(
     def: Arc<ResourceDef>,
     filter: Filter,
     q: &Query,
-    drop_after: Option<usize>,
+    fault: Option<(usize, StreamFault)>,
 ) -> Response<Body> {
     let param = |k: &str| q.get(k).map_or("", String::as_str);
     let truthy = |k: &str| matches!(param(k), "true" | "1");
@@ -264,8 +283,8 @@ pub(crate) async fn watch(
         let store = inner.store();
         let synthetic_adds = send_initial || matches!(requested, None | Some(0));
         match requested {
-            Some(n) if !synthetic_adds && n < store.compacted => {
-                return too_old(n, store.compacted);
+            Some(n) if !synthetic_adds && n < store.watch_floor() => {
+                return too_old(n, store.watch_floor());
             }
             Some(n) if !synthetic_adds => n,
             _ => {
@@ -296,7 +315,7 @@ pub(crate) async fn watch(
     stream_response(WatchStream {
         live: Some(live),
         pending,
-        drop_after,
+        fault,
         sent: 0,
     })
 }
