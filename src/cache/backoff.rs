@@ -1,9 +1,13 @@
 //! The Reflector's backoff between failed list/watch attempts: client-go's
 //! `NewExponentialBackoffManager(800ms, 30s, 2m, 2.0, 1.0)`.
 //!
-//! Each delay is the current step with jitter added (`step × (1 + jitter × rand[0, 1))`); the
-//! step then doubles up to the cap. When no backoff was asked for during `reset_after` (the
-//! connection was healthy that long), the step starts over at `initial`.
+//! Each delay is the current step with jitter added (`step × (1 + jitter × rand[0, 1))`,
+//! apimachinery's `wait.Jitter`); the step then doubles up to the cap (`wait.Backoff.Step`). The
+//! reset rule is `exponentialBackoffManagerImpl.getNextBackoff`'s: when more than `reset_after`
+//! has passed since the previous delay was handed out (`clock.Now().Sub(lastBackoffStart) >
+//! backoffResetDuration`), the step starts over at `initial`. That is measured from when the
+//! previous backoff began, not from when the connection became healthy again: a 30 s backoff
+//! followed by 91 s of healthy watching resets too.
 
 use std::time::{Duration, Instant};
 
@@ -18,7 +22,8 @@ pub struct BackoffConfig {
     pub cap: Duration,
     /// Random fraction of the step added to each delay (client-go: 1.0).
     pub jitter: f64,
-    /// A quiet period after which the step starts over (client-go: 2 minutes).
+    /// When more than this has passed since the previous delay was handed out, the step starts
+    /// over (client-go: 2 minutes).
     pub reset_after: Duration,
     /// Seeds the jitter so that a run (a test, a replay) is reproducible; `None` seeds randomly.
     pub seed: Option<u64>,
@@ -87,7 +92,7 @@ impl Backoff {
     pub fn next_delay(&mut self, now: Instant) -> Duration {
         if self
             .last
-            .is_some_and(|last| now.saturating_duration_since(last) >= self.config.reset_after)
+            .is_some_and(|last| now.saturating_duration_since(last) > self.config.reset_after)
         {
             self.step = self.config.initial;
         }
@@ -144,6 +149,21 @@ mod tests {
         );
         assert_eq!(
             b.next_delay(t + Duration::from_secs(200)),
+            Duration::from_millis(800)
+        );
+    }
+
+    #[test]
+    fn resets_only_after_more_than_reset_after_since_the_previous_backoff_began() {
+        let mut b = Backoff::new(no_jitter());
+        let t = Instant::now();
+        let secs = Duration::from_secs;
+        assert_eq!(b.next_delay(t), Duration::from_millis(800));
+        // Exactly 2 minutes later: not more than `reset_after`, so the step keeps growing.
+        assert_eq!(b.next_delay(t + secs(120)), Duration::from_millis(1600));
+        // Just over 2 minutes after that backoff began (however long it lasted): reset.
+        assert_eq!(
+            b.next_delay(t + secs(240) + Duration::from_millis(1)),
             Duration::from_millis(800)
         );
     }
