@@ -61,7 +61,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
 atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l page-size -d 'Objects per list page; the list follows `continue` tokens' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l page-size -d 'Objects per page of every list, relists included, as client-go\'s WatchListPageSize (default: pages of 500, except relists at a resourceVersion, which ask for everything at once so that the watch cache answers with current data)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables; below 1s means 1s)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
@@ -101,7 +101,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l 
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
 atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l page-size -d 'Objects per list page; the list follows `continue` tokens' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l page-size -d 'Objects per page of every list, relists included, as client-go\'s WatchListPageSize (default: pages of 500, except relists at a resourceVersion, which ask for everything at once so that the watch cache answers with current data)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables; below 1s means 1s)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
@@ -133,7 +133,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
 atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l page-size -d 'Objects per list page; the list follows `continue` tokens' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l page-size -d 'Objects per page of every list, relists included, as client-go\'s WatchListPageSize (default: pages of 500, except relists at a resourceVersion, which ask for everything at once so that the watch cache answers with current data)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables; below 1s means 1s)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'

@@ -8,7 +8,7 @@ use clap::Parser;
 mod cli;
 mod cmd;
 
-use cli::exit::{Exit, classify, message};
+use cli::exit::{Exit, classify, message, note};
 
 // jemalloc frees an object cheaply on any thread: a replay parses objects on its reader thread
 // and the consumer frees the ones the cache replaces, which glibc's malloc serialises on an arena
@@ -40,6 +40,9 @@ fn main() -> ExitCode {
                 return Exit::Success.into();
             }
             let _ = writeln!(io::stderr(), "kubectl-deltas: error: {}", message(&error));
+            if let Some(note) = note(&error) {
+                let _ = writeln!(io::stderr(), "kubectl-deltas: note: {note}");
+            }
             classify(&error).into()
         }
     }

@@ -515,7 +515,8 @@ async fn instant_replay_reports_recorded_time_and_never_sleeps() {
                 &WatchEndReason::ErrorEvent(kubectl_deltas::source::ApiStatus {
                     code: 410,
                     reason: "Expired".into(),
-                    message: "too old".into()
+                    message: "too old".into(),
+                    causes: Vec::new(),
                 }),
                 Duration::from_millis(10_800_000 - 300_000),
                 1

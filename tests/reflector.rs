@@ -461,8 +461,113 @@ async fn expired_watch_relists_at_the_last_resource_version() {
     h.stop().await.expect("clean stop");
 }
 
+/// The resourceVersion of every list request and whether it asked for a `limit`.
+fn list_rvs(h: &Harness) -> Vec<(Option<String>, bool)> {
+    h.requests(Verb::List)
+        .iter()
+        .map(|r| {
+            (
+                r.param("resourceVersion").map(str::to_owned),
+                r.param("limit").is_some(),
+            )
+        })
+        .collect()
+}
+
+/// Checks that no list went back in time: each answered at a resourceVersion at least as new as
+/// the one it asked for.
+fn assert_lists_never_go_back(events: &[ReflectorEventKind]) {
+    let mut asked = None;
+    for e in events {
+        match e {
+            ReflectorEventKind::ListStarted { resource_version } => {
+                asked = resource_version.parse::<u64>().ok();
+            }
+            ReflectorEventKind::ListDone {
+                resource_version, ..
+            } => {
+                let got: u64 = resource_version.parse().expect("a numeric resourceVersion");
+                assert!(
+                    asked.is_none_or(|asked| got >= asked),
+                    "a list at {asked:?} answered {got}: {events:#?}"
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
 #[tokio::test]
-async fn missed_deletion_during_a_dropped_watch_becomes_a_tombstone() {
+async fn an_apiserver_restart_with_deletions_in_etcd_converges_with_tombstones() {
+    let server = FakeApiServer::start().await;
+    for name in ["a", "b", "c", "d"] {
+        server.create("configmaps", cm(name, "1"));
+    }
+    let h = Harness::start(server, fast_config()).await;
+    h.until_synced().await;
+    let last = h.server.update("configmaps", cm("d", "2"));
+    h.until_consistent().await;
+
+    // kube-apiserver dies; meanwhile b and c are deleted directly in etcd, and it comes back
+    // with a watch cache that starts at the current revision (`watch-after-restart-410.jsonl`).
+    h.server.stop();
+    h.until_event("the watch to break", |e| {
+        matches!(e, ReflectorEventKind::WatchEnded { .. })
+    })
+    .await;
+    h.server.delete("configmaps", "default", "b");
+    h.server.delete("configmaps", "default", "c");
+    let lists_before = h.requests(Verb::List).len();
+    h.server.restart();
+    h.until_consistent().await;
+    h.until("the watch after the relist", |h| {
+        matches!(
+            h.events().last(),
+            Some(ReflectorEventKind::WatchStarted { .. })
+        )
+    })
+    .await;
+    h.server.update("configmaps", cm("a", "2"));
+    h.until_consistent().await;
+
+    // One relist, at the last synced resourceVersion without a limit, so that the rebuilt
+    // watch cache answered with the current state (with a limit, etcd would have served the
+    // stale revision again: `list-after-restart-rv-limit-stale.json`).
+    let lists = list_rvs(&h);
+    assert_eq!(
+        &lists[lists_before..],
+        [(Some(last.to_string()), false)],
+        "{lists:?}"
+    );
+    let events = h.events();
+    assert_eq!(
+        count(&events, |e| matches!(
+            e,
+            ReflectorEventKind::WatchEnded {
+                reason: WatchEndReason::ErrorEvent(s),
+                ..
+            } if s.code == 410
+        )),
+        1,
+        "{events:#?}"
+    );
+    assert_lists_never_go_back(&events);
+
+    let batches = h.batches();
+    let tombstones: Vec<&str> = batches
+        .iter()
+        .filter(|b| b.tombstone)
+        .map(|b| b.key.as_str())
+        .collect();
+    assert_eq!(tombstones, ["default/b", "default/c"]);
+    let last_batch = batches.last().expect("batches");
+    assert_eq!(last_batch.key, "default/a");
+    assert_eq!(last_batch.types, [DeltaType::Updated]);
+    h.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn missed_deletion_during_a_long_disconnect_with_compaction_becomes_a_tombstone() {
     let server = FakeApiServer::start().await;
     for name in ["a", "b", "c"] {
         server.create("configmaps", cm(name, "1"));
@@ -473,8 +578,8 @@ async fn missed_deletion_during_a_dropped_watch_becomes_a_tombstone() {
     h.until_consistent().await;
 
     // The server goes away; meanwhile objects change and history is compacted, so the re-watch
-    // gets 410 and the list at the last synced resourceVersion does too: only a consistent list
-    // can catch up, and the deletion it reveals must come out as a tombstone.
+    // gets 410. The relist at the last synced resourceVersion has no limit: the watch cache
+    // answers it with the current state, and the deletion it reveals is a tombstone.
     h.server.refuse_connections(Duration::from_millis(400));
     h.until_event("the watch to end", |e| {
         matches!(e, ReflectorEventKind::WatchEnded { .. })
@@ -494,8 +599,7 @@ async fn missed_deletion_during_a_dropped_watch_becomes_a_tombstone() {
             _ => None,
         })
         .collect();
-    assert!(relists.contains(&&RelistCause::WatchExpired), "{relists:?}");
-    assert!(relists.contains(&&RelistCause::ListExpired), "{relists:?}");
+    assert_eq!(relists, [&RelistCause::WatchExpired], "{events:#?}");
     assert!(events.iter().any(|e| matches!(
         e,
         ReflectorEventKind::Backoff {
@@ -503,21 +607,121 @@ async fn missed_deletion_during_a_dropped_watch_becomes_a_tombstone() {
             ..
         }
     )));
-
-    let lists = h.requests(Verb::List);
-    let rvs: Vec<Option<&str>> = lists.iter().map(|r| r.param("resourceVersion")).collect();
-    let last = last.to_string();
-    assert!(rvs.contains(&Some(last.as_str())), "{rvs:?}");
     assert_eq!(
-        rvs.last(),
-        Some(&None),
-        "the final list is a consistent read: {rvs:?}"
+        list_rvs(&h),
+        [(Some("0".into()), true), (Some(last.to_string()), false)]
     );
+    assert_lists_never_go_back(&events);
 
     let tombstones: Vec<Popped> = h.batches().into_iter().filter(|b| b.tombstone).collect();
     assert_eq!(tombstones.len(), 1, "{tombstones:?}");
     assert_eq!(tombstones[0].key, "default/b");
     assert_eq!(tombstones[0].types, [DeltaType::Deleted]);
+    h.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn with_an_explicit_page_size_a_compacted_relist_falls_back_to_a_consistent_read() {
+    let server = FakeApiServer::start().await;
+    for name in ["a", "b", "c"] {
+        server.create("configmaps", cm(name, "1"));
+    }
+    // client-go's WatchListPageSize: every list is paged, so a relist at a resourceVersion is an
+    // exact read from etcd, which compaction makes fail; `""` follows at once.
+    let h = Harness::start(server, fast_config().page_size(2)).await;
+    h.until_synced().await;
+    let last = h.server.update("configmaps", cm("a", "2"));
+    h.until_consistent().await;
+    h.server.refuse_connections(Duration::from_millis(400));
+    h.until_event("the watch to end", |e| {
+        matches!(e, ReflectorEventKind::WatchEnded { .. })
+    })
+    .await;
+    h.server.delete("configmaps", "default", "b");
+    h.server.compact();
+    h.until_consistent().await;
+
+    let events = h.events();
+    let relists: Vec<&RelistCause> = events
+        .iter()
+        .filter_map(|e| match e {
+            ReflectorEventKind::Relist { cause } => Some(cause),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        relists,
+        [&RelistCause::WatchExpired, &RelistCause::ListExpired],
+        "{events:#?}"
+    );
+    let lists = list_rvs(&h);
+    let last = last.to_string();
+    let first_relist = lists
+        .iter()
+        .position(|(rv, _)| rv.as_deref() == Some(last.as_str()))
+        .expect("a relist at the last synced resourceVersion");
+    assert!(lists[first_relist].1, "paged: {lists:?}");
+    assert_eq!(
+        lists[first_relist + 1],
+        (None, true),
+        "a consistent read: {lists:?}"
+    );
+    let tombstones: Vec<String> = h
+        .batches()
+        .into_iter()
+        .filter(|b| b.tombstone)
+        .map(|b| b.key)
+        .collect();
+    assert_eq!(tombstones, ["default/b"]);
+    h.stop().await.expect("clean stop");
+}
+
+#[tokio::test]
+async fn an_undecodable_watch_event_is_an_internal_error_then_backoff_and_relist() {
+    let server = FakeApiServer::start().await;
+    server.create("configmaps", cm("a", "1"));
+    server.inject(Fault::garble_watch_after(1));
+    let h = Harness::start(server, fast_config()).await;
+    h.until_synced().await;
+    h.server.update("configmaps", cm("a", "2"));
+    h.until("the relist", |h| h.requests(Verb::List).len() >= 2)
+        .await;
+    h.server.update("configmaps", cm("a", "3"));
+    h.until_consistent().await;
+
+    // client-go's StreamWatcher turns a line it cannot decode into an ERROR event carrying an
+    // InternalError, which ends the ListAndWatch: back off, relist.
+    let events = h.events();
+    let ended = events
+        .iter()
+        .find_map(|e| match e {
+            ReflectorEventKind::WatchEnded {
+                reason: WatchEndReason::ErrorEvent(s),
+                ..
+            } => Some(s.clone()),
+            _ => None,
+        })
+        .expect("the watch ended with an error event");
+    assert_eq!((ended.code, ended.reason.as_str()), (500, "InternalError"));
+    assert!(
+        ended.message.starts_with(
+            "Internal error occurred: unable to decode an event from the watch stream:"
+        ),
+        "{ended:?}"
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        ReflectorEventKind::Relist {
+            cause: RelistCause::WatchFailed(_)
+        }
+    )));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        ReflectorEventKind::Backoff {
+            phase: Phase::Watch,
+            ..
+        }
+    )));
     h.stop().await.expect("clean stop");
 }
 

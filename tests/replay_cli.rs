@@ -122,6 +122,61 @@ async fn a_recorded_session_replays_to_the_batches_the_live_run_showed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_through_an_apiserver_restart_converges_and_replays_the_same() {
+    let server = FakeApiServer::start().await;
+    for name in ["a", "b", "c"] {
+        server.create("configmaps", cm(name, "1"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let path = dir.path().join("restart.jsonl");
+    let mut bin = Running::spawn(&kubeconfig, &["record", "cm", "-f", path_str(&path)]);
+    let mut step = |what: &str, until: &dyn Fn(&str) -> bool| {
+        tokio::task::block_in_place(|| bin.read_stderr_until(what, until));
+    };
+    step("the sync", &|l| l.contains("── synced:"));
+    server.update("configmaps", cm("a", "2"));
+    step("a's update", &|l| {
+        l.contains(" default/a ") && l.contains("Updated")
+    });
+    // The apiserver goes down, b is deleted in etcd meanwhile, and it restarts with a watch
+    // cache that begins after the client's resourceVersion: 410, one relist, a tombstone.
+    server.stop();
+    step("the retries", &|l| l.contains("backoff"));
+    server.delete("configmaps", "default", "b");
+    server.restart();
+    step("the tombstone", &|l| {
+        l.contains(" default/b ") && l.contains("Deleted(tombstone)")
+    });
+    server.update("configmaps", cm("c", "2"));
+    step("c's update", &|l| {
+        l.contains(" default/c ") && l.contains("Updated")
+    });
+    let live = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(live.status.code(), Some(0), "{}", live.stderr);
+    assert_eq!(
+        live.stderr.matches("410 → relist").count(),
+        1,
+        "one relist: {}",
+        live.stderr
+    );
+
+    let replayed = run_offline(&["replay", path_str(&path), "-q"], None).await;
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "{}",
+        text(&replayed.stderr)
+    );
+    let recording = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        batch_rows(&text(&replayed.stdout)),
+        batch_rows(&live.stderr),
+        "recording:\n{recording}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn record_writes_resync_lines_that_replay_as_resyncs() {
     let server = FakeApiServer::start().await;
     server.create("configmaps", cm("a", "1"));

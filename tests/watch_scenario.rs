@@ -360,7 +360,7 @@ async fn ctrl_c_prints_the_summary_of_the_scenario() {
         ("of which tombstones", "1"),
         ("batches", "7"),
         ("deltas per batch (mean / max)", "1.14 / 2"),
-        ("relists", "2"),
+        ("relists", "1"),
         ("watch restarts", "2"),
         ("bookmarks", "0"),
     ] {

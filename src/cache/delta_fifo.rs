@@ -5,7 +5,8 @@
 //! [`delete`](DeltaFifo::delete), [`replace`](DeltaFifo::replace) and
 //! [`resync`](DeltaFifo::resync); the consumer calls [`pop`](DeltaFifo::pop). Changes to a key that
 //! is already queued are appended to its `Deltas` instead of queueing the key again, so a slow
-//! consumer sees coalesced batches and the queue never holds more entries than there are keys.
+//! consumer sees coalesced batches and the queue never holds more keys than there are objects;
+//! the deltas queued under them, each with its object, grow with every change until popped.
 //!
 //! ## Where this differs from client-go, and why
 //! - `pop` runs `process` with the queue lock held, exactly as client-go does, so `process` must be

@@ -11,7 +11,7 @@ pub enum Exit {
     Runtime = 1,
     /// A usage error: bad flag value, unknown resource, bad index spec.
     Usage = 2,
-    /// The cluster could not be reached or refused us: bad kubeconfig, unreachable, 401, 403.
+    /// The cluster could not be reached or refused us: bad kubeconfig, unreachable, 401, 403, 404.
     ClusterAccess = 3,
     /// `index --fail-empty` found nothing.
     Empty = 4,
@@ -31,6 +31,8 @@ pub struct Failure {
     pub exit: Exit,
     /// What went wrong, with its causes.
     pub error: anyhow::Error,
+    /// A sentence printed after the error as a `note:` line: what it means beyond this tool.
+    pub note: Option<String>,
 }
 
 /// Attaches an exit code to an error.
@@ -45,10 +47,18 @@ impl<T, E: Into<anyhow::Error>> WithExit<T> for Result<T, E> {
             Failure {
                 exit,
                 error: e.into(),
+                note: None,
             }
             .into()
         })
     }
+}
+
+/// The note attached to an error by its [`Failure`], if any.
+pub fn note(error: &anyhow::Error) -> Option<&str> {
+    error
+        .downcast_ref::<Failure>()
+        .and_then(|f| f.note.as_deref())
 }
 
 /// The exit code an error deserves.
@@ -164,6 +174,7 @@ mod tests {
         let wrapped: anyhow::Error = Failure {
             exit: Exit::Usage,
             error,
+            note: None,
         }
         .into();
         assert_eq!(classify(&wrapped), Exit::Usage);

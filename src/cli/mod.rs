@@ -26,7 +26,8 @@ Exit codes:
   0  success
   1  runtime error (bad recording, I/O error, a command that is not implemented yet)
   2  usage error (bad flag, unknown resource, bad index spec)
-  3  cluster access error (unreachable, bad kubeconfig, 401 Unauthorized, 403 Forbidden)
+  3  cluster access error (unreachable, bad kubeconfig, 401 Unauthorized, 403 Forbidden,
+     404 Not Found)
   4  `index --fail-empty` found nothing";
 
 /// Watch the inner life of a Kubernetes informer: the Reflector's List and Watch, the DeltaFIFO's
@@ -242,12 +243,14 @@ impl From<FifoKind> for QueueKind {
     }
 }
 
-/// How the Reflector lists and watches, as client-go's (issue #3).
+/// How the Reflector lists and watches, as client-go's.
 #[derive(Debug, Clone, Args)]
 pub struct ReflectorArgs {
-    /// Objects per list page; the list follows `continue` tokens.
-    #[arg(long, value_name = "N", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
-    pub page_size: u32,
+    /// Objects per page of every list, relists included, as client-go's WatchListPageSize
+    /// (default: pages of 500, except relists at a resourceVersion, which ask for everything at
+    /// once so that the watch cache answers with current data).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub page_size: Option<u32>,
     /// List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache).
     #[arg(long)]
     pub consistent_list: bool,

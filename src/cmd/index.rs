@@ -123,6 +123,7 @@ fn answer(
         Some(message) if args.fail_empty => Err(Failure {
             exit: Exit::Empty,
             error: anyhow!(message),
+            note: None,
         }
         .into()),
         Some(message) => {

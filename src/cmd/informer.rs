@@ -116,9 +116,11 @@ pub fn lister_watcher(
 
 pub fn reflector_config(reflector: &ReflectorArgs, informer: &InformerArgs) -> ReflectorConfig {
     let mut config = ReflectorConfig::default()
-        .page_size(reflector.page_size)
         .consistent_list(reflector.consistent_list)
         .watch_list(reflector.watch_list);
+    if let Some(page_size) = reflector.page_size {
+        config = config.page_size(page_size);
+    }
     if let Some(timeout) = reflector.watch_timeout.0 {
         config = config.watch_timeout(timeout);
     }
@@ -151,8 +153,8 @@ pub fn strip_managed_fields(config: ReflectorConfig) -> ReflectorConfig {
     config.transform(Object::strip_managed_fields)
 }
 
-/// 401 and 403 are the user's access problem; anything else the Reflector gives up on is a runtime
-/// error.
+/// What the Reflector gave up on. 401, 403 and 404 are the cluster refusing access (exit 3), with a
+/// note on what a controller would do instead; anything else is a runtime error.
 pub fn reflector_failure(error: ReflectorError, target: &Target) -> anyhow::Error {
     reflector_failure_while("watching", error, target)
 }
@@ -163,13 +165,27 @@ pub fn reflector_failure_while(
     error: ReflectorError,
     target: &Target,
 ) -> anyhow::Error {
-    let exit = if error.source_error().is_auth() {
-        Exit::ClusterAccess
+    let source = error.source_error();
+    let refused = source.is_auth() || source.is_not_found();
+    let (exit, note) = if refused {
+        (Exit::ClusterAccess, Some(informer_would_hang(&error)))
     } else {
-        Exit::Runtime
+        (Exit::Runtime, None)
     };
     let error = anyhow::Error::new(error).context(format!("{doing} {} failed", target.describe()));
-    Failure { exit, error }.into()
+    Failure { exit, error, note }.into()
+}
+
+/// What a client-go informer does where this tool stops: `Reflector.Run` hands the error to its
+/// `WatchErrorHandler`, which only logs it, and `wait.BackoffUntil` runs ListAndWatch again after
+/// a backoff, forever.
+fn informer_would_hang(error: &ReflectorError) -> String {
+    format!(
+        "a client-go informer does not stop here: its Reflector logs the error and retries the \
+         {} forever with backoff (up to about a minute apart), HasSynced never becomes true, and \
+         a controller waiting in WaitForCacheSync hangs without saying why",
+        error.verb()
+    )
 }
 
 #[cfg(test)]

@@ -274,6 +274,7 @@ fn reflector_fields(kind: &ReflectorEventKind) -> (&'static str, serde_json::Map
             let code = match cause {
                 RelistCause::WatchExpired => "watch-expired",
                 RelistCause::ListExpired => "list-expired",
+                RelistCause::ListTooLarge => "list-too-large",
                 RelistCause::ContinueExpired => "continue-expired",
                 RelistCause::VeryShortWatch => "very-short-watch",
                 RelistCause::WatchStartFailed(_) => "watch-start-failed",

@@ -163,7 +163,7 @@ impl ListerWatcher for KubeListerWatcher {
                 Ok(event) => Ok(watch_event(event)),
                 // A Status line that is not a watch event: the server ended the stream with it.
                 Err(kube::Error::Api(status)) => Ok(WatchEvent::Error(api_status(&status))),
-                Err(e) => Err(stream_error(e)),
+                Err(e) => stream_error(e),
             })
             .boxed())
     }
@@ -206,6 +206,12 @@ fn api_status(status: &Status) -> ApiStatus {
         code: status.code,
         reason: status.reason.clone(),
         message: status.message.clone(),
+        causes: status
+            .details
+            .iter()
+            .flat_map(|d| &d.causes)
+            .map(|c| c.reason.clone())
+            .collect(),
     }
 }
 
@@ -225,11 +231,21 @@ fn source_error(error: kube::Error) -> SourceError {
     }
 }
 
-/// Maps an error raised while reading an open watch to a [`SourceError`].
-fn stream_error(error: kube::Error) -> SourceError {
+/// Maps an error raised while reading an open watch to what client-go's `StreamWatcher.receive`
+/// makes of it: a line that cannot be decoded becomes an ERROR event with an `InternalError`
+/// Status (`errors.NewInternalError`), so that the Reflector backs off and relists; a broken
+/// connection just ends the stream (an error here), and the Reflector watches again.
+fn stream_error(error: kube::Error) -> Result<WatchEvent, SourceError> {
     match error {
-        kube::Error::SerdeError(e) => SourceError::Stream(format!("undecodable watch event: {e}")),
-        other => SourceError::Stream(describe_chain(&other)),
+        kube::Error::SerdeError(e) => Ok(WatchEvent::Error(ApiStatus {
+            code: 500,
+            reason: "InternalError".into(),
+            message: format!(
+                "Internal error occurred: unable to decode an event from the watch stream: {e}"
+            ),
+            causes: Vec::new(),
+        })),
+        other => Err(SourceError::Stream(describe_chain(&other))),
     }
 }
 

@@ -84,6 +84,9 @@ pub struct ApiStatus {
     pub reason: String,
     /// The human-readable message.
     pub message: String,
+    /// The `reason` of each of `details.causes` (a cause type such as `ResourceVersionTooLarge`),
+    /// in the server's order; usually empty.
+    pub causes: Vec<String>,
 }
 
 impl fmt::Display for ApiStatus {
@@ -203,6 +206,18 @@ impl SourceError {
         })
     }
 
+    /// Whether the requested resourceVersion is newer than any the server has seen: the watch
+    /// cache waited for it in vain (504 with the cause `ResourceVersionTooLarge`; servers before
+    /// 1.19 only said "Too large resource version" in the message). client-go's
+    /// `isTooLargeResourceVersionError`.
+    pub fn is_too_large_resource_version(&self) -> bool {
+        self.status().is_some_and(|s| {
+            s.causes.iter().any(|c| c == "ResourceVersionTooLarge")
+                || ((s.code == 504 || s.reason == "Timeout")
+                    && s.message.contains("Too large resource version"))
+        })
+    }
+
     /// Whether the server asked the client to slow down (`429 TooManyRequests`).
     pub fn is_too_many_requests(&self) -> bool {
         self.status()
@@ -281,6 +296,7 @@ mod tests {
             code,
             reason: reason.into(),
             message: message.into(),
+            causes: Vec::new(),
         })
     }
 

@@ -12,14 +12,21 @@ use crate::cache::backoff::BackoffConfig;
 /// Runs on every object before it reaches the FIFO (for instance to strip `managedFields`).
 pub type Transform = Arc<dyn Fn(&mut Object) + Send + Sync>;
 
-/// client-go's default page size for the initial list.
+/// The page size of client-go's pager (`tools/pager.defaultPageSize`), used when no page size is
+/// set.
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
 
-/// How a [`Reflector`](super::Reflector) lists and watches.
-#[derive(Clone)]
+/// How a [`Reflector`](super::Reflector) lists and watches. The default is client-go's: pages
+/// of 500, a `"0"` first list, random watch timeouts, no resync, list + watch.
+#[derive(Clone, Default)]
 pub struct ReflectorConfig {
-    /// `limit` of every list request (default 500); 0 lists without paging.
-    pub page_size: u32,
+    /// client-go's `WatchListPageSize`: when set, every list asks for pages of this size (0: one
+    /// unpaged request), relists included. When `None` (the default), lists follow the Reflector's
+    /// own rule (see [`Reflector`](super::Reflector)): pages of [`DEFAULT_PAGE_SIZE`], except a
+    /// relist at a specific resourceVersion, which asks for everything at once so that the watch
+    /// cache can answer it with current data; a server that paged the first `"0"` list keeps
+    /// being paged.
+    pub page_size: Option<u32>,
     /// List the first time with `resourceVersion=""` (a consistent read from etcd) instead of
     /// `"0"` (whatever the watch cache holds, possibly stale).
     pub consistent_list: bool,
@@ -42,22 +49,6 @@ pub struct ReflectorConfig {
     pub seed: Option<u64>,
 }
 
-impl Default for ReflectorConfig {
-    fn default() -> Self {
-        ReflectorConfig {
-            page_size: DEFAULT_PAGE_SIZE,
-            consistent_list: false,
-            watch_timeout: None,
-            resync: None,
-            watch_list: false,
-            verify_every: None,
-            backoff: BackoffConfig::default(),
-            transform: None,
-            seed: None,
-        }
-    }
-}
-
 impl fmt::Debug for ReflectorConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReflectorConfig")
@@ -75,9 +66,10 @@ impl fmt::Debug for ReflectorConfig {
 }
 
 impl ReflectorConfig {
-    /// Sets the list page size (0: no paging).
+    /// Sets the page size of every list, relists included (0: no paging): client-go's
+    /// `WatchListPageSize`.
     pub fn page_size(mut self, page_size: u32) -> Self {
-        self.page_size = page_size;
+        self.page_size = Some(page_size);
         self
     }
 

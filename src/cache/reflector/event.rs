@@ -68,7 +68,11 @@ pub enum RelistCause {
     WatchExpired,
     /// The list at the last synced resourceVersion expired too: list from `""` at once.
     ListExpired,
-    /// A continue token expired mid-list: start the list over from `""`.
+    /// The server has not reached the resourceVersion listed at (504 `ResourceVersionTooLarge`):
+    /// list from `""` at once.
+    ListTooLarge,
+    /// A continue token expired mid-list: list again in one unpaginated request at the same
+    /// resourceVersion (client-go's pager).
     ContinueExpired,
     /// The watch was very short.
     VeryShortWatch,
@@ -87,7 +91,12 @@ impl fmt::Display for RelistCause {
             RelistCause::ListExpired => {
                 f.write_str("the list at the last synced resourceVersion expired")
             }
-            RelistCause::ContinueExpired => f.write_str("the list's continue token expired"),
+            RelistCause::ListTooLarge => f.write_str(
+                "the server has not reached the resourceVersion listed at (too large resource version)",
+            ),
+            RelistCause::ContinueExpired => f.write_str(
+                "the list's continue token expired; listing again without pages",
+            ),
             RelistCause::VeryShortWatch => f.write_str("the watch was very short"),
             RelistCause::WatchStartFailed(e) => write!(f, "the watch could not be opened: {e}"),
             RelistCause::WatchFailed(e) => write!(f, "the watch failed: {e}"),

@@ -2,6 +2,11 @@
 //! [`Machine::step`] performs one transition (one request, one watch event, or one wait). Every
 //! decision client-go's `Reflector.ListAndWatch`/`watch`/`handleWatch` makes is one arm of the
 //! `match` in `step` or of the functions it calls.
+//!
+//! A ListAndWatch (client-go's unit of retry) is: a list (or a streaming list), then watches from
+//! its resourceVersion until one ends in a way that needs a relist. Every such end goes through
+//! [`Machine::relist`], which also stops the resync timer that client-go's `watchWithResync` runs
+//! only while watching.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -25,24 +30,57 @@ use crate::source::{
     ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
 };
 
+use super::config::DEFAULT_PAGE_SIZE;
+
 /// A watch shorter than this that delivered nothing is "very short" (client-go: 1 s).
 const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
 
 /// The random watch timeout range of client-go, in seconds: [5 min, 10 min).
 const WATCH_TIMEOUT_RANGE: std::ops::Range<u32> = 300..600;
 
-/// The state shared between the state machine and the periodic consistency check.
-#[derive(Debug, Default)]
+/// The state shared between the state machine, the resync timer and the periodic consistency
+/// check.
+#[derive(Debug)]
 pub(super) struct Shared {
     /// The last synced resourceVersion. The machine holds this lock while it queues a watch event
     /// and records its resourceVersion, so that a holder of the lock who sees an empty FIFO
     /// knows the consumer's cache reflects exactly this resourceVersion.
     last_synced: Mutex<String>,
+    /// `Some(n)` while the n-th ListAndWatch is in its watch phase (client-go's
+    /// `watchWithResync`: from the end of a successful list until the watch loop gives up and a
+    /// relist follows), `None` otherwise. The resync timer runs only while it is `Some`, and
+    /// starts over with every new value.
+    watch_phase: tokio::sync::watch::Sender<Option<u64>>,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            last_synced: Mutex::default(),
+            watch_phase: tokio::sync::watch::Sender::new(None),
+        }
+    }
 }
 
 impl Shared {
     pub(super) fn lock(&self) -> MutexGuard<'_, String> {
         self.last_synced.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Follows the watch phases (see [`Shared::watch_phase`]).
+    pub(super) fn watch_phases(&self) -> tokio::sync::watch::Receiver<Option<u64>> {
+        self.watch_phase.subscribe()
+    }
+
+    fn enter_watch_phase(&self) {
+        self.watch_phase.send_modify(|phase| {
+            *phase = Some(phase.map_or(1, |n| n + 1));
+        });
+    }
+
+    fn leave_watch_phase(&self) {
+        self.watch_phase
+            .send_if_modified(|phase| phase.take().is_some());
     }
 }
 
@@ -64,12 +102,16 @@ pub(super) enum State {
     Backoff { delay: Duration, next: Box<State> },
 }
 
-/// A list in progress.
+/// A list in progress (client-go's `tools/pager` with the Reflector's page size).
 pub(super) struct Paging {
     /// The resourceVersion the list was started at.
     requested: String,
+    /// The page size asked for; `None` lists everything in one request.
+    limit: Option<u32>,
     /// The token for the next page; `None` for the first page.
     continue_token: Option<String>,
+    /// Whether a page came with a `continue` token (the pager's `paginatedResult`).
+    paginated: bool,
     /// Objects of the pages received so far, transformed.
     items: Vec<Arc<Object>>,
     pages: u32,
@@ -107,10 +149,12 @@ pub(super) struct Machine<L> {
     backoff: Backoff,
     rng: fastrand::Rng,
     /// client-go's `isLastSyncResourceVersionUnavailable`: a list at the last synced
-    /// resourceVersion failed as expired, so the next list is a consistent read (`""`).
+    /// resourceVersion failed as expired or too large, so lists are consistent reads (`""`) until
+    /// one succeeds.
     last_rv_unavailable: bool,
-    /// Set once the server refused a streaming list: list + watch from then on.
-    watch_list_refused: bool,
+    /// client-go's `paginatedResult`: the first `"0"` list came back in pages, so the server does
+    /// not serve lists from a watch cache, and relists keep paging.
+    paginated_result: bool,
 }
 
 impl<L: ListerWatcher> Machine<L> {
@@ -141,7 +185,7 @@ impl<L: ListerWatcher> Machine<L> {
             backoff: Backoff::new(backoff_config),
             rng,
             last_rv_unavailable: false,
-            watch_list_refused: false,
+            paginated_result: false,
         }
     }
 
@@ -182,9 +226,12 @@ impl<L: ListerWatcher> Machine<L> {
         }
     }
 
-    /// How the Reflector lists again: a streaming list if enabled and not refused, else a list.
+    /// Ends this ListAndWatch (and with it the resync timer, as client-go's `watchWithResync`
+    /// returns) and says how the next one starts: a streaming list if enabled (a fallback to
+    /// list + watch lasts one ListAndWatch, as in client-go's `ListAndWatch`), else a list.
     fn relist(&self) -> State {
-        if self.config.watch_list && !self.watch_list_refused {
+        self.shared.leave_watch_phase();
+        if self.config.watch_list {
             let rv = if self.last_rv_unavailable {
                 String::new()
             } else {
@@ -223,8 +270,10 @@ impl<L: ListerWatcher> Machine<L> {
                     resource_version: resource_version.clone(),
                 });
                 Ok(State::Paging(Box::new(Paging {
+                    limit: self.list_limit(&resource_version),
                     requested: resource_version,
                     continue_token: None,
+                    paginated: false,
                     items: Vec::new(),
                     pages: 0,
                     started: self.clock.now(),
@@ -272,16 +321,33 @@ impl<L: ListerWatcher> Machine<L> {
         obj
     }
 
+    /// The page size of a list at `resource_version`, as client-go's `Reflector.list` sets its
+    /// pager's: the configured `WatchListPageSize` if any; else the pager's default if the
+    /// first list came back paginated; else none for a list at a specific resourceVersion, which
+    /// the watch cache serves only without a limit (with one, kube-apiserver reads etcd at
+    /// exactly that revision: after an apiserver restart that is the stale state the watch
+    /// failed from, and the relist would loop); else the pager's default (`"0"` lists ignore it
+    /// in the watch cache, `""` lists are paged reads from etcd).
+    fn list_limit(&self, resource_version: &str) -> Option<u32> {
+        let size = match self.config.page_size {
+            Some(size) => size,
+            None if self.paginated_result => DEFAULT_PAGE_SIZE,
+            None if !matches!(resource_version, "" | "0") => 0,
+            None => DEFAULT_PAGE_SIZE,
+        };
+        Some(size).filter(|s| *s > 0)
+    }
+
     async fn list_page(&mut self, mut paging: Box<Paging>) -> Result<State, ReflectorError> {
         let req = ListRequest {
             resource_version: paging.requested.clone(),
             resource_version_match: None,
-            limit: Some(self.config.page_size).filter(|l| *l > 0),
+            limit: paging.limit,
             continue_token: paging.continue_token.clone(),
         };
         let page = match self.lw.list(&req).await {
             Ok(page) => page,
-            Err(error) => return self.list_failed(&paging, error),
+            Err(error) => return self.list_failed(paging, error),
         };
         paging.pages += 1;
         paging.items.reserve(page.items.len());
@@ -296,15 +362,23 @@ impl<L: ListerWatcher> Machine<L> {
         });
         if let Some(token) = page.continue_token {
             paging.continue_token = Some(token);
+            paging.paginated = true;
             return Ok(State::Paging(paging));
         }
 
         let Paging {
+            requested,
+            paginated,
             items,
             pages,
             started,
             ..
         } = *paging;
+        // Only a `"0"` list tells whether the server has a watch cache: a `""` list is always
+        // paged by etcd, and relists should still prefer the cache.
+        if requested == "0" && paginated {
+            self.paginated_result = true;
+        }
         // Published before the items reach the FIFO, so that "list done" always precedes the
         // batches it produces, however fast the consumer pops.
         self.publish(ReflectorEventKind::ListDone {
@@ -322,6 +396,7 @@ impl<L: ListerWatcher> Machine<L> {
             }
         }
         self.last_rv_unavailable = false;
+        self.shared.enter_watch_phase();
         Ok(State::Watch {
             resource_version: page.resource_version,
             send_initial_events: false,
@@ -330,7 +405,7 @@ impl<L: ListerWatcher> Machine<L> {
 
     fn list_failed(
         &mut self,
-        paging: &Paging,
+        mut paging: Box<Paging>,
         error: SourceError,
     ) -> Result<State, ReflectorError> {
         if is_terminal(&error) || error.is_invalid() {
@@ -339,31 +414,37 @@ impl<L: ListerWatcher> Machine<L> {
                 source: error,
             });
         }
-        if error.is_expired() {
-            if paging.continue_token.is_some() {
-                // The snapshot the pages came from is gone: start over with a consistent read.
-                self.publish(ReflectorEventKind::Relist {
-                    cause: RelistCause::ContinueExpired,
-                });
-                return Ok(State::List {
-                    resource_version: String::new(),
-                });
-            }
-            if !paging.requested.is_empty() {
-                // client-go lists at the last synced resourceVersion first because it may still be
-                // served; when it is not, a consistent read follows at once, without backoff.
-                self.last_rv_unavailable = true;
-                self.publish(ReflectorEventKind::Relist {
-                    cause: RelistCause::ListExpired,
-                });
-                return Ok(State::List {
-                    resource_version: String::new(),
-                });
-            }
+        if error.is_expired() && paging.continue_token.is_some() {
+            // The snapshot the pages came from is gone. client-go's pager (`FullListIfExpired`)
+            // then makes one unpaginated list at the original resourceVersion, and keeps none of
+            // the pages it had.
+            self.publish(ReflectorEventKind::Relist {
+                cause: RelistCause::ContinueExpired,
+            });
+            paging.continue_token = None;
+            paging.limit = None;
+            paging.items.clear();
+            return Ok(State::Paging(paging));
         }
-        let next = State::List {
-            resource_version: self.relist_rv(),
-        };
+        if (error.is_expired() || error.is_too_large_resource_version())
+            && !paging.requested.is_empty()
+        {
+            // client-go's `Reflector.list`: the resourceVersion is gone (or the server has not
+            // reached it yet), so `isLastSyncResourceVersionUnavailable` is set and the list is
+            // retried at once with `""`, a consistent read, to make progress.
+            self.last_rv_unavailable = true;
+            let cause = if error.is_expired() {
+                RelistCause::ListExpired
+            } else {
+                RelistCause::ListTooLarge
+            };
+            self.publish(ReflectorEventKind::Relist { cause });
+            return Ok(State::List {
+                resource_version: String::new(),
+            });
+        }
+        // The list failed: this ListAndWatch ends, and the next starts after a backoff.
+        let next = self.relist();
         Ok(self.back_off(Phase::List, error, next))
     }
 
@@ -430,27 +511,33 @@ impl<L: ListerWatcher> Machine<L> {
         }
     }
 
-    /// A streaming list could not be opened.
+    /// A streaming list could not be opened. client-go's `Reflector.watchList` retries a refused
+    /// connection or 429 after a backoff, and an expired or too large resourceVersion at once
+    /// from `""`; anything else (422 from servers without the WatchList feature, a 5xx) makes
+    /// this ListAndWatch fall back to list + watch.
     fn watch_list_failed(&mut self, req: WatchRequest, error: SourceError) -> State {
-        if error.is_retryable() {
+        if error.is_connect() || error.is_too_many_requests() {
             let next = State::Watch {
                 resource_version: req.resource_version,
                 send_initial_events: true,
             };
             return self.back_off(Phase::WatchList, error, next);
         }
-        if error.is_expired() && !req.resource_version.is_empty() {
+        if (error.is_expired() || error.is_too_large_resource_version())
+            && !req.resource_version.is_empty()
+        {
             self.last_rv_unavailable = true;
-            self.publish(ReflectorEventKind::Relist {
-                cause: RelistCause::ListExpired,
-            });
+            let cause = if error.is_expired() {
+                RelistCause::ListExpired
+            } else {
+                RelistCause::ListTooLarge
+            };
+            self.publish(ReflectorEventKind::Relist { cause });
             return State::Watch {
                 resource_version: String::new(),
                 send_initial_events: true,
             };
         }
-        // 422 from servers without the WatchList feature, or anything else it cannot retry.
-        self.watch_list_refused = true;
         self.publish(ReflectorEventKind::WatchListFallback {
             reason: error.to_string(),
         });
@@ -506,6 +593,7 @@ impl<L: ListerWatcher> Machine<L> {
                             last.clone_from(&resource_version);
                         }
                         self.last_rv_unavailable = false;
+                        self.shared.enter_watch_phase();
                         w.advance_rv = true;
                     }
                 }

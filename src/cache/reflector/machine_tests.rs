@@ -31,12 +31,16 @@ fn expired() -> SourceError {
         code: 410,
         reason: "Expired".into(),
         message: "too old resource version: 1 (5)".into(),
+        causes: Vec::new(),
     })
 }
 
 enum Reply {
     List(Result<ListPage, SourceError>),
     Watch(Result<Vec<Result<WatchEvent, SourceError>>, SourceError>),
+    /// A watch that delivers these events after staying open this long (tokio time; `None`:
+    /// stays open for good).
+    WatchAfter(Option<Duration>, Vec<WatchEvent>),
 }
 
 /// Answers requests from a script, in order, and records them.
@@ -67,8 +71,18 @@ impl ListerWatcher for Scripted {
 
     async fn watch(&self, req: &WatchRequest) -> Result<WatchStream, SourceError> {
         self.watches.lock().unwrap().push(req.clone());
-        match self.replies.lock().unwrap().pop_front() {
+        let reply = self.replies.lock().unwrap().pop_front();
+        match reply {
             Some(Reply::Watch(r)) => r.map(|events| futures_util::stream::iter(events).boxed()),
+            Some(Reply::WatchAfter(open, events)) => Ok(futures_util::stream::once(async move {
+                match open {
+                    Some(open) => tokio::time::sleep(open).await,
+                    None => std::future::pending().await,
+                }
+                futures_util::stream::iter(events.into_iter().map(Ok))
+            })
+            .flatten()
+            .boxed()),
             _ => panic!("unexpected watch {req:?}"),
         }
     }
@@ -154,6 +168,7 @@ async fn expired_list_at_the_last_rv_is_retried_from_empty_without_backoff() {
             code: 410,
             reason: "Expired".into(),
             message: "too old resource version: 10 (20)".into(),
+            causes: Vec::new(),
         }))])),
         Reply::List(Err(expired())),
         page(vec![obj("a", "21")], "25", None),
@@ -179,22 +194,232 @@ async fn expired_list_at_the_last_rv_is_retried_from_empty_without_backoff() {
     assert_eq!(*m.shared.lock(), "25");
 }
 
+/// `(resourceVersion, limit)` of every list request so far.
+fn lists(lw: &Scripted) -> Vec<(String, Option<u32>)> {
+    lw.lists
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| (r.resource_version.clone(), r.limit))
+        .collect()
+}
+
+fn rv(s: &str, limit: Option<u32>) -> (String, Option<u32>) {
+    (s.to_owned(), limit)
+}
+
 #[tokio::test]
-async fn expired_continue_token_restarts_the_list_from_empty() {
+async fn expired_continue_token_lists_again_unpaginated_at_the_same_rv() {
+    // client-go's pager (`FullListIfExpired`): one list without a limit at the original
+    // resourceVersion, keeping nothing of the earlier pages.
     let lw = Scripted::new(vec![
         page(vec![obj("a", "3")], "10", Some("token")),
         Reply::List(Err(expired())),
-        page(vec![obj("a", "3"), obj("b", "4")], "12", None),
+        page(vec![obj("b", "4"), obj("c", "5")], "12", None),
     ]);
     let clock = VirtualClock::new();
     let mut m = machine(lw.clone(), clock.clone());
     let state = m.initial_state();
-    run_script(&mut m, &lw, state).await;
-    let lists = lw.lists.lock().unwrap().clone();
-    assert_eq!(lists[1].continue_token.as_deref(), Some("token"));
-    assert_eq!(lists[2].resource_version, "");
-    assert_eq!(lists[2].continue_token, None);
+    let state = run_script(&mut m, &lw, state).await;
+    let requests = lw.lists.lock().unwrap().clone();
+    assert_eq!(requests[1].continue_token.as_deref(), Some("token"));
+    assert_eq!(requests[2].continue_token, None);
+    assert_eq!(
+        lists(&lw),
+        [rv("0", Some(500)), rv("0", Some(500)), rv("0", None)]
+    );
+    assert!(clock.sleeps.lock().unwrap().is_empty(), "no backoff");
+    // b and c; a, from the abandoned first page, is not queued.
     assert_eq!(m.fifo.len(), 2);
+    assert!(matches!(state, State::Watch { resource_version, .. } if resource_version == "12"));
+}
+
+#[tokio::test]
+async fn a_relist_at_a_resource_version_asks_for_everything_so_the_watch_cache_answers() {
+    // reflector.go `list`: `pager.PageSize = 0` when the resourceVersion is neither "" nor "0".
+    let lw = Scripted::new(vec![
+        page(vec![obj("a", "3")], "10", None),
+        Reply::Watch(Ok(vec![Ok(WatchEvent::Error(ApiStatus {
+            code: 410,
+            reason: "Expired".into(),
+            message: "too old resource version: 10 (12)".into(),
+            causes: Vec::new(),
+        }))])),
+        page(vec![], "12", None),
+    ]);
+    let mut m = machine(lw.clone(), VirtualClock::new());
+    let state = m.initial_state();
+    run_script(&mut m, &lw, state).await;
+    assert_eq!(lists(&lw), [rv("0", Some(500)), rv("10", None)]);
+}
+
+#[tokio::test]
+async fn a_paginated_first_list_keeps_relists_paged_but_a_paged_consistent_list_does_not() {
+    let expired_watch = || {
+        Reply::Watch(Ok(vec![Ok(WatchEvent::Error(ApiStatus {
+            code: 410,
+            reason: "Expired".into(),
+            message: "too old resource version".into(),
+            causes: Vec::new(),
+        }))]))
+    };
+    // A "0" list in pages: the server has no watch cache (client-go's `paginatedResult`).
+    let lw = Scripted::new(vec![
+        page(vec![obj("a", "3")], "10", Some("t")),
+        page(vec![obj("b", "4")], "10", None),
+        expired_watch(),
+        page(vec![], "12", None),
+    ]);
+    let mut m = machine(lw.clone(), VirtualClock::new());
+    let state = m.initial_state();
+    run_script(&mut m, &lw, state).await;
+    assert_eq!(
+        lists(&lw),
+        [rv("0", Some(500)), rv("0", Some(500)), rv("10", Some(500))]
+    );
+
+    // A "" list is always paged by etcd: that says nothing about a watch cache.
+    let lw = Scripted::new(vec![
+        page(vec![obj("a", "3")], "10", Some("t")),
+        page(vec![obj("b", "4")], "10", None),
+        expired_watch(),
+        page(vec![], "12", None),
+    ]);
+    let mut m = Machine::new(
+        lw.clone(),
+        Arc::new(DeltaFifo::new()),
+        ReflectorConfig::default().seed(1).consistent_list(true),
+        VirtualClock::new(),
+        Arc::new(NoObserver),
+        Arc::new(Shared::default()),
+    );
+    let state = m.initial_state();
+    run_script(&mut m, &lw, state).await;
+    assert_eq!(
+        lists(&lw),
+        [rv("", Some(500)), rv("", Some(500)), rv("10", None)]
+    );
+}
+
+#[tokio::test]
+async fn an_explicit_page_size_pages_every_list_as_watch_list_page_size_does() {
+    let lw = Scripted::new(vec![
+        page(vec![obj("a", "3")], "10", None),
+        Reply::Watch(Ok(vec![])),
+        page(vec![], "12", None),
+    ]);
+    let mut m = Machine::new(
+        lw.clone(),
+        Arc::new(DeltaFifo::new()),
+        ReflectorConfig::default().seed(1).page_size(7),
+        VirtualClock::new(),
+        Arc::new(NoObserver),
+        Arc::new(Shared::default()),
+    );
+    let state = m.initial_state();
+    run_script(&mut m, &lw, state).await;
+    assert_eq!(lists(&lw), [rv("0", Some(7)), rv("10", Some(7))]);
+}
+
+#[tokio::test]
+async fn a_too_large_resource_version_relists_from_empty_at_once() {
+    // `isTooLargeResourceVersionError`: 504 with the cause ResourceVersionTooLarge.
+    let too_large = SourceError::Api(ApiStatus {
+        code: 504,
+        reason: "Timeout".into(),
+        message: "Too large resource version: 20, current: 12".into(),
+        causes: vec!["ResourceVersionTooLarge".into()],
+    });
+    let lw = Scripted::new(vec![
+        page(vec![obj("a", "3")], "20", None),
+        Reply::Watch(Ok(vec![])),
+        Reply::List(Err(too_large)),
+        page(vec![obj("a", "3")], "25", None),
+    ]);
+    let clock = VirtualClock::new();
+    let mut m = machine(lw.clone(), clock.clone());
+    let state = m.initial_state();
+    let state = run_script(&mut m, &lw, state).await;
+    assert_eq!(
+        lists(&lw),
+        [rv("0", Some(500)), rv("20", None), rv("", Some(500))]
+    );
+    // One backoff, after the very short watch; none between the two lists.
+    assert_eq!(clock.sleeps.lock().unwrap().len(), 1);
+    assert!(matches!(state, State::Watch { resource_version, .. } if resource_version == "25"));
+}
+
+#[tokio::test]
+async fn a_streaming_list_fallback_lasts_one_list_and_watch() {
+    let refused = || {
+        Reply::Watch(Err(SourceError::Api(ApiStatus {
+            code: 422,
+            reason: "Invalid".into(),
+            message: "sendInitialEvents is forbidden".into(),
+            causes: Vec::new(),
+        })))
+    };
+    let lw = Scripted::new(vec![
+        refused(),
+        page(vec![obj("a", "3")], "10", None),
+        Reply::Watch(Ok(vec![])),
+        // The very short watch ends this ListAndWatch: the next one tries streaming again.
+        refused(),
+        page(vec![], "11", None),
+    ]);
+    let mut m = Machine::new(
+        lw.clone(),
+        Arc::new(DeltaFifo::new()),
+        ReflectorConfig::default().seed(1).watch_list(true),
+        VirtualClock::new(),
+        Arc::new(NoObserver),
+        Arc::new(Shared::default()),
+    );
+    let state = m.initial_state();
+    run_script(&mut m, &lw, state).await;
+    let watches: Vec<(String, bool)> = lw
+        .watches
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|w| (w.resource_version.clone(), w.send_initial_events))
+        .collect();
+    assert_eq!(
+        watches,
+        [
+            (String::new(), true),
+            ("10".to_owned(), false),
+            ("10".to_owned(), true)
+        ]
+    );
+    assert_eq!(lists(&lw), [rv("0", Some(500)), rv("10", None)]);
+}
+
+#[tokio::test]
+async fn a_streaming_list_that_fails_with_a_server_error_falls_back_to_a_list() {
+    // client-go's `watchList` retries only a refused connection or 429 (after a backoff).
+    let lw = Scripted::new(vec![
+        Reply::Watch(Err(SourceError::Api(ApiStatus {
+            code: 500,
+            reason: "InternalError".into(),
+            message: "boom".into(),
+            causes: Vec::new(),
+        }))),
+        page(vec![], "10", None),
+    ]);
+    let clock = VirtualClock::new();
+    let mut m = Machine::new(
+        lw.clone(),
+        Arc::new(DeltaFifo::new()),
+        ReflectorConfig::default().seed(1).watch_list(true),
+        clock.clone(),
+        Arc::new(NoObserver),
+        Arc::new(Shared::default()),
+    );
+    let state = m.initial_state();
+    run_script(&mut m, &lw, state).await;
+    assert_eq!(lists(&lw), [rv("0", Some(500))]);
+    assert!(clock.sleeps.lock().unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -272,6 +497,7 @@ async fn watch_open_errors_rewatch_or_relist_as_client_go() {
         code: 500,
         reason: "InternalError".into(),
         message: "boom".into(),
+        causes: Vec::new(),
     });
     let lw = Scripted::new(vec![
         page(vec![], "10", None),
@@ -309,6 +535,7 @@ async fn forbidden_watch_is_terminal() {
             code: 403,
             reason: "Forbidden".into(),
             message: "configmaps is forbidden".into(),
+            causes: Vec::new(),
         }))),
     ]);
     let mut m = machine(lw, VirtualClock::new());
@@ -393,4 +620,68 @@ async fn bookmarks_of_a_streaming_lists_initial_events_are_not_queued() {
     .await;
     // Only the `replace` at the end of the initial events: one ReplacedAll.
     assert_eq!(queue.len(), 1);
+}
+
+/// client-go's `watchWithResync`: the resync timer runs only while watching, starts over after
+/// each list, and never ticks during a list or the backoff before one.
+#[tokio::test(start_paused = true)]
+async fn resyncs_tick_only_while_watching_and_restart_after_each_relist() {
+    let secs = Duration::from_secs;
+    let internal = SourceError::Api(ApiStatus {
+        code: 500,
+        reason: "InternalError".into(),
+        message: "etcd is down".into(),
+        causes: Vec::new(),
+    });
+    let lw = Scripted::new(vec![
+        page(vec![obj("a", "3")], "10", None),
+        // Closed normally after 25 s: a re-watch, within the same watch phase.
+        Reply::WatchAfter(Some(secs(25)), vec![]),
+        // Ends with 410 at 35 s: the phase ends, a backoff and a relist follow.
+        Reply::WatchAfter(
+            Some(secs(10)),
+            vec![WatchEvent::Error(ApiStatus {
+                code: 410,
+                reason: "Expired".into(),
+                message: "too old resource version".into(),
+                causes: Vec::new(),
+            })],
+        ),
+        Reply::List(Err(internal.clone())),
+        Reply::List(Err(internal)),
+        page(vec![obj("a", "3")], "20", None),
+        Reply::WatchAfter(None, vec![]),
+    ]);
+    let start = tokio::time::Instant::now();
+    let ticks = Arc::new(Mutex::new(Vec::new()));
+    let reflector = crate::cache::Reflector::new(
+        Arc::try_unwrap(lw).ok().expect("the only reference"),
+        Arc::new(DeltaFifo::new()),
+        ReflectorConfig::default()
+            .seed(1)
+            .resync(secs(10))
+            .backoff(crate::cache::backoff::BackoffConfig::default().seeded(1)),
+    )
+    .resync_with({
+        let ticks = ticks.clone();
+        move |_| ticks.lock().unwrap().push(start.elapsed())
+    });
+    reflector
+        .run(tokio::time::sleep(secs(200)))
+        .await
+        .expect("stopped by the shutdown");
+
+    let ticks = ticks.lock().unwrap().clone();
+    // The relist succeeded after three backoffs (0.8 to 1.6 s, 1.6 to 3.2 s, 3.2 to 6.4 s, with
+    // jitter), between 40.6 and 46.2 s: no tick in between, the next a period later.
+    let after: Vec<Duration> = ticks.iter().copied().filter(|t| *t > secs(35)).collect();
+    assert_eq!(&ticks[..3], [secs(10), secs(20), secs(30)], "{ticks:?}");
+    let first_after = after[0];
+    assert!(
+        first_after > Duration::from_millis(50_600) && first_after < Duration::from_millis(56_200),
+        "the first resync after the relist comes a whole period after it: {ticks:?}"
+    );
+    for pair in after.windows(2) {
+        assert_eq!(pair[1] - pair[0], secs(10), "{ticks:?}");
+    }
 }

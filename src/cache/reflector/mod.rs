@@ -9,15 +9,18 @@
 //!
 //! | situation | what happens |
 //! |---|---|
-//! | first list | `resourceVersion="0"` (or `""` with `consistent_list`), `limit=page_size`, all pages, one `replace` |
+//! | first list | `resourceVersion="0"` (or `""` with `consistent_list`), pages of 500, one `replace` |
+//! | relist at a resourceVersion | no `limit`, so that the watch cache answers with current data (with one, kube-apiserver reads etcd at exactly that revision); paged only with an explicit `page_size` or if the first `"0"` list came back paginated |
 //! | watch closed (timeout, shutdown, dropped connection) | re-watch from the last synced resourceVersion, no relist |
-//! | watch ended with 410 Expired | back off, relist at the last synced resourceVersion |
-//! | that list expired too | list from `""` at once |
+//! | watch ended with 410 Expired, or an event that cannot be decoded (500) | back off, relist at the last synced resourceVersion |
+//! | that list expired (410) or is ahead of the server (504 `ResourceVersionTooLarge`) | list from `""` at once |
+//! | a continue token expired (410) | one unpaginated list at the same resourceVersion |
 //! | watch could not be opened: refused connection, 429 | back off, re-watch |
 //! | watch could not be opened: anything else | back off, relist |
 //! | very short watch (< 1 s, no event) | back off, relist |
 //! | list failed: unreachable, 429, 5xx | back off, list again |
 //! | 401, 403, 404 | stop with a [`ReflectorError`] |
+//! | resync period | `resync` runs only while watching (client-go's `watchWithResync`): its timer starts when a list completes and stops when a relist is decided, never during a list or a backoff before one |
 //!
 //! The caller owns the queue: it closes it after [`Reflector::run`] returns.
 
@@ -31,7 +34,7 @@ mod verify;
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::object::Object;
 
@@ -49,6 +52,9 @@ use crate::source::ListerWatcher;
 use machine::{Machine, Shared};
 use verify::Verifier;
 
+/// What a resync tick does, given the tick's time: client-go's `store.Resync()`.
+pub type ResyncFn = Arc<dyn Fn(SystemTime) + Send + Sync>;
+
 /// Lists and watches one resource into a [`Queue`] (client-go's `Reflector`).
 pub struct Reflector<L> {
     lister_watcher: Arc<L>,
@@ -57,6 +63,7 @@ pub struct Reflector<L> {
     observer: Arc<dyn ReflectorObserver>,
     clock: Arc<dyn Clock>,
     known_objects: Option<Arc<dyn KnownObjects<Object>>>,
+    resync: Option<ResyncFn>,
 }
 
 impl<L> std::fmt::Debug for Reflector<L> {
@@ -80,7 +87,17 @@ impl<L: ListerWatcher> Reflector<L> {
             observer: Arc::new(NoObserver),
             clock: Arc::new(TokioClock),
             known_objects: None,
+            resync: None,
         }
+    }
+
+    /// Replaces what a resync tick does (by default the queue's `resync` and a
+    /// [`ReflectorEventKind::Resync`] event), for a caller that must do more in the same step,
+    /// such as writing the tick's row before the queue can be popped. The timer itself
+    /// ([`ReflectorConfig::resync`]) stays the Reflector's.
+    pub fn resync_with(mut self, resync: impl Fn(SystemTime) + Send + Sync + 'static) -> Self {
+        self.resync = Some(Arc::new(resync));
+        self
     }
 
     /// Publishes every step to `observer`.
@@ -114,9 +131,20 @@ impl<L: ListerWatcher> Reflector<L> {
             observer,
             clock,
             known_objects,
+            resync,
         } = self;
         let shared = Arc::new(Shared::default());
-        let resync = resync_loop(fifo.clone(), config.resync, clock.clone(), observer.clone());
+        let resync = resync.unwrap_or_else(|| {
+            let (fifo, observer) = (fifo.clone(), observer.clone());
+            Arc::new(move |at| {
+                let keys = fifo.resync();
+                observer.observe(ReflectorEvent {
+                    at,
+                    kind: ReflectorEventKind::Resync { keys },
+                });
+            })
+        });
+        let resync = resync_loop(&shared, config.resync, clock.clone(), resync);
         let verify = async {
             match (config.verify_every, known_objects) {
                 (Some(every), Some(known)) => {
@@ -126,7 +154,7 @@ impl<L: ListerWatcher> Reflector<L> {
                         known,
                         shared: shared.clone(),
                         clock: clock.clone(),
-                        page_size: config.page_size,
+                        page_size: config.page_size.unwrap_or(DEFAULT_PAGE_SIZE),
                     };
                     verify_loop(verifier, every, observer.clone()).await
                 }
@@ -163,23 +191,33 @@ impl<L: ListerWatcher> Reflector<L> {
     }
 }
 
-/// Calls `fifo.resync()` every `period` and publishes how many deltas it queued.
-async fn resync_loop(
-    fifo: Arc<dyn Queue<Object>>,
+/// Resyncs every `period` while a watch phase lasts, with a timer started anew for each one:
+/// client-go's `startResync`, which `watchWithResync` runs beside the watch loop of every
+/// ListAndWatch and cancels when that returns. So no resync happens during a list or the
+/// backoff before a relist, and the first one after a relist comes a whole period after it.
+fn resync_loop(
+    shared: &Shared,
     period: Option<Duration>,
     clock: Arc<dyn Clock>,
-    observer: Arc<dyn ReflectorObserver>,
-) -> Infallible {
-    let Some(period) = period.filter(|p| !p.is_zero()) else {
-        return std::future::pending().await;
-    };
-    loop {
-        clock.sleep(period).await;
-        let keys = fifo.resync();
-        observer.observe(ReflectorEvent {
-            at: clock.wall(),
-            kind: ReflectorEventKind::Resync { keys },
-        });
+    resync: ResyncFn,
+) -> impl Future<Output = Infallible> + use<> {
+    let mut phases = shared.watch_phases();
+    async move {
+        let Some(period) = period.filter(|p| !p.is_zero()) else {
+            return std::future::pending().await;
+        };
+        loop {
+            let Ok(phase) = phases.wait_for(Option::is_some).await.map(|p| *p) else {
+                return std::future::pending().await;
+            };
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = phases.wait_for(|p| *p != phase) => break,
+                    () = clock.sleep(period) => resync(clock.wall()),
+                }
+            }
+        }
     }
 }
 

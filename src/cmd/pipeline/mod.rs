@@ -22,17 +22,18 @@
 //! ## Order
 //! Each pop takes the next number of one sequence shared by every resource, and batches are
 //! handed to the renderer in that order, so the merged timeline reads in pop order. Reflector
-//! events are written when they happen, under the same mutex. The pipeline, not the Reflector,
-//! runs the resync ticker (`--resync`), so that it can write the resync row and queue the Sync
-//! deltas under that mutex: the row then always precedes the batches it caused. The ticker starts
-//! after the first list, as client-go's does.
+//! events are written when they happen, under the same mutex. The Reflector times resyncs
+//! (`--resync`: only while watching, as client-go's `watchWithResync`), and each tick calls the
+//! pipeline's resync, which writes the resync row and queues the Sync deltas under that mutex:
+//! the row then always precedes the batches it caused.
 //!
 //! ## When stdout is slower than the watch
 //! Nothing is buffered between the queue and stdout: a consumer writes (and flushes) its batch,
 //! sleeps `--handler-delay` if asked, and only then pops again. While it writes, the Reflector
 //! keeps queueing. In a DeltaFIFO, changes to a key that is already queued coalesce into that
-//! key's Deltas, so the queue holds at most one entry per key and memory stays bounded by the
-//! number of objects, not by the rate of changes. A slow reader (or a slow handler) therefore
+//! key's Deltas, so the queue holds at most one entry per key; each entry still keeps every
+//! delta queued for it until it is popped, so memory grows with the rate of changes while the
+//! consumer lags, as in client-go's DeltaFIFO. A slow reader (or a slow handler) therefore
 //! shows as a growing queue depth and coalesced deltas in the status footer and the summary, and
 //! as batches carrying several deltas, never as lost or reordered output. A RealFIFO merges
 //! nothing: its queue grows by one entry per change, as client-go's does. client-go applies
@@ -68,7 +69,6 @@ use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{IndexSpec, Queue, Reflector, ReflectorConfig, ReflectorError};
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::source::ListerWatcher;
-use tokio::sync::watch;
 
 pub use hooks::{Hooks, InlineConsumer, ResyncHandle};
 pub use idle::Idle;
@@ -109,7 +109,7 @@ impl<L> Source<L> {
 pub struct Settings {
     /// Output and consumer behaviour.
     pub view: View,
-    /// How each Reflector lists and watches. Its `resync` period is run by the pipeline (see the
+    /// How each Reflector lists and watches. Each resync it times is the pipeline's (see the
     /// module documentation).
     pub reflector: ReflectorConfig,
     /// The queue of each informer and how it is popped.
@@ -250,12 +250,11 @@ impl Pipeline {
         let Pipeline { settings, idle } = self;
         let Settings {
             view,
-            mut reflector,
+            reflector,
             queue,
             indices,
             wait_scale,
         } = settings;
-        let resync = reflector.resync.take();
         let shared_clock: Arc<dyn Clock> = Arc::new(clock.clone());
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
         let stop = Arc::new(Stop::default());
@@ -272,11 +271,9 @@ impl Pipeline {
 
         let mut fifos = Vec::new();
         let mut reflectors = Vec::new();
-        let mut listed = Vec::new();
         let mut consumers = Vec::new();
         let mut inline = Vec::new();
         let mut ends = Vec::new();
-        let mut resync_points = Vec::new();
         for (index, source) in sources.into_iter().enumerate() {
             let Hooks {
                 end,
@@ -287,31 +284,31 @@ impl Pipeline {
             let indexer = Arc::new(indexer_with(&indices));
             let fifo = queue.build(indexer.clone());
             output.informer_started(index, queue.kind, queue.batch_pop);
-            let (listed_tx, listed_rx) = watch::channel(false);
+            let resync_point = ResyncPoint {
+                output: output.clone(),
+                index,
+                fifo: fifo.clone(),
+                observer: observer.clone(),
+            };
             reflectors.push(
                 Reflector::new(source.lister_watcher, fifo.clone(), reflector.clone())
                     .observer(Observer {
                         output: output.clone(),
                         index,
                         fifo: fifo.clone(),
-                        listed: listed_tx,
-                        also: observer.clone(),
+                        also: observer,
                     })
                     .clock(clock.clone())
-                    .known_objects(indexer.clone()),
+                    .known_objects(indexer.clone())
+                    .resync_with({
+                        let point = resync_point.clone();
+                        move |at| point.resync(at)
+                    }),
             );
-            listed.push(listed_rx);
             ends.push(end);
-            let resync_point = ResyncPoint {
-                output: output.clone(),
-                index,
-                fifo: fifo.clone(),
-                observer,
-            };
             if let Some(handle) = resync_handle {
-                handle.attach(resync_point.clone());
+                handle.attach(resync_point);
             }
-            resync_points.push(resync_point);
             let consumer = Consumer {
                 index,
                 fifo: fifo.clone(),
@@ -392,21 +389,6 @@ impl Pipeline {
             }
             outcomes
         };
-        let resyncs = join_all(listed.into_iter().enumerate().map(|(index, mut listed)| {
-            let (point, clock) = (resync_points[index].clone(), clock.clone());
-            async move {
-                let Some(period) = resync.filter(|p| !p.is_zero()) else {
-                    return;
-                };
-                if listed.wait_for(|done| *done).await.is_err() {
-                    return;
-                }
-                loop {
-                    clock.sleep(period).await;
-                    point.resync(clock.wall());
-                }
-            }
-        }));
         let status = async {
             if !view.status {
                 return;
@@ -427,10 +409,9 @@ impl Pipeline {
             }
         };
         let background = async {
-            let work = futures_util::future::join(resyncs, status);
             tokio::select! {
                 () = stop.wait() => {}
-                _ = work => stop.wait().await,
+                () = status => stop.wait().await,
             }
         };
         let (outcomes, (), ()) = tokio::join!(informers, control, background);

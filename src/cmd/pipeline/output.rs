@@ -19,7 +19,7 @@ use kubectl_deltas::render::stats::{InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::render::summary::summary_table;
 use kubectl_deltas::render::{BatchView, Event, EventView, Renderer};
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
 
 use super::Ended;
 use super::view::View;
@@ -322,8 +322,6 @@ pub(super) struct Observer {
     pub(super) output: Arc<Output>,
     pub(super) index: usize,
     pub(super) fifo: Arc<dyn Queue<Object>>,
-    /// Set at the first completed list: the resync ticker starts then, as client-go's does.
-    pub(super) listed: watch::Sender<bool>,
     /// The source's own observer ([`Hooks::observer`](super::Hooks::observer)), told after the
     /// output.
     pub(super) also: Option<Arc<dyn ReflectorObserver>>,
@@ -331,9 +329,6 @@ pub(super) struct Observer {
 
 impl ReflectorObserver for Observer {
     fn observe(&self, event: ReflectorEvent) {
-        if matches!(event.kind, ReflectorEventKind::ListDone { .. }) {
-            self.listed.send_replace(true);
-        }
         self.output.event(self.index, &event, self.fifo.as_ref());
         if let Some(also) = &self.also {
             also.observe(event);

@@ -418,10 +418,22 @@ fn api_status(status: &Object) -> Result<ApiStatus, String> {
         .and_then(|c| u16::try_from(c).ok())
         .filter(|c| *c > 0)
         .ok_or("the Status \"object\" needs its \"code\", the HTTP status (such as 410)")?;
+    let causes = match status.field_value("details") {
+        Some(Value::Object(details)) => match details.get("causes") {
+            Some(Value::Array(causes)) => causes
+                .iter()
+                .filter_map(|c| c.get("reason").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
     Ok(ApiStatus {
         code,
         reason: text("reason"),
         message: text("message"),
+        causes,
     })
 }
 
@@ -581,6 +593,13 @@ pub(super) fn status_value(status: &ApiStatus) -> StatusOut<'_> {
         status: "Failure",
         message: &status.message,
         reason: &status.reason,
+        details: (!status.causes.is_empty()).then(|| DetailsOut {
+            causes: status
+                .causes
+                .iter()
+                .map(|reason| CauseOut { reason })
+                .collect(),
+        }),
         code: status.code,
     }
 }
@@ -594,7 +613,20 @@ pub(super) struct StatusOut<'a> {
     status: &'static str,
     message: &'a str,
     reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<DetailsOut<'a>>,
     code: u16,
+}
+
+/// A Status's `details`, of which only the causes' reasons are kept.
+#[derive(Serialize)]
+pub(super) struct DetailsOut<'a> {
+    causes: Vec<CauseOut<'a>>,
+}
+
+#[derive(Serialize)]
+pub(super) struct CauseOut<'a> {
+    reason: &'a str,
 }
 
 #[derive(Serialize)]

@@ -82,6 +82,7 @@ fn written_lines_read_back_the_same() {
             code: 410,
             reason: "Expired".into(),
             message: "too old resource version: 5 (14)".into(),
+            causes: Vec::new(),
         })),
         Line::RequestFailed {
             request: RequestKind::List,
@@ -89,6 +90,7 @@ fn written_lines_read_back_the_same() {
                 code: 429,
                 reason: "TooManyRequests".into(),
                 message: "slow down".into(),
+                causes: Vec::new(),
             }),
         },
         Line::RequestFailed {
