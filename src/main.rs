@@ -12,8 +12,8 @@ use cli::exit::{Exit, classify, message, note};
 
 // jemalloc frees an object cheaply on any thread: a replay parses objects on its reader thread
 // and the consumer frees the ones the cache replaces, which glibc's malloc serialises on an arena
-// lock (twice the replay throughput), and it keeps the 50k-object cache of issue #3 at 2.2× the
-// list's JSON size (docs/benchmarks.md).
+// lock (twice the replay throughput), and it keeps a 50k-object cache smaller than mimalloc does
+// (docs/benchmarks.md).
 #[cfg(feature = "jemalloc")]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
