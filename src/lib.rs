@@ -58,3 +58,6 @@ pub mod source;
 mod timestamp;
 
 pub use object::Object;
+
+#[cfg(test)]
+mod layers_tests;

@@ -8,6 +8,7 @@ mod delta;
 mod delta_fifo;
 mod index_spec;
 mod indexer;
+pub mod listwatch;
 mod queue;
 mod real_fifo;
 pub mod reflector;

@@ -17,7 +17,7 @@ use kube::core::{ApiResource, Status};
 use kube::{Client, Config};
 use serde::Deserialize;
 
-use super::lister_watcher::{
+use crate::cache::listwatch::{
     ApiStatus, ListPage, ListRequest, ListerWatcher, ResourceTarget, ResourceVersionMatch,
     SourceError, WatchEvent, WatchRequest, WatchStream,
 };

@@ -1,6 +1,6 @@
 //! The errors that stop a Reflector.
 
-use crate::source::{ResourceTarget, SourceError};
+use crate::cache::listwatch::{ResourceTarget, SourceError};
 
 /// Why [`Reflector::run`](super::Reflector::run) gave up: the server refused the request in a way
 /// retrying cannot fix (401, 403, 404, an invalid request). Every other failure is retried.

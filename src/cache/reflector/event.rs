@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::error::ReflectorError;
-use crate::source::{ApiStatus, SourceError};
+use crate::cache::listwatch::{ApiStatus, SourceError};
 
 /// Which call a failure or a retry concerns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,11 +24,11 @@ use super::event::{
 };
 use crate::cache::backoff::Backoff;
 use crate::cache::delta::DeltaObject;
-use crate::cache::queue::Queue;
-use crate::cache::store::object_key;
-use crate::source::{
+use crate::cache::listwatch::{
     ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
 };
+use crate::cache::queue::Queue;
+use crate::cache::store::object_key;
 
 use super::config::DEFAULT_PAGE_SIZE;
 

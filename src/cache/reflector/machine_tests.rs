@@ -11,9 +11,9 @@ use futures_util::future::BoxFuture;
 use kube::core::ApiResource;
 
 use super::*;
+use crate::cache::listwatch::{ApiStatus, ListPage};
 use crate::cache::reflector::event::NoObserver;
 use crate::cache::{DeltaFifo, QueueKind};
-use crate::source::{ApiStatus, ListPage};
 
 fn ar() -> ApiResource {
     ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&())

@@ -48,7 +48,7 @@ pub use event::{
 
 use super::queue::Queue;
 use super::store::KnownObjects;
-use crate::source::ListerWatcher;
+use crate::cache::listwatch::ListerWatcher;
 use machine::{Machine, Shared};
 use verify::Verifier;
 

@@ -16,9 +16,9 @@ use crate::object::Object;
 use super::clock::Clock;
 use super::event::{DriftReport, ReflectorEventKind};
 use super::machine::Shared;
+use crate::cache::listwatch::{ListRequest, ListerWatcher, ResourceVersionMatch, SourceError};
 use crate::cache::queue::Queue;
 use crate::cache::store::{KnownObjects, object_key};
-use crate::source::{ListRequest, ListerWatcher, ResourceVersionMatch, SourceError};
 
 /// How often, and how many times, a check waits for the consumer to drain the FIFO.
 const DRAIN_POLL: Duration = Duration::from_millis(50);

@@ -1,9 +1,10 @@
-//! The `ListerWatcher` abstraction the [`Reflector`](crate::cache::Reflector) depends on: one
-//! resource's `list` and `watch` calls, with requests, pages, events and errors in the shapes the
-//! Kubernetes API uses, but independent of any HTTP client.
+//! The `ListerWatcher` the [`Reflector`](crate::cache::Reflector) depends on (client-go's
+//! `tools/cache/listwatch.go`): one resource's `list` and `watch` calls, with requests, pages,
+//! events and errors in the shapes the Kubernetes API uses, but independent of any HTTP client.
 //!
-//! [`KubeListerWatcher`](super::KubeListerWatcher) implements it on a `kube::Client`; a recording
-//! replay can implement it too, so the Reflector never knows where its objects come from.
+//! The sources implement it ([`KubeListerWatcher`](crate::source::KubeListerWatcher) on a
+//! `kube::Client`, the recording replay on a file), so the Reflector never knows where its objects
+//! come from.
 
 use std::fmt;
 use std::future::Future;
