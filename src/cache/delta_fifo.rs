@@ -31,7 +31,7 @@ use hashbrown::hash_map::EntryRef;
 use hashbrown::{HashMap, HashSet};
 
 use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
-use super::queue::{PoppedDeltas, Queue, QueueKind};
+use super::queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
 use super::store::KnownObjects;
 
 /// What a `process` function passed to [`DeltaFifo::pop`] reports when it fails.
@@ -72,21 +72,6 @@ pub struct Popped<K, T> {
     pub queue_len: usize,
     /// What `process` returned.
     pub output: T,
-}
-
-/// A point-in-time view of the queue for status lines and summaries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct FifoStats {
-    /// Keys queued now.
-    pub len: usize,
-    /// Largest number of keys ever queued at once.
-    pub peak_len: usize,
-    /// Deltas appended to a key that was already queued (including ones collapsed by dedup).
-    pub coalesced: u64,
-    /// Whether anything was ever added, or a first `replace` happened.
-    pub populated: bool,
-    /// Whether the initial list has been popped (see [`DeltaFifo::has_synced`]).
-    pub synced: bool,
 }
 
 struct Queued<K> {

@@ -20,10 +20,10 @@ pub use controller::{
     Batch, BatchHandler, Controller, Notification, ResourceEventHandler, process_deltas,
 };
 pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
-pub use delta_fifo::{DeltaFifo, FifoStats, PopError, Popped, ProcessError};
+pub use delta_fifo::{DeltaFifo, PopError, Popped, ProcessError};
 pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
 pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, index_func};
-pub use queue::{PoppedDeltas, Queue, QueueKind};
+pub use queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
 pub use real_fifo::RealFifo;
 pub use reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,

@@ -19,7 +19,7 @@ use std::time::Instant;
 use crate::cache::CacheObject;
 
 use super::delta::{DeltaObject, Deltas};
-use super::delta_fifo::{DeltaFifo, FifoStats};
+use super::delta_fifo::DeltaFifo;
 use super::real_fifo::RealFifo;
 use super::store::KnownObjects;
 
@@ -107,6 +107,21 @@ pub struct PoppedDeltas<K> {
     pub popped_at: Instant,
     /// Entries still queued after this pop (see [`Queue::len`]).
     pub queue_len: usize,
+}
+
+/// A point-in-time view of the queue for status lines and summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FifoStats {
+    /// Keys queued now.
+    pub len: usize,
+    /// Largest number of keys ever queued at once.
+    pub peak_len: usize,
+    /// Deltas appended to a key that was already queued (including ones collapsed by dedup).
+    pub coalesced: u64,
+    /// Whether anything was ever added, or a first `replace` happened.
+    pub populated: bool,
+    /// Whether the initial list has been popped (see [`Queue::has_synced`]).
+    pub synced: bool,
 }
 
 /// A queue between a Reflector (producer) and a consumer, shared as `Arc<dyn Queue<K>>` or used

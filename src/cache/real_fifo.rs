@@ -34,8 +34,7 @@ use crate::cache::CacheObject;
 use hashbrown::{HashMap, HashSet};
 
 use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
-use super::delta_fifo::FifoStats;
-use super::queue::{PoppedDeltas, Queue, QueueKind};
+use super::queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
 use super::store::{KnownObjects, write_object_key};
 
 /// What `replace`, `resync` and `bookmark` do.
