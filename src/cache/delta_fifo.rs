@@ -230,6 +230,13 @@ impl<K> DeltaFifo<K> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Threads blocked in `pop` now: lets tests wait for a consumer to block instead of
+    /// sleeping and hoping it did.
+    #[cfg(test)]
+    pub(crate) fn waiters(&self) -> usize {
+        self.lock().waiters
+    }
+
     fn wake(&self, state: &State<K>) {
         if state.waiters > 0 {
             self.cond.notify_all();

@@ -396,6 +396,13 @@ fn add_if_not_present_requeues_only_when_the_key_is_not_queued() {
     check_invariants(&fifo);
 }
 
+/// Waits until `n` consumers are blocked in `pop`.
+fn until_blocked(fifo: &Fifo, n: usize) {
+    while fifo.waiters() < n {
+        thread::yield_now();
+    }
+}
+
 #[test]
 fn pop_blocks_while_empty() {
     let fifo = Arc::new(Fifo::new());
@@ -403,7 +410,7 @@ fn pop_blocks_while_empty() {
         let fifo = fifo.clone();
         thread::spawn(move || pop(&fifo).key.to_string())
     };
-    thread::sleep(Duration::from_millis(50));
+    until_blocked(&fifo, 1);
     assert!(!consumer.is_finished());
     fifo.add(cm("ns", "a", 1));
     assert_eq!(consumer.join().unwrap(), "ns/a");
@@ -411,17 +418,23 @@ fn pop_blocks_while_empty() {
 
 #[test]
 fn every_blocked_consumer_is_woken() {
+    // One `replace` queues two keys for two blocked consumers: waking only one of them (a
+    // `notify_one`) would leave the other asleep with a key waiting.
     let fifo = Arc::new(Fifo::new());
-    let consumers: Vec<_> = (0..2)
-        .map(|_| {
-            let fifo = fifo.clone();
-            thread::spawn(move || pop(&fifo).key.to_string())
-        })
-        .collect();
-    thread::sleep(Duration::from_millis(50));
-    fifo.add(cm("ns", "a", 1));
-    fifo.add(cm("ns", "b", 2));
-    let mut got: Vec<String> = consumers.into_iter().map(|c| c.join().unwrap()).collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    for _ in 0..2 {
+        let (fifo, tx) = (fifo.clone(), tx.clone());
+        thread::spawn(move || tx.send(pop(&fifo).key.to_string()));
+    }
+    until_blocked(&fifo, 2);
+    fifo.replace(vec![cm("ns", "a", 1), cm("ns", "b", 2)], "2");
+    let mut got: Vec<String> = (0..2)
+        .map(|_| rx.recv_timeout(Duration::from_secs(10)))
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|_| {
+            fifo.close();
+            panic!("a blocked consumer was not woken")
+        });
     got.sort();
     assert_eq!(got, ["ns/a", "ns/b"]);
 }
@@ -447,7 +460,7 @@ fn close_wakes_a_blocked_pop() {
                 .is_err()
         })
     };
-    thread::sleep(Duration::from_millis(50));
+    until_blocked(&fifo, 1);
     fifo.close();
     assert!(consumer.join().unwrap());
 }

@@ -480,6 +480,13 @@ fn stats_count_deltas_and_never_report_coalescing() {
     assert_eq!((stats.len, stats.peak_len, stats.coalesced), (2, 3, 0));
 }
 
+/// Waits until `n` consumers are blocked in `pop`.
+fn until_blocked(fifo: &Fifo, n: usize) {
+    while fifo.waiters() < n {
+        thread::yield_now();
+    }
+}
+
 #[test]
 fn pop_blocks_while_empty() {
     let fifo = Arc::new(fifo());
@@ -487,7 +494,7 @@ fn pop_blocks_while_empty() {
         let fifo = fifo.clone();
         thread::spawn(move || fifo.pop_batch(1, &mut |_, _| {}).unwrap().key)
     };
-    thread::sleep(Duration::from_millis(50));
+    until_blocked(&fifo, 1);
     assert!(!consumer.is_finished());
     fifo.add(cm("ns", "a", 1));
     assert_eq!(consumer.join().unwrap().as_deref(), Some("ns/a"));
@@ -510,7 +517,7 @@ fn close_wakes_a_blocked_pop() {
         let fifo = fifo.clone();
         thread::spawn(move || fifo.pop_batch(1, &mut |_, _| {}).is_none())
     };
-    thread::sleep(Duration::from_millis(50));
+    until_blocked(&fifo, 1);
     fifo.close();
     assert!(consumer.join().unwrap());
 }
