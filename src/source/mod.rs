@@ -3,6 +3,7 @@ pub mod cluster;
 pub mod discovery;
 pub mod kube_api;
 pub mod lister_watcher;
+pub mod proxy;
 pub mod recording;
 
 pub use kube_api::{INITIAL_EVENTS_END_ANNOTATION, KubeListerWatcher, client_without_retry};
