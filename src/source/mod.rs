@@ -5,6 +5,7 @@ pub mod kube_api;
 pub mod lister_watcher;
 pub mod proxy;
 pub mod recording;
+pub mod selector;
 
 pub use kube_api::{INITIAL_EVENTS_END_ANNOTATION, KubeListerWatcher, client_without_retry};
 pub use lister_watcher::{
