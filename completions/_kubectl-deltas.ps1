@@ -105,6 +105,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-deltas' -ScriptBlock {
             [CompletionResult]::new('--keys-only', '--keys-only', [CompletionResultType]::ParameterName, 'Print the store keys (`namespace/name`) of the objects under the `--value`s, one per line, instead of an `-o` format')
             [CompletionResult]::new('--fail-empty', '--fail-empty', [CompletionResultType]::ParameterName, 'Exit with code 4 when nothing matches: no object under any `--value`, or, without `--value`, no object with a value at all')
             [CompletionResult]::new('--show-secret-data', '--show-secret-data', [CompletionResultType]::ParameterName, 'Show Secret data and stringData values (redacted by default; without it, indexing Secrets by `field:data.…` is refused)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No notes on stderr (a retry, an empty answer); errors still go there')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No notes on stderr (a retry, an empty answer); errors still go there')
             [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Watch every namespace')
             [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Watch every namespace')
             [CompletionResult]::new('--legacy-sync', '--legacy-sync', [CompletionResultType]::ParameterName, 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19')

@@ -100,6 +100,8 @@ set edit:completion:arg-completer[kubectl-deltas] = {|@words|
             cand --keys-only 'Print the store keys (`namespace/name`) of the objects under the `--value`s, one per line, instead of an `-o` format'
             cand --fail-empty 'Exit with code 4 when nothing matches: no object under any `--value`, or, without `--value`, no object with a value at all'
             cand --show-secret-data 'Show Secret data and stringData values (redacted by default; without it, indexing Secrets by `field:data.…` is refused)'
+            cand -q 'No notes on stderr (a retry, an empty answer); errors still go there'
+            cand --quiet 'No notes on stderr (a retry, an empty answer); errors still go there'
             cand -A 'Watch every namespace'
             cand --all-namespaces 'Watch every namespace'
             cand --legacy-sync 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'

@@ -110,6 +110,7 @@ never\t'Never'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l keys-only -d 'Print the store keys (`namespace/name`) of the objects under the `--value`s, one per line, instead of an `-o` format'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fail-empty -d 'Exit with code 4 when nothing matches: no object under any `--value`, or, without `--value`, no object with a value at all'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l show-secret-data -d 'Show Secret data and stringData values (redacted by default; without it, indexing Secrets by `field:data.…` is refused)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s q -l quiet -d 'No notes on stderr (a retry, an empty answer); errors still go there'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s A -l all-namespaces -d 'Watch every namespace'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'

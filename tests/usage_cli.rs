@@ -154,3 +154,81 @@ async fn record_never_overwrites_a_file_without_force() {
     // Refused before anything was asked of the cluster.
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_quiet_leaves_stderr_to_errors() {
+    let (_server, _dir, kubeconfig) = server_with_a_configmap().await;
+    let args = ["index", "cm", "--by", "label:app"];
+    let out = run(kubeconfig.clone(), &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "kubectl-deltas: note: none of the configmaps in namespace \"default\" has a value under \
+         label:app (1 object listed)\n"
+    );
+    let out = run(kubeconfig, &[&args[..], &["-q"]].concat()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_says_when_it_cannot_write_its_output() {
+    let (_server, _dir, kubeconfig) = server_with_a_configmap().await;
+    let out = tokio::task::spawn_blocking(move || {
+        support::binary::command(&kubeconfig, &["index", "cm", "--by", "namespace"])
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("kubectl-deltas: error: cannot write the output: "),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_of_one_is_singular() {
+    let (_server, _dir, kubeconfig) = server_with_a_configmap().await;
+    let out = run(kubeconfig.clone(), &["watch", "cm", "--until-synced"]).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("(1 batch)"), "{err}");
+    assert!(text(&out.stdout).contains("HasSynced after 1 batch,"));
+
+    let args = ["index", "cm", "--by", "namespace", "--value", "other"];
+    let out = run(kubeconfig, &args).await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("(the index has 1 value; list them"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resource_arguments_that_name_nothing_say_why() {
+    let (_server, _dir, kubeconfig) = server_with_a_configmap().await;
+    for (arg, says) in [
+        (
+            "configmap.v1",
+            r#"the server doesn't have a resource type "configmap" in API group "v1" ("configmap.v1" reads as RESOURCE.GROUP; a version goes in RESOURCE.VERSION.GROUP); did you mean "configmap" or "configmap.v1."?"#,
+        ),
+        (
+            "deployments.v1beta1.apps",
+            r#"the server doesn't serve deployments.apps at version "v1beta1"; it serves v1 (e.g. "deployments.v1.apps")"#,
+        ),
+    ] {
+        let out = run(kubeconfig.clone(), &["watch", arg, "--until-synced"]).await;
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{arg}: {err}");
+        assert_eq!(err, format!("kubectl-deltas: error: {says}\n"));
+    }
+    // What it suggests works.
+    let out = run(
+        kubeconfig,
+        &["watch", "configmap.v1.", "--until-synced", "-q"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

@@ -374,6 +374,9 @@ pub struct IndexArgs {
     /// Secrets by `field:data.…` is refused).
     #[arg(long)]
     pub show_secret_data: bool,
+    /// No notes on stderr (a retry, an empty answer); errors still go there.
+    #[arg(short, long)]
+    pub quiet: bool,
     #[command(flatten)]
     pub access: AccessArgs,
     #[command(flatten)]
