@@ -193,7 +193,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__index)
-            opts="-o -n -A -l -v -h --by --value --keys-only --replay --output --fail-empty --show-secret-data --kubeconfig --context --cluster --user --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
+            opts="-o -q -n -A -l -v -h --by --value --keys-only --replay --output --fail-empty --show-secret-data --quiet --kubeconfig --context --cluster --user --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -299,7 +299,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__record)
-            opts="-f -q -n -A -l -v -h --file --quiet --show-secret-data --duration --kubeconfig --context --cluster --user --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
+            opts="-f -q -n -A -l -v -h --file --force --quiet --show-secret-data --duration --kubeconfig --context --cluster --user --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -52,8 +52,8 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l cluster -d 'The kubeconfig cluster to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l user -d 'The kubeconfig user to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s n -l namespace -d 'Namespace to watch (default: the context\'s namespace, then `default`)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l field-selector -d 'Field selector, e.g. `status.phase=Running`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`, `env in (prod,staging)`, `!canary`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l field-selector -d 'Field selector, e.g. `status.phase=Running` (=, == and != only)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
@@ -92,8 +92,8 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l cluster -d 'The kubeconfig cluster to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l user -d 'The kubeconfig user to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s n -l namespace -d 'Namespace to watch (default: the context\'s namespace, then `default`)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l field-selector -d 'Field selector, e.g. `status.phase=Running`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`, `env in (prod,staging)`, `!canary`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l field-selector -d 'Field selector, e.g. `status.phase=Running` (=, == and != only)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
@@ -110,6 +110,7 @@ never\t'Never'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l keys-only -d 'Print the store keys (`namespace/name`) of the objects under the `--value`s, one per line, instead of an `-o` format'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fail-empty -d 'Exit with code 4 when nothing matches: no object under any `--value`, or, without `--value`, no object with a value at all'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l show-secret-data -d 'Show Secret data and stringData values (redacted by default; without it, indexing Secrets by `field:data.…` is refused)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s q -l quiet -d 'No notes on stderr (a retry, an empty answer); errors still go there'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s A -l all-namespaces -d 'Watch every namespace'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
@@ -117,15 +118,15 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s f -l file -d 'Where to write the recording (`-` for stdout; a name ending in `.gz` is compressed). The timeline goes to stderr' -r -F
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s f -l file -d 'Where to write the recording (`-` for stdout; a name ending in `.gz` is compressed). The timeline goes to stderr. The file is created once the server first answers, and an existing one is refused unless `--force`' -r -F
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l duration -d 'Stop after this long (default: until Ctrl-C)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l cluster -d 'The kubeconfig cluster to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l user -d 'The kubeconfig user to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s n -l namespace -d 'Namespace to watch (default: the context\'s namespace, then `default`)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l field-selector -d 'Field selector, e.g. `status.phase=Running`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`, `env in (prod,staging)`, `!canary`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l field-selector -d 'Field selector, e.g. `status.phase=Running` (=, == and != only)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
@@ -139,6 +140,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l force -d 'Overwrite the `-f` file if it exists'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s q -l quiet -d 'Do not render the timeline on stderr'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l show-secret-data -d 'Keep Secret data and stringData values in the recording (redacted by default)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s A -l all-namespaces -d 'Watch every namespace'

@@ -828,7 +828,8 @@ async fn no_match_is_a_note_and_exit_0_or_exit_4_with_fail_empty() {
     );
     assert!(
         stderr(&out).contains(&format!(
-            "none of the {PODS} pods in all namespaces has a value under label:missing"
+            "none of the pods in all namespaces has a value under label:missing ({PODS} objects \
+             listed)"
         )),
         "{}",
         stderr(&out)

@@ -186,11 +186,11 @@ pub struct AccessArgs {
     /// Watch every namespace.
     #[arg(short = 'A', long, conflicts_with = "namespace")]
     pub all_namespaces: bool,
-    /// Label selector, e.g. `app=web,tier!=db`.
-    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    /// Label selector, e.g. `app=web,tier!=db`, `env in (prod,staging)`, `!canary`.
+    #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = parse_label_selector)]
     pub selector: Option<String>,
-    /// Field selector, e.g. `status.phase=Running`.
-    #[arg(long, value_name = "SELECTOR")]
+    /// Field selector, e.g. `status.phase=Running` (=, == and != only).
+    #[arg(long, value_name = "SELECTOR", value_parser = parse_field_selector)]
     pub field_selector: Option<String>,
     /// Timeout of a single request, as kubectl's `--request-timeout` (`30s`, `1m`, or a number
     /// of seconds; `0` = none).
@@ -377,6 +377,9 @@ pub struct IndexArgs {
     /// Secrets by `field:data.…` is refused).
     #[arg(long)]
     pub show_secret_data: bool,
+    /// No notes on stderr (a retry, an empty answer); errors still go there.
+    #[arg(short, long)]
+    pub quiet: bool,
     #[command(flatten)]
     pub access: AccessArgs,
     #[command(flatten)]
@@ -393,9 +396,13 @@ pub struct RecordArgs {
     /// Only this object.
     pub name: Option<String>,
     /// Where to write the recording (`-` for stdout; a name ending in `.gz` is compressed). The
-    /// timeline goes to stderr.
+    /// timeline goes to stderr. The file is created once the server first answers, and an
+    /// existing one is refused unless `--force`.
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub file: PathBuf,
+    /// Overwrite the `-f` file if it exists.
+    #[arg(long)]
+    pub force: bool,
     /// Do not render the timeline on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -551,6 +558,21 @@ pub fn parse_namespace(text: &str) -> Result<String, String> {
              starting and ending with a letter or digit"
         ))
     }
+}
+
+/// Checks `-l` as the API server will (apimachinery's `labels.Parse`), so that a malformed one is
+/// a usage error before the cluster is contacted; the text goes to the server as written.
+pub fn parse_label_selector(text: &str) -> Result<String, String> {
+    kubectl_deltas::source::selector::parse_label_selector(text)
+        .map(|_| text.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// Checks `--field-selector` as the API server will (apimachinery's `fields.ParseSelector`).
+pub fn parse_field_selector(text: &str) -> Result<String, String> {
+    kubectl_deltas::source::selector::parse_field_selector(text)
+        .map(|_| text.to_owned())
+        .map_err(|e| e.to_string())
 }
 
 /// Parses `--speed`: a finite number above zero.

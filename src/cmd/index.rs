@@ -13,6 +13,7 @@ use anyhow::anyhow;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{IndexSpec, Indexer};
 use kubectl_deltas::query::{Matches, ValueListing};
+use kubectl_deltas::render::count;
 use kubectl_deltas::render::index::{IndexRenderer, write_keys};
 
 use super::informer::{
@@ -64,6 +65,7 @@ async fn from_cluster(
         reflector_config(&args.reflector, &args.informer),
         indexer,
         queue,
+        !args.quiet,
         |error| reflector_failure_while("listing", error, &target),
     )
     .await?;
@@ -92,33 +94,38 @@ fn answer(
         .width(table_width())
         .show_secret_data(args.show_secret_data);
     let mut out = BufWriter::new(io::stdout().lock());
+    // As `watch` says it; a reader gone (`| head`) is still a quiet exit 0.
+    let output = |error: io::Error| anyhow::Error::new(error).context("cannot write the output");
     let nothing = if args.values.is_empty() {
         let listing = ValueListing::from_indexer(indexer, &index)?;
-        renderer.values(&mut out, &listing)?;
+        renderer.values(&mut out, &listing).map_err(output)?;
         listing.is_empty().then(|| match listing.total {
             0 => format!("no {scope} to index"),
-            n => format!("none of the {n} {scope} has a value under {index}"),
+            n => format!(
+                "none of the {scope} has a value under {index} ({} listed)",
+                count(n as u64, "object")
+            ),
         })
     } else {
         let matches = Matches::from_indexer(indexer, &index, &args.values)?;
         if args.keys_only {
-            write_keys(&mut out, matches.keys())?;
+            write_keys(&mut out, matches.keys()).map_err(output)?;
         } else if !matches.is_empty() {
-            renderer.objects(&mut out, &matches)?;
+            renderer.objects(&mut out, &matches).map_err(output)?;
         }
         matches.is_empty().then(|| {
             let known = indexer
                 .list_index_func_values(&index)
                 .map_or(0, |v| v.len());
             format!(
-                "no {scope} indexed under {index} = {} (the index has {known} value{}; \
-                 list them without --value)",
+                "no {scope} indexed under {index} = {} (the index has {}; list them without \
+                 --value)",
                 quoted_or(&args.values),
-                if known == 1 { "" } else { "s" },
+                count(known as u64, "value"),
             )
         })
     };
-    out.flush()?;
+    out.flush().map_err(output)?;
     match nothing {
         Some(message) if args.fail_empty => Err(Failure {
             exit: Exit::Empty,
@@ -127,7 +134,9 @@ fn answer(
         }
         .into()),
         Some(message) => {
-            let _ = writeln!(io::stderr(), "kubectl-deltas: note: {message}");
+            if !args.quiet {
+                let _ = writeln!(io::stderr(), "kubectl-deltas: note: {message}");
+            }
             Ok(())
         }
         None => Ok(()),

@@ -30,12 +30,14 @@ use super::informer::QueueChoice;
 
 /// Runs `lister_watcher` through a Reflector and the chosen queue into `indexer` until the cache
 /// has synced, then stops everything. Transient failures are retried as `watch` retries them (each
-/// retry is noted on stderr); a failure the Reflector gives up on goes through `failure`.
+/// retry is noted on stderr with `notes`); a failure the Reflector gives up on goes through
+/// `failure`.
 pub async fn sync<L: ListerWatcher>(
     lister_watcher: L,
     config: ReflectorConfig,
     indexer: Arc<Indexer<Object>>,
     queue: QueueChoice,
+    notes: bool,
     failure: impl FnOnce(ReflectorError) -> anyhow::Error,
 ) -> anyhow::Result<()> {
     let fifo = queue.build(indexer.clone());
@@ -45,7 +47,8 @@ pub async fn sync<L: ListerWatcher>(
         inner: lister_watcher,
         listed: progress.clone(),
     };
-    let reflector = Reflector::new(lister_watcher, fifo.clone(), config).observer(RetryNotes);
+    let reflector =
+        Reflector::new(lister_watcher, fifo.clone(), config).observer(RetryNotes { notes });
 
     let controller = Controller::new(fifo.clone(), indexer).batch_pop(queue.batch_pop);
     let consume = {
@@ -142,11 +145,17 @@ fn until_initial_events_end(stream: WatchStream) -> WatchStream {
         .boxed()
 }
 
-/// Says on stderr why a one-shot command is still waiting: each retry after a failure.
-struct RetryNotes;
+/// Says on stderr why a one-shot command is still waiting: each retry after a failure (unless
+/// `-q`).
+struct RetryNotes {
+    notes: bool,
+}
 
 impl ReflectorObserver for RetryNotes {
     fn observe(&self, event: ReflectorEvent) {
+        if !self.notes {
+            return;
+        }
         if let ReflectorEventKind::Backoff {
             delay,
             phase,

@@ -4,11 +4,13 @@
 //!
 //! The pipeline's resyncs (`--resync`) become `RESYNC` lines through the source's observer.
 //! Ctrl-C and `--duration` end the session normally; the file is complete at every line (each is
-//! flushed), and a `.gz` file gets its gzip trailer at the end.
+//! flushed), and a `.gz` file gets its gzip trailer at the end. The file is created when the
+//! server first answers a request successfully ([`CreateOnSuccess`]): a selector the server
+//! refuses, a 403 or an unreachable cluster leave no file behind, and an existing one untouched.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use anyhow::anyhow;
@@ -17,27 +19,43 @@ use flate2::write::GzEncoder;
 use futures_util::FutureExt as _;
 use kubectl_deltas::cache::reflector::{NoObserver, TokioClock};
 use kubectl_deltas::source::recording::{RecordOptions, RecordedResource, Recorder};
+use kubectl_deltas::source::{
+    ListPage, ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchRequest, WatchStream,
+};
+use tokio::sync::Notify;
 
 use super::informer::{lister_watcher, reflector_config, reflector_failure};
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, stdout_reader_gone};
 use super::target::{self, Target};
+use crate::cli::exit::{Exit, WithExit};
 use crate::cli::{GlobalArgs, RecordArgs};
 
 pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     // Every flag is checked before the cluster is contacted.
+    if args.resource.contains(',') {
+        return Err(anyhow!(
+            "record takes one resource per recording, not {:?}: record each into a file of its \
+             own (a replay has one informer)",
+            args.resource
+        ))
+        .exit_with(Exit::Usage);
+    }
+    let destination = Destination::new(&args.file, args.force)?;
     let settings = Settings::new(
         View::stderr_timeline(global, args.quiet),
         &args.informer,
         reflector_config(&args.reflector, &args.informer),
     )?;
     let runtime = super::runtime()?;
-    runtime.block_on(record(args, settings))
+    runtime.block_on(record(args, settings, destination))
 }
 
-async fn record(args: RecordArgs, settings: Settings) -> anyhow::Result<()> {
+async fn record(
+    args: RecordArgs,
+    settings: Settings,
+    destination: Destination,
+) -> anyhow::Result<()> {
     let target = target::resolve(&args.access, &args.resource).await?;
-    // Created once the resource is known to exist: a typo leaves no empty file behind.
-    let destination = Destination::open(&args.file)?;
     let recorder = Recorder::new(
         destination.clone(),
         RecordedResource::new(&target.resource.api_resource(), target.resource.namespaced),
@@ -50,7 +68,10 @@ async fn record(args: RecordArgs, settings: Settings) -> anyhow::Result<()> {
     .map_err(|e| destination.write_error(e))?;
     let source = Source {
         name: target.resource.qualified_name(),
-        lister_watcher: recorder.tee(lister_watcher(&target, &args.access, args.name.as_deref())),
+        lister_watcher: CreateOnSuccess {
+            inner: recorder.tee(lister_watcher(&target, &args.access, args.name.as_deref())),
+            destination: destination.clone(),
+        },
         hooks: Hooks {
             observer: Some(Arc::new(recorder.observer(NoObserver))),
             ..Hooks::default()
@@ -58,7 +79,7 @@ async fn record(args: RecordArgs, settings: Settings) -> anyhow::Result<()> {
     };
     let duration = args.duration.0;
     let shutdown = {
-        let recorder = recorder.clone();
+        let (recorder, destination) = (recorder.clone(), destination.clone());
         async move {
             let elapsed = async {
                 match duration {
@@ -70,6 +91,7 @@ async fn record(args: RecordArgs, settings: Settings) -> anyhow::Result<()> {
                 () = elapsed => {}
                 // A full disk or a closed pipe: nothing more can be recorded.
                 _ = recorder.failed() => {}
+                () = destination.creation_failed() => {}
             }
         }
     };
@@ -92,12 +114,21 @@ async fn record(args: RecordArgs, settings: Settings) -> anyhow::Result<()> {
 
     let failed = recorder.failed().now_or_never();
     drop(recorder.finish());
-    let finished = destination.finish();
-    match failed {
-        Some(error) if error.kind() != io::ErrorKind::BrokenPipe => {
+    match (destination.finish(), failed) {
+        // The recorder's error is then only the echo of this one.
+        (Err(Ended::NotCreated(error)), _) => return Err(error),
+        (_, Some(error)) if error.kind() != io::ErrorKind::BrokenPipe => {
             return Err(destination.write_error(io::Error::new(error.kind(), error.to_string())));
         }
-        _ => finished.map_err(|e| destination.write_error(e))?,
+        (Err(Ended::WriteFailed(error)), _) => return Err(destination.write_error(error)),
+        (Ok(false), _) if result.is_ok() => {
+            let _ = writeln!(
+                io::stderr(),
+                "kubectl-deltas: note: no request to the server succeeded, so {} was not created",
+                destination.name
+            );
+        }
+        (Ok(_), _) => {}
     }
     match result {
         Ok(_) => Ok(()),
@@ -118,36 +149,109 @@ fn failure(error: PipelineError, target: &Target) -> anyhow::Error {
 struct Destination {
     name: String,
     sink: Arc<Mutex<Sink>>,
+    /// Notified when the file could not be created.
+    not_created: Arc<Notify>,
 }
 
 enum Sink {
     Stdout(io::Stdout),
+    /// The file, before the first successful answer: what is written waits here.
+    Pending {
+        path: PathBuf,
+        overwrite: bool,
+        buffer: Vec<u8>,
+    },
     File(File),
     Gzip(GzEncoder<File>),
+    /// The file could not be created, for this reason.
+    NotCreated(io::Error),
     Finished,
 }
 
+/// Why a recording did not end well.
+enum Ended {
+    /// The file could not be created (the error has its context).
+    NotCreated(anyhow::Error),
+    /// Writing or finishing it failed.
+    WriteFailed(io::Error),
+}
+
 impl Destination {
-    fn open(path: &Path) -> anyhow::Result<Self> {
-        if path.as_os_str() == "-" {
-            return Ok(Destination {
-                name: "<stdout>".into(),
-                sink: Arc::new(Mutex::new(Sink::Stdout(io::stdout()))),
-            });
-        }
-        let name = path.display().to_string();
-        let file = File::create(path)
-            .map_err(|e| anyhow!(e).context(format!("cannot create the recording {name}")))?;
-        let gzip = path.extension().is_some_and(|ext| ext == "gz");
-        let sink = if gzip {
-            Sink::Gzip(GzEncoder::new(file, Compression::default()))
+    /// `-` for stdout, else a file created by [`create`](Self::create). An existing file is a
+    /// usage error unless `overwrite` (`--force`): a recording is often the only copy of what a
+    /// cluster did.
+    fn new(path: &Path, overwrite: bool) -> anyhow::Result<Self> {
+        let (name, sink) = if path.as_os_str() == "-" {
+            ("<stdout>".to_owned(), Sink::Stdout(io::stdout()))
         } else {
-            Sink::File(file)
+            let name = path.display().to_string();
+            if !overwrite && path.symlink_metadata().is_ok() {
+                return Err(anyhow!(
+                    "{name} already exists; pass --force to overwrite it, or choose another -f"
+                ))
+                .exit_with(Exit::Usage);
+            }
+            let sink = Sink::Pending {
+                path: path.to_owned(),
+                overwrite,
+                buffer: Vec::new(),
+            };
+            (name, sink)
         };
         Ok(Destination {
             name,
             sink: Arc::new(Mutex::new(sink)),
+            not_created: Arc::new(Notify::new()),
         })
+    }
+
+    /// Creates the file, if not done yet, with what was written so far.
+    fn create(&self) {
+        let mut sink = self.lock();
+        let Sink::Pending {
+            path,
+            overwrite,
+            buffer,
+        } = &mut *sink
+        else {
+            return;
+        };
+        let created = (|| {
+            let mut options = OpenOptions::new();
+            options.write(true);
+            if *overwrite {
+                options.create(true).truncate(true);
+            } else {
+                // It did not exist at the start: if it does now, someone else wrote it.
+                options.create_new(true);
+            }
+            let file = options.open(&*path)?;
+            let mut out = if path.extension().is_some_and(|ext| ext == "gz") {
+                Sink::Gzip(GzEncoder::new(file, Compression::default()))
+            } else {
+                Sink::File(file)
+            };
+            out.write_all(buffer)?;
+            out.flush()?;
+            Ok(out)
+        })();
+        *sink = match created {
+            Ok(out) => out,
+            Err(error) => {
+                self.not_created.notify_one();
+                Sink::NotCreated(error)
+            }
+        };
+    }
+
+    /// Completes once the file could not be created.
+    async fn creation_failed(&self) {
+        loop {
+            if matches!(*self.lock(), Sink::NotCreated(_)) {
+                return;
+            }
+            self.not_created.notified().await;
+        }
     }
 
     fn is_stdout(&self) -> bool {
@@ -158,14 +262,22 @@ impl Destination {
         self.sink.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Flushes, and writes the gzip trailer; nothing can be written afterwards.
-    fn finish(&self) -> io::Result<()> {
-        match std::mem::replace(&mut *self.lock(), Sink::Finished) {
+    /// Flushes, and writes the gzip trailer; nothing can be written afterwards. `Ok(false)`: the
+    /// file was never created, nothing having succeeded.
+    fn finish(&self) -> Result<bool, Ended> {
+        let finished = match std::mem::replace(&mut *self.lock(), Sink::Finished) {
             Sink::Stdout(mut out) => out.flush(),
             Sink::File(mut file) => file.flush(),
             Sink::Gzip(gzip) => gzip.finish().map(drop),
+            Sink::Pending { .. } => return Ok(false),
+            Sink::NotCreated(error) => {
+                return Err(Ended::NotCreated(
+                    anyhow!(error).context(format!("cannot create the recording {}", self.name)),
+                ));
+            }
             Sink::Finished => Ok(()),
-        }
+        };
+        finished.map(|()| true).map_err(Ended::WriteFailed)
     }
 
     fn write_error(&self, error: io::Error) -> anyhow::Error {
@@ -173,22 +285,59 @@ impl Destination {
     }
 }
 
-impl Write for Destination {
+impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut *self.lock() {
+        match self {
             Sink::Stdout(out) => out.write(buf),
+            Sink::Pending { buffer, .. } => buffer.write(buf),
             Sink::File(file) => file.write(buf),
             Sink::Gzip(gzip) => gzip.write(buf),
+            Sink::NotCreated(_) => Err(io::Error::other("the recording could not be created")),
             Sink::Finished => Err(io::Error::other("the recording is finished")),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match &mut *self.lock() {
+        match self {
             Sink::Stdout(out) => out.flush(),
             Sink::File(file) => file.flush(),
             Sink::Gzip(gzip) => gzip.flush(),
-            Sink::Finished => Ok(()),
+            Sink::Pending { .. } | Sink::NotCreated(_) | Sink::Finished => Ok(()),
         }
+    }
+}
+
+impl Write for Destination {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.lock().write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.lock().flush()
+    }
+}
+
+/// The recording's [`ListerWatcher`]: creates the file once the server has answered a request
+/// successfully, the recorded answer included (the recorder wrapped inside has written it).
+struct CreateOnSuccess<L> {
+    inner: L,
+    destination: Destination,
+}
+
+impl<L: ListerWatcher> ListerWatcher for CreateOnSuccess<L> {
+    async fn list(&self, req: &ListRequest) -> Result<ListPage, SourceError> {
+        let page = self.inner.list(req).await?;
+        self.destination.create();
+        Ok(page)
+    }
+
+    async fn watch(&self, req: &WatchRequest) -> Result<WatchStream, SourceError> {
+        let stream = self.inner.watch(req).await?;
+        self.destination.create();
+        Ok(stream)
+    }
+
+    fn describe(&self) -> ResourceTarget {
+        self.inner.describe()
     }
 }

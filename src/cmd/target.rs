@@ -71,13 +71,25 @@ pub async fn resolve_all(
                 "cannot read the API resources of the cluster at {}",
                 connection.cluster_url
             );
-            let context = match (unreachable(&error), &connection.context) {
-                (Some(why), Some(name)) => format!(
+            let context = match (unreachable(&error), &connection.proxy, &connection.context) {
+                // Only the proxy is connected to: a refused connection is the proxy's.
+                (Some(why), Some(proxy), _) => format!(
+                    "{what} through the proxy {} ({why}): is the proxy running? (it comes from \
+                     {})",
+                    proxy.redacted(),
+                    proxy.source
+                ),
+                (Some(why), None, Some(name)) => format!(
                     "{what} ({why}): is the cluster running, and is kubeconfig context {name:?} \
                      the one you meant (--context)?"
                 ),
-                (Some(why), None) => format!("{what} ({why}): is the cluster running?"),
-                (None, _) => what,
+                (Some(why), None, None) => format!("{what} ({why}): is the cluster running?"),
+                (None, Some(proxy), _) => format!(
+                    "{what} through the proxy {} (from {})",
+                    proxy.redacted(),
+                    proxy.source
+                ),
+                (None, None, _) => what,
             };
             anyhow::Error::new(error).context(context)
         })

@@ -210,7 +210,7 @@ fn fit_list(items: &[&str], room: usize) -> String {
         shown += 1;
     }
     if shown == 0 {
-        format!("… ({} items)", items.len())
+        format!("… ({})", super::count(items.len() as u64, "item"))
     } else {
         format!("{out}, … (+{} more)", items.len() - shown)
     }
@@ -358,7 +358,7 @@ mod tests {
         let five = ["aaaa", "bbbb", "cccc", "dddd", "eeee"];
         assert_eq!(fit_list(&five, 20), "aaaa, … (+4 more)");
         assert_eq!(fit_list(&five, 28), "aaaa, bbbb, cccc, dddd, eeee");
-        assert_eq!(fit_list(&["a-very-long-key"], 5), "… (1 items)");
+        assert_eq!(fit_list(&["a-very-long-key"], 5), "… (1 item)");
     }
 
     #[test]

@@ -31,6 +31,23 @@ pub mod timeline;
 pub use index_table::{NONE_LABEL, age};
 pub use object::{ObjectMode, ObjectView, render_object};
 
+/// A count and its noun, singular only for 1: `1 batch`, `2 batches`, `0 items`. Every message
+/// that counts something says it through this.
+pub fn count(n: u64, noun: &str) -> String {
+    format!("{n} {}", plural(n, noun))
+}
+
+/// `noun`, in the plural unless `n` is 1; nouns ending in s, x, z, ch or sh take `es`.
+pub fn plural(n: u64, noun: &str) -> Cow<'_, str> {
+    if n == 1 {
+        return Cow::Borrowed(noun);
+    }
+    let es = ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|end| noun.ends_with(end));
+    Cow::Owned(format!("{noun}{}", if es { "es" } else { "s" }))
+}
+
 /// One popped batch, as a renderer is told about it.
 #[derive(Debug, Clone, Copy)]
 pub struct BatchView<'a> {

@@ -52,11 +52,10 @@ pub fn initial_list_progress(informers: &[(&str, &InformerStats)]) -> Option<Ini
 pub fn status_line(informers: &[(&str, &InformerStats)], now: SystemTime) -> String {
     let all = InformerStats::merged(informers.iter().map(|(_, s)| *s));
     let mut line = format!(
-        "queue {} (peak {}) · {} batch{}",
+        "queue {} (peak {}) · {}",
         all.queue_len,
         all.max_queue_len,
-        all.batches,
-        if all.batches == 1 { "" } else { "es" }
+        super::count(all.batches, "batch")
     );
     let counts: Vec<String> = DeltaType::ALL
         .into_iter()
@@ -125,8 +124,9 @@ impl Styles {
                 .progress_chars("=> ")
         };
         Styles {
-            list_with_total: template("{spinner} {msg} [{bar:30}] {pos}/{len} objects"),
-            list: template("{spinner} {msg}: {pos} objects"),
+            // `{prefix}` is `object` or `objects`, set with the position.
+            list_with_total: template("{spinner} {msg} [{bar:30}] {pos}/{len} {prefix}"),
+            list: template("{spinner} {msg}: {pos} {prefix}"),
             footer: template("{wide_msg}"),
         }
     }
@@ -171,6 +171,9 @@ impl StatusBar {
                     None => self.bar.unset_length(),
                 }
                 self.bar.set_position(progress.items);
+                let total = progress.estimated_total.unwrap_or(progress.items);
+                self.bar
+                    .set_prefix(super::plural(total, "object").into_owned());
                 let style = if progress.estimated_total.is_some() {
                     &self.styles.list_with_total
                 } else {

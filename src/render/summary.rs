@@ -63,9 +63,9 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
     table.add_row(row("bookmarks", &|s| s.bookmarks.to_string()));
     table.add_row(row("time to HasSynced", &|s| match s.synced {
         Some(synced) => format!(
-            "{} ({} batches)",
+            "{} ({})",
             human_duration(synced.after),
-            synced.batches
+            super::count(synced.batches, "batch")
         ),
         None => "not synced".to_owned(),
     }));

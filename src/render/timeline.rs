@@ -26,7 +26,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use owo_colors::{OwoColorize, Style};
 
 use super::changes::{self, Change};
-use super::{BatchView, Event, EventView, Renderer, delta_resource_version, whole_list_objects};
+use super::{
+    BatchView, Event, EventView, Renderer, count, delta_resource_version, plural,
+    whole_list_objects,
+};
 use crate::cache::reflector::RelistCause;
 use crate::cache::{
     Batch, Delta, DeltaType, Notification, QueueKind, ReflectorEventKind, object_key,
@@ -356,8 +359,8 @@ impl<W: Write + Send> Renderer for Timeline<W> {
             }
             Event::Synced { batches, after } => (
                 format!(
-                    "synced: HasSynced after {batches} batch{}, {}",
-                    plural_es(batches),
+                    "synced: HasSynced after {}, {}",
+                    count(batches, "batch"),
                     human_duration(after)
                 ),
                 Palette::dim(),
@@ -387,7 +390,10 @@ fn describe(kind: &ReflectorEventKind, verbose: bool) -> Option<(String, Style)>
             items_so_far,
             remaining,
         } if verbose => {
-            let mut text = format!("list page {page}: {items_so_far} items so far");
+            let mut text = format!(
+                "list page {page}: {} so far",
+                count(*items_so_far as u64, "item")
+            );
             if let Some(r) = remaining {
                 let _ = write!(text, ", ~{r} to come");
             }
@@ -404,12 +410,11 @@ fn describe(kind: &ReflectorEventKind, verbose: bool) -> Option<(String, Style)>
         } => {
             let pages = match pages {
                 0 => "streamed".to_owned(),
-                1 => "1 page".to_owned(),
-                n => format!("{n} pages"),
+                n => count(*n as u64, "page"),
             };
             format!(
-                "list done: {items} item{}, {pages}, rv {resource_version}, {}",
-                plural_s(*items as u64),
+                "list done: {}, {pages}, rv {resource_version}, {}",
+                count(*items as u64, "item"),
                 human_duration(*duration)
             )
         }
@@ -438,9 +443,9 @@ fn describe(kind: &ReflectorEventKind, verbose: bool) -> Option<(String, Style)>
             duration,
             events,
         } => format!(
-            "watch closed: {reason}, after {}, {events} event{}",
+            "watch closed: {reason}, after {}, {}",
             human_duration(*duration),
-            plural_s(*events)
+            count(*events, "event")
         ),
         ReflectorEventKind::Bookmark {
             resource_version,
@@ -474,14 +479,15 @@ fn describe(kind: &ReflectorEventKind, verbose: bool) -> Option<(String, Style)>
             human_duration(*delay)
         ),
         ReflectorEventKind::Resync { keys } => {
-            format!("resync tick: {keys} key{}", plural_s(*keys as u64))
+            format!("resync tick: {}", count(*keys as u64, "key"))
         }
         ReflectorEventKind::WatchListFallback { reason } => {
             format!("streaming list refused, using list + watch: {reason}")
         }
         ReflectorEventKind::Drift(report) if report.is_consistent() => format!(
-            "consistency check at rv {}: {} objects, consistent",
-            report.resource_version, report.listed
+            "consistency check at rv {}: {}, consistent",
+            report.resource_version,
+            count(report.listed as u64, "object")
         ),
         ReflectorEventKind::Drift(report) => {
             let list = |keys: &[String]| keys.join(" ");
@@ -532,7 +538,7 @@ fn whole_list_summary(
     objects: usize,
     notifications: &[&Notification<Object>],
 ) -> String {
-    let count = format!("{objects} object{}", plural_s(objects as u64));
+    let count = count(objects as u64, "object");
     match type_ {
         DeltaType::SyncAll => format!("{count} re-delivered"),
         DeltaType::ReplacedAll => {
@@ -549,7 +555,7 @@ fn whole_list_summary(
                     Notification::Delete { .. } => deleted += 1,
                 }
             }
-            let tombstones = format!("deleted (tombstone{})", plural_s(deleted));
+            let tombstones = format!("deleted ({})", plural(deleted, "tombstone"));
             let parts: Vec<String> = [
                 (added, "added"),
                 (updated, "updated"),
@@ -632,14 +638,6 @@ fn grow(width: &mut usize, len: usize) {
 
 fn pad(line: &mut String, n: usize) {
     line.extend(std::iter::repeat_n(' ', n));
-}
-
-fn plural_s(n: u64) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-fn plural_es(n: u64) -> &'static str {
-    if n == 1 { "" } else { "es" }
 }
 
 /// `14:03:07.123` in `zone`.

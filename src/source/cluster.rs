@@ -1,7 +1,8 @@
 //! Cluster access resolved as kubectl resolves it: `--kubeconfig`, then `$KUBECONFIG` (a list of
 //! files, merged), then `~/.kube/config`, then the in-cluster service account; `--context`,
 //! `--cluster` and `--user` override the kubeconfig's choices. Auth plugins (exec, OIDC, tokens,
-//! client certificates) are kube's.
+//! client certificates) are kube's. Requests go through the proxy kubectl would use
+//! ([`proxy`](super::proxy)).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,6 +11,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::{Client, Config};
 
 use super::kube_api::client_without_retry;
+use super::proxy::{Proxy, ProxyEnv, ProxyError, without_credentials};
 
 /// What the user said about how to reach the cluster.
 #[derive(Debug, Clone, Default)]
@@ -34,10 +36,12 @@ pub struct Connection {
     pub client: Client,
     /// The namespace of the chosen context (or the service account's), `default` if none.
     pub default_namespace: String,
-    /// The API server's URL.
+    /// The API server's URL, without the credentials it may hold.
     pub cluster_url: String,
     /// The context used, if a kubeconfig was.
     pub context: Option<String>,
+    /// The proxy requests go through, if any.
+    pub proxy: Option<Proxy>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -45,6 +49,7 @@ impl std::fmt::Debug for Connection {
         f.debug_struct("Connection")
             .field("cluster_url", &self.cluster_url)
             .field("context", &self.context)
+            .field("proxy", &self.proxy.as_ref().map(Proxy::redacted))
             .field("default_namespace", &self.default_namespace)
             .finish_non_exhaustive()
     }
@@ -64,12 +69,30 @@ pub enum AccessError {
     },
     /// Neither a kubeconfig nor an in-cluster service account was found.
     #[error(
-        "no kubeconfig found ($KUBECONFIG unset and ~/.kube/config missing) and not running in a \
-         pod ({in_cluster}); pass --kubeconfig or set KUBECONFIG"
+        "no kubeconfig found ({searched}) and not running in a pod ({in_cluster}); pass \
+         --kubeconfig or set KUBECONFIG"
     )]
     NoConfiguration {
+        /// Where kubeconfigs were looked for.
+        searched: String,
         /// Why the in-cluster configuration failed.
         in_cluster: String,
+    },
+    /// The kubeconfig's `proxy-url` cannot be used.
+    #[error(transparent)]
+    Proxy(#[from] ProxyError),
+    /// kube (the Kubernetes client) cannot read `NO_PROXY`, which it reads whenever
+    /// `HTTPS_PROXY` is set; Go skips the entries it cannot read.
+    #[error(
+        "NO_PROXY {value:?} has an entry the Kubernetes client (kube) cannot read; remove it \
+         (empty entries too: a doubled or trailing comma)"
+    )]
+    NoProxy {
+        /// `NO_PROXY` (or `no_proxy`).
+        value: String,
+        /// kube's reason.
+        #[source]
+        source: KubeconfigError,
     },
     /// `--context` names a context the kubeconfig does not have.
     #[error("context {name:?} not found in the kubeconfig; available contexts: {}", list(.available))]
@@ -120,12 +143,21 @@ fn list(names: &[String]) -> String {
     }
 }
 
+/// What was found when looking for a kubeconfig.
+enum Found {
+    Kubeconfig(Box<Kubeconfig>),
+    /// None, and where it was looked for.
+    Nothing(String),
+}
+
 impl ClusterAccess {
     /// Builds a client. Nothing is sent to the server yet, so an unreachable cluster shows up at the
     /// first request.
     pub async fn connect(&self) -> Result<Connection, AccessError> {
-        let (mut config, context) = match self.load_kubeconfig()? {
-            Some(kubeconfig) => {
+        let env = ProxyEnv::from_env();
+        let (mut config, context, proxy) = match self.load_kubeconfig()? {
+            Found::Kubeconfig(kubeconfig) => {
+                let mut kubeconfig = *kubeconfig;
                 self.check_names(&kubeconfig)?;
                 let context = self.context.clone().or(kubeconfig.current_context.clone());
                 let options = KubeConfigOptions {
@@ -133,21 +165,55 @@ impl ClusterAccess {
                     cluster: self.cluster.clone(),
                     user: self.user.clone(),
                 };
+                let mut cluster = chosen_cluster(&mut kubeconfig, context.as_deref(), &options);
+                let proxy_url = cluster.as_mut().and_then(|c| c.proxy_url.take());
+                if let Some(cluster) = cluster
+                    && env.https_proxy.is_some()
+                {
+                    // kube reads HTTPS_PROXY itself unless the cluster has a proxy-url, and fails
+                    // on values Go ignores; its choice is replaced below, so give it one it reads.
+                    cluster.proxy_url = Some("http://127.0.0.1".into());
+                }
                 let config = Config::from_custom_kubeconfig(kubeconfig, &options)
                     .await
-                    .map_err(|source| AccessError::Kubeconfig {
-                        path: self.kubeconfig.clone(),
-                        source,
+                    .map_err(|source| match source {
+                        KubeconfigError::ParseNoProxy(_) => AccessError::NoProxy {
+                            value: env.no_proxy.clone().unwrap_or_default(),
+                            source,
+                        },
+                        source => AccessError::Kubeconfig {
+                            path: self.kubeconfig.clone(),
+                            source,
+                        },
                     })?;
-                (config, context)
+                let proxy = env.proxy_for(&config.cluster_url, proxy_url.as_deref())?;
+                (config, context, proxy)
             }
-            None => {
+            Found::Nothing(searched) => {
                 let config = Config::incluster().map_err(|e| AccessError::NoConfiguration {
+                    searched,
                     in_cluster: e.to_string(),
                 })?;
-                (config, None)
+                let proxy = env.proxy_for(&config.cluster_url, None)?;
+                (config, None, proxy)
             }
         };
+        if let Some(proxy) = &proxy {
+            tracing::debug!(proxy = %proxy.redacted(), from = %proxy.source, "connecting through a proxy");
+            let has_credentials = proxy
+                .url
+                .authority()
+                .is_some_and(|a| a.as_str().contains('@'));
+            if proxy.url.scheme_str() == Some("socks5") && has_credentials {
+                tracing::warn!(
+                    "the SOCKS5 proxy {} comes with a user name and password, which kube (the \
+                     Kubernetes client) cannot send; connecting without them",
+                    proxy.redacted()
+                );
+            }
+        }
+        config.proxy_url = proxy.as_ref().map(|p| p.url.clone());
+        config.cluster_url = without_credentials(&config.cluster_url);
         if let Some(timeout) = self.request_timeout {
             config.connect_timeout = Some(timeout);
             config.read_timeout = Some(timeout);
@@ -164,28 +230,42 @@ impl ClusterAccess {
             default_namespace,
             cluster_url,
             context,
+            proxy,
         })
     }
 
-    /// The kubeconfig to use, or `None` when there is none and the in-cluster configuration
-    /// should be tried (as kubectl, only when no kubeconfig flag asks for one).
-    fn load_kubeconfig(&self) -> Result<Option<Kubeconfig>, AccessError> {
+    /// The kubeconfig to use, as client-go's `ClientConfigLoadingRules.Load` finds it:
+    /// `--kubeconfig` (which must exist), else the files of `$KUBECONFIG` merged (missing ones
+    /// skipped), else `~/.kube/config`. [`Found::Nothing`] when there is none, and the in-cluster
+    /// configuration should be tried.
+    fn load_kubeconfig(&self) -> Result<Found, AccessError> {
         if let Some(path) = &self.kubeconfig {
-            return Kubeconfig::read_from(path).map(Some).map_err(|source| {
-                AccessError::Kubeconfig {
+            return Kubeconfig::read_from(path)
+                .map(|k| Found::Kubeconfig(Box::new(k)))
+                .map_err(|source| AccessError::Kubeconfig {
                     path: Some(path.clone()),
                     source,
-                }
-            });
+                });
+        }
+        let listed: Vec<PathBuf> = std::env::var_os("KUBECONFIG")
+            .map(|value| {
+                std::env::split_paths(&value)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !listed.is_empty() {
+            return merge_files(listed);
         }
         match Kubeconfig::read() {
-            Ok(kubeconfig) => Ok(Some(kubeconfig)),
-            Err(KubeconfigError::FindPath) => Ok(None),
-            Err(KubeconfigError::ReadConfig(e, _))
-                if e.kind() == std::io::ErrorKind::NotFound
-                    && std::env::var_os("KUBECONFIG").is_none() =>
-            {
-                Ok(None)
+            Ok(kubeconfig) => Ok(Found::Kubeconfig(Box::new(kubeconfig))),
+            Err(KubeconfigError::FindPath) => Ok(Found::Nothing(
+                "$KUBECONFIG unset and no home directory".into(),
+            )),
+            Err(KubeconfigError::ReadConfig(e, _)) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(Found::Nothing(
+                    "$KUBECONFIG unset and ~/.kube/config missing".into(),
+                ))
             }
             Err(source) => Err(AccessError::Kubeconfig { path: None, source }),
         }
@@ -223,6 +303,71 @@ impl ClusterAccess {
         }
         Ok(())
     }
+}
+
+/// The files of `$KUBECONFIG` merged as clientcmd merges them: each read once, in order, missing
+/// ones skipped; the first file to define a cluster, context or user (or `current-context`)
+/// wins. All missing is like no kubeconfig at all.
+fn merge_files(paths: Vec<PathBuf>) -> Result<Found, AccessError> {
+    let mut merged: Option<Kubeconfig> = None;
+    let mut missing: Vec<String> = Vec::new();
+    let mut seen: Vec<&PathBuf> = Vec::new();
+    for path in &paths {
+        if seen.contains(&path) {
+            continue;
+        }
+        seen.push(path);
+        let failed = |source| AccessError::Kubeconfig {
+            path: Some(path.clone()),
+            source,
+        };
+        match Kubeconfig::read_from(path) {
+            Ok(next) => {
+                merged = Some(match merged {
+                    Some(first) => first.merge(next).map_err(failed)?,
+                    None => next,
+                });
+            }
+            Err(KubeconfigError::ReadConfig(e, _)) if e.kind() == std::io::ErrorKind::NotFound => {
+                tracing::debug!(path = %path.display(), "skipping a missing KUBECONFIG file");
+                missing.push(path.display().to_string());
+            }
+            Err(source) => return Err(failed(source)),
+        }
+    }
+    Ok(match merged {
+        Some(kubeconfig) => Found::Kubeconfig(Box::new(kubeconfig)),
+        None => Found::Nothing(format!(
+            "none of the KUBECONFIG files exists: {}",
+            missing.join(", ")
+        )),
+    })
+}
+
+/// The cluster entry the context (or `--cluster`) names; `None` if there is none, which kube
+/// reports.
+fn chosen_cluster<'k>(
+    kubeconfig: &'k mut Kubeconfig,
+    context: Option<&str>,
+    options: &KubeConfigOptions,
+) -> Option<&'k mut kube::config::Cluster> {
+    let name = match &options.cluster {
+        Some(name) => name.clone(),
+        None => kubeconfig
+            .contexts
+            .iter()
+            .find(|c| Some(c.name.as_str()) == context)?
+            .context
+            .as_ref()?
+            .cluster
+            .clone(),
+    };
+    kubeconfig
+        .clusters
+        .iter_mut()
+        .find(|c| c.name == name)?
+        .cluster
+        .as_mut()
 }
 
 #[cfg(test)]

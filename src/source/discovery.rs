@@ -166,6 +166,34 @@ pub enum ResolveError {
         /// Qualified names of the matching resources, in kubectl's priority order.
         candidates: Vec<String>,
     },
+    /// `configmap.v1`: a resource name the server knows, qualified with a group that does not
+    /// have it (often a version written where `RESOURCE.GROUP` wants a group).
+    #[error("{}", not_in_group_message(arg, resource, group, suggestions))]
+    NotInGroup {
+        /// The argument as given.
+        arg: String,
+        /// The resource part of the argument.
+        resource: String,
+        /// The group part of the argument.
+        group: String,
+        /// Forms that resolve, best first.
+        suggestions: Vec<String>,
+    },
+    /// `deployments.v1beta1.apps`: the resource exists, but not in that version.
+    #[error(
+        "the server doesn't serve {resource} at version {version:?}; it serves {} (e.g. {example:?})",
+        served.join(", ")
+    )]
+    VersionNotServed {
+        /// Qualified name of the resource.
+        resource: String,
+        /// The version asked for.
+        version: String,
+        /// The versions served, in kubectl's priority order.
+        served: Vec<String>,
+        /// The argument with a served version.
+        example: String,
+    },
     /// The resource exists but cannot be listed and watched.
     #[error(
         "the resource type {resource:?} cannot be watched: it supports only [{}], and watching needs list and watch",
@@ -399,11 +427,62 @@ impl ResourceCatalog {
         if let Some(found) = self.find_kind(resource, group, None) {
             return Ok(found.clone());
         }
-        Err(ResolveError::Unknown {
+        Err(self.unknown(arg, &lowered, resource, group, fully_specified))
+    }
+
+    /// Why `arg` names nothing: a version the resource is not served at, a group that does not
+    /// have a name the server knows, or a name it does not know at all (with close names, never
+    /// the argument itself).
+    fn unknown(
+        &self,
+        arg: &str,
+        lowered: &str,
+        resource: &str,
+        group: Option<&str>,
+        fully_specified: Option<(&str, Option<&str>, Option<&str>)>,
+    ) -> ResolveError {
+        if let Some((name, Some(version), group)) = fully_specified
+            && let Ok(Some(found)) = self.find_resource(arg, name, group, None)
+        {
+            let served: Vec<String> = self
+                .resources
+                .iter()
+                .filter(|r| r.group == found.group && r.plural == found.plural)
+                .map(|r| r.version.clone())
+                .collect();
+            return ResolveError::VersionNotServed {
+                resource: found.qualified_name(),
+                version: version.to_owned(),
+                example: format!("{name}.{}.{}", served[0], found.group),
+                served,
+            };
+        }
+        if let Some(group) = group
+            && let Ok(plain) = self.resolve(resource)
+        {
+            let mut suggestions = vec![resource.to_owned()];
+            // `configmap.v1` meant version v1: kubectl reads a version only between two dots.
+            if looks_like_version(group)
+                && self
+                    .in_scope(Some(&plain.group), Some(group))
+                    .any(|r| r.plural == plain.plural)
+            {
+                suggestions.push(format!("{resource}.{group}.{}", plain.group));
+            }
+            return ResolveError::NotInGroup {
+                arg: arg.trim().to_owned(),
+                resource: resource.to_owned(),
+                group: group.to_owned(),
+                suggestions,
+            };
+        }
+        let mut suggestions = self.suggestions(resource, group.is_some());
+        suggestions.retain(|s| s != lowered && s != resource);
+        ResolveError::Unknown {
             arg: arg.to_owned(),
             resource: resource.to_owned(),
-            suggestions: self.suggestions(resource, group.is_some()),
-        })
+            suggestions,
+        }
     }
 
     /// [`Self::resolve`], then refuses resources that cannot be listed and watched.
@@ -558,9 +637,42 @@ fn qualify_short(arg: &str, qualified_candidate: &str) -> String {
     }
 }
 
+/// `v1`, `v2beta1`, `v1alpha3`: what Kubernetes versions look like.
+fn looks_like_version(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix('v') else {
+        return false;
+    };
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (major, rest) = rest.split_at(digits);
+    let qualifier = rest
+        .strip_prefix("alpha")
+        .or_else(|| rest.strip_prefix("beta"));
+    !major.is_empty()
+        && (rest.is_empty()
+            || qualifier.is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())))
+}
+
+fn not_in_group_message(arg: &str, resource: &str, group: &str, suggestions: &[String]) -> String {
+    let mut message =
+        format!("the server doesn't have a resource type {resource:?} in API group {group:?}");
+    if looks_like_version(group) {
+        message.push_str(&format!(
+            " ({arg:?} reads as RESOURCE.GROUP; a version goes in RESOURCE.VERSION.GROUP)"
+        ));
+    }
+    with_suggestions(message, suggestions)
+}
+
 fn unknown_message(resource: &str, suggestions: &[String]) -> String {
     // kubectl's wording (cli-runtime `Builder.mappingFor`), then the suggestions.
-    let message = format!("the server doesn't have a resource type {resource:?}");
+    with_suggestions(
+        format!("the server doesn't have a resource type {resource:?}"),
+        suggestions,
+    )
+}
+
+/// `message; did you mean "a", "b" or "c"?`
+fn with_suggestions(message: String, suggestions: &[String]) -> String {
     let quoted: Vec<String> = suggestions.iter().map(|s| format!("{s:?}")).collect();
     match quoted.split_last() {
         None => message,
@@ -854,6 +966,56 @@ mod tests {
     }
 
     #[test]
+    fn a_version_where_a_group_goes_is_explained_and_never_suggested_back() {
+        let catalog = legacy();
+        let err = catalog.resolve("configmap.v1").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"the server doesn't have a resource type "configmap" in API group "v1" ("configmap.v1" reads as RESOURCE.GROUP; a version goes in RESOURCE.VERSION.GROUP); did you mean "configmap" or "configmap.v1."?"#
+        );
+        for suggestion in ["configmap", "configmap.v1."] {
+            resolves(&catalog, suggestion, "configmaps", "v1");
+        }
+        let ResolveError::NotInGroup { suggestions, .. } =
+            catalog.resolve("deploy.v1").unwrap_err()
+        else {
+            panic!("expected NotInGroup");
+        };
+        assert_eq!(suggestions, ["deploy", "deploy.v1.apps"]);
+        // Not served at that version: only the plain name.
+        let ResolveError::NotInGroup { suggestions, .. } =
+            catalog.resolve("deploy.v1beta1").unwrap_err()
+        else {
+            panic!("expected NotInGroup");
+        };
+        assert_eq!(suggestions, ["deploy"]);
+        assert!(looks_like_version("v1") && looks_like_version("v2beta3"));
+        assert!(
+            !looks_like_version("apps")
+                && !looks_like_version("v1beta")
+                && !looks_like_version("v")
+        );
+    }
+
+    #[test]
+    fn a_version_the_resource_is_not_served_at_lists_the_served_ones() {
+        let err = legacy().resolve("deployments.v1beta1.apps").unwrap_err();
+        assert_eq!(
+            err,
+            ResolveError::VersionNotServed {
+                resource: "deployments.apps".into(),
+                version: "v1beta1".into(),
+                served: vec!["v1".into()],
+                example: "deployments.v1.apps".into(),
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            r#"the server doesn't serve deployments.apps at version "v1beta1"; it serves v1 (e.g. "deployments.v1.apps")"#
+        );
+    }
+
+    #[test]
     fn several_suggestions_read_as_a_list() {
         assert_eq!(
             unknown_message("x", &["a".into(), "b".into(), "c".into()]),
@@ -901,10 +1063,13 @@ mod tests {
         // Only by kind (its singular is `gizmo`): kubectl's ParseKindArg fallback.
         resolves(&catalog, "Gizmoid", "gizmos.beta.io", "v1");
         resolves(&catalog, "gizmoid.v1.beta.io", "gizmos.beta.io", "v1");
-        assert!(matches!(
-            catalog.resolve("widgets.example.org"),
-            Err(ResolveError::Unknown { .. })
-        ));
+        assert_eq!(
+            catalog
+                .resolve("widgets.example.org")
+                .unwrap_err()
+                .to_string(),
+            r#"the server doesn't have a resource type "widgets" in API group "example.org"; did you mean "widgets"?"#
+        );
     }
 
     #[test]
@@ -957,10 +1122,11 @@ mod tests {
             "v1beta2",
         );
         // A version the group does not serve is not silently replaced by another.
-        assert!(matches!(
-            catalog.resolve("hpa.v3.autoscaling"),
-            Err(ResolveError::Unknown { .. })
-        ));
+        let err = catalog.resolve("hpa.v3.autoscaling").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"the server doesn't serve horizontalpodautoscalers.autoscaling at version "v3"; it serves v2, v1 (e.g. "hpa.v2.autoscaling")"#
+        );
     }
 
     #[test]

@@ -2,7 +2,9 @@
 pub mod cluster;
 pub mod discovery;
 pub mod kube_api;
+pub mod proxy;
 pub mod recording;
+pub mod selector;
 
 // The trait every source implements lives with the Reflector that calls it, as client-go keeps
 // `listwatch.go` in `tools/cache`; re-exported here because every source names it.
