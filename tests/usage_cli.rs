@@ -115,8 +115,25 @@ async fn record_creates_its_file_only_once_the_server_has_answered() {
         "the old recording\n"
     );
 
-    // Once the list succeeds, the file holds the header and the list.
+    // A file that cannot be created ends the recording at the first success, saying so.
     server.clear_faults();
+    let nowhere = dir.path().join("no-such-dir").join("rec.jsonl");
+    let out = run(
+        kubeconfig.clone(),
+        &["record", "cm", "-f", path_str(&nowhere)],
+    )
+    .await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "kubectl-deltas: error: cannot create the recording {}: ",
+            nowhere.display()
+        )),
+        "{err}"
+    );
+
+    // Once the list succeeds, the file holds the header and the list.
     let args = [
         "record",
         "cm",
