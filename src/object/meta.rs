@@ -14,9 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::OnceLock;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
-    ManagedFieldsEntry, ObjectMeta, OwnerReference, Time,
-};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
@@ -100,7 +98,7 @@ impl Meta {
                 decoded: OnceLock::new(),
                 json,
             })),
-            _ => Ok(Meta::Typed(Box::new(serde_json::from_str(text)?))),
+            _ => Ok(Meta::Typed(Box::new(decode(&json)?))),
         }
     }
 
@@ -267,7 +265,7 @@ impl MetaText {
     fn decode(&self) -> ObjectMeta {
         // The text was checked against ObjectMeta's shape when it arrived, which is at least as
         // strict as ObjectMeta's own decoding; should they ever disagree, the key fields survive.
-        serde_json::from_str(self.json.get()).unwrap_or_else(|_| ObjectMeta {
+        decode(&self.json).unwrap_or_else(|_| ObjectMeta {
             name: self.get(self.name).map(str::to_owned),
             namespace: self.get(self.namespace).map(str::to_owned),
             resource_version: self.get(self.resource_version).map(str::to_owned),
@@ -279,6 +277,17 @@ impl MetaText {
         kept_entries(&self.json, |key, _| key != "managedFields")
             .map_or(Cow::Borrowed(&*self.json), Cow::Owned)
     }
+}
+
+/// The `ObjectMeta` of metadata text. managedFields too deep for serde_json's trees (those of a
+/// custom resource nested past 128 levels) are left out of it; the text keeps them.
+fn decode(json: &RawValue) -> Result<ObjectMeta, serde_json::Error> {
+    serde_json::from_str(json.get()).or_else(|error| {
+        match kept_entries(json, |key, _| key != "managedFields") {
+            Some(shallower) => serde_json::from_str(shallower.get()),
+            None => Err(error),
+        }
+    })
 }
 
 /// The metadata without its `null` fields (as the server's `creationTimestamp: null`), which
@@ -343,10 +352,32 @@ struct Shape<'a> {
     deletion_timestamp: Option<Time>,
     deletion_grace_period_seconds: Option<i64>,
     generation: Option<i64>,
-    // Decoded to be checked (the one place this allocates): absent from most objects, or
-    // (managedFields) stripped by informers.
+    // Decoded to be checked (the one place this allocates): absent from most objects.
     owner_references: Option<Vec<OwnerReference>>,
-    managed_fields: Option<Vec<ManagedFieldsEntry>>,
+    #[serde(borrow)]
+    managed_fields: Option<Vec<ManagedFieldsShape<'a>>>,
+}
+
+/// `ManagedFieldsEntry`'s shape. Its `fieldsV1` mirrors the object's own nesting, so it is only
+/// checked to be JSON: a tree of it would be as deep as the object, past serde_json's limit for
+/// deep custom resources.
+#[derive(Deserialize)]
+#[serde(rename = "ManagedFieldsEntry", rename_all = "camelCase")]
+#[allow(dead_code, reason = "decoded only to be checked")]
+struct ManagedFieldsShape<'a> {
+    #[serde(borrow)]
+    api_version: Option<Key<'a>>,
+    #[serde(borrow)]
+    fields_type: Option<Key<'a>>,
+    #[serde(borrow, rename = "fieldsV1")]
+    fields_v1: Option<&'a RawValue>,
+    #[serde(borrow)]
+    manager: Option<Key<'a>>,
+    #[serde(borrow)]
+    operation: Option<Key<'a>>,
+    #[serde(borrow)]
+    subresource: Option<Key<'a>>,
+    time: Option<Time>,
 }
 
 /// A map of strings, checked and dropped.

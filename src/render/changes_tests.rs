@@ -194,3 +194,26 @@ fn control_characters_in_values_are_escaped() {
         [r"metadata.annotations.note a→\u{1b}]0;x\u{7}b\n"]
     );
 }
+
+#[test]
+fn a_field_too_deep_for_a_tree_reads_as_one_change() {
+    let object = |leaf: &str| {
+        let spec = format!(
+            r#"{{"replicas":1,"deep":{}"{leaf}"{}}}"#,
+            "[".repeat(300),
+            "]".repeat(300)
+        );
+        let text = format!(r#"{{"metadata":{{"name":"a"}},"spec":{spec},"status":{{"x":1}}}}"#);
+        let raw: &RawValue = serde_json::from_str(&text).unwrap();
+        Object::from_json(raw).unwrap()
+    };
+    let changes = |old: &Object, new: &Object, redact| -> Vec<String> {
+        diff_objects(old, new, redact)
+            .iter()
+            .map(|c| c.to_string())
+            .collect()
+    };
+    assert_eq!(changes(&object("a"), &object("b"), false), ["spec {…}→{…}"]);
+    assert_eq!(changes(&object("a"), &object("b"), true), ["spec {…}→{…}"]);
+    assert!(changes(&object("a"), &object("a"), false).is_empty());
+}

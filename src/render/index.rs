@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::index_table::{objects_table, values_table};
-use super::object::{ObjectMode, render_object};
+use super::object::{ObjectMode, ObjectView};
 use super::printable;
 use crate::object::Object;
 use crate::query::{Matches, ValueListing};
@@ -68,11 +68,11 @@ struct RowDoc<'a> {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ListDoc {
+struct ListDoc<'a> {
     api_version: &'static str,
     kind: &'static str,
     metadata: Value,
-    items: Vec<Value>,
+    items: Vec<ObjectView<'a>>,
 }
 
 impl IndexRenderer {
@@ -159,7 +159,9 @@ impl IndexRenderer {
                     write_yaml(out, &list)
                 }
             }
-            IndexFormat::Jsonl => items().try_for_each(|item| write_json_line(out, &item)),
+            IndexFormat::Jsonl => {
+                items().try_for_each(|item| write_json_line(out, &item.compact_json()))
+            }
             IndexFormat::Name => matches
                 .objects
                 .iter()
@@ -167,10 +169,11 @@ impl IndexRenderer {
         }
     }
 
-    fn object(&self, obj: &Object) -> Value {
-        render_object(obj, ObjectMode::Full, self.show_secret_data)
-            .map(|v| v.into_owned())
-            .unwrap_or(Value::Null)
+    /// The object as written: serialized straight from its text, without a tree of it (which
+    /// would be as deep as the object).
+    fn object<'a>(&self, obj: &'a Object) -> ObjectView<'a> {
+        ObjectView::new(obj, ObjectMode::Full, self.show_secret_data)
+            .unwrap_or_else(|| unreachable!("the full mode shows the object"))
     }
 }
 
@@ -202,14 +205,18 @@ fn write_lines(out: &mut impl Write, lines: Vec<String>) -> io::Result<()> {
         .try_for_each(|line| writeln!(out, "{line}"))
 }
 
+// JSON goes into memory first too, as YAML below: objects are serialized from their text, and
+// an error met on the way (a closed pipe) would reach the caller as text.
 fn write_json(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value)?;
-    out.write_all(b"\n")
+    let mut text = serde_json::to_vec_pretty(value)?;
+    text.push(b'\n');
+    out.write_all(&text)
 }
 
 fn write_json_line(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, value)?;
-    out.write_all(b"\n")
+    let mut text = serde_json::to_vec(value)?;
+    text.push(b'\n');
+    out.write_all(&text)
 }
 
 fn write_yaml(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
