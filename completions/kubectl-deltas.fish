@@ -67,7 +67,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l show-secret-data -d 'Show Secret data and stringData values (redacted by default)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l show-secret-data -d 'Show Secret values: data, stringData and the kubectl last-applied-configuration annotation (redacted by default; without it, a `--query` or `--index` on them is refused for Secrets)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l since-now -d 'Do not print the initial list\'s batches (they are still applied to the cache)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l until-synced -d 'Exit once the cache has synced and the initial batches are printed'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s q -l quiet -d 'No progress bar, status footer or summary table on stderr'
@@ -109,7 +109,7 @@ always\t'Always'
 never\t'Never'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l keys-only -d 'Print the store keys (`namespace/name`) of the objects under the `--value`s, one per line, instead of an `-o` format'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fail-empty -d 'Exit with code 4 when nothing matches: no object under any `--value`, or, without `--value`, no object with a value at all'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l show-secret-data -d 'Show Secret data and stringData values (redacted by default; without it, indexing Secrets by `field:data.…` is refused)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l show-secret-data -d 'Show Secret values: data, stringData and the kubectl last-applied-configuration annotation (redacted by default; without it, indexing Secrets by them is refused)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s A -l all-namespaces -d 'Watch every namespace'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
@@ -140,7 +140,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 always\t'Always'
 never\t'Never'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s q -l quiet -d 'Do not render the timeline on stderr'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l show-secret-data -d 'Keep Secret data and stringData values in the recording (redacted by default)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l show-secret-data -d 'Keep Secret values (data, stringData and the kubectl last-applied-configuration annotation) in the recording (redacted by default)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s A -l all-namespaces -d 'Watch every namespace'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
@@ -169,7 +169,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l show-secret-data -d 'Show Secret data and stringData values (redacted by default)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l show-secret-data -d 'Show Secret values: data, stringData and the kubectl last-applied-configuration annotation (redacted by default; without it, a `--query` or `--index` on them is refused for Secrets)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l since-now -d 'Do not print the initial list\'s batches (they are still applied to the cache)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l until-synced -d 'Exit once the cache has synced and the initial batches are printed'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s q -l quiet -d 'No progress bar, status footer or summary table on stderr'

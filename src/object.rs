@@ -36,6 +36,10 @@ use meta::Meta;
 /// What replaces each Secret value in every output and recording.
 pub const REDACTED: &str = "<redacted>";
 
+/// The annotation in which `kubectl apply` keeps the object as it was applied: for a Secret, its
+/// values in plain text. [`Object::redacted`] redacts it.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
 /// A Kubernetes object: `apiVersion`/`kind`, and `metadata` and every other top-level field as
 /// compact JSON text.
 ///
@@ -189,32 +193,35 @@ impl Object {
             .is_some_and(|t| t.kind == "Secret" && t.api_version == "v1")
     }
 
+    /// Whether objects of `resource` are core/v1 Secrets ([`is_secret`](Self::is_secret)).
+    pub fn is_secret_resource(resource: &ApiResource) -> bool {
+        resource.group.is_empty() && resource.version == "v1" && resource.kind == "Secret"
+    }
+
     /// A copy with every `data` and `stringData` value replaced by [`REDACTED`]: the keys stay,
     /// being useful when debugging, and so do the other fields and every order. Whether an
     /// object is a Secret is the caller's call ([`is_secret`](Self::is_secret), or the resource
     /// for list items without `kind`).
     ///
-    /// Every `data` and `stringData` entry is redacted, repeated ones too: readers of JSON
-    /// disagree on which of two equal keys counts.
+    /// The annotation [`LAST_APPLIED`], which `kubectl apply` fills with the whole Secret as
+    /// applied, values included, is redacted the same way inside: its document keeps its shape,
+    /// its `data` and `stringData` values become [`REDACTED`] (the whole annotation, when it is
+    /// not a JSON object).
+    ///
+    /// Every `data` and `stringData` entry is redacted, repeated ones too (and so is every copy of
+    /// the annotation): readers of JSON disagree on which of two equal keys counts.
     #[must_use]
     pub fn redacted(&self) -> Object {
-        let fields = self.fields();
-        let redacted: Vec<Option<Box<RawValue>>> = fields
-            .iter()
-            .map(|(key, value)| match key.as_ref() {
-                "data" | "stringData" => redact_values(value),
-                _ => None,
-            })
-            .collect();
-        let entries: Vec<(Cow<'_, str>, &RawValue)> = fields
-            .iter()
-            .zip(&redacted)
-            .map(|((key, value), new)| (key.clone(), new.as_deref().unwrap_or(value)))
-            .collect();
+        let metadata = match self.annotation(LAST_APPLIED) {
+            Some(_) => self
+                .metadata
+                .with_annotation(LAST_APPLIED, redacted_applied),
+            None => self.metadata.clone(),
+        };
         Object {
             types: self.types.clone(),
-            metadata: self.metadata.clone(),
-            body: write_body(&entries),
+            metadata,
+            body: redacted_fields(&self.body).unwrap_or_else(|| self.body.clone()),
         }
     }
 
@@ -436,18 +443,61 @@ fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
     }
 }
 
-/// A JSON object's text with each value replaced by [`REDACTED`], keys in their order; `None`
-/// when `value` is not an object.
-fn redact_values(value: &RawValue) -> Option<Box<RawValue>> {
-    if !value.get().starts_with('{') {
+/// The text of a JSON object of fields (an object's body, or a whole object) with the values
+/// under its `data` and `stringData` redacted ([`redact_values`]); `None` when there is nothing
+/// to redact.
+fn redacted_fields(text: &str) -> Option<Box<str>> {
+    let fields = raw_entries(text);
+    let redacted: Vec<Option<Box<RawValue>>> = fields
+        .iter()
+        .map(|(key, value)| match key.as_ref() {
+            "data" | "stringData" => redact_values(value),
+            _ => None,
+        })
+        .collect();
+    if redacted.iter().all(Option::is_none) {
         return None;
     }
-    let redacted = RawValue::from_string(format!("\"{REDACTED}\"")).ok()?;
-    let entries: Vec<(Cow<'_, str>, &RawValue)> = raw_entries(value.get())
-        .into_iter()
-        .map(|(key, _)| (key, &*redacted))
+    let entries: Vec<(Cow<'_, str>, &RawValue)> = fields
+        .iter()
+        .zip(&redacted)
+        .map(|((key, value), new)| (key.clone(), new.as_deref().unwrap_or(value)))
         .collect();
-    Some(object_json(&entries))
+    Some(write_body(&entries))
+}
+
+/// A `data` or `stringData` value redacted: a map with each value replaced by [`REDACTED`], keys
+/// in their order; anything else but `null` replaced whole. `None` for `null`.
+fn redact_values(value: &RawValue) -> Option<Box<RawValue>> {
+    // A JSON string always makes a raw value.
+    let redacted = RawValue::from_string(format!("\"{REDACTED}\"")).ok()?;
+    match value.get().as_bytes().first() {
+        Some(b'{') => {
+            let entries: Vec<(Cow<'_, str>, &RawValue)> = raw_entries(value.get())
+                .into_iter()
+                .map(|(key, _)| (key, &*redacted))
+                .collect();
+            Some(object_json(&entries))
+        }
+        _ if value.get() == "null" => None,
+        _ => Some(redacted),
+    }
+}
+
+/// The [`LAST_APPLIED`] annotation's value redacted: the applied document with its Secret values
+/// replaced as [`Object::redacted`] replaces them (whitespace after it kept: kubectl ends it with
+/// a newline), or [`REDACTED`] whole when it is not a JSON object.
+fn redacted_applied(applied: &str) -> String {
+    let document = applied.trim_end();
+    let is_object =
+        document.starts_with('{') && serde_json::from_str::<&RawValue>(document).is_ok();
+    if !is_object {
+        return REDACTED.to_owned();
+    }
+    match redacted_fields(document) {
+        Some(redacted) => format!("{redacted}{}", &applied[document.len()..]),
+        None => applied.to_owned(),
+    }
 }
 
 /// A JSON object of `entries` (`{}` for none).

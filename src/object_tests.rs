@@ -250,6 +250,67 @@ fn redacted_covers_repeated_keys_and_keeps_the_order_of_the_values() {
     );
 }
 
+/// A Secret as `kubectl apply` leaves it, with `applied` as its last-applied-configuration.
+fn applied_secret(applied: &str) -> Object {
+    let annotations = serde_json::to_string(&json!({ LAST_APPLIED: applied })).unwrap();
+    let text = format!(
+        r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"db","annotations":{annotations},"labels":{{"app":"db"}}}},"data":{{"password":"aHVudGVyMg=="}}}}"#
+    );
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn redacted_keeps_the_last_applied_configuration_but_not_its_values() {
+    let applied = "{\"apiVersion\":\"v1\",\"data\":{\"password\":\"aHVudGVyMg==\"},\"kind\":\"Secret\",\"metadata\":{\"annotations\":{},\"name\":\"db\"},\"stringData\":{\"user\":\"admin\"},\"type\":\"Opaque\"}\n";
+    let expected = "{\"apiVersion\":\"v1\",\"data\":{\"password\":\"<redacted>\"},\"kind\":\"Secret\",\"metadata\":{\"annotations\":{},\"name\":\"db\"},\"stringData\":{\"user\":\"<redacted>\"},\"type\":\"Opaque\"}\n";
+    let secret = applied_secret(applied);
+    assert!(secret.metadata_is_text());
+    let redacted = secret.redacted();
+    assert_eq!(redacted.annotation(LAST_APPLIED).as_deref(), Some(expected));
+    assert_eq!(redacted.label("app").as_deref(), Some("db"));
+    assert_eq!(
+        redacted.field_value("data").unwrap(),
+        json!({"password": "<redacted>"})
+    );
+    // Held typed (changed in code), the same.
+    let mut typed = secret.clone();
+    typed.meta_mut().uid = Some("u".into());
+    assert_eq!(
+        typed.redacted().annotation(LAST_APPLIED).as_deref(),
+        Some(expected)
+    );
+    // Not a JSON object: nothing of it can be kept.
+    for odd in [
+        "{\"data\":{\"password\":",
+        "password=hunter2",
+        "[\"aHVudGVyMg==\"]",
+    ] {
+        let redacted = applied_secret(odd).redacted();
+        assert_eq!(
+            redacted.annotation(LAST_APPLIED).as_deref(),
+            Some("<redacted>"),
+            "{odd}"
+        );
+    }
+    // Values that are not maps are redacted whole; `null` stays.
+    let redacted = applied_secret(r#"{"data":"aHVudGVyMg==","stringData":null}"#).redacted();
+    assert_eq!(
+        redacted.annotation(LAST_APPLIED).as_deref(),
+        Some(r#"{"data":"<redacted>","stringData":null}"#)
+    );
+}
+
+#[test]
+fn redacted_covers_every_copy_of_the_last_applied_configuration() {
+    let secret: Object = serde_json::from_str(&format!(
+        r#"{{"kind":"Secret","apiVersion":"v1","metadata":{{"name":"s","annotations":{{"{LAST_APPLIED}":"{{\"data\":{{\"a\":\"YQ==\"}}}}","{LAST_APPLIED}":"{{\"data\":{{\"b\":\"Yg==\"}}}}"}}}}}}"#
+    ))
+    .unwrap();
+    let text = serde_json::to_string(&secret.redacted()).unwrap();
+    assert!(!text.contains("YQ==") && !text.contains("Yg=="), "{text}");
+    assert_eq!(text.matches("<redacted>").count(), 2, "{text}");
+}
+
 #[test]
 fn the_quick_copy_check_never_passes_what_the_close_one_refuses() {
     let deep = nested(MAX_FIELD_DEPTH + 1, "1");

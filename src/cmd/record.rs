@@ -15,10 +15,11 @@ use anyhow::anyhow;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use futures_util::FutureExt as _;
+use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::{NoObserver, TokioClock};
 use kubectl_deltas::source::recording::{RecordOptions, RecordedResource, Recorder};
 
-use super::informer::{lister_watcher, reflector_config, reflector_failure};
+use super::informer::{lister_watcher, reflector_config, reflector_failure, refuse_secret_queries};
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, stdout_reader_gone};
 use super::target::{self, Target};
 use crate::cli::{GlobalArgs, RecordArgs};
@@ -36,6 +37,8 @@ pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
 
 async fn record(args: RecordArgs, settings: Settings) -> anyhow::Result<()> {
     let target = target::resolve(&args.access, &args.resource).await?;
+    let secrets = Object::is_secret_resource(&target.resource.api_resource());
+    refuse_secret_queries(&settings, secrets, args.show_secret_data)?;
     // Created once the resource is known to exist: a typo leaves no empty file behind.
     let destination = Destination::open(&args.file)?;
     let recorder = Recorder::new(

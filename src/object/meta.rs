@@ -211,6 +211,36 @@ impl Meta {
         }
     }
 
+    /// A copy with every value under `key` in `annotations` replaced by what `redact` makes of it
+    /// (every copy of the key, and of `annotations`, when repeated), in the form it is held in.
+    pub(crate) fn with_annotation(&self, key: &str, redact: impl Fn(&str) -> String) -> Meta {
+        match self {
+            Meta::Text(m) => {
+                let rewritten = |value: &RawValue| -> Option<Box<RawValue>> {
+                    let Ok(Key(text)) = serde_json::from_str::<Key<'_>>(value.get()) else {
+                        return Some(string_json(&redact("")));
+                    };
+                    Some(string_json(&redact(&text)))
+                };
+                let annotations = |value: &RawValue| -> Option<Box<RawValue>> {
+                    map_entries_json(value, |k, v| (k == key).then(|| rewritten(v)).flatten())
+                };
+                map_entries_json(&m.json, |k, v| {
+                    (k == "annotations").then(|| annotations(v)).flatten()
+                })
+                .and_then(|json| Meta::from_json(json).ok())
+                .unwrap_or_else(|| self.clone())
+            }
+            Meta::Typed(m) => {
+                let mut meta = m.clone();
+                if let Some(value) = meta.annotations.as_mut().and_then(|a| a.get_mut(key)) {
+                    *value = redact(value);
+                }
+                Meta::Typed(meta)
+            }
+        }
+    }
+
     /// Whether it is held as the text it arrived as.
     pub(crate) fn is_text(&self) -> bool {
         matches!(self, Meta::Text(_))
@@ -298,6 +328,31 @@ fn without_nulls(json: Box<RawValue>) -> Box<RawValue> {
         return json;
     }
     kept_entries(&json, |_, value| value.get() != "null").unwrap_or(json)
+}
+
+/// A JSON object's text with the values `rewrite` returns a new text for replaced; `None` when
+/// it replaced none (or `json` is not an object).
+fn map_entries_json(
+    json: &RawValue,
+    rewrite: impl Fn(&str, &RawValue) -> Option<Box<RawValue>>,
+) -> Option<Box<RawValue>> {
+    let entries = raw_entries(json.get());
+    let new: Vec<Option<Box<RawValue>>> = entries.iter().map(|(k, v)| rewrite(k, v)).collect();
+    if new.iter().all(Option::is_none) {
+        return None;
+    }
+    let kept: Vec<(Cow<'_, str>, &RawValue)> = entries
+        .iter()
+        .zip(&new)
+        .map(|((k, v), new)| (k.clone(), new.as_deref().unwrap_or(v)))
+        .collect();
+    Some(object_json(&kept))
+}
+
+/// A string as JSON text.
+fn string_json(text: &str) -> Box<RawValue> {
+    // A string always serializes, and makes a raw value.
+    serde_json::value::to_raw_value(text).unwrap_or_else(|_| unreachable!("a JSON string"))
 }
 
 /// `ObjectMeta`'s string map called `name`.

@@ -6,7 +6,8 @@
 //! (`spec.containers[web].image`, `status.conditions[Ready].status`), by index otherwise. Fields
 //! that change on every write without meaning anything to a reader (`metadata.resourceVersion`,
 //! `metadata.managedFields`) are ignored. Secret `data`/`stringData` values are never shown unless
-//! asked for: a changed value reads `<redacted>`.
+//! asked for: a changed value reads `<redacted>`, and the last-applied-configuration annotation,
+//! which holds them too, is compared redacted.
 
 use std::fmt::{self, Write as _};
 
@@ -66,34 +67,40 @@ const MAX_VALUE_CHARS: usize = 32;
 /// deeper) is not compared inside: it reads as one change (`spec {…}→{…}`).
 pub fn diff_objects(old: &Object, new: &Object, redact_secret_data: bool) -> Vec<Change> {
     let (old_fields, new_fields) = (old.fields(), new.fields());
+    // Secret values also hide in the metadata (the last-applied-configuration annotation): it
+    // is compared as every output shows it, redacted.
+    let redacted = redact_secret_data.then(|| (old.redacted(), new.redacted()));
+    let (old_meta, new_meta) = redacted.as_ref().map_or((old, new), |(o, n)| (o, n));
     let mut opaque = Vec::new();
-    let mut side =
-        |obj: &Object, own: &[(Cow<'_, str>, &RawValue)], other: &[(Cow<'_, str>, &RawValue)]| {
-            let mut map = Map::new();
-            if let Some(types) = &obj.types {
-                map.insert("apiVersion".into(), types.api_version.clone().into());
-                map.insert("kind".into(), types.kind.clone().into());
+    let mut side = |obj: &Object,
+                    meta: &Object,
+                    own: &[(Cow<'_, str>, &RawValue)],
+                    other: &[(Cow<'_, str>, &RawValue)]| {
+        let mut map = Map::new();
+        if let Some(types) = &obj.types {
+            map.insert("apiVersion".into(), types.api_version.clone().into());
+            map.insert("kind".into(), types.kind.clone().into());
+        }
+        map.insert(
+            "metadata".into(),
+            serde_json::to_value(MetaOut::new(meta, true)).unwrap_or(Value::Null),
+        );
+        for (key, raw) in own {
+            let unchanged = other.iter().any(|(k, r)| k == key && r.get() == raw.get());
+            if !unchanged {
+                // Valid JSON, so only its depth can fail it.
+                let value = serde_json::from_str(raw.get()).unwrap_or_else(|_| {
+                    opaque.push(key.to_string());
+                    Value::Null
+                });
+                map.insert(key.to_string(), value);
             }
-            map.insert(
-                "metadata".into(),
-                serde_json::to_value(MetaOut::new(obj, true)).unwrap_or(Value::Null),
-            );
-            for (key, raw) in own {
-                let unchanged = other.iter().any(|(k, r)| k == key && r.get() == raw.get());
-                if !unchanged {
-                    // Valid JSON, so only its depth can fail it.
-                    let value = serde_json::from_str(raw.get()).unwrap_or_else(|_| {
-                        opaque.push(key.to_string());
-                        Value::Null
-                    });
-                    map.insert(key.to_string(), value);
-                }
-            }
-            Value::Object(map)
-        };
+        }
+        Value::Object(map)
+    };
     let (old_side, new_side) = (
-        side(old, &old_fields, &new_fields),
-        side(new, &new_fields, &old_fields),
+        side(old, old_meta, &old_fields, &new_fields),
+        side(new, new_meta, &new_fields, &old_fields),
     );
     let shape = |fields: &[(Cow<'_, str>, &RawValue)], key: &str| {
         let raw = fields

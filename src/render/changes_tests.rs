@@ -217,3 +217,43 @@ fn a_field_too_deep_for_a_tree_reads_as_one_change() {
     assert_eq!(changes(&object("a"), &object("b"), true), ["spec {…}→{…}"]);
     assert!(changes(&object("a"), &object("a"), false).is_empty());
 }
+
+#[test]
+fn a_secrets_last_applied_configuration_changes_only_as_redacted() {
+    let secret = |password: &str, label: &str| {
+        let applied = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"labels": {"app": label}, "name": "db"},
+            "data": {"password": password}});
+        Object::from_value(json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "db", "annotations": {crate::object::LAST_APPLIED: applied.to_string()}},
+            "data": {"password": password}}))
+        .unwrap()
+    };
+    let changes = |old: &Object, new: &Object| -> Vec<String> {
+        diff_objects(old, new, true)
+            .iter()
+            .map(|c| c.to_string())
+            .collect()
+    };
+    // Only the values changed: nothing to see in the annotation.
+    assert_eq!(
+        changes(&secret("aHVudGVyMg==", "db"), &secret("c3dvcmRmaXNo", "db")),
+        ["data.password <redacted>"]
+    );
+    // Something else changed: shown, as every output shows it, redacted.
+    let other = changes(
+        &secret("aHVudGVyMg==", "db"),
+        &secret("c3dvcmRmaXNo", "web"),
+    );
+    assert_eq!(other.len(), 2, "{other:?}");
+    assert!(
+        other[1].starts_with(
+            r#"metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"] "#
+        ),
+        "{other:?}"
+    );
+    assert!(
+        !other.concat().contains("aHVu") && !other.concat().contains("c3dv"),
+        "{other:?}"
+    );
+}
