@@ -1,7 +1,8 @@
 //! Objects that anyone allowed to create one in a watched namespace can make awkward: nested
 //! deeper than serde_json's default limit (as a custom resource with preserved unknown fields
-//! may be), or impossible to decode at all. Each must be shown, or named with what is wrong with
-//! it, through every command.
+//! may be), impossible to decode at all, or named with terminal control sequences. Each must be
+//! shown, or named with what is wrong with it, through every command, and never drive the
+//! terminal.
 
 mod support;
 
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use support::binary::{Running, run, run_offline, stderr};
-use support::fake_apiserver::{FakeApiServer, ResourceDef};
+use support::fake_apiserver::{FakeApiServer, Fault, ResourceDef, Verb};
 
 async fn server() -> (FakeApiServer, tempfile::TempDir, PathBuf) {
     let server = FakeApiServer::start().await;
@@ -201,4 +202,110 @@ async fn a_recording_nested_past_the_api_servers_limit_is_refused_at_its_line() 
         );
         assert_eq!(err.lines().count(), 1, "{err}");
     }
+}
+
+/// A name that would retitle the window, clear the screen and forge a row if printed raw.
+const EVIL: &str = "evil\u{1b}]0;pwned\u{7}\u{1b}[2J\r\n14:00:00.000  #9  default/forged";
+
+/// Whether `text` holds a control character other than the ends of its lines.
+fn has_controls(text: &str) -> bool {
+    text.chars().any(|c| c.is_control() && c != '\n')
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_characters_from_the_cluster_never_reach_the_terminal() {
+    let (server, dir, kubeconfig) = server().await;
+    // RBAC names are path segments: the API server lets control characters through.
+    server.register(ResourceDef::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "Role",
+        "roles",
+        true,
+    ));
+    server.create(
+        "roles.rbac.authorization.k8s.io",
+        json!({"metadata": {"name": EVIL, "namespace": "default"}}),
+    );
+    // Owner references are free strings.
+    server.create(
+        "configmaps",
+        json!({"metadata": {"name": "owned", "namespace": "default", "ownerReferences": [
+            {"apiVersion": "v1", "kind": EVIL, "name": EVIL, "uid": EVIL, "controller": true}]},
+            "data": {"k": EVIL}}),
+    );
+
+    for output in ["timeline", "wide", "jsonl", "json", "yaml"] {
+        let out = run(
+            kubeconfig.clone(),
+            &["watch", "roles,cm", "-o", output, "--until-synced"],
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let (stdout, stderr) = (text(&out.stdout), stderr(&out));
+        assert!(!has_controls(&stdout), "-o {output}:\n{stdout}");
+        // The summary table, on stderr.
+        assert!(!has_controls(&stderr), "-o {output}:\n{stderr}");
+        if output == "timeline" || output == "wide" {
+            assert!(
+                stdout.contains(r"default/evil\u{1b}]0;pwned\u{7}"),
+                "{stdout}"
+            );
+            assert!(!stdout.contains("\n14:00:00.000  #9"), "{stdout}");
+        }
+        if output == "wide" {
+            assert!(
+                stdout.contains(r"evil\u{1b}]0;pwned\u{7}\u{1b}[2J\r\n"),
+                "{stdout}"
+            );
+        }
+    }
+
+    // The same rows recorded, replayed; then updated, with the changed value in the summary.
+    let path = dir.path().join("evil.jsonl");
+    let mut bin = Running::spawn(&kubeconfig, &["record", "cm", "-f", path_str(&path)]);
+    tokio::task::block_in_place(|| bin.read_stderr_until("the sync", |l| l.contains("── synced:")));
+    server.update(
+        "configmaps",
+        json!({"metadata": {"name": "owned", "namespace": "default"}, "data": {"k": "\u{1b}[31m"}}),
+    );
+    tokio::task::block_in_place(|| bin.read_stderr_until("the update", |l| l.contains("Updated")));
+    let recorded = tokio::task::block_in_place(|| bin.interrupt());
+    assert!(!has_controls(&recorded.stderr), "{}", recorded.stderr);
+    let replayed = run_offline(&["replay", path_str(&path), "-o", "wide"], None).await;
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "{}",
+        text(&replayed.stderr)
+    );
+    let rows = text(&replayed.stdout);
+    assert!(!has_controls(&rows), "{rows}");
+    assert!(rows.contains(r"data.k evil\u{1b}]0;pwned"), "{rows}");
+
+    // Names and keys for scripts: one line per object, whatever its name.
+    let index = ["index", "roles", "--by", "namespace", "--value", "default"];
+    for last in [&["-o", "name"][..], &["--keys-only"]] {
+        let args = [&index[..], last].concat();
+        let out = run(kubeconfig.clone(), &args).await;
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let stdout = text(&out.stdout);
+        assert_eq!(stdout.lines().count(), 1, "{args:?}: {stdout}");
+        assert!(!has_controls(&stdout), "{args:?}: {stdout}");
+    }
+
+    // Error messages quote what the server says.
+    server.inject(
+        Fault::custom_status(
+            403,
+            "Forbidden",
+            &format!("roles {EVIL:?} is forbidden: {EVIL}"),
+        )
+        .on(Verb::List),
+    );
+    let out = run(kubeconfig.clone(), &["watch", "roles"]).await;
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(!has_controls(&err), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
 }

@@ -14,6 +14,7 @@ use kubectl_deltas::Object;
 use kubectl_deltas::cache::{IndexSpec, Indexer};
 use kubectl_deltas::query::{Matches, ValueListing};
 use kubectl_deltas::render::index::{IndexRenderer, write_keys};
+use kubectl_deltas::render::printable;
 
 use super::informer::{
     QueueChoice, index_specs, indexer_with, lister_watcher, reflector_config,
@@ -130,7 +131,11 @@ fn answer(
         }
         .into()),
         Some(message) => {
-            let _ = writeln!(io::stderr(), "kubectl-deltas: note: {message}");
+            let _ = writeln!(
+                io::stderr(),
+                "kubectl-deltas: note: {}",
+                printable(&message)
+            );
             Ok(())
         }
         None => Ok(()),

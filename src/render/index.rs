@@ -166,7 +166,7 @@ impl IndexRenderer {
             IndexFormat::Name => matches
                 .objects
                 .iter()
-                .try_for_each(|m| writeln!(out, "{}", kubectl_name(&m.object))),
+                .try_for_each(|m| writeln!(out, "{}", printable(&kubectl_name(&m.object)))),
         }
     }
 
@@ -178,12 +178,14 @@ impl IndexRenderer {
     }
 }
 
-/// Writes store keys one per line.
+/// Writes store keys one per line, control characters escaped ([`printable`]): a name holding a
+/// newline must not pass for two keys.
 pub fn write_keys<'a>(
     out: &mut impl Write,
     keys: impl IntoIterator<Item = &'a str>,
 ) -> io::Result<()> {
-    keys.into_iter().try_for_each(|key| writeln!(out, "{key}"))
+    keys.into_iter()
+        .try_for_each(|key| writeln!(out, "{}", printable(key)))
 }
 
 /// `kubectl get -o name`'s spelling: `pod/web-1`, `deployment.apps/web`; the bare name when the
