@@ -36,6 +36,10 @@ use meta::Meta;
 /// What replaces each Secret value in every output and recording.
 pub const REDACTED: &str = "<redacted>";
 
+/// The annotation in which `kubectl apply` keeps the object as it was applied: for a Secret, its
+/// values in plain text. [`Object::redacted`] redacts it.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
 /// A Kubernetes object: `apiVersion`/`kind`, and `metadata` and every other top-level field as
 /// compact JSON text.
 ///
@@ -189,32 +193,35 @@ impl Object {
             .is_some_and(|t| t.kind == "Secret" && t.api_version == "v1")
     }
 
+    /// Whether objects of `resource` are core/v1 Secrets ([`is_secret`](Self::is_secret)).
+    pub fn is_secret_resource(resource: &ApiResource) -> bool {
+        resource.group.is_empty() && resource.version == "v1" && resource.kind == "Secret"
+    }
+
     /// A copy with every `data` and `stringData` value replaced by [`REDACTED`]: the keys stay,
     /// being useful when debugging, and so do the other fields and every order. Whether an
     /// object is a Secret is the caller's call ([`is_secret`](Self::is_secret), or the resource
     /// for list items without `kind`).
     ///
-    /// Every `data` and `stringData` entry is redacted, repeated ones too: readers of JSON
-    /// disagree on which of two equal keys counts.
+    /// The annotation [`LAST_APPLIED`], which `kubectl apply` fills with the whole Secret as
+    /// applied, values included, is redacted the same way inside: its document keeps its shape,
+    /// its `data` and `stringData` values become [`REDACTED`] (the whole annotation, when it is
+    /// not a JSON object).
+    ///
+    /// Every `data` and `stringData` entry is redacted, repeated ones too (and so is every copy of
+    /// the annotation): readers of JSON disagree on which of two equal keys counts.
     #[must_use]
     pub fn redacted(&self) -> Object {
-        let fields = self.fields();
-        let redacted: Vec<Option<Box<RawValue>>> = fields
-            .iter()
-            .map(|(key, value)| match key.as_ref() {
-                "data" | "stringData" => redact_values(value),
-                _ => None,
-            })
-            .collect();
-        let entries: Vec<(Cow<'_, str>, &RawValue)> = fields
-            .iter()
-            .zip(&redacted)
-            .map(|((key, value), new)| (key.clone(), new.as_deref().unwrap_or(value)))
-            .collect();
+        let metadata = match self.annotation(LAST_APPLIED) {
+            Some(_) => self
+                .metadata
+                .with_annotation(LAST_APPLIED, redacted_applied),
+            None => self.metadata.clone(),
+        };
         Object {
             types: self.types.clone(),
-            metadata: self.metadata.clone(),
-            body: write_body(&entries),
+            metadata,
+            body: redacted_fields(&self.body).unwrap_or_else(|| self.body.clone()),
         }
     }
 
@@ -306,6 +313,18 @@ pub fn raw_entry<'a>(text: &'a str, name: &str) -> Option<&'a RawValue> {
     // Checked whole (nothing but whitespace after it, as `raw_entries` requires), then scanned.
     serde_json::from_str::<&RawValue>(text).ok()?;
     valid_entry(text, name)
+}
+
+/// How messages name the object whose JSON text is `text`, without decoding it (it may be what
+/// failed to decode): `"namespace/name"`, `"name"`, or `an object without a name`.
+pub fn describe_raw(text: &str) -> String {
+    let metadata = raw_entry(text, "metadata");
+    let field = |name| metadata.and_then(|m| valid_string_entry(m.get(), name));
+    match (field("namespace"), field("name")) {
+        (Some(namespace), Some(name)) => format!("{:?}", format!("{namespace}/{name}")),
+        (None, Some(name)) => format!("{name:?}"),
+        (_, None) => "an object without a name".to_owned(),
+    }
 }
 
 /// [`raw_entry`] for text known to be valid JSON (this module's texts and values inside them):
@@ -424,18 +443,61 @@ fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
     }
 }
 
-/// A JSON object's text with each value replaced by [`REDACTED`], keys in their order; `None`
-/// when `value` is not an object.
-fn redact_values(value: &RawValue) -> Option<Box<RawValue>> {
-    if !value.get().starts_with('{') {
+/// The text of a JSON object of fields (an object's body, or a whole object) with the values
+/// under its `data` and `stringData` redacted ([`redact_values`]); `None` when there is nothing
+/// to redact.
+fn redacted_fields(text: &str) -> Option<Box<str>> {
+    let fields = raw_entries(text);
+    let redacted: Vec<Option<Box<RawValue>>> = fields
+        .iter()
+        .map(|(key, value)| match key.as_ref() {
+            "data" | "stringData" => redact_values(value),
+            _ => None,
+        })
+        .collect();
+    if redacted.iter().all(Option::is_none) {
         return None;
     }
-    let redacted = RawValue::from_string(format!("\"{REDACTED}\"")).ok()?;
-    let entries: Vec<(Cow<'_, str>, &RawValue)> = raw_entries(value.get())
-        .into_iter()
-        .map(|(key, _)| (key, &*redacted))
+    let entries: Vec<(Cow<'_, str>, &RawValue)> = fields
+        .iter()
+        .zip(&redacted)
+        .map(|((key, value), new)| (key.clone(), new.as_deref().unwrap_or(value)))
         .collect();
-    Some(object_json(&entries))
+    Some(write_body(&entries))
+}
+
+/// A `data` or `stringData` value redacted: a map with each value replaced by [`REDACTED`], keys
+/// in their order; anything else but `null` replaced whole. `None` for `null`.
+fn redact_values(value: &RawValue) -> Option<Box<RawValue>> {
+    // A JSON string always makes a raw value.
+    let redacted = RawValue::from_string(format!("\"{REDACTED}\"")).ok()?;
+    match value.get().as_bytes().first() {
+        Some(b'{') => {
+            let entries: Vec<(Cow<'_, str>, &RawValue)> = raw_entries(value.get())
+                .into_iter()
+                .map(|(key, _)| (key, &*redacted))
+                .collect();
+            Some(object_json(&entries))
+        }
+        _ if value.get() == "null" => None,
+        _ => Some(redacted),
+    }
+}
+
+/// The [`LAST_APPLIED`] annotation's value redacted: the applied document with its Secret values
+/// replaced as [`Object::redacted`] replaces them (whitespace after it kept: kubectl ends it with
+/// a newline), or [`REDACTED`] whole when it is not a JSON object.
+fn redacted_applied(applied: &str) -> String {
+    let document = applied.trim_end();
+    let is_object =
+        document.starts_with('{') && serde_json::from_str::<&RawValue>(document).is_ok();
+    if !is_object {
+        return REDACTED.to_owned();
+    }
+    match redacted_fields(document) {
+        Some(redacted) => format!("{redacted}{}", &applied[document.len()..]),
+        None => applied.to_owned(),
+    }
 }
 
 /// A JSON object of `entries` (`{}` for none).
@@ -686,8 +748,11 @@ struct Transcoded<'a>(&'a RawValue);
 
 impl Serialize for Transcoded<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut de = serde_json::Deserializer::from_str(self.0.get());
-        serde_transcode::transcode(&mut de, serializer).map_err(ser::Error::custom)
+        deep_json(
+            self.0.get(),
+            |de| serde_transcode::transcode(de, serializer),
+            ser::Error::custom,
+        )
     }
 }
 
@@ -743,7 +808,7 @@ impl<'de, V: ValueText> Visitor<'de> for ObjectVisitor<V> {
                 "apiVersion" => api_version = map.next_value::<Option<String>>()?,
                 "kind" => kind = map.next_value::<Option<String>>()?,
                 "metadata" => {
-                    let json = V::value(&mut map)?;
+                    let json = V::value(&mut map, "metadata")?;
                     if json.get() != "null" {
                         metadata = Some(Meta::from_json(json).map_err(metadata_error::<A::Error>)?);
                     }
@@ -752,7 +817,7 @@ impl<'de, V: ValueText> Visitor<'de> for ObjectVisitor<V> {
                     body.push(if body.is_empty() { '{' } else { ',' });
                     push_key(&mut body, &key);
                     body.push(':');
-                    V::append(&mut map, &mut body)?;
+                    V::append(&mut map, &key, &mut body)?;
                 }
             }
         }
@@ -760,23 +825,31 @@ impl<'de, V: ValueText> Visitor<'de> for ObjectVisitor<V> {
     }
 }
 
-/// How [`ObjectVisitor`] turns a value into compact JSON text.
+/// How [`ObjectVisitor`] turns the value of the field `key` into compact JSON text.
 trait ValueText {
     /// The next value's text.
-    fn value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Box<RawValue>, A::Error>;
+    fn value<'de, A: MapAccess<'de>>(map: &mut A, key: &str) -> Result<Box<RawValue>, A::Error>;
     /// Appends the next value's text to `out`.
-    fn append<'de, A: MapAccess<'de>>(map: &mut A, out: &mut String) -> Result<(), A::Error>;
+    fn append<'de, A: MapAccess<'de>>(
+        map: &mut A,
+        key: &str,
+        out: &mut String,
+    ) -> Result<(), A::Error>;
 }
 
-/// Transcodes each value: works with any deserializer.
+/// Transcodes each value: works with any deserializer, whose own limits bound the nesting.
 struct Transcode;
 
 impl ValueText for Transcode {
-    fn value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Box<RawValue>, A::Error> {
+    fn value<'de, A: MapAccess<'de>>(map: &mut A, _key: &str) -> Result<Box<RawValue>, A::Error> {
         map.next_value_seed(CaptureRaw)
     }
 
-    fn append<'de, A: MapAccess<'de>>(map: &mut A, out: &mut String) -> Result<(), A::Error> {
+    fn append<'de, A: MapAccess<'de>>(
+        map: &mut A,
+        _key: &str,
+        out: &mut String,
+    ) -> Result<(), A::Error> {
         map.next_value_seed(Capture(out))
     }
 }
@@ -786,23 +859,27 @@ impl ValueText for Transcode {
 struct Borrow;
 
 impl ValueText for Borrow {
-    fn value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Box<RawValue>, A::Error> {
+    fn value<'de, A: MapAccess<'de>>(map: &mut A, key: &str) -> Result<Box<RawValue>, A::Error> {
         let raw = map.next_value::<&'de RawValue>()?;
         if copyable(raw.get()) {
             return Ok(raw.to_owned());
         }
         let mut text = String::new();
-        push_compact(&mut text, raw).map_err(value_error)?;
+        push_compact(&mut text, raw, key)?;
         RawValue::from_string(text).map_err(value_error)
     }
 
-    fn append<'de, A: MapAccess<'de>>(map: &mut A, out: &mut String) -> Result<(), A::Error> {
+    fn append<'de, A: MapAccess<'de>>(
+        map: &mut A,
+        key: &str,
+        out: &mut String,
+    ) -> Result<(), A::Error> {
         let raw = map.next_value::<&'de RawValue>()?;
         if copyable(raw.get()) {
             out.push_str(raw.get());
             Ok(())
         } else {
-            push_compact(out, raw).map_err(value_error)
+            push_compact(out, raw, key)
         }
     }
 }
@@ -860,14 +937,24 @@ fn push_key(out: &mut String, key: &str) {
     }
 }
 
-/// The deepest nesting a value kept as it is may have. serde_json decodes at most 128 levels;
-/// a deeper value is transcoded, which refuses it where it is read.
-const MAX_COPIED_DEPTH: usize = 100;
+/// The deepest an object may be nested, counting the object itself as one level: deeper ones are
+/// refused where they are read. The API server refuses deeper request bodies (its JSON decoder,
+/// sigs.k8s.io/json, keeps Go's `encoding/json` scanner and its `maxNestingDepth` of 10000), so it
+/// never serves one; only a hand-made recording or a broken server sends one.
+///
+/// Texts this deep are parsed without serde_json's recursion limit (128 levels) and on a stack
+/// that grows as needed ([`deep_json`]). Readers that build trees of them (`serde_json::Value`,
+/// as the change summary does) keep serde_json's limit instead and treat a deeper value as one
+/// opaque value.
+pub const MAX_DEPTH: usize = 10_000;
+
+/// The deepest a field of an object may be nested.
+const MAX_FIELD_DEPTH: usize = MAX_DEPTH - 1;
 
 /// Whether a value's JSON text can be kept as it is. serde_json checked its syntax when it lent
 /// the text, but not what decoding it needs, and every output must be able to decode what the
 /// cache holds: escapes that decode (a lone surrogate passes the check), numbers in range,
-/// nesting within serde_json's limit. So a value with whitespace between its tokens (the cache
+/// nesting within [`MAX_DEPTH`]. So a value with whitespace between its tokens (the cache
 /// holds compact text), `\\u` escapes (the API server writes `\\u0026` for `&`), numbers with
 /// an exponent or of more than 18 characters (Kubernetes writes quantities as strings), or deep
 /// nesting is transcoded instead, which normalises it or refuses it where it is read.
@@ -879,8 +966,8 @@ fn copyable(text: &str) -> bool {
 }
 
 /// [`copyable`] for text without whitespace or control bytes, `\\u`, anything that may be a
-/// number (a digit or `-` after `":`, `[` or `,`, or first) and with fewer than
-/// [`MAX_COPIED_DEPTH`] opening brackets. False for some copyable text (`"a,1"` looks like a
+/// number (a digit or `-` after `":`, `[` or `,`, or first) and with at most
+/// [`MAX_FIELD_DEPTH`] opening brackets. False for some copyable text (`"a,1"` looks like a
 /// number), never true for text that is not.
 fn plainly_copyable(text: &str) -> bool {
     let bytes = text.as_bytes();
@@ -916,7 +1003,7 @@ fn plainly_copyable(text: &str) -> bool {
         || head.0.is_ascii_digit()
         || head.0 == b'-'
         || ((head.0 == b'[' || head.0 == b',') && (head.1.is_ascii_digit() || head.1 == b'-'));
-    suspect == 0 && !head_suspect && openers + 2 < MAX_COPIED_DEPTH && !text.contains("\\u")
+    suspect == 0 && !head_suspect && openers + 2 <= MAX_FIELD_DEPTH && !text.contains("\\u")
 }
 
 /// [`copyable`], looking at each token.
@@ -938,7 +1025,7 @@ fn closely_copyable(text: &str) -> bool {
             }
             b'{' | b'[' => {
                 depth += 1;
-                if depth > MAX_COPIED_DEPTH {
+                if depth > MAX_FIELD_DEPTH {
                     return false;
                 }
             }
@@ -965,10 +1052,61 @@ fn closely_copyable(text: &str) -> bool {
     true
 }
 
-/// Appends JSON text without its whitespace.
-fn push_compact(out: &mut String, raw: &RawValue) -> Result<(), serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(raw.get());
-    Capture(out).deserialize(&mut de)
+/// Appends the value of the field `key` without its whitespace; an error when it is nested
+/// deeper than [`MAX_FIELD_DEPTH`].
+fn push_compact<E: de::Error>(out: &mut String, raw: &RawValue, key: &str) -> Result<(), E> {
+    if nesting(raw.get()) > MAX_FIELD_DEPTH {
+        return Err(E::custom(format_args!(
+            "{key} is nested deeper than {MAX_DEPTH} levels, which the API server never serves"
+        )));
+    }
+    deep_json(raw.get(), |de| Capture(out).deserialize(de), |e| e).map_err(value_error)
+}
+
+/// `read` with serde_json's reader of `text`, without its recursion limit and on a stack that
+/// grows while the reading (and whatever `read` does on the way, such as writing a serializer)
+/// nests deeper: for object texts, whose nesting is bounded by [`MAX_DEPTH`] where they enter.
+/// Threads have small stacks (2 MiB for tokio's workers and test threads), and a debug build
+/// takes kilobytes per level. Text after the value is an error, made by `trailing`.
+pub(crate) fn deep_json<'de, T, E>(
+    text: &'de str,
+    read: impl FnOnce(
+        serde_stacker::Deserializer<&mut serde_json::Deserializer<serde_json::de::StrRead<'de>>>,
+    ) -> Result<T, E>,
+    trailing: impl FnOnce(serde_json::Error) -> E,
+) -> Result<T, E> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = read(serde_stacker::Deserializer::new(&mut de))?;
+    de.end().map_err(trailing)?;
+    Ok(value)
+}
+
+/// How deeply the JSON text `text` nests (`0` for a scalar), in one pass that jumps through
+/// strings; for valid text.
+pub(crate) fn nesting(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' => match string_end(bytes, i) {
+                Some(end) => {
+                    i = end;
+                    continue;
+                }
+                None => break,
+            },
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    deepest
 }
 
 /// Appends one value, whatever its shape, to a JSON text.

@@ -250,9 +250,71 @@ fn redacted_covers_repeated_keys_and_keeps_the_order_of_the_values() {
     );
 }
 
+/// A Secret as `kubectl apply` leaves it, with `applied` as its last-applied-configuration.
+fn applied_secret(applied: &str) -> Object {
+    let annotations = serde_json::to_string(&json!({ LAST_APPLIED: applied })).unwrap();
+    let text = format!(
+        r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"db","annotations":{annotations},"labels":{{"app":"db"}}}},"data":{{"password":"aHVudGVyMg=="}}}}"#
+    );
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn redacted_keeps_the_last_applied_configuration_but_not_its_values() {
+    let applied = "{\"apiVersion\":\"v1\",\"data\":{\"password\":\"aHVudGVyMg==\"},\"kind\":\"Secret\",\"metadata\":{\"annotations\":{},\"name\":\"db\"},\"stringData\":{\"user\":\"admin\"},\"type\":\"Opaque\"}\n";
+    let expected = "{\"apiVersion\":\"v1\",\"data\":{\"password\":\"<redacted>\"},\"kind\":\"Secret\",\"metadata\":{\"annotations\":{},\"name\":\"db\"},\"stringData\":{\"user\":\"<redacted>\"},\"type\":\"Opaque\"}\n";
+    let secret = applied_secret(applied);
+    assert!(secret.metadata_is_text());
+    let redacted = secret.redacted();
+    assert_eq!(redacted.annotation(LAST_APPLIED).as_deref(), Some(expected));
+    assert_eq!(redacted.label("app").as_deref(), Some("db"));
+    assert_eq!(
+        redacted.field_value("data").unwrap(),
+        json!({"password": "<redacted>"})
+    );
+    // Held typed (changed in code), the same.
+    let mut typed = secret.clone();
+    typed.meta_mut().uid = Some("u".into());
+    assert_eq!(
+        typed.redacted().annotation(LAST_APPLIED).as_deref(),
+        Some(expected)
+    );
+    // Not a JSON object: nothing of it can be kept.
+    for odd in [
+        "{\"data\":{\"password\":",
+        "password=hunter2",
+        "[\"aHVudGVyMg==\"]",
+    ] {
+        let redacted = applied_secret(odd).redacted();
+        assert_eq!(
+            redacted.annotation(LAST_APPLIED).as_deref(),
+            Some("<redacted>"),
+            "{odd}"
+        );
+    }
+    // Values that are not maps are redacted whole; `null` stays.
+    let redacted = applied_secret(r#"{"data":"aHVudGVyMg==","stringData":null}"#).redacted();
+    assert_eq!(
+        redacted.annotation(LAST_APPLIED).as_deref(),
+        Some(r#"{"data":"<redacted>","stringData":null}"#)
+    );
+}
+
+#[test]
+fn redacted_covers_every_copy_of_the_last_applied_configuration() {
+    let secret: Object = serde_json::from_str(&format!(
+        r#"{{"kind":"Secret","apiVersion":"v1","metadata":{{"name":"s","annotations":{{"{LAST_APPLIED}":"{{\"data\":{{\"a\":\"YQ==\"}}}}","{LAST_APPLIED}":"{{\"data\":{{\"b\":\"Yg==\"}}}}"}}}}}}"#
+    ))
+    .unwrap();
+    let text = serde_json::to_string(&secret.redacted()).unwrap();
+    assert!(!text.contains("YQ==") && !text.contains("Yg=="), "{text}");
+    assert_eq!(text.matches("<redacted>").count(), 2, "{text}");
+}
+
 #[test]
 fn the_quick_copy_check_never_passes_what_the_close_one_refuses() {
-    let deep = format!("{}{}", "[".repeat(120), "]".repeat(120));
+    let deep = nested(MAX_FIELD_DEPTH + 1, "1");
+    let deep_enough = nested(MAX_FIELD_DEPTH, "true");
     let texts = [
         r#"{"a":"b"}"#,
         r#"{"a":1}"#,
@@ -272,6 +334,7 @@ fn the_quick_copy_check_never_passes_what_the_close_one_refuses() {
         r#"true"#,
         r#"[true,null,"x"]"#,
         deep.as_str(),
+        deep_enough.as_str(),
     ];
     for text in texts {
         assert!(!plainly_copyable(text) || closely_copyable(text), "{text}");
@@ -280,4 +343,75 @@ fn the_quick_copy_check_never_passes_what_the_close_one_refuses() {
     assert!(plainly_copyable(r#"{"a":"10:00:00Z","b":["x","y"]}"#));
     assert!(!plainly_copyable(r#"{"replicas":3}"#) && closely_copyable(r#"{"replicas":3}"#));
     assert!(!copyable("1e400") && !copyable(r#"{"a":1E2}"#) && !copyable(&deep));
+    assert!(plainly_copyable(&deep_enough));
+}
+
+/// `levels` arrays around `inner`.
+fn nested(levels: usize, inner: &str) -> String {
+    format!("{}{inner}{}", "[".repeat(levels), "]".repeat(levels))
+}
+
+/// An object whose `spec` is nested `levels` deep (the object itself being one more level), as
+/// its JSON text; `sep` goes between the brackets (spaces make the value go through transcoding).
+fn deep_object(levels: usize, sep: &str) -> String {
+    let mut spec = String::from("1");
+    for _ in 1..levels {
+        spec = format!("[{sep}{spec}{sep}]");
+    }
+    format!(
+        r#"{{"apiVersion":"example.com/v1","kind":"Widget","metadata":{{"name":"deep"}},"spec":{{"a":{spec}}}}}"#
+    )
+}
+
+#[test]
+fn objects_as_deep_as_the_api_server_serves_are_read_and_written_on_a_small_stack() {
+    // The test thread's stack is small (2 MiB), as the runtime's are: reading and writing must
+    // not recurse on it level by level.
+    for sep in ["", " "] {
+        let text = deep_object(MAX_FIELD_DEPTH, sep);
+        let raw: &RawValue = serde_json::from_str(&text).unwrap();
+        let obj = Object::from_json(raw).unwrap();
+        let compact = deep_object(MAX_FIELD_DEPTH, "");
+        assert_eq!(serde_json::to_string(&obj.json(true)).unwrap(), compact);
+        // Transcoded, as serializers other than serde_json's compact one need.
+        assert_eq!(serde_json::to_string(&obj).unwrap(), compact);
+    }
+    // Indented, a deep object takes the square of its depth: less deep, still past any stack.
+    let text = deep_object(2000, "");
+    let raw: &RawValue = serde_json::from_str(&text).unwrap();
+    let obj = Object::from_json(raw).unwrap();
+    let pretty = serde_json::to_string_pretty(&obj).unwrap();
+    assert_eq!(nesting(&pretty), 2001);
+    let yaml = serde_saphyr::to_string(&obj).unwrap();
+    assert!(yaml.contains("Widget"));
+}
+
+#[test]
+fn objects_deeper_than_the_api_server_serves_are_refused_without_overflowing() {
+    for (levels, sep) in [(MAX_DEPTH, ""), (MAX_DEPTH, " "), (100_000, "")] {
+        let text = deep_object(levels, sep);
+        let raw: &RawValue = serde_json::from_str(&text).unwrap();
+        let error = Object::from_json(raw).unwrap_err().to_string();
+        assert!(
+            error.contains("spec is nested deeper than 10000 levels"),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn nesting_counts_the_deepest_bracket_outside_strings() {
+    assert_eq!(nesting("1"), 0);
+    assert_eq!(nesting(r#"{"a":[1,{"b":"[[["}],"c":{}}"#), 3);
+    assert_eq!(nesting(r#"["\\"]"#), 1);
+}
+
+#[test]
+fn raw_objects_are_named_without_decoding_them() {
+    assert_eq!(
+        describe_raw(r#"{"metadata":{"namespace":"ns","name":"a\u001b"},"spec":[[[]]]}"#),
+        r#""ns/a\u{1b}""#
+    );
+    assert_eq!(describe_raw(r#"{"metadata":{"name":"a"}}"#), r#""a""#);
+    assert_eq!(describe_raw(r#"{"spec":{}}"#), "an object without a name");
 }

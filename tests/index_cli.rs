@@ -1120,3 +1120,81 @@ async fn a_closed_pipe_ends_a_large_answer_quietly_with_exit_0() {
         assert_eq!(stderr(&out), "", "-o {output}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_applied_configuration_of_secrets_stays_redacted() {
+    const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+    let server = FakeApiServer::start().await;
+    // As `kubectl apply` writes it: the applied Secret, values included, in an annotation.
+    let applied = json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"annotations": {}, "name": "db", "namespace": "default"},
+        "data": {"password": "aHVudGVyMg=="}, "stringData": {"user": "admin-user"}});
+    server.create(
+        "secrets",
+        json!({"metadata": {"name": "db", "namespace": "default",
+                            "annotations": {LAST_APPLIED: format!("{applied}\n")}},
+               "type": "Opaque", "data": {"password": "aHVudGVyMg=="}}),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = Cluster {
+        kubeconfig: server.write_kubeconfig(dir.path()),
+        server,
+        _dir: dir,
+    };
+    for output in ["json", "yaml", "jsonl"] {
+        let args = [
+            "index",
+            "secrets",
+            "--by",
+            "namespace",
+            "--value",
+            "default",
+            "-o",
+            output,
+        ];
+        let out = cluster.run(&args).await;
+        assert_ok(&out);
+        let text = stdout(&out);
+        assert!(text.contains("<redacted>"), "-o {output}: {text}");
+        for value in ["aHVudGVyMg==", "admin-user"] {
+            assert!(!text.contains(value), "-o {output} shows {value}: {text}");
+        }
+    }
+    let by_annotation = format!("annotation:{LAST_APPLIED}");
+    for args in [
+        vec!["index", "secrets", "--by", by_annotation.as_str()],
+        vec![
+            "index",
+            "secrets",
+            "--by",
+            "namespace",
+            "--index",
+            "field:data.password",
+        ],
+        vec![
+            "index",
+            "secrets",
+            "--by",
+            "namespace",
+            "--index",
+            by_annotation.as_str(),
+        ],
+    ] {
+        let refused = cluster.run(&args).await;
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&refused)
+        );
+        assert!(
+            stderr(&refused).contains("--show-secret-data"),
+            "{}",
+            stderr(&refused)
+        );
+        assert!(!stdout(&refused).contains("admin-user"));
+        let mut allowed = args.clone();
+        allowed.push("--show-secret-data");
+        assert_ok(&cluster.run(&allowed).await);
+    }
+}

@@ -570,3 +570,78 @@ async fn a_replay_piped_into_head_exits_quietly() {
         text(&out.stderr)
     );
 }
+
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// A Secret written with `kubectl apply`, which keeps the applied Secret, values included, in an
+/// annotation.
+fn applied_secret(password: &str) -> Value {
+    let applied = json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"annotations": {}, "name": "db", "namespace": "default"},
+        "data": {"password": password}, "stringData": {"user": "admin-user"}});
+    json!({"metadata": {"name": "db", "namespace": "default",
+                        "annotations": {LAST_APPLIED: format!("{applied}\n")}},
+           "type": "Opaque", "data": {"password": password}, "stringData": {"user": "admin-user"}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recordings_redact_the_last_applied_configuration_of_secrets() {
+    let server = FakeApiServer::start().await;
+    server.create("secrets", applied_secret("aHVudGVyMg=="));
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let (plain, gz) = (dir.path().join("s.jsonl"), dir.path().join("s.jsonl.gz"));
+    for file in [path_str(&plain), path_str(&gz), "-"] {
+        // Listed, then a watch event: both kinds of line.
+        let mut bin = Running::spawn(&kubeconfig, &["record", "secrets", "-f", file]);
+        tokio::task::block_in_place(|| bin.read_stderr_until("the sync", |l| l.contains("synced")));
+        server.update("secrets", applied_secret("c3dvcmRmaXNo"));
+        tokio::task::block_in_place(|| {
+            bin.read_stderr_until("the update", |l| l.contains("Updated"))
+        });
+        let ended = tokio::task::block_in_place(|| bin.interrupt());
+        assert_eq!(ended.status.code(), Some(0), "{file}: {}", ended.stderr);
+        let recording = match file {
+            "-" => ended.stdout,
+            _ => {
+                let bytes = std::fs::read(file).unwrap();
+                let mut text = String::new();
+                std::io::Read::read_to_string(
+                    &mut flate2::read::MultiGzDecoder::new(&bytes[..]),
+                    &mut text,
+                )
+                .map(|_| text)
+                .unwrap_or_else(|_| String::from_utf8(bytes).unwrap())
+            }
+        };
+        assert!(
+            recording.contains(r#"\"password\":\"<redacted>\""#),
+            "{file}: {recording}"
+        );
+        for value in ["aHVudGVyMg==", "c3dvcmRmaXNo", "admin-user"] {
+            assert!(
+                !recording.contains(value),
+                "{file} holds {value}:\n{recording}"
+            );
+        }
+        server.update("secrets", applied_secret("aHVudGVyMg=="));
+    }
+
+    // A replay of Secrets refuses to select them by their values too.
+    let out = run_offline(
+        &[
+            "replay",
+            path_str(&plain),
+            "--query",
+            "field:data.password=<redacted>",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--show-secret-data"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -318,3 +318,123 @@ async fn one_forbidden_resource_stops_them_all_with_exit_3() {
     let error = lines.iter().find(|l| l["event"] == "error").unwrap();
     assert_eq!(error["resource"], "secrets");
 }
+
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// A Secret written with `kubectl apply`, which keeps the applied Secret, values included, in an
+/// annotation.
+fn applied_secret(password: &str) -> Value {
+    let applied = json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"annotations": {}, "name": "db", "namespace": "default"},
+        "data": {"password": password}, "stringData": {"user": "admin-user"}});
+    json!({"metadata": {"name": "db", "namespace": "default",
+                        "annotations": {LAST_APPLIED: format!("{applied}\n")}},
+           "type": "Opaque", "data": {"password": password}, "stringData": {"user": "admin-user"}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_applied_configuration_of_a_secret_is_redacted_in_every_output() {
+    let (server, _dir, kubeconfig) = server().await;
+    server.create("secrets", applied_secret("aHVudGVyMg=="));
+    let runs = [
+        ["-o", "jsonl", "--object", "full"],
+        ["-o", "jsonl", "--object", "meta"],
+        ["-o", "json", "--object", "full"],
+        ["-o", "json", "--object", "meta"],
+        ["-o", "yaml", "--object", "full"],
+        ["-o", "yaml", "--object", "meta"],
+        ["-o", "timeline", "--object", "full"],
+        ["-o", "wide", "--object", "full"],
+    ];
+    for (i, flags) in runs.iter().enumerate() {
+        let mut args = vec!["watch", "secrets", "--max-batches", "2"];
+        args.extend(flags);
+        let mut bin = Running::spawn(&kubeconfig, &args);
+        tokio::task::block_in_place(|| bin.read_until("the secret", |l| l.contains("db")));
+        server.update(
+            "secrets",
+            applied_secret(["c3dvcmRmaXNo", "aHVudGVyMw=="][i % 2]),
+        );
+        let ended = tokio::task::block_in_place(|| bin.wait());
+        assert_eq!(ended.status.code(), Some(0), "{flags:?}: {}", ended.stderr);
+        let text = ended.stdout;
+        for value in ["aHVudGVyMg==", "c3dvcmRmaXNo", "aHVudGVyMw==", "admin-user"] {
+            assert!(!text.contains(value), "{flags:?} shows {value}:\n{text}");
+        }
+        if flags[1] == "jsonl" {
+            // The annotation keeps its document, with the values redacted.
+            let lines = json_lines(text.as_bytes());
+            let object = &batches(&lines)[0]["deltas"][0]["object"];
+            let applied = object["metadata"]["annotations"][LAST_APPLIED]
+                .as_str()
+                .unwrap();
+            assert!(applied.ends_with('\n'), "{applied:?}");
+            let applied: Value = serde_json::from_str(applied).unwrap();
+            assert_eq!(applied["data"]["password"], "<redacted>");
+            assert_eq!(applied["stringData"]["user"], "<redacted>");
+            assert_eq!(applied["metadata"]["name"], "db");
+        }
+    }
+
+    // With --show-secret-data, the annotation as the server holds it.
+    let out = run(
+        kubeconfig.clone(),
+        &[
+            "watch",
+            "secrets",
+            "-o",
+            "jsonl",
+            "--object",
+            "meta",
+            "--until-synced",
+            "--show-secret-data",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("admin-user"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queries_and_indices_of_secret_values_need_show_secret_data() {
+    let (server, _dir, kubeconfig) = server().await;
+    server.create("secrets", applied_secret("aHVudGVyMg=="));
+    server.create("configmaps", cm("a", "web"));
+    let applied_query = format!("annotation:{LAST_APPLIED}=x");
+    for flags in [
+        ["--query", "field:data.password=aHVudGVyMg=="],
+        ["--query", "field:stringData.user=admin-user"],
+        ["--query", applied_query.as_str()],
+        ["--index", "field:data.password"],
+        ["--index", &format!("annotation:{LAST_APPLIED}")],
+    ] {
+        let mut args = vec!["watch", "secrets", "-o", "jsonl", "--until-synced"];
+        args.extend(flags);
+        let refused = run(kubeconfig.clone(), &args).await;
+        let err = stderr(&refused);
+        assert_eq!(refused.status.code(), Some(2), "{flags:?}: {err}");
+        assert!(
+            err.starts_with(&format!("kubectl-deltas: error: {} ", flags[0]))
+                && err.contains(
+                    "reads Secret values, which every output redacts: add --show-secret-data"
+                ),
+            "{flags:?}: {err}"
+        );
+        assert!(refused.stdout.is_empty(), "{flags:?}");
+        args.push("--show-secret-data");
+        let allowed = run(kubeconfig.clone(), &args).await;
+        assert_eq!(
+            allowed.status.code(),
+            Some(0),
+            "{flags:?}: {}",
+            stderr(&allowed)
+        );
+    }
+    // The data of other kinds is no secret.
+    let out = run(
+        kubeconfig,
+        &["watch", "cm", "--until-synced", "--query", "field:data.k=v"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

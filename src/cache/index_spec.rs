@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::object::{MetaOut, Object, valid_entry};
+use crate::object::{LAST_APPLIED, MetaOut, Object, valid_entry};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -128,11 +128,16 @@ impl IndexSpec {
         }
     }
 
-    /// Whether its values are a Secret's `data` or `stringData` values (`field:data.…`), which
-    /// outputs redact.
+    /// Whether, on a Secret, its values are what outputs redact: `data` or `stringData` values
+    /// (`field:data.…`), or the last-applied-configuration annotation, which holds them too.
     pub fn reads_secret_values(&self) -> bool {
-        matches!(self, IndexSpec::Field(path)
-            if path.first().is_some_and(|f| f == "data" || f == "stringData"))
+        match self {
+            IndexSpec::Field(path) => path
+                .first()
+                .is_some_and(|f| f == "data" || f == "stringData"),
+            IndexSpec::Annotation(key) => key == LAST_APPLIED,
+            _ => false,
+        }
     }
 
     /// This spec as an index function.

@@ -2,6 +2,8 @@
 
 use std::process::ExitCode;
 
+use kubectl_deltas::render::printable;
+
 /// Why the process ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
@@ -70,7 +72,8 @@ pub fn classify(error: &anyhow::Error) -> Exit {
 
 /// The one-line message for an error: its chain joined with `: `, skipping causes whose text the
 /// message already contains (many libraries, kube included, repeat their source in their own
-/// message, so a plain chain would say the same thing two or three times).
+/// message, so a plain chain would say the same thing two or three times). Control characters
+/// are escaped ([`printable`]): messages quote object names, the server's words and recordings.
 pub fn message(error: &anyhow::Error) -> String {
     if let Some(failure) = error.downcast_ref::<Failure>() {
         return message(&failure.error);
@@ -88,7 +91,7 @@ pub fn message(error: &anyhow::Error) -> String {
         }
         text.push_str(&part);
     }
-    text
+    printable(&text).into_owned()
 }
 
 /// One cause's text, `None` to leave it out. kube writes some of its errors with Rust debug

@@ -312,7 +312,8 @@ pub struct ViewArgs {
     /// How much of each object jsonl, json and yaml carry.
     #[arg(long, value_enum, default_value_t = kubectl_deltas::render::ObjectMode::Full)]
     pub object: kubectl_deltas::render::ObjectMode,
-    /// Show Secret data and stringData values (redacted by default).
+    /// Show Secret values: data, stringData and the kubectl last-applied-configuration annotation
+    /// (redacted by default; without it, a `--query` or `--index` on them is refused for Secrets).
     #[arg(long)]
     pub show_secret_data: bool,
     /// Do not print the initial list's batches (they are still applied to the cache).
@@ -373,8 +374,8 @@ pub struct IndexArgs {
     /// `--value`, no object with a value at all.
     #[arg(long)]
     pub fail_empty: bool,
-    /// Show Secret data and stringData values (redacted by default; without it, indexing
-    /// Secrets by `field:data.…` is refused).
+    /// Show Secret values: data, stringData and the kubectl last-applied-configuration annotation
+    /// (redacted by default; without it, indexing Secrets by them is refused).
     #[arg(long)]
     pub show_secret_data: bool,
     /// No notes on stderr (a retry, an empty answer); errors still go there.
@@ -406,7 +407,8 @@ pub struct RecordArgs {
     /// Do not render the timeline on stderr.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Keep Secret data and stringData values in the recording (redacted by default).
+    /// Keep Secret values (data, stringData and the kubectl last-applied-configuration annotation)
+    /// in the recording (redacted by default).
     #[arg(long)]
     pub show_secret_data: bool,
     /// Stop after this long (default: until Ctrl-C).

@@ -15,10 +15,11 @@ use kubectl_deltas::cache::{IndexSpec, Indexer};
 use kubectl_deltas::query::{Matches, ValueListing};
 use kubectl_deltas::render::count;
 use kubectl_deltas::render::index::{IndexRenderer, write_keys};
+use kubectl_deltas::render::printable;
 
 use super::informer::{
     QueueChoice, index_specs, indexer_with, lister_watcher, reflector_config,
-    reflector_failure_while,
+    reflector_failure_while, refuse_secret_specs,
 };
 use super::{one_shot, replay, target};
 use crate::cli::IndexArgs;
@@ -80,16 +81,20 @@ fn answer(
     args: &IndexArgs,
 ) -> anyhow::Result<()> {
     let index = spec.name();
-    if !args.show_secret_data
-        && spec.reads_secret_values()
-        && indexer.list().iter().any(|obj| obj.is_secret())
-    {
+    let secrets = indexer.list().iter().any(|obj| obj.is_secret());
+    if !args.show_secret_data && spec.reads_secret_values() && secrets {
         return Err(anyhow!(
             "{index} would print Secret values, which every output redacts: add \
              --show-secret-data to see them"
         ))
         .exit_with(Exit::Usage);
     }
+    let indices = index_specs(&args.informer)?;
+    refuse_secret_specs(
+        indices.iter().map(|spec| ("--index", spec)),
+        secrets,
+        args.show_secret_data,
+    )?;
     let renderer = IndexRenderer::new(args.output)
         .width(table_width())
         .show_secret_data(args.show_secret_data);
@@ -135,7 +140,11 @@ fn answer(
         .into()),
         Some(message) => {
             if !args.quiet {
-                let _ = writeln!(io::stderr(), "kubectl-deltas: note: {message}");
+                let _ = writeln!(
+                    io::stderr(),
+                    "kubectl-deltas: note: {}",
+                    printable(&message)
+                );
             }
             Ok(())
         }

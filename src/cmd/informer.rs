@@ -11,6 +11,7 @@ use kubectl_deltas::cache::{
 };
 use kubectl_deltas::source::KubeListerWatcher;
 
+use super::pipeline::Settings;
 use super::target::Target;
 use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::{AccessArgs, InformerArgs, ReflectorArgs};
@@ -25,6 +26,41 @@ pub fn index_specs(informer: &InformerArgs) -> anyhow::Result<Vec<IndexSpec>> {
         }
     }
     Ok(specs)
+}
+
+/// Refuses, unless `show_secret_data`, the specs (each with the flag it came from) that read what
+/// every output redacts of a Secret ([`IndexSpec::reads_secret_values`]) when `secrets` (Secrets
+/// are listed): an index of them would hold Secret values, a query would pick Secrets by them.
+pub fn refuse_secret_specs<'a>(
+    specs: impl IntoIterator<Item = (&'a str, &'a IndexSpec)>,
+    secrets: bool,
+    show_secret_data: bool,
+) -> anyhow::Result<()> {
+    if show_secret_data || !secrets {
+        return Ok(());
+    }
+    match specs
+        .into_iter()
+        .find(|(_, spec)| spec.reads_secret_values())
+    {
+        Some((flag, spec)) => Err(anyhow!(
+            "{flag} {spec} reads Secret values, which every output redacts: add \
+             --show-secret-data to use it"
+        ))
+        .exit_with(Exit::Usage),
+        None => Ok(()),
+    }
+}
+
+/// [`refuse_secret_specs`] for the `--query` and `--index` specs of a session.
+pub fn refuse_secret_queries(
+    settings: &Settings,
+    secrets: bool,
+    show_secret_data: bool,
+) -> anyhow::Result<()> {
+    let queries = settings.view.queries.iter().map(|q| ("--query", q.spec()));
+    let indices = settings.indices.iter().map(|spec| ("--index", spec));
+    refuse_secret_specs(queries.chain(indices), secrets, show_secret_data)
 }
 
 /// The queue between each Reflector and its Indexer (`--fifo`, `--legacy-sync`) and how the

@@ -20,6 +20,7 @@ use kubectl_deltas::cache::{
     Controller, Indexer, Queue, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent,
     ReflectorEventKind, ReflectorObserver,
 };
+use kubectl_deltas::render::printable;
 use kubectl_deltas::source::{
     ListPage, ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest,
     WatchStream,
@@ -163,11 +164,11 @@ impl ReflectorObserver for RetryNotes {
         } = &event.kind
         {
             // A closed stderr must not stop the run; the retry goes on regardless.
-            let _ = writeln!(
-                io::stderr(),
+            let note = format!(
                 "kubectl-deltas: {phase} failed: {error}; retrying in {:.1}s",
                 delay.as_secs_f64()
             );
+            let _ = writeln!(io::stderr(), "{}", printable(&note));
         }
     }
 }

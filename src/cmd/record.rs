@@ -17,6 +17,7 @@ use anyhow::anyhow;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use futures_util::FutureExt as _;
+use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::{NoObserver, TokioClock};
 use kubectl_deltas::source::recording::{RecordOptions, RecordedResource, Recorder};
 use kubectl_deltas::source::{
@@ -24,7 +25,7 @@ use kubectl_deltas::source::{
 };
 use tokio::sync::Notify;
 
-use super::informer::{lister_watcher, reflector_config, reflector_failure};
+use super::informer::{lister_watcher, reflector_config, reflector_failure, refuse_secret_queries};
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, stdout_reader_gone};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
@@ -56,6 +57,8 @@ async fn record(
     destination: Destination,
 ) -> anyhow::Result<()> {
     let target = target::resolve(&args.access, &args.resource).await?;
+    let secrets = Object::is_secret_resource(&target.resource.api_resource());
+    refuse_secret_queries(&settings, secrets, args.show_secret_data)?;
     let recorder = Recorder::new(
         destination.clone(),
         RecordedResource::new(&target.resource.api_resource(), target.resource.namespaced),

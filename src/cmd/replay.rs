@@ -21,7 +21,7 @@ use kubectl_deltas::cache::{Controller, Indexer, Reflector, ReflectorConfig, Ref
 use kubectl_deltas::source::ListerWatcher as _;
 use kubectl_deltas::source::recording::{Pace, RecordingListerWatcher, RecordingReader};
 
-use super::informer::{QueueChoice, strip_managed_fields};
+use super::informer::{QueueChoice, refuse_secret_queries, strip_managed_fields};
 use super::one_shot::with_consumer;
 use super::pipeline::{
     Hooks, InlineConsumer, Pipeline, PipelineError, ResyncHandle, Settings, Source, View,
@@ -70,6 +70,8 @@ async fn replay(file: &Path, speed: Option<f64>, mut settings: Settings) -> anyh
         Some(factor) => Pace::Speed(factor),
     };
     let lister_watcher = RecordingListerWatcher::new(reader, pace)?.on_resync(resync.clone());
+    let secrets = Object::is_secret_resource(&lister_watcher.describe().api_resource);
+    refuse_secret_queries(&settings, secrets, settings.view.show_secret_data)?;
     settings.reflector = lister_watcher.reflector_config(settings.reflector.clone());
     // An instant replay drains the queue before its time moves on: nothing waits in it.
     settings.wait_scale = Some(speed.unwrap_or(0.0));

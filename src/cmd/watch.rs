@@ -2,9 +2,10 @@
 //! one informer per resource, until Ctrl-C or a limit.
 
 use anyhow::bail;
+use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::TokioClock;
 
-use super::informer::{lister_watcher, reflector_config, reflector_failure};
+use super::informer::{lister_watcher, reflector_config, reflector_failure, refuse_secret_queries};
 use super::pipeline::{Pipeline, PipelineError, Settings, Source, View};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
@@ -34,6 +35,10 @@ fn resource_names(arg: &str) -> anyhow::Result<Vec<String>> {
 
 async fn watch(args: WatchArgs, names: Vec<String>, settings: Settings) -> anyhow::Result<()> {
     let targets = target::resolve_all(&args.access, &names).await?;
+    let secrets = targets
+        .iter()
+        .any(|t| Object::is_secret_resource(&t.resource.api_resource()));
+    refuse_secret_queries(&settings, secrets, settings.view.show_secret_data)?;
     let sources: Vec<Source<_>> = targets
         .iter()
         .map(|target| {

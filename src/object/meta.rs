@@ -14,9 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::OnceLock;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
-    ManagedFieldsEntry, ObjectMeta, OwnerReference, Time,
-};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
@@ -100,7 +98,7 @@ impl Meta {
                 decoded: OnceLock::new(),
                 json,
             })),
-            _ => Ok(Meta::Typed(Box::new(serde_json::from_str(text)?))),
+            _ => Ok(Meta::Typed(Box::new(decode(&json)?))),
         }
     }
 
@@ -213,6 +211,36 @@ impl Meta {
         }
     }
 
+    /// A copy with every value under `key` in `annotations` replaced by what `redact` makes of it
+    /// (every copy of the key, and of `annotations`, when repeated), in the form it is held in.
+    pub(crate) fn with_annotation(&self, key: &str, redact: impl Fn(&str) -> String) -> Meta {
+        match self {
+            Meta::Text(m) => {
+                let rewritten = |value: &RawValue| -> Option<Box<RawValue>> {
+                    let Ok(Key(text)) = serde_json::from_str::<Key<'_>>(value.get()) else {
+                        return Some(string_json(&redact("")));
+                    };
+                    Some(string_json(&redact(&text)))
+                };
+                let annotations = |value: &RawValue| -> Option<Box<RawValue>> {
+                    map_entries_json(value, |k, v| (k == key).then(|| rewritten(v)).flatten())
+                };
+                map_entries_json(&m.json, |k, v| {
+                    (k == "annotations").then(|| annotations(v)).flatten()
+                })
+                .and_then(|json| Meta::from_json(json).ok())
+                .unwrap_or_else(|| self.clone())
+            }
+            Meta::Typed(m) => {
+                let mut meta = m.clone();
+                if let Some(value) = meta.annotations.as_mut().and_then(|a| a.get_mut(key)) {
+                    *value = redact(value);
+                }
+                Meta::Typed(meta)
+            }
+        }
+    }
+
     /// Whether it is held as the text it arrived as.
     pub(crate) fn is_text(&self) -> bool {
         matches!(self, Meta::Text(_))
@@ -267,7 +295,7 @@ impl MetaText {
     fn decode(&self) -> ObjectMeta {
         // The text was checked against ObjectMeta's shape when it arrived, which is at least as
         // strict as ObjectMeta's own decoding; should they ever disagree, the key fields survive.
-        serde_json::from_str(self.json.get()).unwrap_or_else(|_| ObjectMeta {
+        decode(&self.json).unwrap_or_else(|_| ObjectMeta {
             name: self.get(self.name).map(str::to_owned),
             namespace: self.get(self.namespace).map(str::to_owned),
             resource_version: self.get(self.resource_version).map(str::to_owned),
@@ -281,6 +309,17 @@ impl MetaText {
     }
 }
 
+/// The `ObjectMeta` of metadata text. managedFields too deep for serde_json's trees (those of a
+/// custom resource nested past 128 levels) are left out of it; the text keeps them.
+fn decode(json: &RawValue) -> Result<ObjectMeta, serde_json::Error> {
+    serde_json::from_str(json.get()).or_else(|error| {
+        match kept_entries(json, |key, _| key != "managedFields") {
+            Some(shallower) => serde_json::from_str(shallower.get()),
+            None => Err(error),
+        }
+    })
+}
+
 /// The metadata without its `null` fields (as the server's `creationTimestamp: null`), which
 /// `ObjectMeta` would not keep either: outputs and change summaries then treat an absent field
 /// and a `null` one alike, as they did when metadata was decoded.
@@ -289,6 +328,31 @@ fn without_nulls(json: Box<RawValue>) -> Box<RawValue> {
         return json;
     }
     kept_entries(&json, |_, value| value.get() != "null").unwrap_or(json)
+}
+
+/// A JSON object's text with the values `rewrite` returns a new text for replaced; `None` when
+/// it replaced none (or `json` is not an object).
+fn map_entries_json(
+    json: &RawValue,
+    rewrite: impl Fn(&str, &RawValue) -> Option<Box<RawValue>>,
+) -> Option<Box<RawValue>> {
+    let entries = raw_entries(json.get());
+    let new: Vec<Option<Box<RawValue>>> = entries.iter().map(|(k, v)| rewrite(k, v)).collect();
+    if new.iter().all(Option::is_none) {
+        return None;
+    }
+    let kept: Vec<(Cow<'_, str>, &RawValue)> = entries
+        .iter()
+        .zip(&new)
+        .map(|((k, v), new)| (k.clone(), new.as_deref().unwrap_or(v)))
+        .collect();
+    Some(object_json(&kept))
+}
+
+/// A string as JSON text.
+fn string_json(text: &str) -> Box<RawValue> {
+    // A string always serializes, and makes a raw value.
+    serde_json::value::to_raw_value(text).unwrap_or_else(|_| unreachable!("a JSON string"))
 }
 
 /// `ObjectMeta`'s string map called `name`.
@@ -343,10 +407,32 @@ struct Shape<'a> {
     deletion_timestamp: Option<Time>,
     deletion_grace_period_seconds: Option<i64>,
     generation: Option<i64>,
-    // Decoded to be checked (the one place this allocates): absent from most objects, or
-    // (managedFields) stripped by informers.
+    // Decoded to be checked (the one place this allocates): absent from most objects.
     owner_references: Option<Vec<OwnerReference>>,
-    managed_fields: Option<Vec<ManagedFieldsEntry>>,
+    #[serde(borrow)]
+    managed_fields: Option<Vec<ManagedFieldsShape<'a>>>,
+}
+
+/// `ManagedFieldsEntry`'s shape. Its `fieldsV1` mirrors the object's own nesting, so it is only
+/// checked to be JSON: a tree of it would be as deep as the object, past serde_json's limit for
+/// deep custom resources.
+#[derive(Deserialize)]
+#[serde(rename = "ManagedFieldsEntry", rename_all = "camelCase")]
+#[allow(dead_code, reason = "decoded only to be checked")]
+struct ManagedFieldsShape<'a> {
+    #[serde(borrow)]
+    api_version: Option<Key<'a>>,
+    #[serde(borrow)]
+    fields_type: Option<Key<'a>>,
+    #[serde(borrow, rename = "fieldsV1")]
+    fields_v1: Option<&'a RawValue>,
+    #[serde(borrow)]
+    manager: Option<Key<'a>>,
+    #[serde(borrow)]
+    operation: Option<Key<'a>>,
+    #[serde(borrow)]
+    subresource: Option<Key<'a>>,
+    time: Option<Time>,
 }
 
 /// A map of strings, checked and dropped.

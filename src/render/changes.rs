@@ -6,7 +6,8 @@
 //! (`spec.containers[web].image`, `status.conditions[Ready].status`), by index otherwise. Fields
 //! that change on every write without meaning anything to a reader (`metadata.resourceVersion`,
 //! `metadata.managedFields`) are ignored. Secret `data`/`stringData` values are never shown unless
-//! asked for: a changed value reads `<redacted>`.
+//! asked for: a changed value reads `<redacted>`, and the last-applied-configuration annotation,
+//! which holds them too, is compared redacted.
 
 use std::fmt::{self, Write as _};
 
@@ -61,39 +62,81 @@ const MAX_VALUE_CHARS: usize = 32;
 /// [`diff`] of two states of one object, without parsing the top-level fields (`spec`, `status`,
 /// `data`, …) whose JSON text is the same on both sides: they cannot hold a change, and an update
 /// usually touches one small field of a large object.
+///
+/// A changed field nested deeper than serde_json's trees go (128 levels; custom resources can be
+/// deeper) is not compared inside: it reads as one change (`spec {…}→{…}`).
 pub fn diff_objects(old: &Object, new: &Object, redact_secret_data: bool) -> Vec<Change> {
     let (old_fields, new_fields) = (old.fields(), new.fields());
-    let side =
-        |obj: &Object, own: &[(Cow<'_, str>, &RawValue)], other: &[(Cow<'_, str>, &RawValue)]| {
-            let mut map = Map::new();
-            if let Some(types) = &obj.types {
-                map.insert("apiVersion".into(), types.api_version.clone().into());
-                map.insert("kind".into(), types.kind.clone().into());
+    // Secret values also hide in the metadata (the last-applied-configuration annotation): it
+    // is compared as every output shows it, redacted.
+    let redacted = redact_secret_data.then(|| (old.redacted(), new.redacted()));
+    let (old_meta, new_meta) = redacted.as_ref().map_or((old, new), |(o, n)| (o, n));
+    let mut opaque = Vec::new();
+    let mut side = |obj: &Object,
+                    meta: &Object,
+                    own: &[(Cow<'_, str>, &RawValue)],
+                    other: &[(Cow<'_, str>, &RawValue)]| {
+        let mut map = Map::new();
+        if let Some(types) = &obj.types {
+            map.insert("apiVersion".into(), types.api_version.clone().into());
+            map.insert("kind".into(), types.kind.clone().into());
+        }
+        map.insert(
+            "metadata".into(),
+            serde_json::to_value(MetaOut::new(meta, true)).unwrap_or(Value::Null),
+        );
+        for (key, raw) in own {
+            let unchanged = other.iter().any(|(k, r)| k == key && r.get() == raw.get());
+            if !unchanged {
+                // Valid JSON, so only its depth can fail it.
+                let value = serde_json::from_str(raw.get()).unwrap_or_else(|_| {
+                    opaque.push(key.to_string());
+                    Value::Null
+                });
+                map.insert(key.to_string(), value);
             }
-            map.insert(
-                "metadata".into(),
-                serde_json::to_value(MetaOut::new(obj, true)).unwrap_or(Value::Null),
-            );
-            for (key, raw) in own {
-                let unchanged = other.iter().any(|(k, r)| k == key && r.get() == raw.get());
-                if !unchanged {
-                    let value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
-                    map.insert(key.to_string(), value);
-                }
-            }
-            Value::Object(map)
-        };
-    diff(
-        &side(old, &old_fields, &new_fields),
-        &side(new, &new_fields, &old_fields),
-        redact_secret_data,
-    )
+        }
+        Value::Object(map)
+    };
+    let (old_side, new_side) = (
+        side(old, old_meta, &old_fields, &new_fields),
+        side(new, new_meta, &new_fields, &old_fields),
+    );
+    let shape = |fields: &[(Cow<'_, str>, &RawValue)], key: &str| {
+        let raw = fields
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, r)| r.get());
+        short_text(raw.unwrap_or("null"))
+    };
+    let opaque: Vec<(String, ChangeKind)> = opaque
+        .into_iter()
+        .map(|key| {
+            let kind = ChangeKind::Changed {
+                old: shape(&old_fields, &key),
+                new: shape(&new_fields, &key),
+            };
+            (key, kind)
+        })
+        .collect();
+    diff_with(&old_side, &new_side, redact_secret_data, &opaque)
 }
 
 /// The changes from `old` to `new`, two whole objects as JSON. Top-level fields other than
 /// `metadata` come first (sorted), `metadata` last, since `spec`, `status` and `data` are what a
 /// reader usually looks for. `redact_secret_data` hides the values under `data` and `stringData`.
 pub fn diff(old: &Value, new: &Value, redact_secret_data: bool) -> Vec<Change> {
+    diff_with(old, new, redact_secret_data, &[])
+}
+
+/// [`diff`], with the top-level fields `opaque` changed as said, without looking inside them.
+fn diff_with(
+    old: &Value,
+    new: &Value,
+    redact_secret_data: bool,
+    opaque: &[(String, ChangeKind)],
+) -> Vec<Change> {
     let mut changes = Vec::new();
     let (Value::Object(old), Value::Object(new)) = (old, new) else {
         compare(old, new, &mut String::new(), Ignore::None, &mut changes);
@@ -110,17 +153,26 @@ pub fn diff(old: &Value, new: &Value, redact_secret_data: bool) -> Vec<Change> {
             "data" | "stringData" if redact_secret_data => Ignore::Redact,
             _ => Ignore::None,
         };
-        match (old.get(key), new.get(key)) {
-            (Some(a), Some(b)) => compare(a, b, &mut path, ignore, &mut changes),
-            (None, Some(_)) => changes.push(Change {
+        let opaque = opaque.iter().find(|(k, _)| k == key).map(|(_, kind)| kind);
+        match (old.get(key), new.get(key), opaque) {
+            (Some(_), Some(_), Some(kind)) => changes.push(Change {
+                path,
+                kind: if ignore == Ignore::Redact {
+                    ChangeKind::Redacted
+                } else {
+                    kind.clone()
+                },
+            }),
+            (Some(a), Some(b), None) => compare(a, b, &mut path, ignore, &mut changes),
+            (None, Some(_), _) => changes.push(Change {
                 path,
                 kind: ChangeKind::Added,
             }),
-            (Some(_), None) => changes.push(Change {
+            (Some(_), None, _) => changes.push(Change {
                 path,
                 kind: ChangeKind::Removed,
             }),
-            (None, None) => {}
+            (None, None, _) => {}
         }
     }
     changes
@@ -285,6 +337,15 @@ fn short(value: &Value) -> String {
         format!("{cut}…")
     } else {
         text
+    }
+}
+
+/// How a value too deep to parse reads: `{…}` or `[…]`.
+fn short_text(raw: &str) -> String {
+    match raw.as_bytes().first() {
+        Some(b'{') => "{…}".to_owned(),
+        Some(b'[') => "[…]".to_owned(),
+        _ => raw.chars().take(MAX_VALUE_CHARS).collect(),
     }
 }
 

@@ -194,3 +194,66 @@ fn control_characters_in_values_are_escaped() {
         [r"metadata.annotations.note a→\u{1b}]0;x\u{7}b\n"]
     );
 }
+
+#[test]
+fn a_field_too_deep_for_a_tree_reads_as_one_change() {
+    let object = |leaf: &str| {
+        let spec = format!(
+            r#"{{"replicas":1,"deep":{}"{leaf}"{}}}"#,
+            "[".repeat(300),
+            "]".repeat(300)
+        );
+        let text = format!(r#"{{"metadata":{{"name":"a"}},"spec":{spec},"status":{{"x":1}}}}"#);
+        let raw: &RawValue = serde_json::from_str(&text).unwrap();
+        Object::from_json(raw).unwrap()
+    };
+    let changes = |old: &Object, new: &Object, redact| -> Vec<String> {
+        diff_objects(old, new, redact)
+            .iter()
+            .map(|c| c.to_string())
+            .collect()
+    };
+    assert_eq!(changes(&object("a"), &object("b"), false), ["spec {…}→{…}"]);
+    assert_eq!(changes(&object("a"), &object("b"), true), ["spec {…}→{…}"]);
+    assert!(changes(&object("a"), &object("a"), false).is_empty());
+}
+
+#[test]
+fn a_secrets_last_applied_configuration_changes_only_as_redacted() {
+    let secret = |password: &str, label: &str| {
+        let applied = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"labels": {"app": label}, "name": "db"},
+            "data": {"password": password}});
+        Object::from_value(json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "db", "annotations": {crate::object::LAST_APPLIED: applied.to_string()}},
+            "data": {"password": password}}))
+        .unwrap()
+    };
+    let changes = |old: &Object, new: &Object| -> Vec<String> {
+        diff_objects(old, new, true)
+            .iter()
+            .map(|c| c.to_string())
+            .collect()
+    };
+    // Only the values changed: nothing to see in the annotation.
+    assert_eq!(
+        changes(&secret("aHVudGVyMg==", "db"), &secret("c3dvcmRmaXNo", "db")),
+        ["data.password <redacted>"]
+    );
+    // Something else changed: shown, as every output shows it, redacted.
+    let other = changes(
+        &secret("aHVudGVyMg==", "db"),
+        &secret("c3dvcmRmaXNo", "web"),
+    );
+    assert_eq!(other.len(), 2, "{other:?}");
+    assert!(
+        other[1].starts_with(
+            r#"metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"] "#
+        ),
+        "{other:?}"
+    );
+    assert!(
+        !other.concat().contains("aHVu") && !other.concat().contains("c3dv"),
+        "{other:?}"
+    );
+}

@@ -9,7 +9,8 @@
 //!   "List", "items": […]}`) that `kubectl apply -f` or `jq '.items[]'` take as they are; as JSON
 //!   lines, one object per line.
 //!
-//! Secret `data` and `stringData` values are redacted unless asked for.
+//! Secret `data` and `stringData` values are redacted unless asked for (in the last-applied-
+//! configuration annotation too).
 
 use std::io::{self, Write};
 
@@ -18,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::index_table::{objects_table, values_table};
-use super::object::{ObjectMode, render_object};
+use super::object::{ObjectMode, ObjectView};
 use super::printable;
 use crate::object::Object;
 use crate::query::{Matches, ValueListing};
@@ -68,11 +69,11 @@ struct RowDoc<'a> {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ListDoc {
+struct ListDoc<'a> {
     api_version: &'static str,
     kind: &'static str,
     metadata: Value,
-    items: Vec<Value>,
+    items: Vec<ObjectView<'a>>,
 }
 
 impl IndexRenderer {
@@ -159,27 +160,32 @@ impl IndexRenderer {
                     write_yaml(out, &list)
                 }
             }
-            IndexFormat::Jsonl => items().try_for_each(|item| write_json_line(out, &item)),
+            IndexFormat::Jsonl => {
+                items().try_for_each(|item| write_json_line(out, &item.compact_json()))
+            }
             IndexFormat::Name => matches
                 .objects
                 .iter()
-                .try_for_each(|m| writeln!(out, "{}", kubectl_name(&m.object))),
+                .try_for_each(|m| writeln!(out, "{}", printable(&kubectl_name(&m.object)))),
         }
     }
 
-    fn object(&self, obj: &Object) -> Value {
-        render_object(obj, ObjectMode::Full, self.show_secret_data)
-            .map(|v| v.into_owned())
-            .unwrap_or(Value::Null)
+    /// The object as written: serialized straight from its text, without a tree of it (which
+    /// would be as deep as the object).
+    fn object<'a>(&self, obj: &'a Object) -> ObjectView<'a> {
+        ObjectView::new(obj, ObjectMode::Full, self.show_secret_data)
+            .unwrap_or_else(|| unreachable!("the full mode shows the object"))
     }
 }
 
-/// Writes store keys one per line.
+/// Writes store keys one per line, control characters escaped ([`printable`]): a name holding a
+/// newline must not pass for two keys.
 pub fn write_keys<'a>(
     out: &mut impl Write,
     keys: impl IntoIterator<Item = &'a str>,
 ) -> io::Result<()> {
-    keys.into_iter().try_for_each(|key| writeln!(out, "{key}"))
+    keys.into_iter()
+        .try_for_each(|key| writeln!(out, "{}", printable(key)))
 }
 
 /// `kubectl get -o name`'s spelling: `pod/web-1`, `deployment.apps/web`; the bare name when the
@@ -202,14 +208,18 @@ fn write_lines(out: &mut impl Write, lines: Vec<String>) -> io::Result<()> {
         .try_for_each(|line| writeln!(out, "{line}"))
 }
 
+// JSON goes into memory first too, as YAML below: objects are serialized from their text, and
+// an error met on the way (a closed pipe) would reach the caller as text.
 fn write_json(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value)?;
-    out.write_all(b"\n")
+    let mut text = serde_json::to_vec_pretty(value)?;
+    text.push(b'\n');
+    out.write_all(&text)
 }
 
 fn write_json_line(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, value)?;
-    out.write_all(b"\n")
+    let mut text = serde_json::to_vec(value)?;
+    text.push(b'\n');
+    out.write_all(&text)
 }
 
 fn write_yaml(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {

@@ -32,38 +32,33 @@ pub fn render_object(
 }
 
 /// An object as an output carries it (`--object`), serializable with any serde serializer.
-/// Unlike [`render_object`] it builds no JSON tree (only a redacted Secret's `data` and
-/// `stringData` are parsed), and [`compact_json`](Self::compact_json) copies the object's text
-/// as is, which keeps `-o jsonl` cheap per batch.
+/// Unlike [`render_object`] it builds no JSON tree, and [`compact_json`](Self::compact_json)
+/// copies the object's text as is, which keeps `-o jsonl` cheap per batch.
 #[derive(Debug)]
 pub struct ObjectView<'a> {
-    shown: Shown<'a>,
+    /// The object, or a Secret with its values redacted ([`Object::redacted`]).
+    obj: Cow<'a, Object>,
+    /// Only apiVersion, kind and metadata without managedFields (`--object meta`).
+    meta_only: bool,
     compact_json: bool,
 }
 
-#[derive(Debug)]
-enum Shown<'a> {
-    /// The whole object.
-    Full(&'a Object),
-    /// apiVersion, kind and metadata without managedFields.
-    Meta(&'a Object),
-    /// A Secret with its values redacted ([`Object::redacted`]).
-    Redacted(Box<Object>),
-}
-
 impl<'a> ObjectView<'a> {
-    /// The view of `obj` under `mode`; `None` when the mode omits objects.
+    /// The view of `obj` under `mode`; `None` when the mode omits objects. A Secret is redacted
+    /// unless `show_secret_data`, in the metadata-only view too: its metadata may hold its values
+    /// (the last-applied-configuration annotation).
     pub fn new(obj: &'a Object, mode: ObjectMode, show_secret_data: bool) -> Option<Self> {
-        let shown = match mode {
-            ObjectMode::None => return None,
-            ObjectMode::Meta => Shown::Meta(obj),
-            ObjectMode::Full if !show_secret_data && obj.is_secret() => {
-                Shown::Redacted(Box::new(obj.redacted()))
-            }
-            ObjectMode::Full => Shown::Full(obj),
+        if mode == ObjectMode::None {
+            return None;
+        }
+        let obj = if !show_secret_data && obj.is_secret() {
+            Cow::Owned(obj.redacted())
+        } else {
+            Cow::Borrowed(obj)
         };
         Some(ObjectView {
-            shown,
+            obj,
+            meta_only: mode == ObjectMode::Meta,
             compact_json: false,
         })
     }
@@ -80,13 +75,12 @@ impl<'a> ObjectView<'a> {
 
 impl Serialize for ObjectView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match (&self.shown, self.compact_json) {
-            (Shown::Full(obj), true) => obj.json(true).serialize(serializer),
-            (Shown::Redacted(obj), true) => obj.json(true).serialize(serializer),
-            (Shown::Meta(obj), true) => obj.json_meta().serialize(serializer),
-            (Shown::Full(obj), false) => obj.serialize(serializer),
-            (Shown::Redacted(obj), false) => obj.serialize(serializer),
-            (Shown::Meta(obj), false) => {
+        let obj = self.obj.as_ref();
+        match (self.meta_only, self.compact_json) {
+            (false, true) => obj.json(true).serialize(serializer),
+            (true, true) => obj.json_meta().serialize(serializer),
+            (false, false) => obj.serialize(serializer),
+            (true, false) => {
                 let mut map = serializer.serialize_map(None)?;
                 if let Some(types) = &obj.types {
                     map.serialize_entry("apiVersion", &types.api_version)?;

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::printable;
 use super::stats::InformerStats;
 use super::timeline::human_duration;
 use crate::cache::DeltaType;
@@ -48,7 +49,8 @@ pub fn initial_list_progress(informers: &[(&str, &InformerStats)]) -> Option<Ini
 }
 
 /// The footer: `queue 3 (peak 12) · 120 batches · Added 10 Updated 90 · coalesced 14 · rv 5021 ·
-/// watch 2m03s · synced`.
+/// watch 2m03s · synced`, control characters escaped ([`printable`]: the resourceVersion is the
+/// server's).
 pub fn status_line(informers: &[(&str, &InformerStats)], now: SystemTime) -> String {
     let all = InformerStats::merged(informers.iter().map(|(_, s)| *s));
     let mut line = format!(
@@ -84,7 +86,7 @@ pub fn status_line(informers: &[(&str, &InformerStats)], now: SystemTime) -> Str
     } else {
         let _ = write!(line, " · synced {synced}/{}", informers.len());
     }
-    line
+    printable(&line).into_owned()
 }
 
 fn whole_seconds(d: Duration) -> String {
@@ -164,8 +166,9 @@ impl StatusBar {
         }
         match initial_list_progress(informers) {
             Some(progress) => {
-                self.bar
-                    .set_message(format!("listing {}", progress.listing.join(", ")));
+                self.bar.set_message(
+                    printable(&format!("listing {}", progress.listing.join(", "))).into_owned(),
+                );
                 match progress.estimated_total {
                     Some(total) => self.bar.set_length(total.max(progress.items)),
                     None => self.bar.unset_length(),
@@ -277,5 +280,8 @@ mod tests {
         let line = status_line(&[("pods", &s), ("rs", &other)], now);
         assert!(line.ends_with("· synced 1/2"), "{line}");
         assert!(status_line(&[("pods", &s)], now).ends_with("· synced"));
+        // The resourceVersion is the server's: it cannot drive the terminal.
+        s.resource_version = Some("1\u{1b}[2J".into());
+        assert!(status_line(&[("pods", &s)], now).contains(r"rv 1\u{1b}[2J"));
     }
 }

@@ -4,6 +4,7 @@
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
+use super::printable;
 use super::stats::InformerStats;
 use super::timeline::human_duration;
 use crate::cache::DeltaType;
@@ -24,7 +25,7 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
         .load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled);
     let mut header = vec![String::new()];
-    header.extend(columns.iter().map(|(name, _)| name.clone()));
+    header.extend(columns.iter().map(|(name, _)| printable(name).into_owned()));
     table.set_header(header);
 
     let row = |label: &str, value: &dyn Fn(&InformerStats) -> String| {

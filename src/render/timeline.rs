@@ -14,7 +14,10 @@
 //! Reflector events are dimmed separator rows; bookmarks and list steps only when verbose.
 //!
 //! Column widths only grow, so rows line up once the widest values have been seen, and the same
-//! input always gives the same text. Without colour the output has no control codes at all.
+//! input always gives the same text. Without colour the output has no control codes at all: those
+//! in what the cluster says (object names, owners, resourceVersions, error messages) are written
+//! escaped ([`printable`]), so that no object can move the cursor, retitle the terminal or forge
+//! rows.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -27,7 +30,7 @@ use owo_colors::{OwoColorize, Style};
 
 use super::changes::{self, Change};
 use super::{
-    BatchView, Event, EventView, Renderer, count, delta_resource_version, plural,
+    BatchView, Event, EventView, Renderer, count, delta_resource_version, plural, printable,
     whole_list_objects,
 };
 use crate::cache::reflector::RelistCause;
@@ -179,7 +182,7 @@ impl<W: Write> Timeline<W> {
             let _ = write!(row, "{}: ", view.resource);
         }
         row.push_str(text);
-        self.paint(&row, style);
+        self.paint(&printable(&row), style);
         self.flush_line()
     }
 }
@@ -265,15 +268,14 @@ impl<W: Write> Timeline<W> {
         self.cell(&seq, 0, Palette::dim());
 
         if self.options.show_resource {
-            grow(&mut self.widths.resource, view.resource.chars().count());
-            self.cell(view.resource, self.widths.resource, Style::new());
+            let resource = printable(view.resource);
+            grow(&mut self.widths.resource, resource.chars().count());
+            self.cell(&resource, self.widths.resource, Style::new());
         }
 
-        grow(
-            &mut self.widths.key,
-            row.key.chars().count().min(MAX_KEY_WIDTH),
-        );
-        self.cell(&row.key, self.widths.key, Palette::key());
+        let key = printable(&row.key);
+        grow(&mut self.widths.key, key.chars().count().min(MAX_KEY_WIDTH));
+        self.cell(&key, self.widths.key, Palette::key());
 
         let runs = type_runs(row.deltas);
         let types_len: usize = runs.iter().map(|(t, _)| t.chars().count()).sum::<usize>()
@@ -292,7 +294,7 @@ impl<W: Write> Timeline<W> {
         let newest = newest_delta.and_then(|d| d.object.object());
         let rv = format!(
             "rv {}",
-            newest_delta.and_then(delta_resource_version).unwrap_or("-")
+            printable(newest_delta.and_then(delta_resource_version).unwrap_or("-"))
         );
         grow(&mut self.widths.rv, rv.chars().count());
         self.cell(&rv, self.widths.rv, Style::new());
@@ -311,14 +313,15 @@ impl<W: Write> Timeline<W> {
 
         if self.options.wide {
             let meta = newest.map(|o| o.metadata());
-            let uid = meta.as_ref().and_then(|m| m.uid.as_deref()).unwrap_or("-");
-            self.cell(uid, 36, Palette::dim());
+            let uid = printable(meta.as_ref().and_then(|m| m.uid.as_deref()).unwrap_or("-"));
+            self.cell(&uid, 36, Palette::dim());
             let generation = meta
                 .as_ref()
                 .and_then(|m| m.generation)
                 .map_or_else(|| "gen -".to_owned(), |g| format!("gen {g}"));
             self.cell(&generation, 6, Style::new());
             let owner = meta.as_deref().map_or_else(|| "-".to_owned(), owner);
+            let owner = printable(&owner);
             grow(&mut self.widths.owner, owner.chars().count());
             self.cell(&owner, self.widths.owner, Style::new());
         }
@@ -337,7 +340,7 @@ impl<W: Write> Timeline<W> {
                 CHANGES_SHOWN
             };
             let text = changes::summary(&changes, max);
-            self.line.push_str(&text);
+            self.line.push_str(&printable(&text));
         }
         self.flush_line()
     }

@@ -6,16 +6,19 @@
 //! retry policy (client-go's backoff, relists), and a retry hidden inside the client would make a
 //! throttled list look like a slow one. Build the client with [`client_without_retry`].
 
+use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::sync::Arc;
 
-use crate::object::{FromJson, Object};
+use crate::object::{FromJson, Object, describe_raw, raw_entry, without_position};
 use futures_util::StreamExt;
+use futures_util::io::AsyncBufReadExt as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::api::{Api, ListParams, VersionMatch, WatchParams};
 use kube::core::{ApiResource, Status};
 use kube::{Client, Config};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::cache::listwatch::{
     ApiStatus, ListPage, ListRequest, ListerWatcher, ResourceTarget, ResourceVersionMatch,
@@ -130,8 +133,8 @@ impl ListerWatcher for KubeListerWatcher {
             .request_text(http_req)
             .await
             .map_err(source_error)?;
-        let list: ListBody = serde_json::from_str(&text)
-            .map_err(|e| SourceError::Stream(format!("undecodable response: {e}")))?;
+        let list: ListBody =
+            serde_json::from_str(&text).map_err(|error| undecodable_list(&text, &error))?;
         Ok(ListPage {
             items: list
                 .items
@@ -153,17 +156,33 @@ impl ListerWatcher for KubeListerWatcher {
         if req.send_initial_events {
             wp = wp.initial_events();
         }
-        let stream = self
-            .api
+        let mut http_req = kube::core::Request::new(self.api.resource_url())
             .watch(&wp, &req.resource_version)
+            .map_err(|e| SourceError::Request(e.to_string()))?;
+        // As `Api::watch` and `Client::request_events` do; the events are read here instead of
+        // by kube, whose reader keeps serde_json's recursion limit (128 levels, below what the
+        // API server serves: see `MAX_DEPTH`) and reads an undecodable event as an empty Status.
+        http_req.extensions_mut().insert("watch");
+        http_req.headers_mut().insert(
+            http::header::ACCEPT_ENCODING,
+            http::HeaderValue::from_static("identity"),
+        );
+        let body = self
+            .client
+            .request_stream(http_req)
             .await
             .map_err(source_error)?;
-        Ok(stream
-            .map(|item| match item {
-                Ok(event) => Ok(watch_event(event)),
-                // A Status line that is not a watch event: the server ended the stream with it.
-                Err(kube::Error::Api(status)) => Ok(WatchEvent::Error(api_status(&status))),
-                Err(e) => stream_error(e),
+        Ok(body
+            .lines()
+            .take_while(|line| {
+                let ended = matches!(line, Err(error) if ended_cleanly(error));
+                std::future::ready(!ended)
+            })
+            .filter_map(|line| {
+                std::future::ready(match line {
+                    Ok(line) => watch_event(&line).map(Ok),
+                    Err(error) => Some(Err(SourceError::Stream(describe_chain(&error)))),
+                })
             })
             .boxed())
     }
@@ -171,6 +190,29 @@ impl ListerWatcher for KubeListerWatcher {
     fn describe(&self) -> ResourceTarget {
         self.target.clone()
     }
+}
+
+/// Why a list page did not decode: which item, when one did not.
+fn undecodable_list(text: &str, error: &serde_json::Error) -> SourceError {
+    #[derive(Deserialize)]
+    struct Items<'a> {
+        #[serde(borrow)]
+        items: Option<Vec<&'a RawValue>>,
+    }
+    let items = serde_json::from_str::<Items<'_>>(text)
+        .ok()
+        .and_then(|l| l.items);
+    for (i, item) in items.iter().flatten().enumerate() {
+        if let Err(item_error) = Object::from_json(item) {
+            return SourceError::Stream(format!(
+                "undecodable response: item {} of the list, {}: {}",
+                i + 1,
+                describe_raw(item.get()),
+                without_position(&item_error)
+            ));
+        }
+    }
+    SourceError::Stream(format!("undecodable response: {error}"))
 }
 
 /// A list page: `kube::api::ObjectList`'s fields that a list uses.
@@ -183,22 +225,103 @@ struct ListBody {
     items: Option<Vec<FromJson>>,
 }
 
-fn watch_event(event: kube::api::WatchEvent<Object>) -> WatchEvent {
-    use kube::api::WatchEvent as K;
-    match event {
-        K::Added(obj) => WatchEvent::Added(Arc::new(obj)),
-        K::Modified(obj) => WatchEvent::Modified(Arc::new(obj)),
-        K::Deleted(obj) => WatchEvent::Deleted(Arc::new(obj)),
-        K::Bookmark(bookmark) => WatchEvent::Bookmark {
-            initial_events_end: bookmark
-                .metadata
-                .annotations
-                .get(INITIAL_EVENTS_END_ANNOTATION)
-                .is_some_and(|v| v == "true"),
-            resource_version: bookmark.metadata.resource_version,
-        },
-        K::Error(status) => WatchEvent::Error(api_status(&status)),
+/// A line of a watch stream: `{"type": …, "object": …}`, the object left as text.
+#[derive(Deserialize)]
+struct WireEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    type_: Cow<'a, str>,
+    #[serde(borrow)]
+    object: &'a RawValue,
+}
+
+/// The event of one line of a watch stream; `None` for a line to skip.
+///
+/// A line that is not an event, or whose object does not decode, ends the watch with an ERROR
+/// event, as client-go's watch decoder (`StreamWatcher.receive` in apimachinery's
+/// `pkg/watch/streamwatcher.go`) reports one: a 500 `InternalError` Status saying "unable to
+/// decode an event from the watch stream", here with which object and what is wrong with it.
+fn watch_event(line: &str) -> Option<WatchEvent> {
+    if line.trim().is_empty() {
+        return None;
     }
+    let event = match serde_json::from_str::<WireEvent<'_>>(line) {
+        Ok(event) => event,
+        // The last line of a stream cut short: client-go ends the watch quietly there.
+        Err(error) if error.is_eof() => return None,
+        Err(error) => {
+            let is_status = raw_entry(line, "kind").is_some_and(|kind| kind.get() == r#""Status""#);
+            return Some(match serde_json::from_str::<Status>(line) {
+                // A Status instead of an event: the server ended the stream with it.
+                Ok(status) if is_status => WatchEvent::Error(api_status(&status)),
+                _ => undecodable(&without_position(&error)),
+            });
+        }
+    };
+    let decoded = |kind: fn(Arc<Object>) -> WatchEvent| match Object::from_json(event.object) {
+        Ok(obj) => kind(Arc::new(obj)),
+        Err(error) => undecodable(&format!(
+            "{} {}: {}",
+            event.type_,
+            describe_raw(event.object.get()),
+            without_position(&error)
+        )),
+    };
+    Some(match event.type_.as_ref() {
+        "ADDED" => decoded(WatchEvent::Added),
+        "MODIFIED" => decoded(WatchEvent::Modified),
+        "DELETED" => decoded(WatchEvent::Deleted),
+        "BOOKMARK" => decoded(|obj| WatchEvent::Bookmark {
+            initial_events_end: obj
+                .annotation(INITIAL_EVENTS_END_ANNOTATION)
+                .is_some_and(|v| v == "true"),
+            resource_version: obj.resource_version().unwrap_or_default().to_owned(),
+        }),
+        "ERROR" => match serde_json::from_str::<Status>(event.object.get()) {
+            Ok(status) => WatchEvent::Error(api_status(&status)),
+            Err(error) => undecodable(&format!("ERROR: {}", without_position(&error))),
+        },
+        other => undecodable(&format!("unknown event type {other:?}")),
+    })
+}
+
+/// The ERROR event client-go's `StreamWatcher.receive` makes of an event it cannot decode (an
+/// `errors.NewInternalError`, whose message starts "Internal error occurred: "), so that the
+/// Reflector backs off and relists.
+fn undecodable(why: &str) -> WatchEvent {
+    WatchEvent::Error(ApiStatus {
+        code: 500,
+        reason: "InternalError".to_owned(),
+        message: format!(
+            "Internal error occurred: unable to decode an event from the watch stream: {why}"
+        ),
+        causes: Vec::new(),
+    })
+}
+
+/// Whether a failed read of a watch stream is its end rather than a break: a chunked body cut
+/// short (as servers end long watches) or a client timeout. The same classification as kube's
+/// own watch reader (`Client::request_events`).
+fn ended_cleanly(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    if matches!(error.kind(), ErrorKind::UnexpectedEof | ErrorKind::TimedOut) {
+        return true;
+    }
+    let Some(inner) = error.get_ref() else {
+        return false;
+    };
+    let inner: &(dyn StdError + 'static) = inner;
+    let mut cause = Some(inner);
+    // Bounded, in case a `source` cycles.
+    for _ in 0..16 {
+        let Some(e) = cause else { break };
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == ErrorKind::UnexpectedEof)
+        {
+            return true;
+        }
+        cause = e.source();
+    }
+    inner.to_string().contains("unexpected EOF during chunk")
 }
 
 fn api_status(status: &Status) -> ApiStatus {
@@ -228,24 +351,6 @@ fn source_error(error: kube::Error) -> SourceError {
         }
         // Everything else happened on the way to the server: refused, reset, timed out, TLS.
         other => SourceError::Connect(describe_chain(&other)),
-    }
-}
-
-/// Maps an error raised while reading an open watch to what client-go's `StreamWatcher.receive`
-/// makes of it: a line that cannot be decoded becomes an ERROR event with an `InternalError`
-/// Status (`errors.NewInternalError`), so that the Reflector backs off and relists; a broken
-/// connection just ends the stream (an error here), and the Reflector watches again.
-fn stream_error(error: kube::Error) -> Result<WatchEvent, SourceError> {
-    match error {
-        kube::Error::SerdeError(e) => Ok(WatchEvent::Error(ApiStatus {
-            code: 500,
-            reason: "InternalError".into(),
-            message: format!(
-                "Internal error occurred: unable to decode an event from the watch stream: {e}"
-            ),
-            causes: Vec::new(),
-        })),
-        other => Err(SourceError::Stream(describe_chain(&other))),
     }
 }
 
@@ -304,6 +409,66 @@ mod tests {
         let uri = req.uri().to_string();
         assert!(uri.contains("continue=abc"), "{uri}");
         assert!(!uri.contains("resourceVersion"), "{uri}");
+    }
+
+    /// The ERROR event's Status, for lines that give one.
+    fn error_of(line: &str) -> ApiStatus {
+        match watch_event(line) {
+            Some(WatchEvent::Error(status)) => status,
+            other => panic!("not an ERROR event: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn watch_lines_decode_at_any_depth_the_api_server_serves() {
+        let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+        let line = format!(
+            r#"{{"type":"ADDED","object":{{"metadata":{{"name":"a","namespace":"ns"}},"spec":{deep}}}}}"#
+        );
+        let Some(WatchEvent::Added(obj)) = watch_event(&line) else {
+            panic!("not an ADDED event")
+        };
+        assert_eq!(obj.field("spec").unwrap().get(), deep);
+        let bookmark = r#"{"type":"BOOKMARK","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}"#;
+        assert!(matches!(
+            watch_event(bookmark),
+            Some(WatchEvent::Bookmark { resource_version, initial_events_end: true }) if resource_version == "12"
+        ));
+    }
+
+    #[test]
+    fn undecodable_watch_lines_are_error_events_that_say_what_is_wrong() {
+        let deep = format!("{}1{}", "[".repeat(20_000), "]".repeat(20_000));
+        let line = format!(
+            r#"{{"type":"MODIFIED","object":{{"metadata":{{"name":"a","namespace":"ns"}},"spec":{deep}}}}}"#
+        );
+        let status = error_of(&line);
+        assert_eq!(
+            (status.code, status.reason.as_str()),
+            (500, "InternalError")
+        );
+        assert_eq!(
+            status.message,
+            "Internal error occurred: unable to decode an event from the watch stream: MODIFIED \
+             \"ns/a\": spec is nested deeper than 10000 levels, which the API server never serves"
+        );
+        // Not an event, and not a Status either: never an empty Status.
+        let status = error_of(r#"{"kind":"Widget","spec":{}}"#);
+        assert_eq!(status.code, 500);
+        assert!(status.message.contains("missing field `type`"), "{status}");
+        assert!(
+            error_of(r#"{"type":"UPSERTED","object":{}}"#)
+                .message
+                .contains(r#"unknown event type "UPSERTED""#)
+        );
+        // A Status line: the server ended the watch with it.
+        let status = error_of(
+            r#"{"kind":"Status","apiVersion":"v1","status":"Failure","code":410,"reason":"Expired","message":"too old"}"#,
+        );
+        assert_eq!((status.code, status.message.as_str()), (410, "too old"));
+        // The rest of a line cut short, and blank lines: nothing.
+        assert!(watch_event(r#"{"type":"ADDED","object":{"meta"#).is_none());
+        assert!(watch_event("").is_none());
     }
 
     #[tokio::test]

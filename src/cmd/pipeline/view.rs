@@ -185,6 +185,11 @@ impl FromStr for Query {
 }
 
 impl Query {
+    /// The index spec it matches by.
+    pub fn spec(&self) -> &IndexSpec {
+        &self.spec
+    }
+
     /// Whether any object of the batch, as delivered (listed, for a `ReplacedAll`) or as the cache
     /// held it before an update or a deletion, is indexed under the value.
     pub fn matches(&self, batch: &Batch<Object>) -> bool {
