@@ -324,6 +324,125 @@ async fn replay_lines(lines: &[&str], args: &[&str]) -> (Option<i32>, String, St
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_a_fraction_of_a_millisecond_apart_stay_apart() {
+    let modified = |t: &str, rv: &str| {
+        format!(
+            r#"{{"t":{t},"type":"MODIFIED","object":{{"kind":"ConfigMap","apiVersion":"v1","metadata":{{"name":"a","namespace":"default","resourceVersion":"{rv}"}}}}}}"#
+        )
+    };
+    let batches = |stdout: &str| {
+        stdout
+            .lines()
+            .filter(|l| l.contains(r#""kind":"batch""#))
+            .map(|l| {
+                let batch: Value = serde_json::from_str(l).unwrap();
+                batch["deltas"].as_array().unwrap().len()
+            })
+            .collect::<Vec<_>>()
+    };
+    // 5.25 and 5.75: two instants, two batches.
+    let (first, second) = (modified("5.25", "3"), modified("5.75", "4"));
+    let (code, stdout, stderr) =
+        replay_lines(&[HEADER, LIST, &first, &second], &["-o", "jsonl"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(batches(&stdout), [1, 1, 1, 1], "{stdout}");
+    // The same instant, to the microsecond: one batch of two deltas.
+    let (first, second) = (modified("5.250", "3"), modified("5.25", "4"));
+    let (code, stdout, stderr) =
+        replay_lines(&[HEADER, LIST, &first, &second], &["-o", "jsonl"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(batches(&stdout), [1, 1, 2], "{stdout}");
+}
+
+/// The start of a LIST line whose only item's `data.k` value takes `len` bytes.
+fn list_with_a_value_of(len: usize) -> Vec<u8> {
+    let mut line = br#"{"t":0,"type":"LIST","resourceVersion":"1","items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"1"},"data":{"k":""#.to_vec();
+    line.resize(line.len() + len, b'x');
+    line
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_over_64_mib_is_refused_with_its_number_and_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.jsonl");
+    let mut bytes = format!("{HEADER}\n").into_bytes();
+    bytes.extend(list_with_a_value_of(65 << 20));
+    bytes.extend_from_slice(b"\"}}]}\n");
+    std::fs::write(&path, &bytes).unwrap();
+    drop(bytes);
+    let out = run_offline(
+        &[
+            "replay",
+            path_str(&path),
+            "-q",
+            "-o",
+            "jsonl",
+            "--object",
+            "none",
+        ],
+        None,
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("huge.jsonl:2: the line is longer than 64 MiB"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_that_never_ends_is_refused_at_the_limit() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    // 200 MiB without a newline, then an open pipe: without a bound the reader would hold all
+    // of it and wait for more.
+    let mut child = support::binary::offline_command(&["replay", "-", "-q"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(format!("{HEADER}\n").as_bytes());
+        let mut start = list_with_a_value_of(0);
+        start.resize(1 << 20, b'x');
+        let _ = stdin.write_all(&start);
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..200 {
+            if stdin.write_all(&chunk).is_err() {
+                return;
+            }
+        }
+        // Held open until the test is over.
+        let _ = done_rx.recv();
+    });
+    let out = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + support::binary::PATIENCE;
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    drop(done_tx);
+    writer.join().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("<stdin>:2: the line is longer than 64 MiB"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_malformed_line_stops_the_replay_after_the_lines_before_it_with_exit_1() {
     let (code, stdout, stderr) = replay_lines(
         &[

@@ -6,7 +6,7 @@
 //! or an event never clones its objects.
 
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use kube::core::{ApiResource, GroupVersionKind};
 use serde::{Deserialize, Serialize};
@@ -144,8 +144,9 @@ impl Line {
 pub struct Record {
     /// Line number in the file, from 1.
     pub line_no: u64,
-    /// Milliseconds since the recording began (a line without `t` has the previous line's).
-    pub t: u64,
+    /// Time since the recording began, to the microsecond (a line without `t` has the previous
+    /// line's).
+    pub t: Duration,
     /// What the line says.
     pub line: Line,
 }
@@ -230,6 +231,84 @@ enum WireErrorKind {
     Request,
 }
 
+/// `t`: milliseconds since the recording began, an integer or a number with a fraction (written
+/// to the microsecond, `12.345`), read to the nearest microsecond.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum WireT {
+    /// A time at or after the start, to the microsecond.
+    Micros(u64),
+    /// Negative, or too large to count in microseconds: refused with a message by the reader.
+    OutOfRange(f64),
+}
+
+impl<'de> Deserialize<'de> for WireT {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Millis;
+        impl serde::de::Visitor<'_> for Millis {
+            type Value = WireT;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number of milliseconds since the recording began")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<WireT, E> {
+                Ok(v.checked_mul(1000)
+                    .map_or(WireT::OutOfRange(v as f64), WireT::Micros))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<WireT, E> {
+                match u64::try_from(v) {
+                    Ok(v) => self.visit_u64(v),
+                    Err(_) => Ok(WireT::OutOfRange(v as f64)),
+                }
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<WireT, E> {
+                let micros = (v * 1000.0).round();
+                // Beyond 2^53 µs (285 years) an f64 no longer holds every microsecond.
+                if (0.0..=9.007_199_254_740_992e15).contains(&micros) {
+                    Ok(WireT::Micros(micros as u64))
+                } else {
+                    Ok(WireT::OutOfRange(v))
+                }
+            }
+        }
+        deserializer.deserialize_any(Millis)
+    }
+}
+
+/// `t` as written: whole milliseconds as an integer (`12`), others with their microseconds
+/// (`12.345`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MillisOut(pub Duration);
+
+impl MillisOut {
+    /// Whole milliseconds, or milliseconds with the microseconds as a fraction.
+    fn value(self) -> Result<u64, f64> {
+        let micros = u64::try_from(self.0.as_micros()).unwrap_or(u64::MAX);
+        if micros.is_multiple_of(1000) {
+            Ok(micros / 1000)
+        } else {
+            // The shortest decimal that reads back as this f64, which is within a microsecond.
+            Err(micros as f64 / 1000.0)
+        }
+    }
+}
+
+impl Serialize for MillisOut {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.value() {
+            Ok(whole) => serializer.serialize_u64(whole),
+            Err(fraction) => serializer.serialize_f64(fraction),
+        }
+    }
+}
+
+impl std::fmt::Display for MillisOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.value() {
+            Ok(whole) => write!(f, "{whole}"),
+            Err(fraction) => write!(f, "{fraction}"),
+        }
+    }
+}
+
 /// Every field any line may have; which ones must be present depends on `type`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -241,7 +320,7 @@ pub(super) struct WireLine {
     pub namespace: Option<String>,
     pub started_at: Option<String>,
     // Every other line.
-    pub t: Option<u64>,
+    pub t: Option<WireT>,
     #[serde(rename = "type")]
     pub type_: Option<LineType>,
     pub resource_version: Option<String>,
@@ -479,7 +558,7 @@ impl<'a> HeaderOut<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct LineOut<'a> {
-    pub t: u64,
+    pub t: MillisOut,
     #[serde(rename = "type")]
     pub type_: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -499,9 +578,9 @@ pub(super) struct LineOut<'a> {
 }
 
 impl LineOut<'_> {
-    pub(super) fn new(t: u64, type_: &'static str) -> Self {
+    pub(super) fn new(t: Duration, type_: &'static str) -> Self {
         LineOut {
-            t,
+            t: MillisOut(t),
             type_,
             request: None,
             resource_version: None,

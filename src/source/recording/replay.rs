@@ -75,7 +75,7 @@ pub struct ReplaySummary {
     /// Lines handed to the Reflector or the resync hook (the header not counted).
     pub lines: u64,
     /// The `t` of the last of them.
-    pub last_t: u64,
+    pub last_t: Duration,
 }
 
 type Outcome = Result<ReplaySummary, RecordingError>;
@@ -168,7 +168,7 @@ struct Cursor {
     /// The next line, read but not handed out.
     peeked: Option<Record>,
     /// The `t` of the lines being handed out; `None` before the first.
-    group_t: Option<u64>,
+    group_t: Option<Duration>,
     /// When `t = 0` was, for [`Pace::Speed`].
     speed_origin: Option<tokio::time::Instant>,
     summary: ReplaySummary,
@@ -427,7 +427,7 @@ impl Shared {
     }
 
     /// Paces a line at `t` and counts it.
-    async fn gate(&self, cur: &mut Cursor, t: u64) {
+    async fn gate(&self, cur: &mut Cursor, t: Duration) {
         if cur.group_t.is_none_or(|group| t > group) {
             match &self.pace {
                 Pace::Instant(quiescence) => quiescence.idle().await,
@@ -435,8 +435,13 @@ impl Shared {
                     let origin = *cur
                         .speed_origin
                         .get_or_insert_with(tokio::time::Instant::now);
-                    let offset = Duration::from_secs_f64(t as f64 / 1000.0 / factor.max(1e-9));
-                    tokio::time::sleep_until(origin + offset).await;
+                    let offset = Duration::try_from_secs_f64(t.as_secs_f64() / factor.max(1e-9))
+                        .unwrap_or(Duration::MAX);
+                    match origin.checked_add(offset) {
+                        Some(due) => tokio::time::sleep_until(due).await,
+                        // Later than this machine can count: never.
+                        None => std::future::pending().await,
+                    }
                 }
                 Pace::Unpaced => {}
             }
