@@ -354,6 +354,69 @@ async fn events_a_fraction_of_a_millisecond_apart_stay_apart() {
     assert_eq!(batches(&stdout), [1, 1, 2], "{stdout}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_of_a_stream_still_being_written_keeps_up_with_it() {
+    use std::io::{BufRead as _, BufReader};
+    use std::process::Stdio;
+    use std::sync::mpsc;
+    // As `record -f - | replay -`: each line comes when it happens, and the next one may be far.
+    let mut child = support::binary::offline_command(&["replay", "-", "-q", "-o", "jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    let batch_of = |key: &str, type_: &str| {
+        let deadline = std::time::Instant::now() + support::binary::PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no batch of {key} {type_} while the input waits"));
+            if line["kind"] == "batch" && line["key"] == key && line["deltas"][0]["type"] == type_ {
+                return;
+            }
+        }
+    };
+    tokio::task::block_in_place(|| {
+        writeln!(stdin, "{HEADER}\n{LIST}").unwrap();
+        stdin.flush().unwrap();
+        batch_of("default/a", "Replaced");
+        batch_of("default/b", "Replaced");
+        writeln!(stdin, "{MODIFIED}").unwrap();
+        stdin.flush().unwrap();
+        batch_of("default/a", "Updated");
+    });
+    drop(stdin);
+    let status = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + support::binary::PATIENCE;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("the replay did not end with its input");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(status.code(), Some(0));
+}
+
 /// The start of a LIST line whose only item's `data.k` value takes `len` bytes.
 fn list_with_a_value_of(len: usize) -> Vec<u8> {
     let mut line = br#"{"t":0,"type":"LIST","resourceVersion":"1","items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"1"},"data":{"k":""#.to_vec();

@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
+use std::os::fd::{AsFd as _, BorrowedFd};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,6 +46,8 @@ pub struct RecordingReader {
     gzipped: bool,
     /// The gzip stream stopped without its end; everything before was read.
     cut_short: bool,
+    /// The input may be a stream still being written.
+    live: bool,
     header: Option<Header>,
     /// The first line when it was not a header.
     first: Option<Record>,
@@ -67,14 +70,30 @@ impl RecordingReader {
     /// Opens a recording file, or stdin for `-`, and reads its header.
     pub fn open(path: &Path) -> Result<Self, RecordingError> {
         if path.as_os_str() == "-" {
-            return Self::new("<stdin>", io::stdin());
+            let live = !is_regular_file(io::stdin().as_fd());
+            return Self::new("<stdin>", io::stdin()).map(|r| r.live(live));
         }
         let name = path.display().to_string();
         let file = File::open(path).map_err(|e| RecordingError::Open {
             file: name.clone(),
             source: Arc::new(e),
         })?;
-        Self::new(name, file)
+        let live = !is_regular_file(file.as_fd());
+        Self::new(name, file).map(|r| r.live(live))
+    }
+
+    /// Says whether the input may be a stream still being written (a pipe, a terminal), whose
+    /// next line may take any time to come; [`open`](Self::open) tells by the file's type,
+    /// [`new`](Self::new) assumes not. An instant replay of such an input applies a group of
+    /// lines once no line has come for a moment, instead of waiting for the next line's `t`.
+    pub fn live(mut self, live: bool) -> Self {
+        self.live = live;
+        self
+    }
+
+    /// Whether the input may be a stream still being written ([`live`](Self::live)).
+    pub fn is_live(&self) -> bool {
+        self.live
     }
 
     /// Reads a recording from `input` (buffered here); `name` is how messages call it. Reads
@@ -102,6 +121,7 @@ impl RecordingReader {
             input,
             gzipped,
             cut_short: false,
+            live: false,
             header: None,
             first: None,
             line_no: 0,
@@ -280,6 +300,15 @@ impl RecordingReader {
             problem,
         }
     }
+}
+
+/// Whether `fd` is a regular file, which is never written while it is read (a file being recorded
+/// into could be, but a replay of one reads up to where it is and ends there).
+fn is_regular_file(fd: BorrowedFd<'_>) -> bool {
+    fd.try_clone_to_owned()
+        .map(File::from)
+        .and_then(|file| file.metadata())
+        .is_ok_and(|m| m.is_file())
 }
 
 impl Iterator for RecordingReader {

@@ -39,6 +39,11 @@ const CHUNKS_AHEAD: usize = 8;
 /// Lines per chunk, at most: handing lines over one by one would wake the replay for each.
 const CHUNK: usize = 64;
 
+/// How long an instant replay of a live input (a pipe: `record -f - | replay -`) waits for the
+/// next line before it applies the group of lines it has: the next line's `t` is what ends a
+/// group, and a stream still being written may not send it for a long time.
+const LIVE_IDLE: Duration = Duration::from_millis(100);
+
 type Chunk = Vec<Result<Record, RecordingError>>;
 
 /// How a replay paces the recorded lines.
@@ -153,6 +158,8 @@ impl fmt::Debug for RecordingListerWatcher {
 struct Shared {
     name: String,
     pace: Pace,
+    /// The input may be a stream still being written ([`RecordingReader::live`]).
+    live: bool,
     clock: ReplayClock,
     resync: OnceLock<Arc<dyn ResyncHook>>,
     end: watch::Sender<Option<Outcome>>,
@@ -171,6 +178,8 @@ struct Cursor {
     group_t: Option<Duration>,
     /// When `t = 0` was, for [`Pace::Speed`].
     speed_origin: Option<tokio::time::Instant>,
+    /// Lines were handed out since the consumer last drained the FIFO ([`Pace::Instant`]).
+    undrained: bool,
     summary: ReplaySummary,
     over: bool,
 }
@@ -234,6 +243,7 @@ impl RecordingListerWatcher {
             .as_ref()
             .map_or(SystemTime::UNIX_EPOCH, |h| h.started_at);
 
+        let live = reader.is_live();
         let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
         if !ended {
             std::thread::Builder::new()
@@ -249,6 +259,7 @@ impl RecordingListerWatcher {
             shared: Arc::new(Shared {
                 name,
                 pace,
+                live,
                 clock: ReplayClock::new(started_at),
                 resync: OnceLock::new(),
                 end: watch::Sender::new(None),
@@ -258,6 +269,7 @@ impl RecordingListerWatcher {
                     peeked: None,
                     group_t: None,
                     speed_origin: None,
+                    undrained: false,
                     summary: ReplaySummary::default(),
                     over: false,
                 }),
@@ -386,7 +398,7 @@ impl Shared {
         loop {
             if cur.peeked.is_none() {
                 if cur.pending.is_empty()
-                    && let Some(chunk) = cur.chunks.recv().await
+                    && let Some(chunk) = self.next_chunk(cur).await
                 {
                     cur.pending.extend(chunk);
                 }
@@ -413,6 +425,24 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// The next chunk of lines from the reader thread, `None` at the end. While it waits on a
+    /// live input, the lines handed out are applied once the input has been idle for a moment.
+    async fn next_chunk(&self, cur: &mut Cursor) -> Option<Chunk> {
+        if let Pace::Instant(quiescence) = &self.pace
+            && self.live
+            && cur.undrained
+        {
+            match tokio::time::timeout(LIVE_IDLE, cur.chunks.recv()).await {
+                Ok(chunk) => return chunk,
+                Err(_) => {
+                    quiescence.idle().await;
+                    cur.undrained = false;
+                }
+            }
+        }
+        cur.chunks.recv().await
     }
 
     fn clock_wall(&self) -> SystemTime {
@@ -448,6 +478,7 @@ impl Shared {
             cur.group_t = Some(t);
             self.clock.advance_to(t);
         }
+        cur.undrained = true;
         cur.summary.lines += 1;
         cur.summary.last_t = t;
     }
