@@ -138,7 +138,10 @@ impl Destination {
         let name = path.display().to_string();
         let file = File::create(path)
             .map_err(|e| anyhow!(e).context(format!("cannot create the recording {name}")))?;
-        let gzip = path.extension().is_some_and(|ext| ext == "gz");
+        // `.gz` in any case: `X.JSONL.GZ` is a gzip file as much as `x.jsonl.gz`.
+        let gzip = path
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("gz"));
         let sink = if gzip {
             Sink::Gzip(GzEncoder::new(file, Compression::default()))
         } else {
