@@ -105,6 +105,31 @@ async fn a_recorded_session_replays_to_the_batches_the_live_run_showed() {
         "{recording}"
     );
     assert!(recording.ends_with('\n'), "complete lines only");
+    assert!(
+        recording.lines().next().unwrap().contains(
+            r#""plural":"configmaps","namespaced":true,"singular":"configmap","shortNames":["cm"]}"#
+        ),
+        "the names discovery gave: {recording}"
+    );
+    // Named by its short name, which only the header knows.
+    let by_short_name = run_offline(
+        &[
+            "index",
+            "cm",
+            "--replay",
+            path_str(&path),
+            "--by",
+            "namespace",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(
+        by_short_name.status.code(),
+        Some(0),
+        "{}",
+        text(&by_short_name.stderr)
+    );
 
     let replayed = run_offline(&["replay", path_str(&path), "-q"], None).await;
     assert_eq!(
@@ -678,6 +703,125 @@ async fn index_replay_answers_from_the_recordings_final_state() {
         text(&out.stderr).contains("bad.jsonl:3: not valid JSON"),
         "{}",
         text(&out.stderr)
+    );
+}
+
+/// A recording of deployments.apps whose header carries the names discovery gave, begun five
+/// minutes after its object was created and ending a minute later.
+const DEPLOYMENTS: &str = r#"{"kind":"header","v":1,"resource":{"group":"apps","version":"v1","kind":"Deployment","plural":"deployments","namespaced":true,"singular":"deployment","shortNames":["deploy"]},"namespace":"default","startedAt":"2026-01-05T10:05:00Z"}
+{"t":0,"type":"LIST","resourceVersion":"1","items":[{"metadata":{"name":"web","namespace":"default","resourceVersion":"1","creationTimestamp":"2026-01-05T10:00:00Z"}}]}
+{"t":60000,"type":"WATCH_CLOSED"}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_replay_takes_the_recorded_resource_by_any_of_its_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deploy.jsonl");
+    std::fs::write(&path, DEPLOYMENTS).unwrap();
+    let index = |resource: &'static str| {
+        let path = path.clone();
+        async move {
+            let mut args = vec!["index"];
+            args.extend((!resource.is_empty()).then_some(resource));
+            args.extend([
+                "--replay",
+                path_str(&path),
+                "--by",
+                "namespace",
+                "--keys-only",
+            ]);
+            args.extend(["--value", "default"]);
+            run_offline(&args, None).await
+        }
+    };
+    for name in [
+        "",
+        "deployments",
+        "deployment",
+        "deploy",
+        "Deployment",
+        "DEPLOY",
+        "deployments.apps",
+        "deploy.apps",
+        "deployments.v1.apps",
+    ] {
+        let out = index(name).await;
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "default/web\n", "{name}");
+    }
+    for other in ["pods", "deployments.extensions", "replicasets"] {
+        let out = index(other).await;
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{other}: {stderr}");
+        assert!(
+            stderr.contains(&format!("\"{other}\" does not name what "))
+                && stderr
+                    .contains("holds: a recording of deployments.apps in namespace \"default\""),
+            "{stderr}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_replay_tells_ages_as_of_the_recordings_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deploy.jsonl");
+    std::fs::write(&path, DEPLOYMENTS).unwrap();
+    let out = run_offline(
+        &[
+            "index",
+            "--replay",
+            path_str(&path),
+            "--by",
+            "namespace",
+            "--value",
+            "default",
+        ],
+        None,
+    )
+    .await;
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let age = rows[0].iter().position(|c| *c == "AGE").unwrap();
+    // Created at 10:00, recorded from 10:05 for a minute.
+    assert_eq!(rows[1][age], "6m", "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_header_without_started_at_replays_as_a_recording_without_a_header() {
+    let header = HEADER.replace(r#","startedAt":"2026-01-05T10:00:00Z""#, "");
+    assert!(!header.contains("startedAt"));
+    let (code, stdout, stderr) = replay_lines(&[&header, LIST], &["-o", "jsonl"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let first = stdout
+        .lines()
+        .find(|l| l.contains(r#""kind":"batch""#))
+        .unwrap();
+    assert!(first.contains(r#""time":"1970-01-01T00:00:00"#), "{first}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_that_ends_inside_a_paged_list_says_so() {
+    let page = |t: u64, name: &str| {
+        format!(
+            r#"{{"t":{t},"type":"LIST","resourceVersion":"2","continue":"more","items":[{{"metadata":{{"name":"{name}","namespace":"default","resourceVersion":"1"}}}}]}}"#
+        )
+    };
+    let (first, second) = (page(0, "a"), page(1, "b"));
+    let (code, stdout, stderr) = replay_lines(&[HEADER, &first, &second], &["-o", "jsonl"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stdout.contains(r#""kind":"batch""#), "{stdout}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("kubectl-deltas: warning: ")
+                && l.contains("bad.jsonl:3: the recording ends inside a paged LIST")
+                && l.contains("its 2 items in 2 pages never reached the cache")),
+        "{stderr}"
     );
 }
 

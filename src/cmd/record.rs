@@ -40,7 +40,11 @@ async fn record(args: RecordArgs, settings: Settings) -> anyhow::Result<()> {
     let destination = Destination::open(&args.file)?;
     let recorder = Recorder::new(
         destination.clone(),
-        RecordedResource::new(&target.resource.api_resource(), target.resource.namespaced),
+        RecordedResource::new(&target.resource.api_resource(), target.resource.namespaced)
+            .with_names(
+                target.resource.singular.clone(),
+                target.resource.short_names.clone(),
+            ),
         target.namespace.clone(),
         RecordOptions {
             show_secret_data: args.show_secret_data,

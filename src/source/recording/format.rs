@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::object::{FromJson, Object};
+use crate::source::discovery::ResourceCatalog;
 use crate::source::kube_api::INITIAL_EVENTS_END_ANNOTATION;
 use crate::source::{ApiStatus, ListPage, ResourceTarget, SourceError, WatchEvent};
 
@@ -26,7 +27,8 @@ pub struct Header {
     pub resource: RecordedResource,
     /// The namespace, or `None` for all namespaces (and cluster-scoped resources).
     pub namespace: Option<String>,
-    /// When the recording began: the instant of `t = 0`.
+    /// When the recording began: the instant of `t = 0` (the epoch when the header does not
+    /// say, as for a recording without a header).
     pub started_at: SystemTime,
 }
 
@@ -38,7 +40,8 @@ impl Header {
     }
 }
 
-/// The recorded resource's group, version, kind and plural name, and whether it is namespaced.
+/// The recorded resource's group, version, kind and plural name, whether it is namespaced, and
+/// the other names discovery gave it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordedResource {
     /// API group, `""` for the core group.
@@ -51,6 +54,13 @@ pub struct RecordedResource {
     pub plural: String,
     /// Whether objects live in namespaces.
     pub namespaced: bool,
+    /// Singular resource name, e.g. `pod`; empty when unknown (kubectl then takes the lowercased
+    /// kind).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub singular: String,
+    /// Short names, e.g. `po`.
+    #[serde(default, rename = "shortNames", skip_serializing_if = "Vec::is_empty")]
+    pub short_names: Vec<String>,
 }
 
 impl RecordedResource {
@@ -62,7 +72,57 @@ impl RecordedResource {
             kind: api_resource.kind.clone(),
             plural: api_resource.plural.clone(),
             namespaced,
+            singular: String::new(),
+            short_names: Vec::new(),
         }
+    }
+
+    /// With the singular and short names discovery gives the resource, so that a replay can be
+    /// named by them too.
+    pub fn with_names(mut self, singular: impl Into<String>, short_names: Vec<String>) -> Self {
+        self.singular = singular.into();
+        self.short_names = short_names;
+        self
+    }
+
+    /// Whether `arg` names this resource as `kubectl get ARG` would name it: by its plural,
+    /// singular or short name, its kind, `resource.group` or `resource.version.group`, in any
+    /// case (the rules of [`ResourceCatalog::resolve`], with this as the only resource served).
+    pub fn is_named(&self, arg: &str) -> bool {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+            APIGroup, APIGroupList, APIResource, APIResourceList, GroupVersionForDiscovery,
+        };
+        let group_version = self.gvk().api_version();
+        let list = APIResourceList {
+            group_version: group_version.clone(),
+            resources: vec![APIResource {
+                name: self.plural.clone(),
+                singular_name: self.singular.clone(),
+                kind: self.kind.clone(),
+                namespaced: self.namespaced,
+                short_names: Some(self.short_names.clone()),
+                verbs: vec!["list".into(), "watch".into()],
+                ..APIResource::default()
+            }],
+        };
+        let catalog = if self.group.is_empty() {
+            ResourceCatalog::from_documents(vec![list], &APIGroupList::default(), Vec::new())
+        } else {
+            let version = GroupVersionForDiscovery {
+                group_version,
+                version: self.version.clone(),
+            };
+            let groups = APIGroupList {
+                groups: vec![APIGroup {
+                    name: self.group.clone(),
+                    preferred_version: Some(version.clone()),
+                    versions: vec![version],
+                    ..APIGroup::default()
+                }],
+            };
+            ResourceCatalog::from_documents(Vec::new(), &groups, vec![list])
+        };
+        catalog.resolve(arg).is_ok()
     }
 
     /// As kube's `ApiResource`.
@@ -354,16 +414,18 @@ impl WireLine {
             "the header lacks \"resource\": {\"group\", \"version\", \"kind\", \"plural\", \
              \"namespaced\"}",
         )?;
-        let started_at = self
-            .started_at
-            .ok_or("the header lacks \"startedAt\" (an RFC 3339 time)")?;
-        let started_at = started_at
-            .parse::<jiff::Timestamp>()
-            .map_err(|e| format!("\"startedAt\" is not an RFC 3339 time: {e}"))?;
+        // Without it, times start at the epoch, as in a recording without a header.
+        let started_at = match self.started_at {
+            Some(text) => SystemTime::from(
+                text.parse::<jiff::Timestamp>()
+                    .map_err(|e| format!("\"startedAt\" is not an RFC 3339 time: {e}"))?,
+            ),
+            None => SystemTime::UNIX_EPOCH,
+        };
         Ok(Header {
             resource,
             namespace: self.namespace.filter(|ns| !ns.is_empty()),
-            started_at: SystemTime::from(started_at),
+            started_at,
         })
     }
 

@@ -26,6 +26,8 @@ fn configmaps() -> RecordedResource {
         kind: "ConfigMap".into(),
         plural: "configmaps".into(),
         namespaced: true,
+        singular: String::new(),
+        short_names: Vec::new(),
     }
 }
 
@@ -421,4 +423,45 @@ fn writer_keeps_t_non_decreasing() {
     let text = String::from_utf8(writer.into_inner()).unwrap();
     let (_, records) = read(&text).unwrap();
     assert_eq!(micros(&records), [20_000, 20_000]);
+}
+
+#[test]
+fn a_recorded_resource_is_named_as_kubectl_names_it() {
+    let pods = RecordedResource {
+        kind: "Pod".into(),
+        plural: "pods".into(),
+        ..configmaps()
+    }
+    .with_names("pod", vec!["po".into()]);
+    for arg in ["pods", "pod", "po", "Pod", "PODS"] {
+        assert!(pods.is_named(arg), "{arg}");
+    }
+    for arg in ["configmaps", "pods.apps", "deploy", ""] {
+        assert!(!pods.is_named(arg), "{arg}");
+    }
+    // Without the names discovery gave: kubectl's guess for the singular, no short name.
+    let deployments = RecordedResource {
+        group: "apps".into(),
+        kind: "Deployment".into(),
+        plural: "deployments".into(),
+        ..configmaps()
+    };
+    for arg in [
+        "deployments",
+        "deployment",
+        "Deployment",
+        "deployments.apps",
+        "deployment.v1.apps",
+        "Deployment.v1.apps",
+    ] {
+        assert!(deployments.is_named(arg), "{arg}");
+    }
+    for arg in ["deploy", "deployments.extensions", "replicasets", "pods"] {
+        assert!(!deployments.is_named(arg), "{arg}");
+    }
+    assert!(
+        deployments
+            .with_names("deployment", vec!["deploy".into()])
+            .is_named("deploy.apps")
+    );
 }

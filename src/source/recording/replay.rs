@@ -180,8 +180,19 @@ struct Cursor {
     speed_origin: Option<tokio::time::Instant>,
     /// Lines were handed out since the consumer last drained the FIFO ([`Pace::Instant`]).
     undrained: bool,
+    /// The pages of a paged list handed out so far, while its last page is still to come.
+    open_list: Option<OpenList>,
     summary: ReplaySummary,
     over: bool,
+}
+
+/// A paged list whose last page has not come yet.
+#[derive(Debug, Clone, Copy)]
+struct OpenList {
+    /// The line of its latest page.
+    line: u64,
+    pages: usize,
+    items: usize,
 }
 
 /// What the next answer is.
@@ -270,6 +281,7 @@ impl RecordingListerWatcher {
                     group_t: None,
                     speed_origin: None,
                     undrained: false,
+                    open_list: None,
                     summary: ReplaySummary::default(),
                     over: false,
                 }),
@@ -453,6 +465,17 @@ impl Shared {
     async fn take(&self, cur: &mut Cursor) -> Option<Record> {
         let record = cur.peeked.take()?;
         self.gate(cur, record.t).await;
+        cur.open_list = match &record.line {
+            Line::List(page) if page.continue_token.is_some() => {
+                let before = cur.open_list.map_or((0, 0), |l| (l.pages, l.items));
+                Some(OpenList {
+                    line: record.line_no,
+                    pages: before.0 + 1,
+                    items: before.1 + page.items.len(),
+                })
+            }
+            _ => None,
+        };
         Some(record)
     }
 
@@ -487,6 +510,20 @@ impl Shared {
     fn finish(&self, cur: &mut Cursor, outcome: Outcome) {
         if !cur.over {
             cur.over = true;
+            if let (Ok(_), Some(list)) = (&outcome, cur.open_list) {
+                // The Reflector applies a list once it has every page: none of this one did.
+                tracing::warn!(
+                    "{}:{}: the recording ends inside a paged LIST (this page has \"continue\", \
+                     and no page follows): its {} item{} in {} page{} never reached the cache, \
+                     which keeps what it held before that list",
+                    self.name,
+                    list.line,
+                    list.items,
+                    if list.items == 1 { "" } else { "s" },
+                    list.pages,
+                    if list.pages == 1 { "" } else { "s" },
+                );
+            }
             self.release_consumer();
             self.end.send_replace(Some(outcome));
         }
