@@ -243,16 +243,21 @@ fn a_second_ctrl_c_exits_at_once_when_the_first_cannot_finish() {
     // The summary goes to a stderr nobody reads: the session can only end by a second Ctrl-C.
     let (reader, writer) = full_pipe();
     let mut child = offline_command(&["replay", path_str(&bundled("resync"))])
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(writer)
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    // Signals are handled from the first line on.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.contains("queue: DeltaFIFO"), "{first}");
+    std::thread::sleep(Duration::from_millis(300));
     send(&child, "INT");
     std::thread::sleep(Duration::from_millis(200));
     send(&child, "INT");
     let status = wait(&mut child, "a second Ctrl-C");
-    drop(reader);
+    drop((reader, stdout));
     assert_eq!(status.code(), Some(130), "{status:?}");
 }
 

@@ -23,14 +23,17 @@ const HANDLED: [(SignalKind, i32); 3] = [
 static FIRST: OnceLock<Option<watch::Receiver<Option<i32>>>> = OnceLock::new();
 
 /// Completes when the first SIGINT, SIGTERM or SIGHUP arrives (at once if one arrived since the
-/// first call). From the first call on, the signals no longer end the process by themselves,
-/// except a second one. Never completes if they cannot be handled.
-pub async fn stop_requested() {
-    let Some(mut first) = FIRST.get_or_init(listen).clone() else {
-        return std::future::pending().await;
-    };
-    if first.wait_for(Option::is_some).await.is_err() {
-        std::future::pending::<()>().await;
+/// first call). From the first call on (not the first poll), the signals no longer end the
+/// process by themselves, except a second one. Never completes if they cannot be handled.
+pub fn stop_requested() -> impl Future<Output = ()> + Send + 'static {
+    let first = FIRST.get_or_init(listen).clone();
+    async move {
+        let Some(mut first) = first else {
+            return std::future::pending().await;
+        };
+        if first.wait_for(Option::is_some).await.is_err() {
+            std::future::pending::<()>().await;
+        }
     }
 }
 

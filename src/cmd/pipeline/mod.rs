@@ -263,6 +263,9 @@ impl Pipeline {
             indices,
             wait_scale,
         } = settings;
+        // Handled from here on, before anything is written: a signal sent once the session shows
+        // its first line ends it as Ctrl-C, never by the signal's default.
+        let signal = super::signals::stop_requested();
         let resync = reflector.resync.take();
         let shared_clock: Arc<dyn Clock> = Arc::new(clock.clone());
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
@@ -430,7 +433,7 @@ impl Pipeline {
         let signalled = AbortOnDrop(tokio::spawn({
             let stop = stop.clone();
             async move {
-                super::signals::stop_requested().await;
+                signal.await;
                 stop.request(Ended::Interrupted);
             }
         }));
