@@ -21,6 +21,7 @@ use kubectl_deltas::render::{BatchView, Event, EventView, Renderer};
 use tokio::sync::watch;
 
 use super::Ended;
+use super::stdout::GaveUp;
 use super::stop::Stop;
 use super::view::View;
 
@@ -91,13 +92,13 @@ impl Output {
     }
 
     /// Writes with the status bar lifted; a failure closes the output and stops the session
-    /// (quietly if the reader went away, or the session was stopping anyway: what a stop keeps
-    /// from being written is dropped).
+    /// (quietly if the reader went away, or if the stop made the write give up on a reader that
+    /// did not read: what it could not write is dropped).
     fn write(&self, state: &mut State, write: impl FnOnce(&mut dyn Renderer) -> io::Result<()>) {
         let renderer = &mut *state.renderer;
         if let Err(error) = self.status.suspend(|| write(renderer)) {
             state.closed = true;
-            if self.stop.requested() {
+            if GaveUp::is(&error) {
                 return;
             }
             let reason = if error.kind() == io::ErrorKind::BrokenPipe {

@@ -82,14 +82,24 @@ impl Write for StopAware {
                 return self.file.write(&buf[..buf.len().min(CHUNK)]);
             }
             if fds[1].revents != 0 {
-                return Err(io::Error::other(
-                    "the session stopped before the reader took the rest of the output",
-                ));
+                return Err(io::Error::other(GaveUp));
             }
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// The error of a write given up at the stop: what it held is dropped, quietly.
+#[derive(Debug, thiserror::Error)]
+#[error("the session stopped before the reader took the rest of the output")]
+pub(super) struct GaveUp;
+
+impl GaveUp {
+    /// Whether `error` is a write given up at the stop.
+    pub(super) fn is(error: &io::Error) -> bool {
+        error.get_ref().is_some_and(|e| e.is::<GaveUp>())
     }
 }
