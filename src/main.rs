@@ -7,6 +7,7 @@ use clap::Parser;
 
 mod cli;
 mod cmd;
+mod log_format;
 
 use cli::exit::{Exit, classify, message, note};
 
@@ -59,7 +60,7 @@ fn init_logging(verbose: u8, color: bool) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let log = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(io::stderr)
         // A log read from a file or a CI console has no use for escape codes.
@@ -67,8 +68,12 @@ fn init_logging(verbose: u8, color: bool) {
         // When stderr is gone (`2>&1 | head`), a log line is lost; reporting that on stderr, as
         // tracing-subscriber would, panics and takes the command down with it.
         .log_internal_errors(false)
-        .with_target(verbose >= 2)
-        .init();
+        .with_target(verbose >= 2);
+    if verbose == 0 {
+        log.event_format(log_format::Notes).init();
+    } else {
+        log.init();
+    }
 }
 
 fn is_broken_pipe(error: &anyhow::Error) -> bool {

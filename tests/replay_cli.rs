@@ -105,6 +105,31 @@ async fn a_recorded_session_replays_to_the_batches_the_live_run_showed() {
         "{recording}"
     );
     assert!(recording.ends_with('\n'), "complete lines only");
+    assert!(
+        recording.lines().next().unwrap().contains(
+            r#""plural":"configmaps","namespaced":true,"singular":"configmap","shortNames":["cm"]}"#
+        ),
+        "the names discovery gave: {recording}"
+    );
+    // Named by its short name, which only the header knows.
+    let by_short_name = run_offline(
+        &[
+            "index",
+            "cm",
+            "--replay",
+            path_str(&path),
+            "--by",
+            "namespace",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(
+        by_short_name.status.code(),
+        Some(0),
+        "{}",
+        text(&by_short_name.stderr)
+    );
 
     let replayed = run_offline(&["replay", path_str(&path), "-q"], None).await;
     assert_eq!(
@@ -232,35 +257,38 @@ async fn record_to_a_gz_file_stops_after_its_duration_with_a_complete_file() {
     server.create("configmaps", cm("a", "1"));
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = server.write_kubeconfig(dir.path());
-    let path = dir.path().join("cm.jsonl.gz");
-    let args = [
-        "record",
-        "cm",
-        "-q",
-        "--duration",
-        "500ms",
-        "-f",
-        path_str(&path),
-    ];
-    let live = run(kubeconfig, &args).await;
-    assert_eq!(live.status.code(), Some(0), "{}", text(&live.stderr));
-    assert!(live.stderr.is_empty(), "-q: {}", text(&live.stderr));
-    let bytes = std::fs::read(&path).unwrap();
-    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip");
+    // The extension in any case.
+    for name in ["cm.jsonl.gz", "CM.JSONL.GZ"] {
+        let path = dir.path().join(name);
+        let args = [
+            "record",
+            "cm",
+            "-q",
+            "--duration",
+            "500ms",
+            "-f",
+            path_str(&path),
+        ];
+        let live = run(kubeconfig.clone(), &args).await;
+        assert_eq!(live.status.code(), Some(0), "{}", text(&live.stderr));
+        assert!(live.stderr.is_empty(), "-q: {}", text(&live.stderr));
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(&bytes[..2], &[0x1f, 0x8b], "{name}: gzip");
 
-    let replayed = run_offline(&["replay", path_str(&path), "-q", "-o", "jsonl"], None).await;
-    assert_eq!(
-        replayed.status.code(),
-        Some(0),
-        "{}",
-        text(&replayed.stderr)
-    );
-    let batches: Vec<Value> = json_lines(&replayed.stdout)
-        .into_iter()
-        .filter(|l| l["kind"] == "batch")
-        .collect();
-    assert_eq!(batches.len(), 1);
-    assert_eq!(batches[0]["key"], "default/a");
+        let replayed = run_offline(&["replay", path_str(&path), "-q", "-o", "jsonl"], None).await;
+        assert_eq!(
+            replayed.status.code(),
+            Some(0),
+            "{}",
+            text(&replayed.stderr)
+        );
+        let batches: Vec<Value> = json_lines(&replayed.stdout)
+            .into_iter()
+            .filter(|l| l["kind"] == "batch")
+            .collect();
+        assert_eq!(batches.len(), 1);
+        assert_eq!(batches[0]["key"], "default/a");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -349,10 +377,16 @@ async fn a_killed_gzip_recording_replays_every_line_with_a_warning() {
     assert_eq!(killed.status.code(), Some(0), "{stderr}");
     assert_eq!(text(&killed.stdout), text(&expected.stdout));
     let lines = plain.iter().filter(|b| **b == b'\n').count();
+    // Worded as the tool's other notes are, not as a log line.
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("gzip stream"))
+        .unwrap_or_else(|| panic!("{stderr}"));
     assert!(
-        stderr.contains(&format!(
-            "killed.jsonl.gz: the gzip stream stops after line {lines} without its end"
-        )),
+        warning.starts_with("kubectl-deltas: warning: ")
+            && warning.contains(&format!(
+                "killed.jsonl.gz: the gzip stream stops after line {lines} without its end"
+            )),
         "{stderr}"
     );
     assert!(
@@ -376,6 +410,188 @@ async fn replay_lines(lines: &[&str], args: &[&str]) -> (Option<i32>, String, St
     all.extend_from_slice(args);
     let out = run_offline(&all, None).await;
     (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_a_fraction_of_a_millisecond_apart_stay_apart() {
+    let modified = |t: &str, rv: &str| {
+        format!(
+            r#"{{"t":{t},"type":"MODIFIED","object":{{"kind":"ConfigMap","apiVersion":"v1","metadata":{{"name":"a","namespace":"default","resourceVersion":"{rv}"}}}}}}"#
+        )
+    };
+    let batches = |stdout: &str| {
+        stdout
+            .lines()
+            .filter(|l| l.contains(r#""kind":"batch""#))
+            .map(|l| {
+                let batch: Value = serde_json::from_str(l).unwrap();
+                batch["deltas"].as_array().unwrap().len()
+            })
+            .collect::<Vec<_>>()
+    };
+    // 5.25 and 5.75: two instants, two batches.
+    let (first, second) = (modified("5.25", "3"), modified("5.75", "4"));
+    let (code, stdout, stderr) =
+        replay_lines(&[HEADER, LIST, &first, &second], &["-o", "jsonl"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(batches(&stdout), [1, 1, 1, 1], "{stdout}");
+    // The same instant, to the microsecond: one batch of two deltas.
+    let (first, second) = (modified("5.250", "3"), modified("5.25", "4"));
+    let (code, stdout, stderr) =
+        replay_lines(&[HEADER, LIST, &first, &second], &["-o", "jsonl"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(batches(&stdout), [1, 1, 2], "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_of_a_stream_still_being_written_keeps_up_with_it() {
+    use std::io::{BufRead as _, BufReader};
+    use std::process::Stdio;
+    use std::sync::mpsc;
+    // As `record -f - | replay -`: each line comes when it happens, and the next one may be far.
+    let mut child = support::binary::offline_command(&["replay", "-", "-q", "-o", "jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    let batch_of = |key: &str, type_: &str| {
+        let deadline = std::time::Instant::now() + support::binary::PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no batch of {key} {type_} while the input waits"));
+            if line["kind"] == "batch" && line["key"] == key && line["deltas"][0]["type"] == type_ {
+                return;
+            }
+        }
+    };
+    tokio::task::block_in_place(|| {
+        writeln!(stdin, "{HEADER}\n{LIST}").unwrap();
+        stdin.flush().unwrap();
+        batch_of("default/a", "Replaced");
+        batch_of("default/b", "Replaced");
+        writeln!(stdin, "{MODIFIED}").unwrap();
+        stdin.flush().unwrap();
+        batch_of("default/a", "Updated");
+    });
+    drop(stdin);
+    let status = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + support::binary::PATIENCE;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("the replay did not end with its input");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(status.code(), Some(0));
+}
+
+/// The start of a LIST line whose only item's `data.k` value takes `len` bytes.
+fn list_with_a_value_of(len: usize) -> Vec<u8> {
+    let mut line = br#"{"t":0,"type":"LIST","resourceVersion":"1","items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"1"},"data":{"k":""#.to_vec();
+    line.resize(line.len() + len, b'x');
+    line
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_over_64_mib_is_refused_with_its_number_and_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.jsonl");
+    let mut bytes = format!("{HEADER}\n").into_bytes();
+    bytes.extend(list_with_a_value_of(65 << 20));
+    bytes.extend_from_slice(b"\"}}]}\n");
+    std::fs::write(&path, &bytes).unwrap();
+    drop(bytes);
+    let out = run_offline(
+        &[
+            "replay",
+            path_str(&path),
+            "-q",
+            "-o",
+            "jsonl",
+            "--object",
+            "none",
+        ],
+        None,
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("huge.jsonl:2: the line is longer than 64 MiB"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_that_never_ends_is_refused_at_the_limit() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    // 200 MiB without a newline, then an open pipe: without a bound the reader would hold all
+    // of it and wait for more.
+    let mut child = support::binary::offline_command(&["replay", "-", "-q"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(format!("{HEADER}\n").as_bytes());
+        let mut start = list_with_a_value_of(0);
+        start.resize(1 << 20, b'x');
+        let _ = stdin.write_all(&start);
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..200 {
+            if stdin.write_all(&chunk).is_err() {
+                return;
+            }
+        }
+        // Held open until the test is over.
+        let _ = done_rx.recv();
+    });
+    let out = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + support::binary::PATIENCE;
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    drop(done_tx);
+    writer.join().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("<stdin>:2: the line is longer than 64 MiB"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -542,6 +758,125 @@ async fn index_replay_answers_from_the_recordings_final_state() {
         text(&out.stderr).contains("bad.jsonl:3: not valid JSON"),
         "{}",
         text(&out.stderr)
+    );
+}
+
+/// A recording of deployments.apps whose header carries the names discovery gave, begun five
+/// minutes after its object was created and ending a minute later.
+const DEPLOYMENTS: &str = r#"{"kind":"header","v":1,"resource":{"group":"apps","version":"v1","kind":"Deployment","plural":"deployments","namespaced":true,"singular":"deployment","shortNames":["deploy"]},"namespace":"default","startedAt":"2026-01-05T10:05:00Z"}
+{"t":0,"type":"LIST","resourceVersion":"1","items":[{"metadata":{"name":"web","namespace":"default","resourceVersion":"1","creationTimestamp":"2026-01-05T10:00:00Z"}}]}
+{"t":60000,"type":"WATCH_CLOSED"}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_replay_takes_the_recorded_resource_by_any_of_its_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deploy.jsonl");
+    std::fs::write(&path, DEPLOYMENTS).unwrap();
+    let index = |resource: &'static str| {
+        let path = path.clone();
+        async move {
+            let mut args = vec!["index"];
+            args.extend((!resource.is_empty()).then_some(resource));
+            args.extend([
+                "--replay",
+                path_str(&path),
+                "--by",
+                "namespace",
+                "--keys-only",
+            ]);
+            args.extend(["--value", "default"]);
+            run_offline(&args, None).await
+        }
+    };
+    for name in [
+        "",
+        "deployments",
+        "deployment",
+        "deploy",
+        "Deployment",
+        "DEPLOY",
+        "deployments.apps",
+        "deploy.apps",
+        "deployments.v1.apps",
+    ] {
+        let out = index(name).await;
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "default/web\n", "{name}");
+    }
+    for other in ["pods", "deployments.extensions", "replicasets"] {
+        let out = index(other).await;
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{other}: {stderr}");
+        assert!(
+            stderr.contains(&format!("\"{other}\" does not name what "))
+                && stderr
+                    .contains("holds: a recording of deployments.apps in namespace \"default\""),
+            "{stderr}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_replay_tells_ages_as_of_the_recordings_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deploy.jsonl");
+    std::fs::write(&path, DEPLOYMENTS).unwrap();
+    let out = run_offline(
+        &[
+            "index",
+            "--replay",
+            path_str(&path),
+            "--by",
+            "namespace",
+            "--value",
+            "default",
+        ],
+        None,
+    )
+    .await;
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let age = rows[0].iter().position(|c| *c == "AGE").unwrap();
+    // Created at 10:00, recorded from 10:05 for a minute.
+    assert_eq!(rows[1][age], "6m", "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_header_without_started_at_replays_as_a_recording_without_a_header() {
+    let header = HEADER.replace(r#","startedAt":"2026-01-05T10:00:00Z""#, "");
+    assert!(!header.contains("startedAt"));
+    let (code, stdout, stderr) = replay_lines(&[&header, LIST], &["-o", "jsonl"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let first = stdout
+        .lines()
+        .find(|l| l.contains(r#""kind":"batch""#))
+        .unwrap();
+    assert!(first.contains(r#""time":"1970-01-01T00:00:00"#), "{first}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_that_ends_inside_a_paged_list_says_so() {
+    let page = |t: u64, name: &str| {
+        format!(
+            r#"{{"t":{t},"type":"LIST","resourceVersion":"2","continue":"more","items":[{{"metadata":{{"name":"{name}","namespace":"default","resourceVersion":"1"}}}}]}}"#
+        )
+    };
+    let (first, second) = (page(0, "a"), page(1, "b"));
+    let (code, stdout, stderr) = replay_lines(&[HEADER, &first, &second], &["-o", "jsonl"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stdout.contains(r#""kind":"batch""#), "{stdout}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("kubectl-deltas: warning: ")
+                && l.contains("bad.jsonl:3: the recording ends inside a paged LIST")
+                && l.contains("its 2 items in 2 pages never reached the cache")),
+        "{stderr}"
     );
 }
 

@@ -1,4 +1,5 @@
-//! Exit codes, documented in `--help` and README.md.
+//! Exit codes, documented in `--help` and README.md. Besides these, a second Ctrl-C, SIGTERM or
+//! SIGHUP exits at once with 128 + the signal's number (`cmd/signals.rs`).
 
 use std::process::ExitCode;
 

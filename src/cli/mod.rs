@@ -341,7 +341,8 @@ pub struct ViewArgs {
 /// `index`.
 #[derive(Debug, Args)]
 pub struct IndexArgs {
-    /// Resource type (`pods`, `deploy`, …); not needed with `--replay`.
+    /// Resource type (`pods`, `deploy`, …); with `--replay`, optional, and it must name the
+    /// recording's resource.
     #[arg(required_unless_present = "replay")]
     pub resource: Option<String>,
     /// The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>,
@@ -362,7 +363,7 @@ pub struct IndexArgs {
         long,
         value_name = "FILE",
         conflicts_with_all = [
-            "resource", "kubeconfig", "context", "cluster", "user", "namespace",
+            "kubeconfig", "context", "cluster", "user", "namespace",
             "all_namespaces", "selector", "field_selector", "request_timeout", "resync",
         ]
     )]

@@ -8,6 +8,7 @@
 
 use std::io::{self, BufWriter, IsTerminal as _, Write as _};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use anyhow::anyhow;
 use kubectl_deltas::Object;
@@ -35,13 +36,21 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     }
     let indexer = Arc::new(indexer_with(&specs));
     let runtime = super::runtime()?;
-    let scope = match (&args.replay, args.resource.as_deref()) {
-        (Some(file), _) => {
-            runtime.block_on(replay::cache_from_recording(file, indexer.clone(), queue))?
+    // A recording's state is as of its last line, and its ages are told from then.
+    let (scope, now) = match (&args.replay, args.resource.as_deref()) {
+        (Some(file), resource) => {
+            let recorded = runtime.block_on(replay::cache_from_recording(
+                file,
+                resource,
+                indexer.clone(),
+                queue,
+            ))?;
+            (recorded.scope, Some(recorded.ended_at))
         }
-        (None, Some(resource)) => {
-            runtime.block_on(from_cluster(&args, indexer.clone(), queue, resource))?
-        }
+        (None, Some(resource)) => (
+            runtime.block_on(from_cluster(&args, indexer.clone(), queue, resource))?,
+            None,
+        ),
         (None, None) => {
             return Err(anyhow!("a RESOURCE to index is needed (or --replay FILE)"))
                 .exit_with(Exit::Usage);
@@ -49,7 +58,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     };
     // The Reflector and consumer are done; nothing else runs while answering.
     drop(runtime);
-    answer(&indexer, &spec, &scope, &args)
+    answer(&indexer, &spec, &scope, now, &args)
 }
 
 /// Lists `resource` through `queue` into `indexer`; returns the words that name what was listed
@@ -73,11 +82,13 @@ async fn from_cluster(
     Ok(target.describe())
 }
 
-/// Queries the synced cache and writes the answer.
+/// Queries the synced cache and writes the answer; ages are told from `now` (the present if
+/// `None`).
 fn answer(
     indexer: &Indexer<Object>,
     spec: &IndexSpec,
     scope: &str,
+    now: Option<SystemTime>,
     args: &IndexArgs,
 ) -> anyhow::Result<()> {
     let index = spec.name();
@@ -95,9 +106,12 @@ fn answer(
         secrets,
         args.show_secret_data,
     )?;
-    let renderer = IndexRenderer::new(args.output)
+    let mut renderer = IndexRenderer::new(args.output)
         .width(table_width())
         .show_secret_data(args.show_secret_data);
+    if let Some(now) = now.and_then(|now| jiff::Timestamp::try_from(now).ok()) {
+        renderer = renderer.now(now);
+    }
     let mut out = BufWriter::new(io::stdout().lock());
     // As `watch` says it; a reader gone (`| head`) is still a quiet exit 0.
     let output = |error: io::Error| anyhow::Error::new(error).context("cannot write the output");

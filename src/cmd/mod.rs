@@ -14,6 +14,7 @@ mod one_shot;
 pub mod pipeline;
 mod record;
 mod replay;
+mod signals;
 mod target;
 mod watch;
 

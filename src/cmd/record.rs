@@ -61,7 +61,11 @@ async fn record(
     refuse_secret_queries(&settings, secrets, args.show_secret_data)?;
     let recorder = Recorder::new(
         destination.clone(),
-        RecordedResource::new(&target.resource.api_resource(), target.resource.namespaced),
+        RecordedResource::new(&target.resource.api_resource(), target.resource.namespaced)
+            .with_names(
+                target.resource.singular.clone(),
+                target.resource.short_names.clone(),
+            ),
         target.namespace.clone(),
         RecordOptions {
             show_secret_data: args.show_secret_data,
@@ -229,7 +233,11 @@ impl Destination {
                 options.create_new(true);
             }
             let file = options.open(&*path)?;
-            let mut out = if path.extension().is_some_and(|ext| ext == "gz") {
+            // `.gz` in any case: `X.JSONL.GZ` is a gzip file as much as `x.jsonl.gz`.
+            let gzip = path
+                .extension()
+                .is_some_and(|ext| ext.eq_ignore_ascii_case("gz"));
+            let mut out = if gzip {
                 Sink::Gzip(GzEncoder::new(file, Compression::default()))
             } else {
                 Sink::File(file)

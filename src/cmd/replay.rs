@@ -14,12 +14,16 @@
 use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use anyhow::anyhow;
 use kubectl_deltas::Object;
+use kubectl_deltas::cache::reflector::Clock as _;
 use kubectl_deltas::cache::{Controller, Indexer, Reflector, ReflectorConfig, ReflectorError};
 use kubectl_deltas::source::ListerWatcher as _;
-use kubectl_deltas::source::recording::{Pace, RecordingListerWatcher, RecordingReader};
+use kubectl_deltas::source::recording::{
+    Pace, RecordedResource, RecordingListerWatcher, RecordingReader,
+};
 
 use super::informer::{QueueChoice, refuse_secret_queries, strip_managed_fields};
 use super::one_shot::with_consumer;
@@ -109,23 +113,49 @@ fn gave_up(file: &Path, error: ReflectorError) -> anyhow::Error {
     ))
 }
 
+/// What `index --replay` built its cache from.
+pub struct Recorded {
+    /// How to name what was recorded: `pods in namespace "default"`.
+    pub scope: String,
+    /// The time of the recording's last line: the "now" of the state it ends with.
+    pub ended_at: SystemTime,
+}
+
 /// `index --replay`: applies the whole recording to `indexer` (its final state, not only the
-/// first list) and returns how to name what was recorded (`pods in namespace "default"`).
+/// first list). `resource`, if given, must name the recorded resource (a usage error otherwise).
 ///
 /// Lines are handed out as fast as the Reflector takes them ([`Pace::Unpaced`]): which batches
 /// the consumer pops on the way depends on its speed, the state at the end does not.
 pub async fn cache_from_recording(
     file: &Path,
+    resource: Option<&str>,
     indexer: Arc<Indexer<Object>>,
     queue: QueueChoice,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<Recorded> {
     let reader = RecordingReader::open(file)?;
     let lister_watcher = RecordingListerWatcher::new(reader, Pace::Unpaced)?;
-    let scope = lister_watcher.describe().to_string();
+    let target = lister_watcher.describe();
+    let scope = target.to_string();
+    if let Some(arg) = resource {
+        let recorded = match lister_watcher.header() {
+            Some(header) => header.resource.clone(),
+            // Without a header: the resource of its objects, whose scope does not matter here.
+            None => RecordedResource::new(&target.api_resource, true),
+        };
+        if !recorded.is_named(arg) {
+            return Err(anyhow!(
+                "{arg:?} does not name what {} holds: a recording of {scope}; name that \
+                 resource, or leave RESOURCE out",
+                file.display()
+            ))
+            .exit_with(Exit::Usage);
+        }
+    }
     let fifo = queue.build(indexer.clone());
     let mut controller = Controller::new(fifo.clone(), indexer.clone()).batch_pop(queue.batch_pop);
     let config = lister_watcher.reflector_config(base_config());
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
+    let recorded_time = clock.clone();
     let stop = end.clone();
     let run = Reflector::new(lister_watcher, fifo.clone(), config)
         .clock(clock)
@@ -142,5 +172,8 @@ pub async fn cache_from_recording(
     .await?
     .map_err(|error| gave_up(file, error))?;
     end.wait().await?;
-    Ok(scope)
+    Ok(Recorded {
+        scope,
+        ended_at: recorded_time.wall(),
+    })
 }

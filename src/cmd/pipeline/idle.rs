@@ -1,13 +1,18 @@
 //! [`Idle`]: whether the consumer side of a pipeline has caught up: everything queued was popped,
 //! applied and rendered. The pipeline waits for it before ending a session whose sources ran dry
 //! (the end of a recording); a source may wait for it so as not to run ahead of the consumers.
+//!
+//! A stopped session never becomes idle (its consumers stop popping, so its queues may keep what
+//! they hold): the session's stop request ends every wait here, whoever requested it and whenever.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::Queue;
 use tokio::sync::Notify;
+
+use super::stop::Stop;
 
 /// A cheap, cloneable handle on the consumers' progress. The pipeline is idle when every queue is
 /// empty and no consumer holds a batch it has not finished handling (rendering it and any
@@ -17,19 +22,18 @@ use tokio::sync::Notify;
 /// queued yet. A source that wants "everything I gave so far has been rendered" waits at the point
 /// where the Reflector asks it for more (the next watch event, the next list page): the Reflector
 /// only asks once it has queued what it had.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Idle {
     inner: Arc<Inner>,
 }
 
-#[derive(Default)]
 struct Inner {
     /// Consumers between popping a batch and finishing it.
     busy: AtomicUsize,
-    /// Set when the pipeline stops: nothing will become idle after that.
-    stopped: AtomicBool,
+    /// The session's stop: nothing becomes idle after it.
+    stop: Arc<Stop>,
     fifos: Mutex<Vec<Arc<dyn Queue<Object>>>>,
-    /// Signalled when a consumer finishes a batch, and on stop.
+    /// Signalled when a consumer finishes a batch.
     changed: Notify,
 }
 
@@ -43,9 +47,17 @@ impl std::fmt::Debug for Idle {
 }
 
 impl Idle {
-    /// A handle not yet attached to a pipeline (idle: nothing is queued).
-    pub fn new() -> Self {
-        Self::default()
+    /// A handle on the consumers of the session that `stop` ends, not yet attached to its
+    /// queues (idle: nothing is queued).
+    pub(super) fn new(stop: Arc<Stop>) -> Self {
+        Idle {
+            inner: Arc::new(Inner {
+                busy: AtomicUsize::new(0),
+                stop,
+                fifos: Mutex::default(),
+                changed: Notify::new(),
+            }),
+        }
     }
 
     /// Whether every queue is empty and no batch is being handled.
@@ -56,21 +68,27 @@ impl Idle {
         fifos.iter().all(|f| f.is_empty()) && self.inner.busy.load(Ordering::SeqCst) == 0
     }
 
-    /// Whether the pipeline has stopped.
+    /// Whether the session was told to stop.
     pub fn is_stopped(&self) -> bool {
-        self.inner.stopped.load(Ordering::SeqCst)
+        self.inner.stop.requested()
     }
 
-    /// Completes once the pipeline is idle, or has stopped.
+    /// Completes once the pipeline is idle, or the session was told to stop.
     pub async fn wait(&self) {
-        loop {
-            let notified = self.inner.changed.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.is_idle() || self.is_stopped() {
-                return;
+        let idle = async {
+            loop {
+                let notified = self.inner.changed.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if self.is_idle() {
+                    return;
+                }
+                notified.await;
             }
-            notified.await;
+        };
+        tokio::select! {
+            () = idle => {}
+            () = self.inner.stop.wait() => {}
         }
     }
 
@@ -86,11 +104,6 @@ impl Idle {
     /// A consumer finished its batch.
     pub(super) fn end(&self) {
         self.inner.busy.fetch_sub(1, Ordering::SeqCst);
-        self.inner.changed.notify_waiters();
-    }
-
-    pub(super) fn stop(&self) {
-        self.inner.stopped.store(true, Ordering::SeqCst);
         self.inner.changed.notify_waiters();
     }
 }

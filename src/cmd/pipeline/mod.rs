@@ -42,9 +42,11 @@
 //! Reflector events are written when they happen and are few, so they are not queued.
 //!
 //! ## Ending
-//! Ctrl-C, the `shutdown` future, `--until-synced` and `--max-batches` end the session normally:
-//! the consumers finish the batch in hand (written, unless a limit already wrote its last line),
-//! and the summary table goes to stderr. A closed stdout ends it quietly. A Reflector failure ends
+//! Ctrl-C (SIGINT, SIGTERM, SIGHUP), the `shutdown` future, `--until-synced` and `--max-batches`
+//! end the session normally: the consumers finish the batch in hand (written, unless a limit
+//! already wrote its last line, or stdout cannot take it), and the summary table goes to stderr.
+//! Whatever ends the session requests its one [`Stop`], which ends every wait of the session,
+//! whenever it comes. A closed stdout ends it quietly. A Reflector failure ends
 //! it with [`PipelineError::Reflector`]. When every source has run dry ([`Hooks::end`]), the
 //! queues are closed, the consumers drain them, and the session ends normally
 //! ([`Ended::EndOfInput`]), or with [`PipelineError::Source`] if a source ended with an error
@@ -55,6 +57,8 @@ mod hooks;
 mod idle;
 mod output;
 mod reader;
+mod stdout;
+mod stop;
 mod view;
 
 use std::future::Future;
@@ -77,7 +81,8 @@ pub use view::View;
 
 use consumer::Consumer;
 use hooks::ResyncPoint;
-use output::{Observer, Output, Stop};
+use output::{Observer, Output};
+use stop::Stop;
 
 use super::informer::{QueueChoice, index_specs, indexer_with};
 use crate::cli::InformerArgs;
@@ -142,7 +147,7 @@ impl Settings {
 /// How a session ended without an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
-    /// Ctrl-C.
+    /// Ctrl-C, SIGTERM or SIGHUP.
     Interrupted,
     /// The caller's `shutdown` future completed.
     Shutdown,
@@ -198,6 +203,8 @@ pub enum PipelineError {
 #[derive(Debug)]
 pub struct Pipeline {
     settings: Settings,
+    /// Requested once, by whatever ends the session; it ends every wait of the session.
+    stop: Arc<Stop>,
     idle: Idle,
 }
 
@@ -207,9 +214,11 @@ const STATUS_REFRESH: Duration = Duration::from_millis(125);
 impl Pipeline {
     /// A session with `settings`.
     pub fn new(settings: Settings) -> Self {
+        let stop = Arc::new(Stop::default());
         Pipeline {
             settings,
-            idle: Idle::new(),
+            idle: Idle::new(stop.clone()),
+            stop,
         }
     }
 
@@ -228,14 +237,9 @@ impl Pipeline {
         shutdown: impl Future<Output = ()>,
     ) -> Result<Ended, PipelineError> {
         let reader_gone = reader::stdout_reader_gone();
-        self.run_into(
-            sources,
-            clock,
-            shutdown,
-            Box::new(io::stdout()),
-            reader_gone,
-        )
-        .await
+        let out = stdout::stdout(self.stop.clone());
+        self.run_into(sources, clock, shutdown, out, reader_gone)
+            .await
     }
 
     /// [`run`](Pipeline::run) writing to `out`; `reader_gone` completes if its reader goes away.
@@ -247,7 +251,11 @@ impl Pipeline {
         out: Box<dyn Write + Send>,
         reader_gone: impl Future<Output = ()>,
     ) -> Result<Ended, PipelineError> {
-        let Pipeline { settings, idle } = self;
+        let Pipeline {
+            settings,
+            stop,
+            idle,
+        } = self;
         let Settings {
             view,
             reflector,
@@ -255,9 +263,11 @@ impl Pipeline {
             indices,
             wait_scale,
         } = settings;
+        // Handled from here on, before anything is written: a signal sent once the session shows
+        // its first line ends it as Ctrl-C, never by the signal's default.
+        let signal = super::signals::stop_requested();
         let shared_clock: Arc<dyn Clock> = Arc::new(clock.clone());
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
-        let stop = Arc::new(Stop::default());
         let output = Arc::new(Output::new(
             view.renderer(out, names.len() > 1),
             names.clone(),
@@ -336,7 +346,7 @@ impl Pipeline {
                 Ok(handle) => consumers.push(handle),
                 Err(error) => {
                     stop.request(Ended::Failed);
-                    let _ = close_and_join(&fifos, &idle, consumers).await;
+                    let _ = close_and_join(&fifos, consumers).await;
                     return Err(PipelineError::Spawn(error));
                 }
             }
@@ -399,10 +409,18 @@ impl Pipeline {
                 output.refresh_status(&fifos);
             }
         };
+        // Ctrl-C, SIGTERM or SIGHUP (a second one exits at once). A task of its own: the rest of
+        // the session may run on the caller's thread, where an instant replay's consumer can be
+        // stuck in a write that only the stop ends.
+        let signalled = AbortOnDrop(tokio::spawn({
+            let stop = stop.clone();
+            async move {
+                signal.await;
+                stop.request(Ended::Interrupted);
+            }
+        }));
         let control = async {
             tokio::select! {
-                // Should the handler fail to install, the branch is disabled, not taken.
-                Ok(()) = tokio::signal::ctrl_c() => stop.request(Ended::Interrupted),
                 () = shutdown => stop.request(Ended::Shutdown),
                 () = reader_gone => stop.request(Ended::OutputClosed),
                 () = stop.wait() => {}
@@ -415,8 +433,9 @@ impl Pipeline {
             }
         };
         let (outcomes, (), ()) = tokio::join!(informers, control, background);
+        drop(signalled);
 
-        let joined = close_and_join(&fifos, &idle, consumers).await;
+        let joined = close_and_join(&fifos, consumers).await;
         output.status.clear();
         let mut source_failure = None;
         for (index, (result, ran_dry)) in outcomes.into_iter().enumerate() {
@@ -458,6 +477,15 @@ impl Pipeline {
     }
 }
 
+/// A task that ends with the session.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// What each informer's run gave: the Reflector's result, and how its source ended if it ran
 /// dry.
 type InformerOutcome = (
@@ -465,16 +493,15 @@ type InformerOutcome = (
     Option<Result<(), Box<dyn std::error::Error + Send + Sync>>>,
 );
 
-/// Closes the queues (a consumer blocked in `pop` then returns) and waits for the consumers.
+/// Closes the queues (a consumer blocked in `pop` then returns) and waits for the consumers,
+/// which the stop requested before has told to finish the batch in hand.
 async fn close_and_join(
     fifos: &[Arc<dyn Queue<Object>>],
-    idle: &Idle,
     consumers: Vec<std::thread::JoinHandle<()>>,
 ) -> Result<(), PipelineError> {
     for fifo in fifos {
         fifo.close();
     }
-    idle.stop();
     let joined = tokio::task::spawn_blocking(move || {
         consumers
             .into_iter()

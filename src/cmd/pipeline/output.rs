@@ -6,7 +6,6 @@
 //! queue's lock ever waits for this one.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime};
 
@@ -19,50 +18,11 @@ use kubectl_deltas::render::stats::{InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::render::summary::summary_table;
 use kubectl_deltas::render::{BatchView, Event, EventView, Renderer};
-use tokio::sync::Notify;
 
 use super::Ended;
+use super::stdout::GaveUp;
+use super::stop::Stop;
 use super::view::View;
-
-/// A request to end the session, with the first reason given.
-#[derive(Default)]
-pub(super) struct Stop {
-    requested: AtomicBool,
-    reason: Mutex<Option<Ended>>,
-    notify: Notify,
-}
-
-impl Stop {
-    pub(super) fn request(&self, reason: Ended) {
-        self.reason
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert(reason);
-        self.requested.store(true, Ordering::SeqCst);
-        self.notify.notify_waiters();
-    }
-
-    pub(super) fn requested(&self) -> bool {
-        self.requested.load(Ordering::SeqCst)
-    }
-
-    pub(super) fn reason(&self) -> Option<Ended> {
-        *self.reason.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Completes once a stop was requested.
-    pub(super) async fn wait(&self) {
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.requested() {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
 
 pub(super) struct Output {
     state: Mutex<State>,
@@ -131,11 +91,15 @@ impl Output {
     }
 
     /// Writes with the status bar lifted; a failure closes the output and stops the session
-    /// (quietly if the reader went away).
+    /// (quietly if the reader went away, or if the stop made the write give up on a reader that
+    /// did not read: what it could not write is dropped).
     fn write(&self, state: &mut State, write: impl FnOnce(&mut dyn Renderer) -> io::Result<()>) {
         let renderer = &mut *state.renderer;
         if let Err(error) = self.status.suspend(|| write(renderer)) {
             state.closed = true;
+            if GaveUp::is(&error) {
+                return;
+            }
             let reason = if error.kind() == io::ErrorKind::BrokenPipe {
                 Ended::OutputClosed
             } else {

@@ -28,14 +28,15 @@ pub struct ReplayClock {
 struct Inner {
     origin: Instant,
     started_at: SystemTime,
-    t_ms: AtomicU64,
+    /// `t` in microseconds.
+    t_us: AtomicU64,
 }
 
 impl fmt::Debug for ReplayClock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReplayClock")
             .field("started_at", &self.inner.started_at)
-            .field("t_ms", &self.t())
+            .field("t", &self.t())
             .finish()
     }
 }
@@ -47,23 +48,24 @@ impl ReplayClock {
             inner: Arc::new(Inner {
                 origin: Instant::now(),
                 started_at,
-                t_ms: AtomicU64::new(0),
+                t_us: AtomicU64::new(0),
             }),
         }
     }
 
-    /// Milliseconds since the recording began, as far as the replay has got.
-    pub fn t(&self) -> u64 {
-        self.inner.t_ms.load(Ordering::Acquire)
+    /// The time since the recording began, as far as the replay has got.
+    pub fn t(&self) -> Duration {
+        Duration::from_micros(self.inner.t_us.load(Ordering::Acquire))
     }
 
     /// Moves to `t` (never backwards).
-    pub(super) fn advance_to(&self, t: u64) {
-        self.inner.t_ms.fetch_max(t, Ordering::AcqRel);
+    pub(super) fn advance_to(&self, t: Duration) {
+        let micros = u64::try_from(t.as_micros()).unwrap_or(u64::MAX);
+        self.inner.t_us.fetch_max(micros, Ordering::AcqRel);
     }
 
     fn elapsed(&self) -> Duration {
-        Duration::from_millis(self.t())
+        self.t()
     }
 }
 

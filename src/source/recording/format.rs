@@ -6,13 +6,14 @@
 //! or an event never clones its objects.
 
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use kube::core::{ApiResource, GroupVersionKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::object::{FromJson, Object};
+use crate::source::discovery::ResourceCatalog;
 use crate::source::kube_api::INITIAL_EVENTS_END_ANNOTATION;
 use crate::source::{ApiStatus, ListPage, ResourceTarget, SourceError, WatchEvent};
 
@@ -26,7 +27,8 @@ pub struct Header {
     pub resource: RecordedResource,
     /// The namespace, or `None` for all namespaces (and cluster-scoped resources).
     pub namespace: Option<String>,
-    /// When the recording began: the instant of `t = 0`.
+    /// When the recording began: the instant of `t = 0` (the epoch when the header does not
+    /// say, as for a recording without a header).
     pub started_at: SystemTime,
 }
 
@@ -38,7 +40,8 @@ impl Header {
     }
 }
 
-/// The recorded resource's group, version, kind and plural name, and whether it is namespaced.
+/// The recorded resource's group, version, kind and plural name, whether it is namespaced, and
+/// the other names discovery gave it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordedResource {
     /// API group, `""` for the core group.
@@ -51,6 +54,13 @@ pub struct RecordedResource {
     pub plural: String,
     /// Whether objects live in namespaces.
     pub namespaced: bool,
+    /// Singular resource name, e.g. `pod`; empty when unknown (kubectl then takes the lowercased
+    /// kind).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub singular: String,
+    /// Short names, e.g. `po`.
+    #[serde(default, rename = "shortNames", skip_serializing_if = "Vec::is_empty")]
+    pub short_names: Vec<String>,
 }
 
 impl RecordedResource {
@@ -62,7 +72,57 @@ impl RecordedResource {
             kind: api_resource.kind.clone(),
             plural: api_resource.plural.clone(),
             namespaced,
+            singular: String::new(),
+            short_names: Vec::new(),
         }
+    }
+
+    /// With the singular and short names discovery gives the resource, so that a replay can be
+    /// named by them too.
+    pub fn with_names(mut self, singular: impl Into<String>, short_names: Vec<String>) -> Self {
+        self.singular = singular.into();
+        self.short_names = short_names;
+        self
+    }
+
+    /// Whether `arg` names this resource as `kubectl get ARG` would name it: by its plural,
+    /// singular or short name, its kind, `resource.group` or `resource.version.group`, in any
+    /// case (the rules of [`ResourceCatalog::resolve`], with this as the only resource served).
+    pub fn is_named(&self, arg: &str) -> bool {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+            APIGroup, APIGroupList, APIResource, APIResourceList, GroupVersionForDiscovery,
+        };
+        let group_version = self.gvk().api_version();
+        let list = APIResourceList {
+            group_version: group_version.clone(),
+            resources: vec![APIResource {
+                name: self.plural.clone(),
+                singular_name: self.singular.clone(),
+                kind: self.kind.clone(),
+                namespaced: self.namespaced,
+                short_names: Some(self.short_names.clone()),
+                verbs: vec!["list".into(), "watch".into()],
+                ..APIResource::default()
+            }],
+        };
+        let catalog = if self.group.is_empty() {
+            ResourceCatalog::from_documents(vec![list], &APIGroupList::default(), Vec::new())
+        } else {
+            let version = GroupVersionForDiscovery {
+                group_version,
+                version: self.version.clone(),
+            };
+            let groups = APIGroupList {
+                groups: vec![APIGroup {
+                    name: self.group.clone(),
+                    preferred_version: Some(version.clone()),
+                    versions: vec![version],
+                    ..APIGroup::default()
+                }],
+            };
+            ResourceCatalog::from_documents(Vec::new(), &groups, vec![list])
+        };
+        catalog.resolve(arg).is_ok()
     }
 
     /// As kube's `ApiResource`.
@@ -144,8 +204,9 @@ impl Line {
 pub struct Record {
     /// Line number in the file, from 1.
     pub line_no: u64,
-    /// Milliseconds since the recording began (a line without `t` has the previous line's).
-    pub t: u64,
+    /// Time since the recording began, to the microsecond (a line without `t` has the previous
+    /// line's).
+    pub t: Duration,
     /// What the line says.
     pub line: Line,
 }
@@ -230,6 +291,84 @@ enum WireErrorKind {
     Request,
 }
 
+/// `t`: milliseconds since the recording began, an integer or a number with a fraction (written
+/// to the microsecond, `12.345`), read to the nearest microsecond.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum WireT {
+    /// A time at or after the start, to the microsecond.
+    Micros(u64),
+    /// Negative, or too large to count in microseconds: refused with a message by the reader.
+    OutOfRange(f64),
+}
+
+impl<'de> Deserialize<'de> for WireT {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Millis;
+        impl serde::de::Visitor<'_> for Millis {
+            type Value = WireT;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number of milliseconds since the recording began")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<WireT, E> {
+                Ok(v.checked_mul(1000)
+                    .map_or(WireT::OutOfRange(v as f64), WireT::Micros))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<WireT, E> {
+                match u64::try_from(v) {
+                    Ok(v) => self.visit_u64(v),
+                    Err(_) => Ok(WireT::OutOfRange(v as f64)),
+                }
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<WireT, E> {
+                let micros = (v * 1000.0).round();
+                // Beyond 2^53 µs (285 years) an f64 no longer holds every microsecond.
+                if (0.0..=9.007_199_254_740_992e15).contains(&micros) {
+                    Ok(WireT::Micros(micros as u64))
+                } else {
+                    Ok(WireT::OutOfRange(v))
+                }
+            }
+        }
+        deserializer.deserialize_any(Millis)
+    }
+}
+
+/// `t` as written: whole milliseconds as an integer (`12`), others with their microseconds
+/// (`12.345`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MillisOut(pub Duration);
+
+impl MillisOut {
+    /// Whole milliseconds, or milliseconds with the microseconds as a fraction.
+    fn value(self) -> Result<u64, f64> {
+        let micros = u64::try_from(self.0.as_micros()).unwrap_or(u64::MAX);
+        if micros.is_multiple_of(1000) {
+            Ok(micros / 1000)
+        } else {
+            // The shortest decimal that reads back as this f64, which is within a microsecond.
+            Err(micros as f64 / 1000.0)
+        }
+    }
+}
+
+impl Serialize for MillisOut {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.value() {
+            Ok(whole) => serializer.serialize_u64(whole),
+            Err(fraction) => serializer.serialize_f64(fraction),
+        }
+    }
+}
+
+impl std::fmt::Display for MillisOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.value() {
+            Ok(whole) => write!(f, "{whole}"),
+            Err(fraction) => write!(f, "{fraction}"),
+        }
+    }
+}
+
 /// Every field any line may have; which ones must be present depends on `type`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -241,7 +380,7 @@ pub(super) struct WireLine {
     pub namespace: Option<String>,
     pub started_at: Option<String>,
     // Every other line.
-    pub t: Option<u64>,
+    pub t: Option<WireT>,
     #[serde(rename = "type")]
     pub type_: Option<LineType>,
     pub resource_version: Option<String>,
@@ -275,16 +414,18 @@ impl WireLine {
             "the header lacks \"resource\": {\"group\", \"version\", \"kind\", \"plural\", \
              \"namespaced\"}",
         )?;
-        let started_at = self
-            .started_at
-            .ok_or("the header lacks \"startedAt\" (an RFC 3339 time)")?;
-        let started_at = started_at
-            .parse::<jiff::Timestamp>()
-            .map_err(|e| format!("\"startedAt\" is not an RFC 3339 time: {e}"))?;
+        // Without it, times start at the epoch, as in a recording without a header.
+        let started_at = match self.started_at {
+            Some(text) => SystemTime::from(
+                text.parse::<jiff::Timestamp>()
+                    .map_err(|e| format!("\"startedAt\" is not an RFC 3339 time: {e}"))?,
+            ),
+            None => SystemTime::UNIX_EPOCH,
+        };
         Ok(Header {
             resource,
             namespace: self.namespace.filter(|ns| !ns.is_empty()),
-            started_at: SystemTime::from(started_at),
+            started_at,
         })
     }
 
@@ -491,7 +632,7 @@ impl<'a> HeaderOut<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct LineOut<'a> {
-    pub t: u64,
+    pub t: MillisOut,
     #[serde(rename = "type")]
     pub type_: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -511,9 +652,9 @@ pub(super) struct LineOut<'a> {
 }
 
 impl LineOut<'_> {
-    pub(super) fn new(t: u64, type_: &'static str) -> Self {
+    pub(super) fn new(t: Duration, type_: &'static str) -> Self {
         LineOut {
-            t,
+            t: MillisOut(t),
             type_,
             request: None,
             resource_version: None,

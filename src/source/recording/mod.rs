@@ -66,7 +66,7 @@ pub use clock::ReplayClock;
 pub use error::RecordingError;
 pub use format::{FORMAT_VERSION, Header, Line, Record, RecordedResource, RequestKind};
 pub use idle::{FifoResync, InlineDrain, Quiescence, ReplayGate, ResyncHook};
-pub use reader::RecordingReader;
+pub use reader::{MAX_LINE, RecordingReader};
 pub use record::{RecordOptions, Recorder, RecordingTee, ResyncRecorder};
 pub use replay::{Pace, RecordingListerWatcher, ReplayEnd, ReplaySummary};
 pub use writer::RecordingWriter;

@@ -2,13 +2,15 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
+use std::os::fd::{AsFd as _, BorrowedFd};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use flate2::bufread::MultiGzDecoder;
 
 use super::error::RecordingError;
-use super::format::{Header, Record, WireLine};
+use super::format::{Header, MillisOut, Record, WireLine, WireT};
 use crate::object::without_position;
 
 /// The first bytes of every gzip stream.
@@ -17,9 +19,15 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// The UTF-8 byte-order mark some editors put at the start of a text file.
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// The largest `t`: 100 years in milliseconds. Beyond, a recorded time can fall outside the
-/// range of times the outputs write, and no recording runs that long.
-const MAX_T: u64 = 100 * 365 * 24 * 3600 * 1000;
+/// The largest `t`: 100 years. Beyond, a recorded time can fall outside the range of times the
+/// outputs write, and no recording runs that long.
+const MAX_T: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// The longest line a recording may have, not counting its newline: 64 MiB, far above any real list page
+/// (the API server refuses a request body over 3 MiB, so an object is smaller than that, and a page
+/// of 500 such objects is rare), and a bound on what a line that never ends (a file that is not
+/// a recording, a stream gone wrong) makes the reader hold.
+pub const MAX_LINE: usize = 64 << 20;
 
 /// Read buffer size: large enough that a list page of a few hundred objects needs few reads.
 const BUFFER: usize = 256 * 1024;
@@ -28,7 +36,8 @@ const BUFFER: usize = 256 * 1024;
 /// one [`Record`] per call to [`next_record`](RecordingReader::next_record).
 ///
 /// Checks as it goes that every line is valid JSON of a known shape and that `t` never decreases;
-/// a line without `t` takes the previous line's (the first line's defaults to 0). Blank lines are
+/// `t` is read to the microsecond, and a line without `t` takes the previous line's (the first
+/// line's defaults to 0). Blank lines are
 /// skipped. Gzip input (a `.gz` file, or gzip piped into stdin) is recognised by its magic bytes
 /// and decompressed on the fly, concatenated gzip members included.
 pub struct RecordingReader {
@@ -37,12 +46,14 @@ pub struct RecordingReader {
     gzipped: bool,
     /// The gzip stream stopped without its end; everything before was read.
     cut_short: bool,
+    /// The input may be a stream still being written.
+    live: bool,
     header: Option<Header>,
     /// The first line when it was not a header.
     first: Option<Record>,
     line_no: u64,
-    last_t: u64,
-    buf: String,
+    last_t: Duration,
+    buf: Vec<u8>,
 }
 
 impl std::fmt::Debug for RecordingReader {
@@ -59,14 +70,30 @@ impl RecordingReader {
     /// Opens a recording file, or stdin for `-`, and reads its header.
     pub fn open(path: &Path) -> Result<Self, RecordingError> {
         if path.as_os_str() == "-" {
-            return Self::new("<stdin>", io::stdin());
+            let live = !is_regular_file(io::stdin().as_fd());
+            return Self::new("<stdin>", io::stdin()).map(|r| r.live(live));
         }
         let name = path.display().to_string();
         let file = File::open(path).map_err(|e| RecordingError::Open {
             file: name.clone(),
             source: Arc::new(e),
         })?;
-        Self::new(name, file)
+        let live = !is_regular_file(file.as_fd());
+        Self::new(name, file).map(|r| r.live(live))
+    }
+
+    /// Says whether the input may be a stream still being written (a pipe, a terminal), whose
+    /// next line may take any time to come; [`open`](Self::open) tells by the file's type,
+    /// [`new`](Self::new) assumes not. An instant replay of such an input applies a group of
+    /// lines once no line has come for a moment, instead of waiting for the next line's `t`.
+    pub fn live(mut self, live: bool) -> Self {
+        self.live = live;
+        self
+    }
+
+    /// Whether the input may be a stream still being written ([`live`](Self::live)).
+    pub fn is_live(&self) -> bool {
+        self.live
     }
 
     /// Reads a recording from `input` (buffered here); `name` is how messages call it. Reads
@@ -94,11 +121,12 @@ impl RecordingReader {
             input,
             gzipped,
             cut_short: false,
+            live: false,
             header: None,
             first: None,
             line_no: 0,
-            last_t: 0,
-            buf: String::new(),
+            last_t: Duration::ZERO,
+            buf: Vec::new(),
         };
         reader.skip_bom()?;
         if let Some(wire) = reader.next_wire()? {
@@ -163,7 +191,9 @@ impl RecordingReader {
             }
             self.buf.clear();
             self.line_no += 1;
-            let read = match self.input.read_line(&mut self.buf) {
+            // One byte past the limit tells a line that is too long from one that just fits.
+            let mut line = (&mut self.input).take(MAX_LINE as u64 + 1);
+            let read = match line.read_until(b'\n', &mut self.buf) {
                 Ok(read) => read,
                 // A gzip stream that stops between two lines, without its end: a recording
                 // killed while it was written. `record` flushes every line, so each one before
@@ -194,7 +224,24 @@ impl RecordingReader {
                 self.line_no -= 1;
                 return Ok(None);
             }
-            let text = self.buf.trim();
+            if self.buf.len() > MAX_LINE && self.buf.last() != Some(&b'\n') {
+                return Err(self.malformed(format!(
+                    "the line is longer than {} MiB, the most a recording line may hold (no \
+                     object comes near it: is this a recording?)",
+                    MAX_LINE >> 20
+                )));
+            }
+            let Ok(text) = std::str::from_utf8(&self.buf) else {
+                return Err(RecordingError::Read {
+                    file: self.name.clone(),
+                    line: self.line_no,
+                    source: Arc::new(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "stream did not contain valid UTF-8",
+                    )),
+                });
+            };
+            let text = text.trim();
             if text.is_empty() {
                 continue;
             }
@@ -211,22 +258,26 @@ impl RecordingReader {
 
     fn record(&mut self, wire: WireLine) -> Result<Record, RecordingError> {
         let t = match wire.t {
-            Some(t) if t < self.last_t => {
+            Some(WireT::Micros(micros)) => Duration::from_micros(micros),
+            Some(WireT::OutOfRange(t)) if t < 0.0 => {
                 return Err(self.malformed(format!(
-                    "\"t\" is {t}, less than the previous line's {}: t counts milliseconds since \
-                     the recording began and must never decrease",
-                    self.last_t
+                    "\"t\" is {t}, before the recording began: t counts milliseconds since then"
                 )));
             }
-            Some(t) if t > MAX_T => {
-                return Err(self.malformed(format!(
-                    "\"t\" is {t}, more than 100 years after the recording began: t counts \
-                     milliseconds"
-                )));
-            }
-            Some(t) => t,
+            Some(WireT::OutOfRange(t)) => return Err(self.too_late(&t.to_string())),
             None => self.last_t,
         };
+        if t > MAX_T {
+            return Err(self.too_late(&MillisOut(t).to_string()));
+        }
+        if t < self.last_t {
+            return Err(self.malformed(format!(
+                "\"t\" is {}, less than the previous line's {}: t counts milliseconds since the \
+                 recording began and must never decrease",
+                MillisOut(t),
+                MillisOut(self.last_t)
+            )));
+        }
         let line = wire.into_line().map_err(|p| self.malformed(p))?;
         self.last_t = t;
         Ok(Record {
@@ -236,6 +287,12 @@ impl RecordingReader {
         })
     }
 
+    fn too_late(&self, t: &str) -> RecordingError {
+        self.malformed(format!(
+            "\"t\" is {t}, more than 100 years after the recording began: t counts milliseconds"
+        ))
+    }
+
     fn malformed(&self, problem: String) -> RecordingError {
         RecordingError::Malformed {
             file: self.name.clone(),
@@ -243,6 +300,15 @@ impl RecordingReader {
             problem,
         }
     }
+}
+
+/// Whether `fd` is a regular file, which is never written while it is read (a file being recorded
+/// into could be, but a replay of one reads up to where it is and ends there).
+fn is_regular_file(fd: BorrowedFd<'_>) -> bool {
+    fd.try_clone_to_owned()
+        .map(File::from)
+        .and_then(|file| file.metadata())
+        .is_ok_and(|m| m.is_file())
 }
 
 impl Iterator for RecordingReader {

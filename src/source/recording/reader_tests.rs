@@ -10,6 +10,15 @@ use crate::object::Object;
 use crate::source::recording::{Line, RecordedResource, RecordingWriter, RequestKind};
 use crate::source::{ApiStatus, ListPage, SourceError, WatchEvent};
 
+fn ms(millis: u64) -> Duration {
+    Duration::from_millis(millis)
+}
+
+/// The `t` of each record, in microseconds.
+fn micros(records: &[Record]) -> Vec<u128> {
+    records.iter().map(|r| r.t.as_micros()).collect()
+}
+
 fn configmaps() -> RecordedResource {
     RecordedResource {
         group: String::new(),
@@ -17,6 +26,8 @@ fn configmaps() -> RecordedResource {
         kind: "ConfigMap".into(),
         plural: "configmaps".into(),
         namespaced: true,
+        singular: String::new(),
+        short_names: Vec::new(),
     }
 }
 
@@ -100,7 +111,7 @@ fn written_lines_read_back_the_same() {
     ];
     let mut writer = RecordingWriter::new(Vec::new(), &header()).unwrap();
     for (i, line) in lines.iter().enumerate() {
-        writer.write(i as u64 * 10, line).unwrap();
+        writer.write(ms(i as u64 * 10), line).unwrap();
     }
     let text = String::from_utf8(writer.into_inner()).unwrap();
 
@@ -108,7 +119,7 @@ fn written_lines_read_back_the_same() {
     assert_eq!(read_header, Some(header()));
     assert_eq!(records.len(), lines.len());
     for (i, (record, line)) in records.iter().zip(&lines).enumerate() {
-        assert_eq!(record.t, i as u64 * 10);
+        assert_eq!(record.t, ms(i as u64 * 10));
         assert_eq!(record.line_no, i as u64 + 2, "the header is line 1");
         // Lines have no PartialEq (objects compare by value through their Debug form).
         assert_eq!(
@@ -129,7 +140,7 @@ fn written_lines_read_back_the_same() {
 #[test]
 fn header_line_is_as_documented() {
     let mut writer = RecordingWriter::new(Vec::new(), &header()).unwrap();
-    writer.write(0, &Line::Resync).unwrap();
+    writer.write(ms(0), &Line::Resync).unwrap();
     let text = String::from_utf8(writer.into_inner()).unwrap();
     assert_eq!(
         text.lines().next().unwrap(),
@@ -150,7 +161,7 @@ fn hand_written_lines_parse_with_defaults() {
     assert!(header.is_none());
     let summary: Vec<(u64, u64, &str)> = records
         .iter()
-        .map(|r| (r.line_no, r.t, r.line.describe()))
+        .map(|r| (r.line_no, r.t.as_millis() as u64, r.line.describe()))
         .collect();
     assert_eq!(
         summary,
@@ -221,7 +232,15 @@ fn malformed_lines_name_file_line_and_expectation() {
         ),
         (
             "{\"t\":-1,\"type\":\"RESYNC\"}\n",
-            "test.jsonl:1: not a recording line (column 7): invalid value: integer `-1`, expected u64",
+            "test.jsonl:1: \"t\" is -1, before the recording began: t counts milliseconds since then",
+        ),
+        (
+            "{\"t\":\"5\",\"type\":\"RESYNC\"}\n",
+            "test.jsonl:1: not a recording line (column 8): invalid type: string \"5\", expected a number of milliseconds since the recording began",
+        ),
+        (
+            "{\"t\":5.5,\"type\":\"RESYNC\"}\n{\"t\":5.499,\"type\":\"RESYNC\"}\n",
+            "test.jsonl:2: \"t\" is 5.499, less than the previous line's 5.5: t counts milliseconds since the recording began and must never decrease",
         ),
         (
             "{\"t\":0,\"type\":\"ERROR\"}\n",
@@ -267,7 +286,7 @@ fn gzip_input_is_recognised_by_its_magic_bytes() {
     let bytes = gz.finish().unwrap();
     let (_, records) = read_all("session.jsonl.gz", std::io::Cursor::new(bytes.clone())).unwrap();
     assert_eq!(records.len(), 2);
-    assert_eq!(records[1].t, 3);
+    assert_eq!(records[1].t, ms(3));
 
     // Cut short: the reader says so, with the line it was reading.
     let cut = bytes[..bytes.len() - 12].to_vec();
@@ -288,7 +307,7 @@ fn a_killed_gzip_recording_reads_up_to_its_last_line() {
     }
     let killed = gz.get_ref().clone();
     let (_, records) = read_all("killed.jsonl.gz", std::io::Cursor::new(killed.clone())).unwrap();
-    assert_eq!(records.iter().map(|r| r.t).collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!(micros(&records), [0, 1000, 2000]);
 
     // Cut inside a line instead: that line is lost, which is an error.
     let cut = killed[..killed.len() - 8].to_vec();
@@ -303,7 +322,7 @@ fn a_killed_gzip_recording_reads_up_to_its_last_line() {
 #[test]
 fn a_byte_order_mark_is_skipped() {
     let (_, records) = read("\u{feff}{\"t\":4,\"type\":\"RESYNC\"}\n").unwrap();
-    assert_eq!(records[0].t, 4);
+    assert_eq!(records[0].t, ms(4));
     let error = read("\u{feff}{\"t\":1,\"type\":\"NOPE\"}\n").unwrap_err();
     assert!(error.to_string().starts_with("test.jsonl:1: "), "{error}");
 }
@@ -350,8 +369,8 @@ fn secret_values_are_redacted_unless_asked_for() {
     let write = |show: bool| {
         let mut writer = RecordingWriter::without_header(Vec::new(), Some(secrets.clone()))
             .show_secret_data(show);
-        writer.write(0, &list).unwrap();
-        writer.write(1, &event).unwrap();
+        writer.write(ms(0), &list).unwrap();
+        writer.write(ms(1), &event).unwrap();
         String::from_utf8(writer.into_inner()).unwrap()
     };
     let redacted = write(false);
@@ -366,19 +385,85 @@ fn secret_values_are_redacted_unless_asked_for() {
     // Other kinds are never touched.
     let mut writer = RecordingWriter::without_header(Vec::new(), Some(configmaps()));
     writer
-        .write(0, &Line::Event(WatchEvent::Added(Arc::new(cm("a", "1")))))
+        .write(
+            ms(0),
+            &Line::Event(WatchEvent::Added(Arc::new(cm("a", "1")))),
+        )
         .unwrap();
     let text = String::from_utf8(writer.into_inner()).unwrap();
     assert!(text.contains(r#""data":{"k":"v"}"#), "{text}");
 }
 
 #[test]
+fn t_is_written_and_read_to_the_microsecond() {
+    let mut writer = RecordingWriter::without_header(Vec::new(), None);
+    for t in [
+        Duration::ZERO,
+        Duration::from_nanos(1_234_567),
+        Duration::from_micros(1_234_500),
+        ms(7000),
+        Duration::from_micros(3_000_000_000_000_001),
+    ] {
+        writer.write(t, &Line::Resync).unwrap();
+    }
+    let text = String::from_utf8(writer.into_inner()).unwrap();
+    let ts: Vec<&str> = text.lines().map(|l| &l[5..l.find(',').unwrap()]).collect();
+    // Whole milliseconds stay integers, as in every recording made before microseconds.
+    assert_eq!(ts, ["0", "1.234", "1234.5", "7000", "3000000000000.001"]);
+    let (_, records) = read(&text).unwrap();
+    assert_eq!(
+        micros(&records),
+        [0, 1_234, 1_234_500, 7_000_000, 3_000_000_000_000_001]
+    );
+}
+
+#[test]
 fn writer_keeps_t_non_decreasing() {
     let mut writer = RecordingWriter::without_header(Vec::new(), None);
-    writer.write(20, &Line::Resync).unwrap();
-    writer.write(10, &Line::Resync).unwrap();
+    writer.write(ms(20), &Line::Resync).unwrap();
+    writer.write(ms(10), &Line::Resync).unwrap();
     let text = String::from_utf8(writer.into_inner()).unwrap();
     let (_, records) = read(&text).unwrap();
-    let ts: Vec<u64> = records.iter().map(|r| r.t).collect();
-    assert_eq!(ts, [20, 20]);
+    assert_eq!(micros(&records), [20_000, 20_000]);
+}
+
+#[test]
+fn a_recorded_resource_is_named_as_kubectl_names_it() {
+    let pods = RecordedResource {
+        kind: "Pod".into(),
+        plural: "pods".into(),
+        ..configmaps()
+    }
+    .with_names("pod", vec!["po".into()]);
+    for arg in ["pods", "pod", "po", "Pod", "PODS"] {
+        assert!(pods.is_named(arg), "{arg}");
+    }
+    for arg in ["configmaps", "pods.apps", "deploy", ""] {
+        assert!(!pods.is_named(arg), "{arg}");
+    }
+    // Without the names discovery gave: kubectl's guess for the singular, no short name.
+    let deployments = RecordedResource {
+        group: "apps".into(),
+        kind: "Deployment".into(),
+        plural: "deployments".into(),
+        ..configmaps()
+    };
+    for arg in [
+        "deployments",
+        "deployment",
+        "Deployment",
+        "deployments.apps",
+        "deployment.v1.apps",
+        "Deployment.v1.apps",
+    ] {
+        assert!(deployments.is_named(arg), "{arg}");
+    }
+    for arg in ["deploy", "deployments.extensions", "replicasets", "pods"] {
+        assert!(!deployments.is_named(arg), "{arg}");
+    }
+    assert!(
+        deployments
+            .with_names("deployment", vec!["deploy".into()])
+            .is_named("deploy.apps")
+    );
 }

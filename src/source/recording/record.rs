@@ -50,7 +50,7 @@ impl fmt::Debug for RecordOptions {
 /// FIFO's resyncs. Cheap to clone; all clones write to the same recording.
 ///
 /// Lines are written in the order the Reflector receives the answers, with `t` the milliseconds
-/// since the recording started. A write error (a full disk, a closed pipe) stops the recording
+/// since the recording started, to the microsecond. A write error (a full disk, a closed pipe) stops the recording
 /// (later lines are dropped) and is reported through [`failed`](Recorder::failed); the Reflector
 /// is not disturbed.
 #[derive(Clone)]
@@ -145,15 +145,15 @@ impl Recorder {
     }
 
     fn write(&self, line: LineRef<'_>) {
+        // To the microsecond: events a millisecond apart or less are still apart in a replay.
         let elapsed = self
             .inner
             .clock
             .now()
             .saturating_duration_since(self.inner.start);
-        let t = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
         let mut writer = self.lock();
         let Some(w) = writer.as_mut() else { return };
-        if let Err(error) = w.write_ref(t, line) {
+        if let Err(error) = w.write_ref(elapsed, line) {
             *writer = None;
             tracing::warn!("recording stopped: {error}");
             self.inner.failed.send_replace(Some(Arc::new(error)));

@@ -39,6 +39,11 @@ const CHUNKS_AHEAD: usize = 8;
 /// Lines per chunk, at most: handing lines over one by one would wake the replay for each.
 const CHUNK: usize = 64;
 
+/// How long an instant replay of a live input (a pipe: `record -f - | replay -`) waits for the
+/// next line before it applies the group of lines it has: the next line's `t` is what ends a
+/// group, and a stream still being written may not send it for a long time.
+const LIVE_IDLE: Duration = Duration::from_millis(100);
+
 type Chunk = Vec<Result<Record, RecordingError>>;
 
 /// How a replay paces the recorded lines.
@@ -75,7 +80,7 @@ pub struct ReplaySummary {
     /// Lines handed to the Reflector or the resync hook (the header not counted).
     pub lines: u64,
     /// The `t` of the last of them.
-    pub last_t: u64,
+    pub last_t: Duration,
 }
 
 type Outcome = Result<ReplaySummary, RecordingError>;
@@ -153,6 +158,8 @@ impl fmt::Debug for RecordingListerWatcher {
 struct Shared {
     name: String,
     pace: Pace,
+    /// The input may be a stream still being written ([`RecordingReader::live`]).
+    live: bool,
     clock: ReplayClock,
     resync: OnceLock<Arc<dyn ResyncHook>>,
     end: watch::Sender<Option<Outcome>>,
@@ -168,11 +175,24 @@ struct Cursor {
     /// The next line, read but not handed out.
     peeked: Option<Record>,
     /// The `t` of the lines being handed out; `None` before the first.
-    group_t: Option<u64>,
+    group_t: Option<Duration>,
     /// When `t = 0` was, for [`Pace::Speed`].
     speed_origin: Option<tokio::time::Instant>,
+    /// Lines were handed out since the consumer last drained the FIFO ([`Pace::Instant`]).
+    undrained: bool,
+    /// The pages of a paged list handed out so far, while its last page is still to come.
+    open_list: Option<OpenList>,
     summary: ReplaySummary,
     over: bool,
+}
+
+/// A paged list whose last page has not come yet.
+#[derive(Debug, Clone, Copy)]
+struct OpenList {
+    /// The line of its latest page.
+    line: u64,
+    pages: usize,
+    items: usize,
 }
 
 /// What the next answer is.
@@ -234,6 +254,7 @@ impl RecordingListerWatcher {
             .as_ref()
             .map_or(SystemTime::UNIX_EPOCH, |h| h.started_at);
 
+        let live = reader.is_live();
         let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
         if !ended {
             std::thread::Builder::new()
@@ -249,6 +270,7 @@ impl RecordingListerWatcher {
             shared: Arc::new(Shared {
                 name,
                 pace,
+                live,
                 clock: ReplayClock::new(started_at),
                 resync: OnceLock::new(),
                 end: watch::Sender::new(None),
@@ -258,6 +280,8 @@ impl RecordingListerWatcher {
                     peeked: None,
                     group_t: None,
                     speed_origin: None,
+                    undrained: false,
+                    open_list: None,
                     summary: ReplaySummary::default(),
                     over: false,
                 }),
@@ -386,7 +410,7 @@ impl Shared {
         loop {
             if cur.peeked.is_none() {
                 if cur.pending.is_empty()
-                    && let Some(chunk) = cur.chunks.recv().await
+                    && let Some(chunk) = self.next_chunk(cur).await
                 {
                     cur.pending.extend(chunk);
                 }
@@ -415,6 +439,24 @@ impl Shared {
         }
     }
 
+    /// The next chunk of lines from the reader thread, `None` at the end. While it waits on a
+    /// live input, the lines handed out are applied once the input has been idle for a moment.
+    async fn next_chunk(&self, cur: &mut Cursor) -> Option<Chunk> {
+        if let Pace::Instant(quiescence) = &self.pace
+            && self.live
+            && cur.undrained
+        {
+            match tokio::time::timeout(LIVE_IDLE, cur.chunks.recv()).await {
+                Ok(chunk) => return chunk,
+                Err(_) => {
+                    quiescence.idle().await;
+                    cur.undrained = false;
+                }
+            }
+        }
+        cur.chunks.recv().await
+    }
+
     fn clock_wall(&self) -> SystemTime {
         crate::cache::reflector::Clock::wall(&self.clock)
     }
@@ -423,11 +465,22 @@ impl Shared {
     async fn take(&self, cur: &mut Cursor) -> Option<Record> {
         let record = cur.peeked.take()?;
         self.gate(cur, record.t).await;
+        cur.open_list = match &record.line {
+            Line::List(page) if page.continue_token.is_some() => {
+                let before = cur.open_list.map_or((0, 0), |l| (l.pages, l.items));
+                Some(OpenList {
+                    line: record.line_no,
+                    pages: before.0 + 1,
+                    items: before.1 + page.items.len(),
+                })
+            }
+            _ => None,
+        };
         Some(record)
     }
 
     /// Paces a line at `t` and counts it.
-    async fn gate(&self, cur: &mut Cursor, t: u64) {
+    async fn gate(&self, cur: &mut Cursor, t: Duration) {
         if cur.group_t.is_none_or(|group| t > group) {
             match &self.pace {
                 Pace::Instant(quiescence) => quiescence.idle().await,
@@ -435,14 +488,20 @@ impl Shared {
                     let origin = *cur
                         .speed_origin
                         .get_or_insert_with(tokio::time::Instant::now);
-                    let offset = Duration::from_secs_f64(t as f64 / 1000.0 / factor.max(1e-9));
-                    tokio::time::sleep_until(origin + offset).await;
+                    let offset = Duration::try_from_secs_f64(t.as_secs_f64() / factor.max(1e-9))
+                        .unwrap_or(Duration::MAX);
+                    match origin.checked_add(offset) {
+                        Some(due) => tokio::time::sleep_until(due).await,
+                        // Later than this machine can count: never.
+                        None => std::future::pending().await,
+                    }
                 }
                 Pace::Unpaced => {}
             }
             cur.group_t = Some(t);
             self.clock.advance_to(t);
         }
+        cur.undrained = true;
         cur.summary.lines += 1;
         cur.summary.last_t = t;
     }
@@ -451,6 +510,20 @@ impl Shared {
     fn finish(&self, cur: &mut Cursor, outcome: Outcome) {
         if !cur.over {
             cur.over = true;
+            if let (Ok(_), Some(list)) = (&outcome, cur.open_list) {
+                // The Reflector applies a list once it has every page: none of this one did.
+                tracing::warn!(
+                    "{}:{}: the recording ends inside a paged LIST (this page has \"continue\", \
+                     and no page follows): its {} item{} in {} page{} never reached the cache, \
+                     which keeps what it held before that list",
+                    self.name,
+                    list.line,
+                    list.items,
+                    if list.items == 1 { "" } else { "s" },
+                    list.pages,
+                    if list.pages == 1 { "" } else { "s" },
+                );
+            }
             self.release_consumer();
             self.end.send_replace(Some(outcome));
         }

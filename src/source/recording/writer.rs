@@ -1,6 +1,7 @@
 //! [`RecordingWriter`]: writes a recording, one flushed line per answer.
 
 use std::io::{self, Write};
+use std::time::Duration;
 
 use super::Header;
 use super::format::{
@@ -13,13 +14,13 @@ use crate::source::WatchEvent;
 /// each flushed at once so that a reader of a pipe (or of a file being recorded) sees it.
 ///
 /// Secret `data` and `stringData` values are written as `<redacted>` unless
-/// [`show_secret_data`](Self::show_secret_data) is set. `t` is kept non-decreasing: a smaller `t`
-/// than the previous line's is written as the previous one.
+/// [`show_secret_data`](Self::show_secret_data) is set. `t` is written to the microsecond, and kept
+/// non-decreasing: a smaller `t` than the previous line's is written as the previous one.
 pub struct RecordingWriter<W: Write> {
     out: W,
     resource: Option<RecordedResource>,
     redaction: Redaction,
-    last_t: u64,
+    last_t: Duration,
     buf: Vec<u8>,
 }
 
@@ -54,7 +55,7 @@ impl<W: Write> RecordingWriter<W> {
                 enabled: true,
                 resource_is_secret,
             },
-            last_t: 0,
+            last_t: Duration::ZERO,
             buf: Vec::with_capacity(4096),
         }
     }
@@ -65,13 +66,13 @@ impl<W: Write> RecordingWriter<W> {
         self
     }
 
-    /// Writes one line at `t` milliseconds since the recording began.
-    pub fn write(&mut self, t: u64, line: &Line) -> io::Result<()> {
+    /// Writes one line at `t` since the recording began (to the microsecond).
+    pub fn write(&mut self, t: Duration, line: &Line) -> io::Result<()> {
         self.write_ref(t, LineRef::from(line))
     }
 
-    pub(super) fn write_ref(&mut self, t: u64, line: LineRef<'_>) -> io::Result<()> {
-        let t = t.max(self.last_t);
+    pub(super) fn write_ref(&mut self, t: Duration, line: LineRef<'_>) -> io::Result<()> {
+        let t = whole_micros(t).max(self.last_t);
         self.last_t = t;
         let redaction = self.redaction;
         let out = match line {
@@ -142,4 +143,9 @@ impl<W: Write> RecordingWriter<W> {
     pub fn into_inner(self) -> W {
         self.out
     }
+}
+
+/// `t` to the microsecond below: what the line says, so what the next line is compared with.
+fn whole_micros(t: Duration) -> Duration {
+    Duration::new(t.as_secs(), t.subsec_micros() * 1000)
 }

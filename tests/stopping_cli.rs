@@ -1,0 +1,356 @@
+//! Every way a session is told to stop ends it, at any point of its run: a limit reached while a
+//! replay drains its queue at the end of the file, a reader that goes away, Ctrl-C while a
+//! handler is busy or while nobody reads stdout, SIGTERM and SIGHUP (handled as Ctrl-C), and a
+//! second signal when the first cannot finish (exit at once). A hang fails the test at a
+//! generous deadline.
+
+mod support;
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::binary::{PATIENCE, command, offline_command, run_offline};
+use support::fake_apiserver::FakeApiServer;
+
+fn bundled(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/recordings")
+        .join(format!("{name}.jsonl"))
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+/// A recording of one LIST of `items` ConfigMaps.
+fn big_list(dir: &Path, items: usize) -> PathBuf {
+    let header = json!({"kind": "header", "v": 1, "resource": {"group": "", "version": "v1",
+        "kind": "ConfigMap", "plural": "configmaps", "namespaced": true},
+        "namespace": "default", "startedAt": "2026-01-05T10:00:00Z"});
+    let items: Vec<_> = (0..items)
+        .map(|i| {
+            json!({"metadata": {"name": format!("cm-{i}"), "namespace": "default",
+                "resourceVersion": (i + 1).to_string()}, "data": {"k": "v"}})
+        })
+        .collect();
+    let list = json!({"t": 0, "type": "LIST", "resourceVersion": items.len().to_string(),
+        "items": items});
+    let path = dir.join("big.jsonl");
+    std::fs::write(&path, format!("{header}\n{list}\n")).unwrap();
+    path
+}
+
+/// Sends `signal` (`INT`, `TERM`, `HUP`) to `child`.
+fn send(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Waits for `child` to exit, killing it (and failing) at the deadline.
+fn wait(child: &mut Child, what: &str) -> ExitStatus {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what}: the binary did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs a shell pipeline in a process group of its own; returns its exit status and stderr. At
+/// the deadline the whole group is killed and the test fails.
+fn shell(script: &str) -> (ExitStatus, String) {
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .env_remove("RUST_BACKTRACE")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + PATIENCE;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            panic!("did not end: {script}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status, errors.join().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_reached_while_the_replay_drains_its_end_ends_it() {
+    let resync = bundled("resync");
+    let out = run_offline(&["replay", path_str(&resync), "--max-batches", "11"], None).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let dir = tempfile::tempdir().unwrap();
+    let two_lines: Vec<&str> = include_str!("../docs/recordings/expired-watch.jsonl")
+        .lines()
+        .take(2)
+        .collect();
+    let short = dir.path().join("l.jsonl");
+    std::fs::write(&short, two_lines.join("\n") + "\n").unwrap();
+    let out = run_offline(
+        &[
+            "replay",
+            path_str(&short),
+            "--max-batches",
+            "1",
+            "-o",
+            "jsonl",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let batches = text(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(r#""kind":"batch""#))
+        .count();
+    assert_eq!(batches, 1, "{}", text(&out.stdout));
+
+    // The consumer thread of a replay at a speed reaches the limit while the end is drained;
+    // which comes first varies, so several runs.
+    let rollout = bundled("rollout-deployments");
+    for _ in 0..10 {
+        let out = run_offline(
+            &[
+                "replay",
+                path_str(&rollout),
+                "--speed",
+                "1000000",
+                "--max-batches",
+                "1",
+            ],
+            None,
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+}
+
+#[test]
+fn a_replay_whose_reader_goes_away_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = big_list(dir.path(), 5000);
+    for output in ["json", "yaml"] {
+        let (status, stderr) = shell(&format!(
+            "'{}' replay '{}' -o {output} | head -1; exit ${{PIPESTATUS[0]}}",
+            env!("CARGO_BIN_EXE_kubectl-deltas"),
+            big.display()
+        ));
+        assert_eq!(status.code(), Some(0), "-o {output}: {stderr}");
+        assert!(!stderr.contains("error"), "-o {output}: {stderr}");
+    }
+}
+
+/// `replay resync.jsonl --speed 1000 --handler-delay 1000s`: the first batch's handler never
+/// finishes on its own, and the recording has ended by the time `signal` comes.
+fn stop_a_busy_handler_with(signal: &str) {
+    let resync = bundled("resync");
+    let mut child = offline_command(&[
+        "replay",
+        path_str(&resync),
+        "--speed",
+        "1000",
+        "--handler-delay",
+        "1000s",
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("Replaced") {
+        assert!(stdout.read_line(&mut seen).unwrap() > 0, "{seen}");
+    }
+    // The rest of the recording (3 s at 1000×) is replayed meanwhile.
+    std::thread::sleep(Duration::from_millis(300));
+    send(&child, signal);
+    let status = wait(&mut child, signal);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "SIG{signal}: {status:?} {stderr}");
+    assert!(
+        stderr.contains("time to HasSynced"),
+        "the summary: {stderr}"
+    );
+}
+
+#[test]
+fn ctrl_c_ends_a_replay_whose_handler_is_busy_after_the_end_of_the_file() {
+    stop_a_busy_handler_with("INT");
+}
+
+#[test]
+fn sigterm_and_sighup_end_a_session_as_ctrl_c_does() {
+    stop_a_busy_handler_with("TERM");
+    stop_a_busy_handler_with("HUP");
+}
+
+/// A pipe already full: a write to it blocks until its reader reads.
+fn full_pipe() -> (std::io::PipeReader, std::io::PipeWriter) {
+    use std::io::Write as _;
+    use std::os::fd::AsRawFd as _;
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    let fd = writer.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function owns.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    assert!(unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } == 0);
+    while writer.write(&[b'x'; 512]).is_ok() {}
+    assert!(unsafe { libc::fcntl(fd, libc::F_SETFL, flags) } == 0);
+    (reader, writer)
+}
+
+#[test]
+fn a_second_ctrl_c_exits_at_once_when_the_first_cannot_finish() {
+    // The summary goes to a stderr nobody reads: the session can only end by a second Ctrl-C.
+    let (reader, writer) = full_pipe();
+    let mut child = offline_command(&["replay", path_str(&bundled("resync"))])
+        .stdout(Stdio::piped())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    // Signals are handled from the first line on.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.contains("queue: DeltaFIFO"), "{first}");
+    std::thread::sleep(Duration::from_millis(300));
+    send(&child, "INT");
+    std::thread::sleep(Duration::from_millis(200));
+    send(&child, "INT");
+    let status = wait(&mut child, "a second Ctrl-C");
+    drop((reader, stdout));
+    assert_eq!(status.code(), Some(130), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_does_not_wait_for_a_reader_that_does_not_read() {
+    let server = FakeApiServer::start().await;
+    // Far more than a pipe holds.
+    for i in 0..500 {
+        server.create(
+            "configmaps",
+            json!({"metadata": {"name": format!("cm-{i}"), "namespace": "default"},
+                "data": {"k": "x".repeat(500)}}),
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let (reader, writer) = std::io::pipe().unwrap();
+    let status = tokio::task::spawn_blocking(move || {
+        let mut child = command(&kubeconfig, &["watch", "configmaps", "-o", "jsonl"])
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read one line, to know the watch runs, then nothing more.
+        let mut first = String::new();
+        BufReader::new(reader.try_clone().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        send(&child, "INT");
+        let status = wait(&mut child, "Ctrl-C with stdout full");
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        drop(reader);
+        (status, stderr)
+    })
+    .await
+    .unwrap();
+    let (status, stderr) = status;
+    assert_eq!(status.code(), Some(0), "{status:?} {stderr}");
+    assert!(
+        stderr.contains("time to HasSynced"),
+        "the summary: {stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_a_gzip_recording_with_its_trailer_and_the_summary() {
+    let server = FakeApiServer::start().await;
+    server.create(
+        "configmaps",
+        json!({"metadata": {"name": "a", "namespace": "default"}, "data": {"k": "1"}}),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let path = dir.path().join("cm.jsonl.gz");
+    let file = path.clone();
+    let (status, stderr) = tokio::task::spawn_blocking(move || {
+        let mut child = command(&kubeconfig, &["record", "cm", "-f", path_str(&file)])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut seen = String::new();
+        while !seen.contains("── synced:") {
+            let mut line = String::new();
+            if stderr.read_line(&mut line).unwrap() == 0 {
+                break;
+            }
+            seen.push_str(&line);
+        }
+        send(&child, "TERM");
+        let status = wait(&mut child, "SIGTERM");
+        stderr.read_to_string(&mut seen).unwrap();
+        (status, seen)
+    })
+    .await
+    .unwrap();
+    assert_eq!(status.code(), Some(0), "{:?} {stderr}", status.signal());
+    assert!(
+        stderr.contains("time to HasSynced"),
+        "the summary: {stderr}"
+    );
+    // A finished gzip stream: decoding it to its end succeeds.
+    let mut decoded = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
+        .read_to_string(&mut decoded)
+        .unwrap();
+    assert!(decoded.contains(r#""type":"LIST""#), "{decoded}");
+}
