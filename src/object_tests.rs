@@ -159,53 +159,6 @@ fn metadata_is_serialized_exactly_as_k8s_openapi_serializes_it() {
 }
 
 #[test]
-fn raw_entry_finds_one_value_without_collecting_the_others() {
-    let text = r#"{"spec":{"a":[1,{"b":"}"}]},"status":"x","spec":2}"#;
-    // Of repeated keys the last counts, as for Go's decoder.
-    assert_eq!(raw_entry(text, "spec").map(RawValue::get), Some("2"));
-    assert_eq!(
-        raw_entry(r#"{"spec":{"a":[1,{"b":"}"}]}}"#, "spec").map(RawValue::get),
-        Some(r#"{"a":[1,{"b":"}"}]}"#)
-    );
-    assert_eq!(raw_entry(text, "status").map(RawValue::get), Some(r#""x""#));
-    assert!(raw_entry(text, "missing").is_none());
-    assert!(raw_entry("[1,2]", "spec").is_none(), "not an object");
-    assert!(raw_entry("", "spec").is_none());
-    assert!(raw_entry(r#"{"spec":"#, "spec").is_none(), "truncated");
-    assert!(
-        raw_entry(r#"{"spec":1} x"#, "spec").is_none(),
-        "trailing text"
-    );
-    // A key written with escapes is still found.
-    assert_eq!(
-        raw_entry(r#"{"\u0073pec":1}"#, "spec").map(RawValue::get),
-        Some("1")
-    );
-}
-
-#[test]
-fn valid_entry_agrees_with_raw_entry_on_valid_text() {
-    let texts = [
-        r#"{"spec":{"a":[1,{"b":"}"}]},"status":"x","spec":2}"#,
-        r#" { "n" : -1.5e3 , "t":true,"z":null, "s":"a\"}b" ,"o":{"\u0073pec":[]} } "#,
-        r#"{"\u0073pec":1,"e":{},"l":[]}"#,
-        r#"{}"#,
-        r#"[1,2]"#,
-    ];
-    for text in texts {
-        for name in [
-            "spec", "status", "n", "t", "z", "s", "o", "e", "l", "missing",
-        ] {
-            assert_eq!(
-                valid_entry(text, name).map(RawValue::get),
-                raw_entry(text, name).map(RawValue::get),
-                "{name} in {text}"
-            );
-        }
-    }
-}
-
-#[test]
 fn redacted_replaces_secret_values_and_keeps_keys_fields_and_order() {
     // From text: a `json!` value would sort the fields.
     let secret: Object = serde_json::from_str(
@@ -397,13 +350,6 @@ fn objects_deeper_than_the_api_server_serves_are_refused_without_overflowing() {
             "{error}"
         );
     }
-}
-
-#[test]
-fn nesting_counts_the_deepest_bracket_outside_strings() {
-    assert_eq!(nesting("1"), 0);
-    assert_eq!(nesting(r#"{"a":[1,{"b":"[[["}],"c":{}}"#), 3);
-    assert_eq!(nesting(r#"["\\"]"#), 1);
 }
 
 #[test]

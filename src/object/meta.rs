@@ -20,10 +20,8 @@ use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use super::{
-    Key, Metadata, Transcoded, kept_entries, object_json, raw_entries, valid_entry,
-    valid_entry_text, valid_string_entry,
-};
+use super::json_text::{Key, raw_entries, valid_entry, valid_entry_text, valid_string_entry};
+use super::{Metadata, Transcoded, kept_entries, object_json};
 
 /// An object's metadata.
 #[derive(Clone)]
