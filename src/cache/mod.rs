@@ -26,7 +26,7 @@ pub use queue::{PoppedDeltas, Queue, QueueKind};
 pub use real_fifo::RealFifo;
 pub use reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
-    ReflectorObserver,
+    ReflectorObserver, ReflectorStore,
 };
 pub use store::{
     CacheObject, KnownObjects, key_from_parts, object_key, split_key, write_object_key,
