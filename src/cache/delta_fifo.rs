@@ -34,7 +34,8 @@ use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Delt
 use super::queue::{PoppedDeltas, Queue, QueueKind};
 use super::store::KnownObjects;
 
-/// What a `process` function passed to [`DeltaFifo::pop`] reports when it fails.
+/// What a `process` function passed to [`DeltaFifo::pop`] (or [`Fifo::pop`](super::Fifo::pop))
+/// reports when it fails.
 #[derive(Debug)]
 pub enum ProcessError<E> {
     /// Put the batch back at the end of the queue, unless its key was queued again meanwhile
@@ -44,11 +45,11 @@ pub enum ProcessError<E> {
     Fail(E),
 }
 
-/// Why [`DeltaFifo::pop`] returned without a batch.
+/// Why [`DeltaFifo::pop`] (or [`Fifo::pop`](super::Fifo::pop)) returned without a batch.
 #[derive(Debug, thiserror::Error)]
 pub enum PopError<E> {
     /// The FIFO was closed and every queued batch has been popped.
-    #[error("the DeltaFIFO is closed")]
+    #[error("the FIFO is closed")]
     Closed,
     /// `process` failed (the batch was requeued if it asked for it).
     #[error("processing a popped batch failed")]
@@ -81,8 +82,13 @@ pub struct FifoStats {
     pub len: usize,
     /// Largest number of keys ever queued at once.
     pub peak_len: usize,
-    /// Deltas appended to a key that was already queued (including ones collapsed by dedup).
+    /// Deltas appended to a key that was already queued (including ones collapsed by dedup); for a
+    /// plain [`Fifo`](super::Fifo), objects written over one still waiting.
     pub coalesced: u64,
+    /// Queued objects removed before any pop delivered them, so that the consumer never hears of
+    /// them: a plain [`Fifo`](super::Fifo)'s deletions of waiting keys, and waiting keys a
+    /// `replace` did not list. Always 0 for the informer queues, which queue deletions.
+    pub dropped: u64,
     /// Whether anything was ever added, or a first `replace` happened.
     pub populated: bool,
     /// Whether the initial list has been popped (see [`DeltaFifo::has_synced`]).
@@ -280,6 +286,7 @@ impl<K> DeltaFifo<K> {
             len: state.queue.len(),
             peak_len: state.peak_len,
             coalesced: state.coalesced,
+            dropped: 0,
             populated: state.populated,
             synced: state.has_synced(),
         }

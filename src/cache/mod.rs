@@ -6,6 +6,7 @@ pub mod backoff;
 mod controller;
 mod delta;
 mod delta_fifo;
+mod fifo;
 mod index_spec;
 mod indexer;
 mod queue;
@@ -20,6 +21,7 @@ pub use controller::{
 };
 pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
 pub use delta_fifo::{DeltaFifo, FifoStats, PopError, Popped, ProcessError};
+pub use fifo::{Fifo, PoppedObject};
 pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
 pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, index_func};
 pub use queue::{PoppedDeltas, Queue, QueueKind};
