@@ -13,6 +13,7 @@ mod queue;
 mod real_fifo;
 pub mod reflector;
 mod store;
+mod undelta_store;
 #[cfg(test)]
 mod test_objects;
 
@@ -33,3 +34,4 @@ pub use reflector::{
 pub use store::{
     CacheObject, KnownObjects, key_from_parts, object_key, split_key, write_object_key,
 };
+pub use undelta_store::UndeltaStore;
