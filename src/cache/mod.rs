@@ -6,6 +6,7 @@ pub mod backoff;
 mod controller;
 mod delta;
 mod delta_fifo;
+mod expiration_cache;
 mod fifo;
 mod index_spec;
 mod indexer;
@@ -13,15 +14,16 @@ mod queue;
 mod real_fifo;
 pub mod reflector;
 mod store;
-mod undelta_store;
 #[cfg(test)]
 mod test_objects;
+mod undelta_store;
 
 pub use controller::{
     Batch, BatchHandler, Controller, Notification, ResourceEventHandler, process_deltas,
 };
 pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
 pub use delta_fifo::{DeltaFifo, FifoStats, PopError, Popped, ProcessError};
+pub use expiration_cache::{ExpirationCache, ExpirationPolicy, TimestampedEntry, TtlPolicy};
 pub use fifo::{Fifo, PoppedObject};
 pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
 pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, index_func};
