@@ -1,6 +1,7 @@
 //! The informer cache of client-go's `tools/cache`: [`Reflector`] → a [`Queue`] ([`DeltaFifo`] or
-//! [`RealFifo`]) → [`Controller`] (`process_deltas`) → [`Indexer`]. Pure logic: no network, no
-//! terminal.
+//! [`RealFifo`]) → [`Controller`] (`process_deltas`) → [`Indexer`]; and the other stores a
+//! Reflector feeds ([`ReflectorStore`]s): the plain [`Fifo`], the [`UndeltaStore`] (the kubelet's
+//! pod source) and the [`ExpirationCache`]. Pure logic: no network, no terminal.
 
 pub mod backoff;
 mod controller;

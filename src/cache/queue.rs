@@ -11,6 +11,12 @@
 //! The producer side is what the Reflector calls; the consumer side pops with a `process` function
 //! that runs under the queue lock, so that once [`has_synced`](Queue::has_synced) is true the
 //! consumer's cache holds the whole initial list.
+//!
+//! The producer side has the same methods as [`ReflectorStore`](super::ReflectorStore), what a
+//! Reflector writes into; [`Reflector::new`](super::Reflector::new) adapts a queue to it, and the
+//! stores that are no informer queue (the plain [`Fifo`](super::Fifo), the
+//! [`UndeltaStore`](super::UndeltaStore), the [`ExpirationCache`](super::ExpirationCache))
+//! implement it directly.
 
 use std::fmt;
 use std::sync::Arc;
