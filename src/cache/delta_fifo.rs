@@ -34,7 +34,8 @@ use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Delt
 use super::queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
 use super::store::KnownObjects;
 
-/// What a `process` function passed to [`DeltaFifo::pop`] reports when it fails.
+/// What a `process` function passed to [`DeltaFifo::pop`] (or [`Fifo::pop`](super::Fifo::pop))
+/// reports when it fails.
 #[derive(Debug)]
 pub enum ProcessError<E> {
     /// Put the batch back at the end of the queue, unless its key was queued again meanwhile
@@ -44,11 +45,11 @@ pub enum ProcessError<E> {
     Fail(E),
 }
 
-/// Why [`DeltaFifo::pop`] returned without a batch.
+/// Why [`DeltaFifo::pop`] (or [`Fifo::pop`](super::Fifo::pop)) returned without a batch.
 #[derive(Debug, thiserror::Error)]
 pub enum PopError<E> {
     /// The FIFO was closed and every queued batch has been popped.
-    #[error("the DeltaFIFO is closed")]
+    #[error("the FIFO is closed")]
     Closed,
     /// `process` failed (the batch was requeued if it asked for it).
     #[error("processing a popped batch failed")]
@@ -272,6 +273,7 @@ impl<K> DeltaFifo<K> {
             len: state.queue.len(),
             peak_len: state.peak_len,
             coalesced: state.coalesced,
+            dropped: 0,
             populated: state.populated,
             synced: state.has_synced(),
         }

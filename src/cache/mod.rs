@@ -1,11 +1,14 @@
 //! The informer cache of client-go's `tools/cache`: [`Reflector`] → a [`Queue`] ([`DeltaFifo`] or
-//! [`RealFifo`]) → [`Controller`] (`process_deltas`) → [`Indexer`]. Pure logic: no network, no
-//! terminal.
+//! [`RealFifo`]) → [`Controller`] (`process_deltas`) → [`Indexer`]; and the other stores a
+//! Reflector feeds ([`ReflectorStore`]s): the plain [`Fifo`], the [`UndeltaStore`] (the kubelet's
+//! pod source) and the [`ExpirationCache`]. Pure logic: no network, no terminal.
 
 pub mod backoff;
 mod controller;
 mod delta;
 mod delta_fifo;
+mod expiration_cache;
+mod fifo;
 mod index_spec;
 mod indexer;
 pub mod listwatch;
@@ -15,20 +18,24 @@ pub mod reflector;
 mod store;
 #[cfg(test)]
 mod test_objects;
+mod undelta_store;
 
 pub use controller::{
     Batch, BatchHandler, Controller, Notification, ResourceEventHandler, process_deltas,
 };
 pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
 pub use delta_fifo::{DeltaFifo, PopError, Popped, ProcessError};
+pub use expiration_cache::{ExpirationCache, ExpirationPolicy, TimestampedEntry, TtlPolicy};
+pub use fifo::{Fifo, PoppedObject};
 pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
 pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, index_func};
 pub use queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
 pub use real_fifo::RealFifo;
 pub use reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
-    ReflectorObserver,
+    ReflectorObserver, ReflectorStore,
 };
 pub use store::{
     CacheObject, KnownObjects, key_from_parts, object_key, split_key, write_object_key,
 };
+pub use undelta_store::UndeltaStore;

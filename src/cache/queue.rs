@@ -11,6 +11,12 @@
 //! The producer side is what the Reflector calls; the consumer side pops with a `process` function
 //! that runs under the queue lock, so that once [`has_synced`](Queue::has_synced) is true the
 //! consumer's cache holds the whole initial list.
+//!
+//! The producer side has the same methods as [`ReflectorStore`](super::ReflectorStore), what a
+//! Reflector writes into; [`Reflector::new`](super::Reflector::new) adapts a queue to it, and the
+//! stores that are no informer queue (the plain [`Fifo`](super::Fifo), the
+//! [`UndeltaStore`](super::UndeltaStore), the [`ExpirationCache`](super::ExpirationCache))
+//! implement it directly.
 
 use std::fmt;
 use std::sync::Arc;
@@ -116,8 +122,13 @@ pub struct FifoStats {
     pub len: usize,
     /// Largest number of keys ever queued at once.
     pub peak_len: usize,
-    /// Deltas appended to a key that was already queued (including ones collapsed by dedup).
+    /// Deltas appended to a key that was already queued (including ones collapsed by dedup); for a
+    /// plain [`Fifo`](super::Fifo), objects written over one still waiting.
     pub coalesced: u64,
+    /// Queued objects removed before any pop delivered them, so that the consumer never hears of
+    /// them: a plain [`Fifo`](super::Fifo)'s deletions of waiting keys, and waiting keys a
+    /// `replace` did not list. Always 0 for the informer queues, which queue deletions.
+    pub dropped: u64,
     /// Whether anything was ever added, or a first `replace` happened.
     pub populated: bool,
     /// Whether the initial list has been popped (see [`Queue::has_synced`]).

@@ -216,6 +216,7 @@ impl<K> RealFifo<K> {
             len: state.items.len(),
             peak_len: state.peak_len,
             coalesced: 0,
+            dropped: 0,
             populated: state.populated,
             synced: state.has_synced(),
         }

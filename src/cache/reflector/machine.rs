@@ -22,12 +22,12 @@ use super::error::{ReflectorError, is_terminal};
 use super::event::{
     Phase, ReflectorEvent, ReflectorEventKind, ReflectorObserver, RelistCause, WatchEndReason,
 };
+use super::store::ReflectorStore;
 use crate::cache::backoff::Backoff;
 use crate::cache::delta::DeltaObject;
 use crate::cache::listwatch::{
     ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
 };
-use crate::cache::queue::Queue;
 use crate::cache::store::object_key;
 
 use super::config::DEFAULT_PAGE_SIZE;
@@ -140,7 +140,7 @@ pub(super) struct InitialEvents {
 /// The Reflector's moving parts, advanced by [`step`](Machine::step).
 pub(super) struct Machine<L> {
     pub(super) lw: Arc<L>,
-    pub(super) fifo: Arc<dyn Queue<Object>>,
+    pub(super) fifo: Arc<dyn ReflectorStore<Object>>,
     pub(super) config: ReflectorConfig,
     pub(super) target: ResourceTarget,
     pub(super) clock: Arc<dyn Clock>,
@@ -160,7 +160,7 @@ pub(super) struct Machine<L> {
 impl<L: ListerWatcher> Machine<L> {
     pub(super) fn new(
         lw: Arc<L>,
-        fifo: Arc<dyn Queue<Object>>,
+        fifo: Arc<dyn ReflectorStore<Object>>,
         config: ReflectorConfig,
         clock: Arc<dyn Clock>,
         observer: Arc<dyn ReflectorObserver>,
@@ -650,7 +650,7 @@ impl<L: ListerWatcher> Machine<L> {
     ///
     /// Every event but an ADDED of a watch started from `""`/`"0"` advances the last synced
     /// resourceVersion; the first other event unlocks it for good (client-go).
-    fn commit(&self, queue: impl FnOnce(&dyn Queue<Object>), obj: &Object, advance: bool) {
+    fn commit(&self, queue: impl FnOnce(&dyn ReflectorStore<Object>), obj: &Object, advance: bool) {
         let mut last = self.shared.lock();
         queue(self.fifo.as_ref());
         if advance

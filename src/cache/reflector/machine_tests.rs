@@ -13,7 +13,7 @@ use kube::core::ApiResource;
 use super::*;
 use crate::cache::listwatch::{ApiStatus, ListPage};
 use crate::cache::reflector::event::NoObserver;
-use crate::cache::{DeltaFifo, QueueKind};
+use crate::cache::{DeltaFifo, Queue, QueueKind};
 
 fn ar() -> ApiResource {
     ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&())
@@ -125,10 +125,23 @@ impl Clock for VirtualClock {
     }
 }
 
+/// What [`Reflector::new`] feeds: the queue as a [`ReflectorStore`].
+fn store(queue: Arc<dyn Queue<Object>>) -> Arc<dyn ReflectorStore<Object>> {
+    Arc::new(super::super::store::QueueStore(queue))
+}
+
 fn machine(lw: Arc<Scripted>, clock: Arc<VirtualClock>) -> Machine<Scripted> {
+    machine_into(lw, clock, Arc::new(DeltaFifo::new()))
+}
+
+fn machine_into(
+    lw: Arc<Scripted>,
+    clock: Arc<VirtualClock>,
+    fifo: Arc<DeltaFifo<Object>>,
+) -> Machine<Scripted> {
     Machine::new(
         lw,
-        Arc::new(DeltaFifo::new()),
+        store(fifo),
         ReflectorConfig::default().seed(1),
         clock,
         Arc::new(NoObserver),
@@ -218,7 +231,8 @@ async fn expired_continue_token_lists_again_unpaginated_at_the_same_rv() {
         page(vec![obj("b", "4"), obj("c", "5")], "12", None),
     ]);
     let clock = VirtualClock::new();
-    let mut m = machine(lw.clone(), clock.clone());
+    let fifo = Arc::new(DeltaFifo::new());
+    let mut m = machine_into(lw.clone(), clock.clone(), fifo.clone());
     let state = m.initial_state();
     let state = run_script(&mut m, &lw, state).await;
     let requests = lw.lists.lock().unwrap().clone();
@@ -230,7 +244,7 @@ async fn expired_continue_token_lists_again_unpaginated_at_the_same_rv() {
     );
     assert!(clock.sleeps.lock().unwrap().is_empty(), "no backoff");
     // b and c; a, from the abandoned first page, is not queued.
-    assert_eq!(m.fifo.len(), 2);
+    assert_eq!(fifo.len(), 2);
     assert!(matches!(state, State::Watch { resource_version, .. } if resource_version == "12"));
 }
 
@@ -287,7 +301,7 @@ async fn a_paginated_first_list_keeps_relists_paged_but_a_paged_consistent_list_
     ]);
     let mut m = Machine::new(
         lw.clone(),
-        Arc::new(DeltaFifo::new()),
+        store(Arc::new(DeltaFifo::new())),
         ReflectorConfig::default().seed(1).consistent_list(true),
         VirtualClock::new(),
         Arc::new(NoObserver),
@@ -310,7 +324,7 @@ async fn an_explicit_page_size_pages_every_list_as_watch_list_page_size_does() {
     ]);
     let mut m = Machine::new(
         lw.clone(),
-        Arc::new(DeltaFifo::new()),
+        store(Arc::new(DeltaFifo::new())),
         ReflectorConfig::default().seed(1).page_size(7),
         VirtualClock::new(),
         Arc::new(NoObserver),
@@ -369,7 +383,7 @@ async fn a_streaming_list_fallback_lasts_one_list_and_watch() {
     ]);
     let mut m = Machine::new(
         lw.clone(),
-        Arc::new(DeltaFifo::new()),
+        store(Arc::new(DeltaFifo::new())),
         ReflectorConfig::default().seed(1).watch_list(true),
         VirtualClock::new(),
         Arc::new(NoObserver),
@@ -410,7 +424,7 @@ async fn a_streaming_list_that_fails_with_a_server_error_falls_back_to_a_list() 
     let clock = VirtualClock::new();
     let mut m = Machine::new(
         lw.clone(),
-        Arc::new(DeltaFifo::new()),
+        store(Arc::new(DeltaFifo::new())),
         ReflectorConfig::default().seed(1).watch_list(true),
         clock.clone(),
         Arc::new(NoObserver),
@@ -429,7 +443,8 @@ async fn added_events_of_a_watch_from_zero_do_not_advance_the_rv() {
         Ok(WatchEvent::Added(Arc::new(obj("b", "5")))),
     ]))]);
     let clock = VirtualClock::new();
-    let mut m = machine(lw.clone(), clock);
+    let fifo = Arc::new(DeltaFifo::new());
+    let mut m = machine_into(lw.clone(), clock, fifo.clone());
     let mut state = State::Watch {
         resource_version: "0".into(),
         send_initial_events: false,
@@ -442,7 +457,7 @@ async fn added_events_of_a_watch_from_zero_do_not_advance_the_rv() {
         "",
         "ADDED events alone leave the RV alone"
     );
-    assert_eq!(m.fifo.len(), 2);
+    assert_eq!(fifo.len(), 2);
 
     let lw = Scripted::new(vec![Reply::Watch(Ok(vec![
         Ok(WatchEvent::Added(Arc::new(obj("a", "7")))),
@@ -563,7 +578,7 @@ async fn watch_into(
     let lw = Scripted::new(vec![Reply::Watch(Ok(events.into_iter().map(Ok).collect()))]);
     let mut m = Machine::new(
         lw,
-        queue,
+        store(queue),
         ReflectorConfig::default().seed(1),
         VirtualClock::new(),
         Arc::new(NoObserver),

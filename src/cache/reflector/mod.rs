@@ -29,6 +29,7 @@ mod config;
 mod error;
 mod event;
 mod machine;
+mod store;
 mod verify;
 
 use std::convert::Infallible;
@@ -45,20 +46,23 @@ pub use event::{
     DriftReport, NoObserver, Phase, ReflectorEvent, ReflectorEventKind, ReflectorObserver,
     RelistCause, WatchEndReason,
 };
+pub use store::ReflectorStore;
 
 use super::queue::Queue;
 use super::store::KnownObjects;
 use crate::cache::listwatch::ListerWatcher;
 use machine::{Machine, Shared};
+use store::QueueStore;
 use verify::Verifier;
 
 /// What a resync tick does, given the tick's time: client-go's `store.Resync()`.
 pub type ResyncFn = Arc<dyn Fn(SystemTime) + Send + Sync>;
 
-/// Lists and watches one resource into a [`Queue`] (client-go's `Reflector`).
+/// Lists and watches one resource into a [`Queue`] or another [`ReflectorStore`] (client-go's
+/// `Reflector`).
 pub struct Reflector<L> {
     lister_watcher: Arc<L>,
-    fifo: Arc<dyn Queue<Object>>,
+    fifo: Arc<dyn ReflectorStore<Object>>,
     config: ReflectorConfig,
     observer: Arc<dyn ReflectorObserver>,
     clock: Arc<dyn Clock>,
@@ -80,6 +84,16 @@ impl<L: ListerWatcher> Reflector<L> {
     /// A Reflector feeding `fifo` (any [`Queue`]: an `Arc<DeltaFifo<_>>` converts) from
     /// `lister_watcher`, with tokio time and no observer.
     pub fn new(lister_watcher: L, fifo: Arc<dyn Queue<Object>>, config: ReflectorConfig) -> Self {
+        Self::with_store(lister_watcher, Arc::new(QueueStore(fifo)), config)
+    }
+
+    /// A Reflector feeding any [`ReflectorStore`] (an `UndeltaStore`, a plain `Fifo`…), as
+    /// client-go's `NewReflector` takes any store.
+    pub fn with_store(
+        lister_watcher: L,
+        fifo: Arc<dyn ReflectorStore<Object>>,
+        config: ReflectorConfig,
+    ) -> Self {
         Reflector {
             lister_watcher: Arc::new(lister_watcher),
             fifo,

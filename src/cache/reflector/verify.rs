@@ -16,8 +16,8 @@ use crate::object::Object;
 use super::clock::Clock;
 use super::event::{DriftReport, ReflectorEventKind};
 use super::machine::Shared;
+use super::store::ReflectorStore;
 use crate::cache::listwatch::{ListRequest, ListerWatcher, ResourceVersionMatch, SourceError};
-use crate::cache::queue::Queue;
 use crate::cache::store::{KnownObjects, object_key};
 
 /// How often, and how many times, a check waits for the consumer to drain the FIFO.
@@ -29,7 +29,7 @@ pub(super) type CheckOutcome = ReflectorEventKind;
 
 pub(super) struct Verifier<L> {
     pub(super) lw: Arc<L>,
-    pub(super) fifo: Arc<dyn Queue<Object>>,
+    pub(super) fifo: Arc<dyn ReflectorStore<Object>>,
     pub(super) known: Arc<dyn KnownObjects<Object>>,
     pub(super) shared: Arc<Shared>,
     pub(super) clock: Arc<dyn Clock>,
@@ -64,9 +64,9 @@ impl<L: ListerWatcher> Verifier<L> {
         for _ in 0..DRAIN_ATTEMPTS {
             {
                 let last = self.shared.lock();
-                // `is_empty` waits for a `pop` in progress, whose processing runs under the FIFO
-                // lock: once it says empty, every queued batch has reached the cache.
-                if self.fifo.is_empty() {
+                // `is_drained` waits for a `pop` in progress, whose processing runs under the FIFO
+                // lock: once it says drained, every queued batch has reached the cache.
+                if self.fifo.is_drained() {
                     let cached = self
                         .known
                         .list_keys()
