@@ -12,6 +12,7 @@ pub mod listwatch;
 mod queue;
 mod real_fifo;
 pub mod reflector;
+mod resync_plan;
 mod store;
 #[cfg(test)]
 mod test_objects;
@@ -28,6 +29,9 @@ pub use real_fifo::RealFifo;
 pub use reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
     ReflectorObserver,
+};
+pub use resync_plan::{
+    HandlerResync, MINIMUM_RESYNC_PERIOD, ResyncPlan, ResyncWarning, determine_resync_period,
 };
 pub use store::{
     CacheObject, KnownObjects, key_from_parts, object_key, split_key, write_object_key,
