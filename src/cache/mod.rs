@@ -8,12 +8,16 @@ mod delta;
 mod delta_fifo;
 mod index_spec;
 mod indexer;
+mod listener;
 pub mod listwatch;
+mod processor;
 mod queue;
 mod real_fifo;
 pub mod reflector;
 mod resync_plan;
 mod store;
+#[cfg(test)]
+mod test_handlers;
 #[cfg(test)]
 mod test_objects;
 
@@ -24,6 +28,11 @@ pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas,
 pub use delta_fifo::{DeltaFifo, PopError, Popped, ProcessError};
 pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
 pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, index_func};
+pub use listener::{
+    Delivery, Dispatch, ListenerHandler, ListenerId, ListenerStats, ProcessorListener,
+    UpstreamSynced,
+};
+pub use processor::{Distribution, SharedProcessor};
 pub use queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
 pub use real_fifo::RealFifo;
 pub use reflector::{
