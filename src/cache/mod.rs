@@ -1,6 +1,7 @@
 //! The informer cache of client-go's `tools/cache`: [`Reflector`] → a [`Queue`] ([`DeltaFifo`] or
-//! [`RealFifo`]) → [`Controller`] (`process_deltas`) → [`Indexer`]. Pure logic: no network, no
-//! terminal.
+//! [`RealFifo`]) → [`Controller`] (`process_deltas`) → [`Indexer`]; and a shared informer's
+//! handlers: [`SharedInformer`] → [`SharedProcessor`] → one [`ProcessorListener`] per handler.
+//! Pure logic: no network, no terminal.
 
 pub mod backoff;
 mod controller;
@@ -15,6 +16,7 @@ mod queue;
 mod real_fifo;
 pub mod reflector;
 mod resync_plan;
+mod shared_informer;
 mod store;
 #[cfg(test)]
 mod test_handlers;
@@ -41,6 +43,9 @@ pub use reflector::{
 };
 pub use resync_plan::{
     HandlerResync, MINIMUM_RESYNC_PERIOD, ResyncPlan, ResyncWarning, determine_resync_period,
+};
+pub use shared_informer::{
+    Registration, ResourceVersioned, SharedInformer, SharedInformerError, is_sync,
 };
 pub use store::{
     CacheObject, KnownObjects, key_from_parts, object_key, split_key, write_object_key,

@@ -123,6 +123,11 @@ impl Recorder {
     pub fn lines(&self) -> Vec<String> {
         self.0.lock().unwrap().clone()
     }
+
+    /// Empties the record.
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
 }
 
 /// Holds a [`Recorder::gated`] handler inside its calls.
