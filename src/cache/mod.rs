@@ -1,7 +1,9 @@
 //! The informer cache of client-go's `tools/cache`: [`Reflector`] → a [`Queue`] ([`DeltaFifo`] or
-//! [`RealFifo`]) → [`Controller`] (`process_deltas`) → [`Indexer`]; and the other stores a
-//! Reflector feeds ([`ReflectorStore`]s): the plain [`Fifo`], the [`UndeltaStore`] (the kubelet's
-//! pod source) and the [`ExpirationCache`]. Pure logic: no network, no terminal.
+//! [`RealFifo`]) → [`Controller`] (`process_deltas`) → [`Indexer`]; the other stores a Reflector
+//! feeds ([`ReflectorStore`]s): the plain [`Fifo`], the [`UndeltaStore`] (the kubelet's pod
+//! source) and the [`ExpirationCache`]; and a shared informer's handlers: [`SharedInformer`] →
+//! [`SharedProcessor`] → one [`ProcessorListener`] per handler. Pure logic: no network, no
+//! terminal.
 
 pub mod backoff;
 mod controller;
@@ -11,11 +13,17 @@ mod expiration_cache;
 mod fifo;
 mod index_spec;
 mod indexer;
+mod listener;
 pub mod listwatch;
+mod processor;
 mod queue;
 mod real_fifo;
 pub mod reflector;
+mod resync_plan;
+mod shared_informer;
 mod store;
+#[cfg(test)]
+mod test_handlers;
 #[cfg(test)]
 mod test_objects;
 mod undelta_store;
@@ -29,11 +37,22 @@ pub use expiration_cache::{ExpirationCache, ExpirationPolicy, TimestampedEntry, 
 pub use fifo::{Fifo, PoppedObject};
 pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
 pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, index_func};
+pub use listener::{
+    Delivery, Dispatch, ListenerHandler, ListenerId, ListenerStats, ProcessorListener,
+    UpstreamSynced,
+};
+pub use processor::{Distribution, SharedProcessor};
 pub use queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
 pub use real_fifo::RealFifo;
 pub use reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
     ReflectorObserver, ReflectorStore,
+};
+pub use resync_plan::{
+    HandlerResync, MINIMUM_RESYNC_PERIOD, ResyncPlan, ResyncWarning, determine_resync_period,
+};
+pub use shared_informer::{
+    Registration, ResourceVersioned, SharedInformer, SharedInformerError, is_sync,
 };
 pub use store::{
     CacheObject, KnownObjects, key_from_parts, object_key, split_key, write_object_key,

@@ -1,0 +1,588 @@
+//! One handler of a shared informer: client-go's `processorListener`
+//! (`tools/cache/shared_informer.go`).
+//!
+//! The processor [`add`](ProcessorListener::add)s each notification to the listener's unbounded
+//! buffer (`pendingNotifications`) and returns at once; the listener's own thread takes them out
+//! oldest first and calls the handler (`run`). So a slow handler never slows the queue or the
+//! other handlers: its buffer grows, and each notification waits longer in it. Nothing is
+//! coalesced: every notification is delivered, in order.
+//!
+//! client-go moves notifications with two goroutines and two unbuffered channels (`pop` pumps
+//! `addCh` into the ring buffer and `nextCh`); here one mutex-guarded queue and one thread do the
+//! same, and the mutex is never held while the handler runs, so the distributing side and
+//! [`stats`](ProcessorListener::stats) readers only ever wait for a push or a pop.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use super::controller::{Notification, ResourceEventHandler};
+use super::reflector::Clock;
+
+/// Identifies a listener (a handler registration) among all listeners of the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ListenerId(u64);
+
+impl ListenerId {
+    fn next() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        ListenerId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The number behind the id (unique in the process, from 1).
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for ListenerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "listener-{}", self.0)
+    }
+}
+
+/// Whether the informer itself has synced (client-go's `UpstreamHasSynced`, the informer's
+/// `HasSynced`).
+pub type UpstreamSynced = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// One handler call, as the listener's thread makes it: the notification and how long it waited.
+#[derive(Debug)]
+pub struct Delivery<'a, K> {
+    /// What the handler is told.
+    pub notification: &'a Notification<K>,
+    /// The processor's sequence number of the distribution this came from (from 1); 0 for a
+    /// notification added directly, such as the `OnAdd`s a handler registered after start gets
+    /// for the objects already cached.
+    pub seq: u64,
+    /// Whether it was distributed as a sync notification (an update with an unchanged
+    /// resourceVersion), which only listeners marked syncing receive.
+    pub is_sync: bool,
+    /// When it was added to the buffer.
+    pub added_at: Instant,
+    /// When the handler call began.
+    pub started_at: Instant,
+    /// Notifications buffered when it was added, itself included.
+    pub depth_at_add: usize,
+    /// Notifications still buffered behind it when its handler call began.
+    pub depth: usize,
+}
+
+impl<K> Delivery<'_, K> {
+    /// How long it waited in the buffer: from `add` to the start of the handler call.
+    pub fn waited(&self) -> Duration {
+        self.started_at.saturating_duration_since(self.added_at)
+    }
+}
+
+/// What a listener's thread calls for each notification, in order, one at a time.
+///
+/// Any `FnMut(&Delivery<K>)` is one; wrap a [`ResourceEventHandler`] in [`Dispatch`].
+pub trait ListenerHandler<K>: Send + 'static {
+    /// Handles one notification.
+    fn handle(&mut self, delivery: &Delivery<'_, K>);
+}
+
+impl<K, F> ListenerHandler<K> for F
+where
+    F: FnMut(&Delivery<'_, K>) + Send + 'static,
+{
+    fn handle(&mut self, delivery: &Delivery<'_, K>) {
+        self(delivery)
+    }
+}
+
+/// A [`ResourceEventHandler`] as a listener's handler: `OnAdd`, `OnUpdate` and `OnDelete` calls,
+/// as client-go's `processorListener.run` makes them.
+#[derive(Debug, Default)]
+pub struct Dispatch<H>(pub H);
+
+impl<K, H> ListenerHandler<K> for Dispatch<H>
+where
+    H: ResourceEventHandler<K> + Send + 'static,
+{
+    fn handle(&mut self, delivery: &Delivery<'_, K>) {
+        delivery.notification.dispatch(&mut self.0);
+    }
+}
+
+/// A point-in-time view of a listener, for status lines and summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ListenerStats {
+    /// Notifications buffered now, not yet handed to the handler (client-go's
+    /// `pendingNotifications`, plus the one `pop` holds for `nextCh`).
+    pub depth: usize,
+    /// The largest `depth` ever reached.
+    pub max_depth: usize,
+    /// Notifications added.
+    pub added: u64,
+    /// Handler calls begun.
+    pub delivered: u64,
+    /// Handler calls finished (panicked ones included).
+    pub processed: u64,
+    /// Handler calls that panicked; client-go recovers and skips the notification too.
+    pub panicked: u64,
+    /// Notifications dropped unhandled because the listener was stopped or removed.
+    pub abandoned: u64,
+    /// The longest wait between `add` and the start of a handler call, among finished calls.
+    pub max_waited: Duration,
+    /// Whether a handler call is running now.
+    pub busy: bool,
+}
+
+/// client-go's `synctrack.SingleFileTracker`: counts the initial-list notifications added but not
+/// yet processed, so that a registration is synced only once its handler has processed every one.
+struct SingleFileTracker {
+    /// Initial-list adds added minus those processed; never negative.
+    count: AtomicI64,
+    upstream: UpstreamSynced,
+}
+
+impl SingleFileTracker {
+    fn start(&self) {
+        self.count.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn finished(&self) {
+        let left = self.count.fetch_sub(1, Ordering::AcqRel) - 1;
+        // client-go panics here: a Finished without its Start is a logic error.
+        debug_assert!(left >= 0, "synctrack: negative counter");
+    }
+
+    fn has_synced(&self) -> bool {
+        // Upstream first, as client-go: acting on a count read before upstream synced could say
+        // true while the last initial notification is still being added.
+        (self.upstream)() && self.count.load(Ordering::Acquire) <= 0
+    }
+}
+
+/// A notification in the buffer.
+struct Pending<K> {
+    notification: Arc<Notification<K>>,
+    seq: u64,
+    is_sync: bool,
+    added_at: Instant,
+    depth_at_add: usize,
+}
+
+/// What the mutex guards.
+struct Buffer<K> {
+    /// Added, not yet taken by the thread, oldest first.
+    pending: VecDeque<Pending<K>>,
+    /// Set once by `close`; from then on `pending` stays empty and adds are dropped.
+    closed: bool,
+    /// The thread is inside a handler call (between taking a notification and recording it).
+    busy: bool,
+    /// The thread sleeps on `ready`; whoever adds clears it and wakes the thread, so that an add
+    /// pays for a wake-up only when the thread is asleep.
+    thread_asleep: bool,
+    /// Callers sleeping on `idle`.
+    idle_waiters: usize,
+    /// Counters; `depth` and `busy` are filled in by `stats()` from the fields above.
+    stats: ListenerStats,
+}
+
+struct Shared<K> {
+    buffer: Mutex<Buffer<K>>,
+    /// Wakes the thread: something was added, or the listener closed.
+    ready: Condvar,
+    /// Wakes `wait_drained`: the buffer emptied and the handler returned, or the listener closed.
+    idle: Condvar,
+    tracker: SingleFileTracker,
+    clock: Arc<dyn Clock>,
+    /// `stats.added`, readable without the lock: what the idle thread watches before sleeping.
+    added: AtomicU64,
+}
+
+impl<K> Shared<K> {
+    // A panicking handler runs outside the lock, and each critical section is a few field
+    // updates, so a poisoned lock (a panic in a `Clock`, say) still holds consistent data.
+    fn lock(&self) -> MutexGuard<'_, Buffer<K>> {
+        self.buffer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn close(&self) {
+        let mut buffer = self.lock();
+        if buffer.closed {
+            return;
+        }
+        buffer.closed = true;
+        buffer.stats.abandoned += buffer.pending.len() as u64;
+        buffer.pending = VecDeque::new();
+        drop(buffer);
+        self.ready.notify_all();
+        self.idle.notify_all();
+    }
+}
+
+/// The resync state of a listener (guarded by client-go's `resyncLock`).
+#[derive(Debug, Clone, Copy)]
+struct Resync {
+    /// `requestedResyncPeriod`: what the registration asked for, after the informer's
+    /// adjustments; what `resyncCheckPeriodChanged` re-derives `period` from.
+    requested: Duration,
+    /// `resyncPeriod`: 0 means never due.
+    period: Duration,
+    /// `nextResync`: the listener is due at any check at or after it.
+    next: Instant,
+}
+
+/// One registered handler with its buffer and thread: client-go's `processorListener`.
+pub struct ProcessorListener<K> {
+    id: ListenerId,
+    name: String,
+    shared: Arc<Shared<K>>,
+    /// Taken by [`start`](ProcessorListener::start); `None` once the thread owns it.
+    handler: Mutex<Option<Box<dyn ListenerHandler<K>>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    resync: Mutex<Resync>,
+}
+
+impl<K> fmt::Debug for ProcessorListener<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProcessorListener")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Send + Sync + 'static> ProcessorListener<K> {
+    /// A listener for `handler`, not yet running (client-go's `newProcessListener`): `requested`
+    /// and `period` are its `requestedResyncPeriod` and `resyncPeriod` (see
+    /// [`HandlerResync`](super::HandlerResync)), its first resync is due `period` after `now`,
+    /// and `upstream` tells whether the informer has synced. `clock` stamps every add and handler
+    /// call.
+    pub fn new(
+        name: impl Into<String>,
+        handler: impl ListenerHandler<K>,
+        requested: Duration,
+        period: Duration,
+        now: Instant,
+        clock: Arc<dyn Clock>,
+        upstream: UpstreamSynced,
+    ) -> Arc<Self> {
+        Arc::new(ProcessorListener {
+            id: ListenerId::next(),
+            name: name.into(),
+            shared: Arc::new(Shared {
+                buffer: Mutex::new(Buffer {
+                    pending: VecDeque::new(),
+                    closed: false,
+                    busy: false,
+                    thread_asleep: false,
+                    idle_waiters: 0,
+                    stats: ListenerStats::default(),
+                }),
+                ready: Condvar::new(),
+                idle: Condvar::new(),
+                tracker: SingleFileTracker {
+                    count: AtomicI64::new(0),
+                    upstream,
+                },
+                clock,
+                added: AtomicU64::new(0),
+            }),
+            handler: Mutex::new(Some(Box::new(handler))),
+            thread: Mutex::new(None),
+            resync: Mutex::new(Resync {
+                requested,
+                period,
+                next: now + period,
+            }),
+        })
+    }
+
+    /// Starts the thread that calls the handler (what the processor's `run` and a late
+    /// `addListener` start). A second call does nothing; so does a call after
+    /// [`close`](ProcessorListener::close).
+    pub fn start(&self) -> io::Result<()> {
+        let Some(handler) = lock(&self.handler).take() else {
+            return Ok(());
+        };
+        let shared = self.shared.clone();
+        let thread = thread::Builder::new()
+            .name(format!("handler {}", self.name))
+            .spawn(move || run(&shared, handler))?;
+        *lock(&self.thread) = Some(thread);
+        Ok(())
+    }
+}
+
+impl<K> ProcessorListener<K> {
+    /// Which listener this is.
+    pub fn id(&self) -> ListenerId {
+        self.id
+    }
+
+    /// The name given at registration.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Buffers `notification` for the handler and returns at once, as client-go's
+    /// `processorListener.add` (which hands it to `pop`, which never blocks on the handler).
+    /// An initial-list add counts towards [`has_synced`](ProcessorListener::has_synced) from
+    /// here on. Dropped if the listener is closed.
+    pub fn add(&self, notification: Arc<Notification<K>>) {
+        self.enqueue(notification, 0, false, self.shared.clock.now());
+    }
+
+    /// [`add`](ProcessorListener::add) with what the processor knows about the notification.
+    pub(super) fn enqueue(
+        &self,
+        notification: Arc<Notification<K>>,
+        seq: u64,
+        is_sync: bool,
+        added_at: Instant,
+    ) {
+        let initial = matches!(
+            *notification,
+            Notification::Add {
+                is_in_initial_list: true,
+                ..
+            }
+        );
+        let mut buffer = self.shared.lock();
+        if buffer.closed {
+            return;
+        }
+        if initial {
+            self.shared.tracker.start();
+        }
+        let depth_at_add = buffer.pending.len() + 1;
+        buffer.pending.push_back(Pending {
+            notification,
+            seq,
+            is_sync,
+            added_at,
+            depth_at_add,
+        });
+        let stats = &mut buffer.stats;
+        stats.added += 1;
+        self.shared.added.store(stats.added, Ordering::Relaxed);
+        stats.max_depth = stats.max_depth.max(depth_at_add);
+        let wake = std::mem::take(&mut buffer.thread_asleep);
+        drop(buffer);
+        if wake {
+            self.shared.ready.notify_one();
+        }
+    }
+
+    /// Whether the registration has synced, as client-go's `processorListener.HasSynced`
+    /// (`synctrack.SingleFileTracker`): the informer has synced, and the handler has processed
+    /// (returned from) every initial-list `OnAdd` added so far. A handler that is given the
+    /// initial list later than the informer's cache holds it lags behind the informer's own
+    /// `HasSynced` by its whole buffer.
+    pub fn has_synced(&self) -> bool {
+        self.shared.tracker.has_synced()
+    }
+
+    /// Counters, read under the buffer's lock (which the thread never holds during a handler call).
+    pub fn stats(&self) -> ListenerStats {
+        let buffer = self.shared.lock();
+        ListenerStats {
+            depth: buffer.pending.len(),
+            busy: buffer.busy,
+            ..buffer.stats
+        }
+    }
+
+    /// Notifications buffered now.
+    pub fn depth(&self) -> usize {
+        self.shared.lock().pending.len()
+    }
+
+    /// Stops the listener, as the processor does by closing `addCh`: the buffered notifications
+    /// are dropped unhandled (counted as abandoned), later adds are ignored, and the thread ends
+    /// once the current handler call (if any) returns. Does not wait for it: see
+    /// [`join`](ProcessorListener::join).
+    pub fn close(&self) {
+        self.shared.close();
+        // A listener that never started has no thread to own the handler; drop it now.
+        lock(&self.handler).take();
+    }
+
+    /// Waits for the thread to end (after [`close`](ProcessorListener::close)); returns at once
+    /// if it never started or was already joined.
+    pub fn join(&self) {
+        let thread = lock(&self.thread).take();
+        if let Some(thread) = thread {
+            // The thread catches handler panics, so it only fails on a bug of its own; there is
+            // nothing left to clean up either way.
+            let _ = thread.join();
+        }
+    }
+
+    /// Blocks until the buffer is empty and no handler call runs, or the listener is closed, or
+    /// `timeout` passed (real time); returns whether it drained. Not in client-go, which has no
+    /// way to wait for its listeners: it lets a caller see every notification handled before it
+    /// reports (a replay's summary, a benchmark).
+    pub fn wait_drained(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut buffer = self.shared.lock();
+        buffer.idle_waiters += 1;
+        let drained = loop {
+            if buffer.closed || (buffer.pending.is_empty() && !buffer.busy) {
+                break buffer.pending.is_empty() && !buffer.busy;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break false;
+            }
+            buffer = match self.shared.idle.wait_timeout(buffer, left) {
+                Ok((guard, _)) => guard,
+                Err(e) => e.into_inner().0,
+            };
+        };
+        buffer.idle_waiters -= 1;
+        drained
+    }
+
+    /// client-go's `processorListener.shouldResync`: whether a resync is due at `now`; never for a
+    /// period of 0.
+    pub fn should_resync(&self, now: Instant) -> bool {
+        let resync = lock(&self.resync);
+        !resync.period.is_zero() && now >= resync.next
+    }
+
+    /// client-go's `processorListener.determineNextResync`: the next resync is due one period
+    /// after `now`.
+    pub fn determine_next_resync(&self, now: Instant) {
+        let mut resync = lock(&self.resync);
+        resync.next = now + resync.period;
+    }
+
+    /// client-go's `processorListener.setResyncPeriod` (from `resyncCheckPeriodChanged`): the
+    /// next due time is left as it was.
+    pub fn set_resync_period(&self, period: Duration) {
+        lock(&self.resync).period = period;
+    }
+
+    /// `requestedResyncPeriod`.
+    pub fn requested_resync_period(&self) -> Duration {
+        lock(&self.resync).requested
+    }
+
+    /// `resyncPeriod`: 0 means never resynced.
+    pub fn resync_period(&self) -> Duration {
+        lock(&self.resync).period
+    }
+
+    /// `nextResync`: when the next resync is due (meaningless for a period of 0).
+    pub fn next_resync(&self) -> Instant {
+        lock(&self.resync).next
+    }
+}
+
+impl<K> Drop for ProcessorListener<K> {
+    /// Without this, the thread of a listener dropped without `close` would sleep forever.
+    fn drop(&mut self) {
+        self.shared.close();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How many times an idle listener thread yields, looking for a new notification, before it
+/// sleeps.
+const SPINS: usize = 64;
+
+/// The outcome of the previous handler call, recorded with the next lock taken.
+struct Finished {
+    waited: Duration,
+    panicked: bool,
+}
+
+/// The listener's thread: client-go's `processorListener.run` (with `pop`'s buffer hand-over).
+/// Takes one notification at a time under the lock, calls the handler without it, and marks an
+/// initial-list add processed for [`has_synced`](ProcessorListener::has_synced) once the handler
+/// returned. A panicking handler skips its notification, as client-go's `HandleCrash` does;
+/// client-go then pauses one second before the next one, which is left out here because the
+/// pause only keeps a crashing handler from spinning, and would stall a replay.
+fn run<K: 'static>(shared: &Shared<K>, mut handler: Box<dyn ListenerHandler<K>>) {
+    let mut finished: Option<Finished> = None;
+    let mut buffer = shared.lock();
+    loop {
+        if let Some(done) = finished.take() {
+            let stats = &mut buffer.stats;
+            stats.processed += 1;
+            stats.panicked += u64::from(done.panicked);
+            stats.max_waited = stats.max_waited.max(done.waited);
+            buffer.busy = false;
+        }
+        let mut spun = false;
+        let pending = loop {
+            if buffer.closed {
+                return;
+            }
+            if let Some(pending) = buffer.pending.pop_front() {
+                break pending;
+            }
+            if buffer.idle_waiters > 0 {
+                shared.idle.notify_all();
+            }
+            if !spun {
+                // A burst usually continues: look again a few times before sleeping, so that
+                // the distributing side does not pay a futex wake-up per notification.
+                spun = true;
+                let seen = buffer.stats.added;
+                drop(buffer);
+                for _ in 0..SPINS {
+                    if shared.added.load(Ordering::Relaxed) != seen {
+                        break;
+                    }
+                    thread::yield_now();
+                }
+                buffer = shared.lock();
+                continue;
+            }
+            buffer.thread_asleep = true;
+            buffer = shared.ready.wait(buffer).unwrap_or_else(|e| e.into_inner());
+        };
+        buffer.busy = true;
+        buffer.stats.delivered += 1;
+        let depth = buffer.pending.len();
+        drop(buffer);
+
+        let delivery = Delivery {
+            notification: &pending.notification,
+            seq: pending.seq,
+            is_sync: pending.is_sync,
+            added_at: pending.added_at,
+            started_at: shared.clock.now(),
+            depth_at_add: pending.depth_at_add,
+            depth,
+        };
+        let panicked = panic::catch_unwind(AssertUnwindSafe(|| handler.handle(&delivery))).is_err();
+        if panicked {
+            tracing::error!(
+                seq = pending.seq,
+                "an event handler panicked; its notification is skipped"
+            );
+        } else if let Notification::Add {
+            is_in_initial_list: true,
+            ..
+        } = *pending.notification
+        {
+            shared.tracker.finished();
+        }
+        finished = Some(Finished {
+            waited: delivery.waited(),
+            panicked,
+        });
+        drop(pending);
+        buffer = shared.lock();
+    }
+}
+
+#[cfg(test)]
+#[path = "listener_tests.rs"]
+mod tests;

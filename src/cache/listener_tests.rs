@@ -1,0 +1,268 @@
+//! processorListener: buffer, thread, HasSynced, resync due-ness.
+
+use std::sync::atomic::AtomicBool;
+
+use super::*;
+use crate::cache::test_handlers::{DEADLINE, ManualClock, Recorder, upstream};
+use crate::cache::test_objects::cm;
+use crate::object::Object;
+
+fn synced() -> UpstreamSynced {
+    Arc::new(|| true)
+}
+
+fn listener(
+    handler: impl ListenerHandler<Object>,
+    clock: Arc<ManualClock>,
+    upstream: UpstreamSynced,
+) -> Arc<ProcessorListener<Object>> {
+    let now = clock.now();
+    ProcessorListener::new(
+        "test",
+        handler,
+        Duration::ZERO,
+        Duration::ZERO,
+        now,
+        clock,
+        upstream,
+    )
+}
+
+fn update(name: &str, from: u64, to: u64) -> Arc<Notification<Object>> {
+    Arc::new(Notification::Update {
+        old: cm("ns", name, from),
+        new: cm("ns", name, to),
+    })
+}
+
+fn initial_add(name: &str) -> Arc<Notification<Object>> {
+    Arc::new(Notification::Add {
+        obj: cm("ns", name, 1),
+        is_in_initial_list: true,
+    })
+}
+
+/// client-go's `processorListener.add` / `pop` / `run`: while the handler is stuck in a call,
+/// `add` keeps returning and the buffer grows; afterwards every notification is delivered, in
+/// the order added, none merged with another of the same key.
+#[test]
+fn a_slow_handler_lets_the_buffer_grow_and_gets_everything_in_order() {
+    let recorder = Recorder::default();
+    let (handler, mut gate) = recorder.gated();
+    let l = listener(handler, ManualClock::new(), synced());
+    l.start().unwrap();
+    l.add(update("a", 0, 1));
+    assert_eq!(gate.wait_entered(), "update ns/a 0->1");
+    for rv in 1..1000 {
+        l.add(update("a", rv, rv + 1));
+    }
+    let stats = l.stats();
+    assert_eq!((stats.depth, stats.max_depth), (999, 999));
+    assert_eq!(
+        (stats.added, stats.delivered, stats.processed),
+        (1000, 1, 0)
+    );
+    assert!(stats.busy);
+
+    gate.open();
+    gate.release_one();
+    assert!(l.wait_drained(DEADLINE));
+    let expected: Vec<String> = (0..1000)
+        .map(|rv| format!("update ns/a {rv}->{}", rv + 1))
+        .collect();
+    assert_eq!(recorder.lines(), expected);
+    let stats = l.stats();
+    assert_eq!((stats.depth, stats.max_depth), (0, 999));
+    assert_eq!(
+        (stats.delivered, stats.processed, stats.abandoned),
+        (1000, 1000, 0)
+    );
+}
+
+/// The buffer wait of each delivery runs on the listener's clock, from `add` to the start of the
+/// handler call; the depths say what was buffered at either end.
+#[test]
+fn each_delivery_says_how_long_it_waited_and_what_was_buffered() {
+    let clock = ManualClock::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let handler = {
+        let seen = seen.clone();
+        move |d: &Delivery<'_, Object>| {
+            seen.lock()
+                .unwrap()
+                .push((d.waited(), d.depth_at_add, d.depth));
+        }
+    };
+    let l = listener(handler, clock.clone(), synced());
+    l.add(update("a", 1, 2));
+    clock.set(Duration::from_secs(2));
+    l.add(update("a", 2, 3));
+    clock.set(Duration::from_secs(5));
+    // Not started yet: both wait until the thread runs, at t = 5 s.
+    l.start().unwrap();
+    assert!(l.wait_drained(DEADLINE));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            (Duration::from_secs(5), 1, 1),
+            (Duration::from_secs(3), 2, 0)
+        ]
+    );
+    assert_eq!(l.stats().max_waited, Duration::from_secs(5));
+}
+
+/// client-go's `processorListener.HasSynced` (`synctrack.SingleFileTracker`): false until the
+/// informer has synced AND the handler has returned from every initial-list `OnAdd` added; a
+/// handler still inside the last one is not synced. Later notifications do not count.
+#[test]
+fn has_synced_waits_until_the_handler_returned_from_every_initial_add() {
+    let informer_synced = Arc::new(AtomicBool::new(false));
+    let recorder = Recorder::default();
+    let (handler, mut gate) = recorder.gated();
+    let l = listener(handler, ManualClock::new(), upstream(&informer_synced));
+    assert!(!l.has_synced(), "the informer has not synced");
+    l.add(initial_add("a"));
+    l.add(initial_add("b"));
+    informer_synced.store(true, Ordering::SeqCst);
+    assert!(!l.has_synced(), "nothing processed yet");
+
+    l.start().unwrap();
+    assert_eq!(gate.wait_entered(), "add ns/a@1 initial");
+    gate.release_one();
+    assert_eq!(gate.wait_entered(), "add ns/b@1 initial");
+    assert!(
+        !l.has_synced(),
+        "the handler is still inside the last initial OnAdd"
+    );
+    gate.release_one();
+    assert!(l.wait_drained(DEADLINE));
+    assert!(l.has_synced());
+
+    gate.open();
+    l.add(update("a", 1, 2));
+    l.add(Arc::new(Notification::Add {
+        obj: cm("ns", "c", 3),
+        is_in_initial_list: false,
+    }));
+    assert!(l.has_synced(), "only initial-list adds count");
+    assert!(l.wait_drained(DEADLINE));
+}
+
+/// client-go's `processorListener.run` recovers from a panicking handler (`HandleCrash`), skips
+/// that notification and goes on with the next; a skipped initial add never counts as processed.
+#[test]
+fn a_panicking_handler_skips_its_notification_and_goes_on() {
+    let recorder = Recorder::default();
+    let handler = {
+        let mut record = recorder.handler();
+        move |d: &Delivery<'_, Object>| {
+            if d.seq == 7 {
+                panic!("handler bug (expected by the test)");
+            }
+            record.handle(d);
+        }
+    };
+    let l = listener(handler, ManualClock::new(), synced());
+    l.enqueue(initial_add("a"), 7, false, Instant::now());
+    l.enqueue(update("b", 1, 2), 8, false, Instant::now());
+    l.start().unwrap();
+    assert!(l.wait_drained(DEADLINE));
+    assert_eq!(recorder.lines(), ["update ns/b 1->2"]);
+    let stats = l.stats();
+    assert_eq!((stats.processed, stats.panicked), (2, 1));
+    assert!(
+        !l.has_synced(),
+        "the panicked initial add was never processed"
+    );
+}
+
+/// Closing (client-go closes `addCh`) drops what is buffered, unhandled, and ignores later adds.
+#[test]
+fn close_abandons_the_buffer() {
+    let recorder = Recorder::default();
+    let (handler, mut gate) = recorder.gated();
+    let l = listener(handler, ManualClock::new(), synced());
+    l.start().unwrap();
+    for rv in 0..4 {
+        l.add(update("a", rv, rv + 1));
+    }
+    assert_eq!(gate.wait_entered(), "update ns/a 0->1");
+    l.close();
+    l.add(update("a", 9, 10));
+    gate.open();
+    gate.release_one();
+    l.join();
+    assert_eq!(recorder.lines(), ["update ns/a 0->1"]);
+    let stats = l.stats();
+    assert_eq!((stats.abandoned, stats.processed, stats.depth), (3, 1, 0));
+    assert_eq!(stats.added, 4);
+}
+
+/// client-go's `processorListener.shouldResync` and `determineNextResync`: due from exactly one
+/// period after registration (or after the last due check), never with a period of 0.
+#[test]
+fn should_resync_is_due_one_period_after_the_last() {
+    let clock = ManualClock::new();
+    let start = clock.now();
+    let secs = Duration::from_secs;
+    let l = ProcessorListener::<Object>::new(
+        "web",
+        |_: &Delivery<'_, Object>| {},
+        secs(30),
+        secs(30),
+        start,
+        clock.clone(),
+        synced(),
+    );
+    assert!(!l.should_resync(clock.at(secs(29))));
+    assert!(
+        l.should_resync(clock.at(secs(30))),
+        "due at exactly nextResync"
+    );
+    l.determine_next_resync(clock.at(secs(31)));
+    assert_eq!(l.next_resync(), clock.at(secs(61)));
+    assert!(!l.should_resync(clock.at(secs(60))));
+
+    // setResyncPeriod leaves nextResync alone.
+    l.set_resync_period(secs(10));
+    assert_eq!(l.next_resync(), clock.at(secs(61)));
+    assert_eq!(
+        (l.requested_resync_period(), l.resync_period()),
+        (secs(30), secs(10))
+    );
+
+    l.set_resync_period(Duration::ZERO);
+    assert!(
+        !l.should_resync(clock.at(secs(1000))),
+        "a period of 0 is never due"
+    );
+}
+
+/// [`Dispatch`] makes a `ResourceEventHandler` a listener's handler.
+#[test]
+fn dispatch_calls_the_resource_event_handler() {
+    #[derive(Default)]
+    struct Count(Arc<Mutex<(u32, u32, u32)>>);
+    impl ResourceEventHandler<Object> for Count {
+        fn on_add(&mut self, _: &Arc<Object>, _: bool) {
+            self.0.lock().unwrap().0 += 1;
+        }
+        fn on_update(&mut self, _: &Arc<Object>, _: &Arc<Object>) {
+            self.0.lock().unwrap().1 += 1;
+        }
+        fn on_delete(&mut self, _: &crate::cache::DeltaObject<Object>) {
+            self.0.lock().unwrap().2 += 1;
+        }
+    }
+    let count = Count::default();
+    let counts = count.0.clone();
+    let l = listener(Dispatch(count), ManualClock::new(), synced());
+    l.add(initial_add("a"));
+    l.add(update("a", 1, 2));
+    l.add(Arc::new(Notification::Delete {
+        obj: cm("ns", "a", 2).into(),
+    }));
+    l.start().unwrap();
+    assert!(l.wait_drained(DEADLINE));
+    assert_eq!(*counts.lock().unwrap(), (1, 1, 1));
+}

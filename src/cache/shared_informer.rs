@@ -1,0 +1,401 @@
+//! A shared informer's consumer side: client-go's `sharedIndexInformer`
+//! (`tools/cache/shared_informer.go`) as a thin composition of the [`Indexer`], a
+//! [`SharedProcessor`] and a [`ResyncPlan`].
+//!
+//! Each popped batch goes through [`handle_deltas`](SharedInformer::handle_deltas), client-go's
+//! `HandleDeltas`: [`process_deltas`] applies it to the indexer with the informer as the handler,
+//! and the informer's `OnAdd`/`OnUpdate`/`OnDelete` distribute one notification per delta (never a
+//! batch) to every handler's listener, an update flagged as a sync notification when its old and
+//! new resourceVersions are equal. Handlers run on their listeners' threads: the pop returns as
+//! soon as the notifications are buffered, whatever the handlers are doing.
+//!
+//! The Reflector is wired by the caller: give it [`SharedInformer::start`]'s period as its resync
+//! period, and make each resync tick call [`SharedInformer::should_resync`] and resync the queue
+//! only when it says so (client-go passes `sharedProcessor.shouldResync` as the Reflector's
+//! `ShouldResync`).
+
+use std::fmt;
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::object::Object;
+
+use super::controller::{Notification, ResourceEventHandler, process_deltas};
+use super::delta::{DeltaObject, Deltas};
+use super::indexer::Indexer;
+use super::listener::{ListenerHandler, ListenerId, ProcessorListener, UpstreamSynced};
+use super::processor::{Distribution, SharedProcessor};
+use super::reflector::Clock;
+use super::resync_plan::{HandlerResync, ResyncPlan};
+use super::store::CacheObject;
+
+/// What the informer needs to tell a sync notification: the object's `metadata.resourceVersion`.
+pub trait ResourceVersioned {
+    /// `metadata.resourceVersion`, if set.
+    fn resource_version(&self) -> Option<&str>;
+}
+
+impl<K: k8s_openapi::Metadata<Ty = ObjectMeta>> ResourceVersioned for K {
+    fn resource_version(&self) -> Option<&str> {
+        self.metadata().resource_version.as_deref()
+    }
+}
+
+impl ResourceVersioned for Object {
+    fn resource_version(&self) -> Option<&str> {
+        Object::resource_version(self)
+    }
+}
+
+/// Whether an update from `old` to `new` is a sync notification, as client-go's
+/// `sharedIndexInformer.OnUpdate`: their resourceVersions are equal (an unset one reads as `""`,
+/// as Go's accessor returns it). That is a `Sync` (a resync), or a `Replaced` of an object a
+/// relist found unchanged, or any update that did not change the object.
+pub fn is_sync<K: ResourceVersioned + ?Sized>(old: &K, new: &K) -> bool {
+    old.resource_version().unwrap_or("") == new.resource_version().unwrap_or("")
+}
+
+/// Why a handler could not be registered, or the informer not started.
+#[derive(Debug, thiserror::Error)]
+pub enum SharedInformerError {
+    /// client-go's `AddEventHandlerWithResyncPeriod` after the informer stopped.
+    #[error("handler {0:?} was not added: the shared informer has stopped already")]
+    Stopped(String),
+    /// The operating system refused a handler's thread.
+    #[error("could not start an event handler's thread: {0}")]
+    Spawn(#[from] io::Error),
+}
+
+/// A registered handler: client-go's `ResourceEventHandlerRegistration` (the listener itself),
+/// with the resync periods the registration got and the warnings client-go would have logged.
+#[derive(Debug)]
+pub struct Registration<K> {
+    /// The handler's listener: [`has_synced`](ProcessorListener::has_synced), buffer
+    /// [`stats`](ProcessorListener::stats), resync periods.
+    pub listener: Arc<ProcessorListener<K>>,
+    /// The resync decision.
+    pub resync: HandlerResync,
+}
+
+impl<K> Registration<K> {
+    /// client-go's `ResourceEventHandlerRegistration.HasSynced`: the informer has synced and this
+    /// handler has processed every initial-list notification.
+    pub fn has_synced(&self) -> bool {
+        self.listener.has_synced()
+    }
+
+    /// What [`SharedInformer::remove_event_handler`] takes.
+    pub fn id(&self) -> ListenerId {
+        self.listener.id()
+    }
+}
+
+/// `startedLock`'s data.
+struct Lifecycle {
+    /// The resync periods; `plan.is_started()` is client-go's `started`.
+    plan: ResyncPlan,
+    /// Set by `stop`; no handler is added after it.
+    stopped: bool,
+}
+
+/// client-go's `sharedIndexInformer`, minus the Reflector and the queue, which the caller runs.
+///
+/// ```
+/// use std::sync::{Arc, mpsc};
+/// use std::time::Duration;
+/// use kube::api::ApiResource;
+/// use kubectl_deltas::Object;
+/// use kubectl_deltas::cache::reflector::TokioClock;
+/// use kubectl_deltas::cache::{DeltaFifo, Delivery, Indexer, Notification, Queue, SharedInformer};
+///
+/// let pods = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
+/// let pod = |name: &str, rv: &str| {
+///     let mut pod = Object::new(name, &pods).within("default");
+///     pod.meta_mut().resource_version = Some(rv.into());
+///     Arc::new(pod)
+/// };
+///
+/// let informer = SharedInformer::new(Arc::new(Indexer::new()), Duration::ZERO, Arc::new(TokioClock));
+/// let (tx, rx) = mpsc::channel();
+/// let web = informer
+///     .add_event_handler("web", move |d: &Delivery<'_, Object>| {
+///         let kind = match d.notification {
+///             Notification::Add { .. } => "add",
+///             Notification::Update { .. } => "update",
+///             Notification::Delete { .. } => "delete",
+///         };
+///         tx.send((kind, d.is_sync)).unwrap();
+///     })
+///     .unwrap();
+/// let fifo = Arc::new(DeltaFifo::new().known_objects(informer.indexer().clone()));
+/// let synced = fifo.clone();
+/// assert_eq!(informer.start(move || synced.has_synced()).unwrap(), None); // no resync timer
+///
+/// fifo.replace(vec![pod("web-1", "10")], "10"); // the Reflector's list
+/// fifo.replace(vec![pod("web-1", "10")], "11"); // a relist: web-1 unchanged
+/// while fifo
+///     .try_pop_batch(1, &mut |deltas, initial| {
+///         informer.handle_deltas(deltas, initial);
+///     })
+///     .is_some()
+/// {}
+/// assert!(web.listener.wait_drained(Duration::from_secs(60)));
+/// assert!(web.listener.has_synced());
+/// let received: Vec<_> = rx.try_iter().collect();
+/// assert_eq!(received, [("add", false), ("update", true)]);
+/// informer.stop();
+/// ```
+pub struct SharedInformer<K> {
+    indexer: Arc<Indexer<K>>,
+    processor: SharedProcessor<K>,
+    clock: Arc<dyn Clock>,
+    /// `startedLock`. Lock order: `lifecycle`, then `block_deltas`, then the processor's lock.
+    lifecycle: Mutex<Lifecycle>,
+    /// `blockDeltas`: held while a batch is applied and distributed, and while a late handler
+    /// joins, so that a late handler sees each change either in its initial `OnAdd`s or as a
+    /// notification, never both and never neither.
+    block_deltas: Mutex<()>,
+    /// The informer's `HasSynced` (the queue's), set by `start`; false before.
+    upstream: Arc<OnceLock<UpstreamSynced>>,
+}
+
+impl<K> fmt::Debug for SharedInformer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedInformer")
+            .field("indexer", &self.indexer)
+            .field("processor", &self.processor)
+            .field("plan", &lock(&self.lifecycle).plan)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<K> SharedInformer<K>
+where
+    K: CacheObject + ResourceVersioned + Send + Sync + 'static,
+{
+    /// An informer over `indexer` whose own resync period is `resync_period` (the factory's
+    /// default; 0: no resyncs at all, see [`ResyncPlan`]), as `NewSharedIndexInformerWithOptions`.
+    /// `clock` decides resync due-ness and stamps buffer waits, so a replay's virtual clock drives
+    /// both.
+    pub fn new(indexer: Arc<Indexer<K>>, resync_period: Duration, clock: Arc<dyn Clock>) -> Self {
+        SharedInformer {
+            indexer,
+            processor: SharedProcessor::new(clock.clone()),
+            clock,
+            lifecycle: Mutex::new(Lifecycle {
+                plan: ResyncPlan::new(resync_period),
+                stopped: false,
+            }),
+            block_deltas: Mutex::new(()),
+            upstream: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// client-go's `AddEventHandler`: registers `handler` with the informer's default resync
+    /// period.
+    pub fn add_event_handler(
+        &self,
+        name: impl Into<String>,
+        handler: impl ListenerHandler<K>,
+    ) -> Result<Registration<K>, SharedInformerError> {
+        self.register(name.into(), handler, None)
+    }
+
+    /// client-go's `AddEventHandlerWithResyncPeriod` (0: this handler wants no resyncs). The
+    /// period is adjusted by the [`ResyncPlan`] rules; each adjustment is logged as a warning and
+    /// returned in [`Registration::resync`].
+    ///
+    /// Registered after [`start`](SharedInformer::start), the handler first receives an
+    /// `OnAdd` with `is_in_initial_list` set for every object in the cache (in key order; Go
+    /// lists a map, so in no order), and its registration has synced once it processed them.
+    pub fn add_event_handler_with_resync_period(
+        &self,
+        name: impl Into<String>,
+        handler: impl ListenerHandler<K>,
+        resync_period: Duration,
+    ) -> Result<Registration<K>, SharedInformerError> {
+        self.register(name.into(), handler, Some(resync_period))
+    }
+
+    fn register(
+        &self,
+        name: String,
+        handler: impl ListenerHandler<K>,
+        requested: Option<Duration>,
+    ) -> Result<Registration<K>, SharedInformerError> {
+        let mut lifecycle = lock(&self.lifecycle);
+        if lifecycle.stopped {
+            return Err(SharedInformerError::Stopped(name));
+        }
+        let resync = lifecycle.plan.add_handler(requested);
+        for warning in &resync.warnings {
+            tracing::warn!(handler = %name, "{warning}");
+        }
+        if let Some(check) = resync.lowered_check_period {
+            self.processor.resync_check_period_changed(check);
+        }
+        let upstream = self.upstream.clone();
+        let listener = ProcessorListener::new(
+            name,
+            handler,
+            resync.requested,
+            resync.period,
+            self.clock.now(),
+            self.clock.clone(),
+            Arc::new(move || upstream.get().is_some_and(|synced| synced())),
+        );
+        if !lifecycle.plan.is_started() {
+            self.processor.add_listener(listener.clone())?;
+            return Ok(Registration { listener, resync });
+        }
+        let _block = lock(&self.block_deltas);
+        self.processor.add_listener(listener.clone())?;
+        for (_, obj) in self.indexer.entries() {
+            // Added before the registration is returned, so that nobody can see it synced
+            // before its initial adds are counted.
+            listener.add(Arc::new(Notification::Add {
+                obj,
+                is_in_initial_list: true,
+            }));
+        }
+        Ok(Registration { listener, resync })
+    }
+
+    /// client-go's `RemoveEventHandler`: unregisters the handler; if the informer runs, its
+    /// buffered notifications are dropped and its thread ends after the current call. Returns
+    /// whether it was registered.
+    pub fn remove_event_handler(&self, id: ListenerId) -> bool {
+        let _lifecycle = lock(&self.lifecycle);
+        let _block = lock(&self.block_deltas);
+        self.processor.remove_listener(id).is_some()
+    }
+
+    /// The part of client-go's `sharedIndexInformer.Run` that concerns handlers: freezes the
+    /// resync check period, takes `upstream_has_synced` as the informer's `HasSynced` (the
+    /// queue's), and starts every handler's thread. Returns the period the Reflector's resync
+    /// timer must use (its `FullResyncPeriod`), `None` for no timer. A second call changes nothing
+    /// (client-go refuses to run twice).
+    pub fn start(
+        &self,
+        upstream_has_synced: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> Result<Option<Duration>, SharedInformerError> {
+        let mut lifecycle = lock(&self.lifecycle);
+        if lifecycle.plan.is_started() {
+            tracing::warn!("the shared informer has started already; it is not started twice");
+            return Ok(lifecycle.plan.reflector_resync_period());
+        }
+        let _ = self.upstream.set(Arc::new(upstream_has_synced));
+        let period = lifecycle.plan.start();
+        self.processor.start()?;
+        Ok(period)
+    }
+
+    /// client-go's `HandleDeltas`: applies a popped batch to the indexer ([`process_deltas`]) and
+    /// distributes one notification per change, in order, each update flagged by [`is_sync`].
+    /// Returns the distributions, for showing what each handler was given. Call it from the
+    /// queue's pop, so that it runs under the queue's lock as client-go's does.
+    pub fn handle_deltas(
+        &self,
+        deltas: &Deltas<K>,
+        is_in_initial_list: bool,
+    ) -> Vec<Distribution<K>> {
+        let _block = lock(&self.block_deltas);
+        let mut distributor = Distributor {
+            processor: &self.processor,
+            out: Vec::with_capacity(deltas.len()),
+        };
+        process_deltas(&mut distributor, &self.indexer, deltas, is_in_initial_list);
+        distributor.out
+    }
+
+    /// The Reflector's `ShouldResync`, called on each tick of its resync timer:
+    /// [`SharedProcessor::should_resync`] at the informer clock's now.
+    pub fn should_resync(&self) -> bool {
+        self.processor.should_resync(self.clock.now())
+    }
+
+    /// What happens to the informer's handlers when client-go's `Run` returns: no handler can be
+    /// added any more, and the processor stops, abandoning what the handlers had not yet been
+    /// given and waiting for the calls in progress.
+    pub fn stop(&self) {
+        lock(&self.lifecycle).stopped = true;
+        self.processor.stop();
+    }
+}
+
+impl<K> SharedInformer<K> {
+    /// The informer's `HasSynced`: the queue's, once started; false before. Says nothing of the
+    /// handlers: each [`Registration`]'s listener has its own.
+    pub fn has_synced(&self) -> bool {
+        self.upstream.get().is_some_and(|synced| synced())
+    }
+
+    /// The cache.
+    pub fn indexer(&self) -> &Arc<Indexer<K>> {
+        &self.indexer
+    }
+
+    /// The processor and its listeners.
+    pub fn processor(&self) -> &SharedProcessor<K> {
+        &self.processor
+    }
+
+    /// The resync periods as they stand (the check period is final once started).
+    pub fn resync_plan(&self) -> ResyncPlan {
+        lock(&self.lifecycle).plan
+    }
+
+    /// Whether [`start`](SharedInformer::start) was called.
+    pub fn is_started(&self) -> bool {
+        lock(&self.lifecycle).plan.is_started()
+    }
+
+    /// Whether [`stop`](SharedInformer::stop) was called.
+    pub fn is_stopped(&self) -> bool {
+        lock(&self.lifecycle).stopped
+    }
+}
+
+/// The informer as `processDeltas`' handler: client-go's `sharedIndexInformer.OnAdd`, `OnUpdate`
+/// and `OnDelete`, which distribute instead of handling.
+struct Distributor<'a, K> {
+    processor: &'a SharedProcessor<K>,
+    out: Vec<Distribution<K>>,
+}
+
+impl<K: ResourceVersioned> ResourceEventHandler<K> for Distributor<'_, K> {
+    fn on_add(&mut self, obj: &Arc<K>, is_in_initial_list: bool) {
+        let notification = Notification::Add {
+            obj: obj.clone(),
+            is_in_initial_list,
+        };
+        self.out
+            .push(self.processor.distribute(notification, false));
+    }
+
+    fn on_update(&mut self, old: &Arc<K>, new: &Arc<K>) {
+        let sync = is_sync(old.as_ref(), new.as_ref());
+        let notification = Notification::Update {
+            old: old.clone(),
+            new: new.clone(),
+        };
+        self.out.push(self.processor.distribute(notification, sync));
+    }
+
+    fn on_delete(&mut self, obj: &DeltaObject<K>) {
+        let notification = Notification::Delete { obj: obj.clone() };
+        self.out
+            .push(self.processor.distribute(notification, false));
+    }
+}
+
+#[cfg(test)]
+#[path = "shared_informer_tests.rs"]
+mod tests;
