@@ -461,6 +461,17 @@ async fn expired_watch_relists_at_the_last_resource_version() {
     h.stop().await.expect("clean stop");
 }
 
+/// Why the Reflector relisted, in order.
+fn relist_causes(events: &[ReflectorEventKind]) -> Vec<&RelistCause> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ReflectorEventKind::Relist { cause } => Some(cause),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The resourceVersion of every list request and whether it asked for a `limit`.
 fn list_rvs(h: &Harness) -> Vec<(Option<String>, bool)> {
     h.requests(Verb::List)
@@ -592,13 +603,7 @@ async fn missed_deletion_during_a_long_disconnect_with_compaction_becomes_a_tomb
     h.until_consistent().await;
 
     let events = h.events();
-    let relists: Vec<&RelistCause> = events
-        .iter()
-        .filter_map(|e| match e {
-            ReflectorEventKind::Relist { cause } => Some(cause),
-            _ => None,
-        })
-        .collect();
+    let relists = relist_causes(&events);
     assert_eq!(relists, [&RelistCause::WatchExpired], "{events:#?}");
     assert!(events.iter().any(|e| matches!(
         e,
@@ -642,13 +647,7 @@ async fn with_an_explicit_page_size_a_compacted_relist_falls_back_to_a_consisten
     h.until_consistent().await;
 
     let events = h.events();
-    let relists: Vec<&RelistCause> = events
-        .iter()
-        .filter_map(|e| match e {
-            ReflectorEventKind::Relist { cause } => Some(cause),
-            _ => None,
-        })
-        .collect();
+    let relists = relist_causes(&events);
     assert_eq!(
         relists,
         [&RelistCause::WatchExpired, &RelistCause::ListExpired],

@@ -426,19 +426,9 @@ impl<L: ListerWatcher> Machine<L> {
             paging.items.clear();
             return Ok(State::Paging(paging));
         }
-        if (error.is_expired() || error.is_too_large_resource_version())
-            && !paging.requested.is_empty()
-        {
-            // client-go's `Reflector.list`: the resourceVersion is gone (or the server has not
-            // reached it yet), so `isLastSyncResourceVersionUnavailable` is set and the list is
-            // retried at once with `""`, a consistent read, to make progress.
-            self.last_rv_unavailable = true;
-            let cause = if error.is_expired() {
-                RelistCause::ListExpired
-            } else {
-                RelistCause::ListTooLarge
-            };
-            self.publish(ReflectorEventKind::Relist { cause });
+        if !paging.requested.is_empty() && self.rv_unavailable(&error) {
+            // client-go's `Reflector.list` retries at once with `""`, a consistent read, to make
+            // progress.
             return Ok(State::List {
                 resource_version: String::new(),
             });
@@ -446,6 +436,22 @@ impl<L: ListerWatcher> Machine<L> {
         // The list failed: this ListAndWatch ends, and the next starts after a backoff.
         let next = self.relist();
         Ok(self.back_off(Phase::List, error, next))
+    }
+
+    /// client-go's `isExpiredError || isTooLargeResourceVersionError` after a list (or streaming
+    /// list) at a resourceVersion: that resourceVersion is gone, or the server has not reached
+    /// it, so `isLastSyncResourceVersionUnavailable` is set and the caller lists from `""`.
+    fn rv_unavailable(&mut self, error: &SourceError) -> bool {
+        let cause = if error.is_expired() {
+            RelistCause::ListExpired
+        } else if error.is_too_large_resource_version() {
+            RelistCause::ListTooLarge
+        } else {
+            return false;
+        };
+        self.last_rv_unavailable = true;
+        self.publish(ReflectorEventKind::Relist { cause });
+        true
     }
 
     fn watch_timeout(&mut self) -> u32 {
@@ -523,16 +529,7 @@ impl<L: ListerWatcher> Machine<L> {
             };
             return self.back_off(Phase::WatchList, error, next);
         }
-        if (error.is_expired() || error.is_too_large_resource_version())
-            && !req.resource_version.is_empty()
-        {
-            self.last_rv_unavailable = true;
-            let cause = if error.is_expired() {
-                RelistCause::ListExpired
-            } else {
-                RelistCause::ListTooLarge
-            };
-            self.publish(ReflectorEventKind::Relist { cause });
+        if !req.resource_version.is_empty() && self.rv_unavailable(&error) {
             return State::Watch {
                 resource_version: String::new(),
                 send_initial_events: true,
