@@ -68,6 +68,9 @@ pub fn status_line(informers: &[(&str, &InformerStats)], now: SystemTime) -> Str
         let _ = write!(line, " · {}", counts.join(" "));
     }
     let _ = write!(line, " · coalesced {}", all.coalesced);
+    if all.dropped > 0 {
+        let _ = write!(line, " · dropped {}", all.dropped);
+    }
     if let Some(rv) = &all.resource_version {
         let _ = write!(line, " · rv {rv}");
     }

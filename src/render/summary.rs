@@ -46,6 +46,10 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
         format!("{:.2} / {}", s.mean_batch_len(), s.max_batch_len)
     }));
     table.add_row(row("coalesced deltas", &|s| s.coalesced.to_string()));
+    // Only a plain FIFO drops what it queued: a row of zeros would be noise elsewhere.
+    if columns.iter().any(|(_, s)| s.dropped > 0) {
+        table.add_row(row("dropped before a pop", &|s| s.dropped.to_string()));
+    }
     table.add_row(row("max queue depth", &|s| s.max_queue_len.to_string()));
     table.add_row(row("queue wait p50 / p99 / max", &|s| match (
         s.waits.quantile(0.5),
