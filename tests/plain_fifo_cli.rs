@@ -130,3 +130,23 @@ async fn batch_pop_with_the_plain_fifo_is_a_usage_error() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--batch-pop 3 needs --fifo real"), "{err}");
 }
+
+#[tokio::test]
+async fn an_empty_first_list_syncs_the_plain_fifo_at_once() {
+    let header = r#"{"kind":"header","v":1,"resource":{"group":"","version":"v1","kind":"ConfigMap","plural":"configmaps","namespaced":true},"namespace":"default","startedAt":"2026-01-05T10:00:00Z"}"#;
+    let list = r#"{"t":0,"type":"LIST","resourceVersion":"1","items":[]}"#;
+    let added = r#"{"t":10,"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"default","resourceVersion":"2"}}}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.jsonl");
+    std::fs::write(&path, [header, list, added].join("\n") + "\n").unwrap();
+    let (timeline, _) = replay(&path, &["--fifo", "plain", "-q"]).await;
+    let synced = timeline
+        .lines()
+        .position(|l| l.contains("synced: HasSynced after 0 batches"))
+        .unwrap_or_else(|| panic!("never synced: {timeline}"));
+    let added = timeline
+        .lines()
+        .position(|l| l.contains("default/a"))
+        .unwrap_or_else(|| panic!("no batch: {timeline}"));
+    assert!(synced < added, "{timeline}");
+}

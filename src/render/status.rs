@@ -287,4 +287,14 @@ mod tests {
         s.resource_version = Some("1\u{1b}[2J".into());
         assert!(status_line(&[("pods", &s)], now).contains(r"rv 1\u{1b}[2J"));
     }
+
+    #[test]
+    fn the_footer_counts_dropped_objects_once_there_are_some() {
+        let now = SystemTime::UNIX_EPOCH;
+        let mut s = InformerStats::default();
+        assert!(!status_line(&[("pods", &s)], now).contains("dropped"));
+        s.dropped = 2;
+        let line = status_line(&[("pods", &s)], now);
+        assert!(line.contains("· coalesced 0 · dropped 2 ·"), "{line}");
+    }
 }

@@ -169,4 +169,22 @@ mod tests {
         let waits = text.lines().find(|l| l.contains("queue wait")).unwrap();
         assert!(waits.contains(" - "), "{text}");
     }
+
+    #[test]
+    fn dropped_objects_get_a_row_only_when_some_were_dropped() {
+        let none = stats(2, Some(5));
+        assert!(!summary_table(&[("pods", &none)]).contains("dropped"));
+        let mut some = stats(2, Some(5));
+        some.dropped = 3;
+        let text = summary_table(&[("pods", &none), ("configmaps", &some)]);
+        let row = text
+            .lines()
+            .find(|l| l.contains("dropped before a pop"))
+            .unwrap();
+        let cells: Vec<&str> = row
+            .split('┆')
+            .map(|c| c.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+            .collect();
+        assert_eq!(cells, ["dropped before a pop", "0", "3", "3"], "{text}");
+    }
 }

@@ -207,12 +207,11 @@ impl Output {
         self.write(&mut state, |r| r.event(&view));
         // A first list that finds nothing queues nothing (the cache is empty, so there is not even
         // a tombstone), and no batch will be popped to notice the sync by; except in the atomic
-        // queue, whose empty `ReplacedAll` is popped like any other. A plain FIFO's empty first
-        // `replace` populates it and leaves it synced at once, with nothing to pop either.
+        // queue, whose empty `ReplacedAll` is popped like any other.
         if let ReflectorEventKind::ListDone { items: 0, .. } = event.kind
             && !state.synced[index]
             && fifo.kind() != QueueKind::Atomic
-            && (!fifo.stats().populated || fifo.stats().synced)
+            && !fifo.stats().populated
         {
             self.synced(&mut state, index, 0, event.at);
         }
