@@ -1,6 +1,6 @@
 //! The one interface between the Reflector, its queue and the consumer: client-go's `Queue`
 //! (plus `ReflectorBookmarkStore` and `QueueWithBatch`), implemented by the three queues an informer
-//! may run (see `docs/queues.md`):
+//! may run, and by the plain FIFO that older controllers pop (see `docs/queues.md`):
 //!
 //! | [`QueueKind`] | type | client-go |
 //! |---|---|---|

@@ -217,7 +217,8 @@ pub struct InformerArgs {
     pub fifo: FifoKind,
     /// With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go's PopBatch.
     ///
-    /// A DeltaFIFO pop is always one key's deltas, so N > 1 with `--fifo delta` is a usage error.
+    /// A DeltaFIFO pop is always one key's deltas (a FIFO pop one key's object), so N > 1 with
+    /// `--fifo delta` or `--fifo plain` is a usage error.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub batch_pop: u32,
 }
