@@ -268,7 +268,7 @@ _kubectl__deltas() {
                     return 0
                     ;;
                 --fifo)
-                    COMPREPLY=($(compgen -W "delta real atomic" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "delta real atomic plain" -- "${cur}"))
                     return 0
                     ;;
                 --batch-pop)
@@ -366,7 +366,7 @@ _kubectl__deltas() {
                     return 0
                     ;;
                 --fifo)
-                    COMPREPLY=($(compgen -W "delta real atomic" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "delta real atomic plain" -- "${cur}"))
                     return 0
                     ;;
                 --batch-pop)
@@ -440,7 +440,7 @@ _kubectl__deltas() {
                     return 0
                     ;;
                 --fifo)
-                    COMPREPLY=($(compgen -W "delta real atomic" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "delta real atomic plain" -- "${cur}"))
                     return 0
                     ;;
                 --batch-pop)
@@ -538,7 +538,7 @@ _kubectl__deltas() {
                     return 0
                     ;;
                 --fifo)
-                    COMPREPLY=($(compgen -W "delta real atomic" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "delta real atomic plain" -- "${cur}"))
                     return 0
                     ;;
                 --batch-pop)

@@ -57,9 +57,10 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
-atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'"
+atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'
+plain\t'client-go\'s plain FIFO: the latest object per key, no delta types; deletions never popped'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l page-size -d 'Objects per page of every list, relists included, as client-go\'s WatchListPageSize (default: pages of 500, except relists at a resourceVersion, which ask for everything at once so that the watch cache answers with current data)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
@@ -97,9 +98,10 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
-atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'"
+atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'
+plain\t'client-go\'s plain FIFO: the latest object per key, no delta types; deletions never popped'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l page-size -d 'Objects per page of every list, relists included, as client-go\'s WatchListPageSize (default: pages of 500, except relists at a resourceVersion, which ask for everything at once so that the watch cache answers with current data)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
@@ -130,9 +132,10 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
-atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'"
+atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'
+plain\t'client-go\'s plain FIFO: the latest object per key, no delta types; deletions never popped'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l page-size -d 'Objects per page of every list, relists included, as client-go\'s WatchListPageSize (default: pages of 500, except relists at a resourceVersion, which ask for everything at once so that the watch cache answers with current data)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
@@ -164,9 +167,10 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
-atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'"
+atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'
+plain\t'client-go\'s plain FIFO: the latest object per key, no delta types; deletions never popped'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'

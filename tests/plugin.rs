@@ -234,7 +234,7 @@ fn value_enums_complete_in_their_declared_order() {
         ),
         (
             &["watch", "pods", "--fifo", ""],
-            &["delta", "real", "atomic"],
+            &["delta", "real", "atomic", "plain"],
         ),
         (
             &["replay", "rec.jsonl", "--object", ""],

@@ -268,7 +268,9 @@ struct Case {
 /// Replays the case through every queue it lists; reports every queue that differs at once.
 async fn check(case: &Case) {
     let kinds: Vec<QueueKind> = case.expected.iter().map(|(f, _)| f.kind).collect();
-    for kind in QueueKind::ALL {
+    // The informer queues; the plain FIFO, which leaves deleted objects in the indexer, is
+    // `tests/other_stores.rs`'s and `tests/plain_fifo_cli.rs`'s.
+    for kind in [QueueKind::Delta, QueueKind::Real, QueueKind::Atomic] {
         assert!(
             kinds.contains(&kind),
             "{}: no expectation for {kind}",

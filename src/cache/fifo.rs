@@ -31,8 +31,7 @@ use hashbrown::{HashMap, HashSet};
 
 use super::delta::{Delta, DeltaObject, DeltaType, Deltas};
 use super::delta_fifo::{PopError, ProcessError};
-use super::queue::FifoStats;
-use super::queue::PoppedDeltas;
+use super::queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
 use super::reflector::ReflectorStore;
 use super::store::{CacheObject, object_key};
 
@@ -530,6 +529,75 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for Fifo<K> {
 
     fn is_drained(&self) -> bool {
         Fifo::is_empty(self)
+    }
+}
+
+/// The FIFO as an informer's queue (`--fifo plain`): the producer side is the
+/// [`ReflectorStore`] one, so a deletion is applied and never queued; a pop is
+/// [`pop_deltas`](Fifo::pop_deltas)'s one `Sync` delta, whatever `max` asks (a FIFO pop is one
+/// key, as a DeltaFIFO's).
+impl<K: CacheObject + Send + Sync> Queue<K> for Fifo<K> {
+    fn kind(&self) -> QueueKind {
+        QueueKind::Plain
+    }
+
+    fn add(&self, obj: Arc<K>) {
+        Fifo::add(self, obj);
+    }
+
+    fn update(&self, obj: Arc<K>) {
+        Fifo::update(self, obj);
+    }
+
+    fn delete(&self, obj: DeltaObject<K>) -> bool {
+        ReflectorStore::delete(self, obj)
+    }
+
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) {
+        Fifo::replace(self, list, resource_version);
+    }
+
+    fn resync(&self) -> usize {
+        Fifo::resync(self)
+    }
+
+    /// client-go's FIFO is no `ReflectorBookmarkStore`.
+    fn bookmark(&self, _resource_version: &str) {}
+
+    fn close(&self) {
+        Fifo::close(self);
+    }
+
+    fn is_closed(&self) -> bool {
+        Fifo::is_closed(self)
+    }
+
+    fn has_synced(&self) -> bool {
+        Fifo::has_synced(self)
+    }
+
+    fn len(&self) -> usize {
+        Fifo::len(self)
+    }
+
+    fn stats(&self) -> FifoStats {
+        Fifo::stats(self)
+    }
+
+    fn pop_batch(
+        &self,
+        _max: usize,
+        process: &mut dyn FnMut(&Deltas<K>, bool),
+    ) -> Option<PoppedDeltas<K>> {
+        self.pop_deltas(process)
+    }
+
+    fn try_pop_batch(
+        &self,
+        _max: usize,
+        process: &mut dyn FnMut(&Deltas<K>, bool),
+    ) -> Option<PoppedDeltas<K>> {
+        self.try_pop_deltas(process)
     }
 }
 

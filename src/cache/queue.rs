@@ -1,12 +1,13 @@
 //! The one interface between the Reflector, its queue and the consumer: client-go's `Queue`
 //! (plus `ReflectorBookmarkStore` and `QueueWithBatch`), implemented by the three queues an informer
-//! may run (see `docs/queues.md`):
+//! may run, and by the plain FIFO that older controllers pop (see `docs/queues.md`):
 //!
 //! | [`QueueKind`] | type | client-go |
 //! |---|---|---|
 //! | `delta` | [`DeltaFifo`] | `DeltaFIFO`: informers up to v0.32, and later with `InOrderInformers` off |
 //! | `real` | [`RealFifo::new`] | `RealFIFO`: informers since v0.33 (`InOrderInformers`, beta on; GA in 1.36) |
 //! | `atomic` | [`RealFifo::atomic`] | `RealFIFO` with `AtomicEvents` (`AtomicFIFO` gate, beta in 1.36) |
+//! | `plain` | [`Fifo`](super::Fifo) | `FIFO`: one latest object per key, deletions never queued |
 //!
 //! The producer side is what the Reflector calls; the consumer side pops with a `process` function
 //! that runs under the queue lock, so that once [`has_synced`](Queue::has_synced) is true the
@@ -26,6 +27,7 @@ use crate::cache::CacheObject;
 
 use super::delta::{DeltaObject, Deltas};
 use super::delta_fifo::DeltaFifo;
+use super::fifo::Fifo;
 use super::real_fifo::RealFifo;
 use super::store::KnownObjects;
 
@@ -39,18 +41,28 @@ pub enum QueueKind {
     Real,
     /// An atomic [`RealFifo`]: relists, resyncs and bookmarks as single whole-list deltas.
     Atomic,
+    /// The plain [`Fifo`](super::Fifo): the latest object per key, handed out as one `Sync`
+    /// delta; a deletion is never queued.
+    Plain,
 }
 
 impl QueueKind {
     /// Every kind, in declaration order.
-    pub const ALL: [QueueKind; 3] = [QueueKind::Delta, QueueKind::Real, QueueKind::Atomic];
+    pub const ALL: [QueueKind; 4] = [
+        QueueKind::Delta,
+        QueueKind::Real,
+        QueueKind::Atomic,
+        QueueKind::Plain,
+    ];
 
-    /// The short name used on the command line and in output: `delta`, `real`, `atomic`.
+    /// The short name used on the command line and in output: `delta`, `real`, `atomic`,
+    /// `plain`.
     pub fn as_str(self) -> &'static str {
         match self {
             QueueKind::Delta => "delta",
             QueueKind::Real => "real",
             QueueKind::Atomic => "atomic",
+            QueueKind::Plain => "plain",
         }
     }
 
@@ -60,12 +72,13 @@ impl QueueKind {
             QueueKind::Delta => "DeltaFIFO",
             QueueKind::Real => "RealFIFO",
             QueueKind::Atomic => "RealFIFO (AtomicEvents)",
+            QueueKind::Plain => "FIFO",
         }
     }
 
     /// Builds a queue of this kind, as client-go's `newQueueFIFO` does: `known` is the consumer's
     /// store (the [`Indexer`](super::Indexer)), consulted by the DeltaFIFO and the RealFIFO but
-    /// never by the atomic one. `emit_delta_type_replaced` chooses `Replaced` (true, the informer
+    /// never by the atomic one nor the plain FIFO. `emit_delta_type_replaced` chooses `Replaced` (true, the informer
     /// default) or the legacy `Sync` for listed objects; the atomic queue emits `ReplacedAll` either
     /// way.
     pub fn build<K>(
@@ -86,6 +99,7 @@ impl QueueKind {
                 Arc::new(RealFifo::new(known).emit_delta_type_replaced(emit_delta_type_replaced))
             }
             QueueKind::Atomic => Arc::new(RealFifo::atomic()),
+            QueueKind::Plain => Arc::new(Fifo::new()),
         }
     }
 }

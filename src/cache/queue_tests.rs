@@ -1,5 +1,6 @@
-//! What the three queues share: the [`Queue`] interface, and the property that the choice of queue
-//! never changes what the consumer's cache ends up holding.
+//! What the queues share: the [`Queue`] interface, and the property that the choice of informer
+//! queue never changes what the consumer's cache ends up holding (the plain FIFO, which never
+//! delivers a deletion, leaves every live object right and may keep deleted ones).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ fn build_makes_the_queue_its_kind_names() {
         assert_eq!(queue.kind(), kind);
     }
     let names: Vec<String> = QueueKind::ALL.iter().map(ToString::to_string).collect();
-    assert_eq!(names, ["delta", "real", "atomic"]);
+    assert_eq!(names, ["delta", "real", "atomic", "plain"]);
 }
 
 #[test]
@@ -178,8 +179,21 @@ proptest! {
         batch_pop in 1usize..4,
     ) {
         let (calls, truth) = script(ops);
-        for kind in QueueKind::ALL {
+        for kind in [QueueKind::Delta, QueueKind::Real, QueueKind::Atomic] {
             prop_assert_eq!(run(kind, &calls, batch_pop), truth.clone(), "{}", kind);
+        }
+    }
+
+    /// The plain FIFO's consumer never hears of a deletion, so its cache may keep deleted
+    /// objects; every live one is there at its last state all the same.
+    #[test]
+    fn the_plain_fifo_leaves_every_live_object_at_its_last_state(
+        ops in proptest::collection::vec(op(), 1..60),
+    ) {
+        let (calls, truth) = script(ops);
+        let held = run(QueueKind::Plain, &calls, 1);
+        for (key, rv) in &truth {
+            prop_assert_eq!(held.get(key), Some(rv), "{}", key);
         }
     }
 }

@@ -212,12 +212,13 @@ pub struct InformerArgs {
     #[arg(long = "index", value_name = "SPEC")]
     pub indices: Vec<String>,
     /// The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33's
-    /// RealFIFO, or RealFIFO with atomic whole-list deltas (docs/queues.md).
+    /// RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md).
     #[arg(long, value_enum, default_value_t = FifoKind::Delta)]
     pub fifo: FifoKind,
     /// With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go's PopBatch.
     ///
-    /// A DeltaFIFO pop is always one key's deltas, so N > 1 with `--fifo delta` is a usage error.
+    /// A DeltaFIFO pop is always one key's deltas (a FIFO pop one key's object), so N > 1 with
+    /// `--fifo delta` or `--fifo plain` is a usage error.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub batch_pop: u32,
 }
@@ -231,6 +232,8 @@ pub enum FifoKind {
     Real,
     /// RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36).
     Atomic,
+    /// client-go's plain FIFO: the latest object per key, no delta types; deletions never popped.
+    Plain,
 }
 
 impl From<FifoKind> for QueueKind {
@@ -239,6 +242,7 @@ impl From<FifoKind> for QueueKind {
             FifoKind::Delta => QueueKind::Delta,
             FifoKind::Real => QueueKind::Real,
             FifoKind::Atomic => QueueKind::Atomic,
+            FifoKind::Plain => QueueKind::Plain,
         }
     }
 }

@@ -89,6 +89,13 @@ impl QueueChoice {
             ))
             .exit_with(Exit::Usage);
         }
+        if kind == QueueKind::Plain && batch_pop > 1 {
+            return Err(anyhow!(
+                "--batch-pop {batch_pop} needs --fifo real or --fifo atomic: a FIFO pop is always \
+                 one key's latest object (client-go's PopBatch belongs to the RealFIFO)"
+            ))
+            .exit_with(Exit::Usage);
+        }
         Ok(QueueChoice {
             kind,
             batch_pop,

@@ -27,6 +27,9 @@ pub struct InformerStats {
     pub max_queue_len: usize,
     /// Deltas appended to keys that were already queued (a DeltaFIFO's; a RealFIFO merges none).
     pub coalesced: u64,
+    /// Queued objects removed before a pop delivered them (a plain FIFO's; the informer queues
+    /// queue deletions and drop nothing).
+    pub dropped: u64,
     /// Times the Reflector decided to list again (each `relist` event).
     pub relists: u64,
     /// Watches opened.
@@ -81,12 +84,13 @@ impl InformerStats {
         }
     }
 
-    /// Takes the queue's own counters, which see what batches cannot: its peak length and the
-    /// deltas that coalesced.
+    /// Takes the queue's own counters, which see what batches cannot: its peak length, the
+    /// deltas that coalesced and the objects dropped unseen.
     pub fn record_queue(&mut self, fifo: &FifoStats) {
         self.queue_len = fifo.len;
         self.max_queue_len = self.max_queue_len.max(fifo.peak_len);
         self.coalesced = fifo.coalesced;
+        self.dropped = fifo.dropped;
     }
 
     /// Counts one reflector event that happened at `at`.
@@ -185,6 +189,7 @@ impl InformerStats {
             out.queue_len += s.queue_len;
             out.max_queue_len = out.max_queue_len.max(s.max_queue_len);
             out.coalesced += s.coalesced;
+            out.dropped += s.dropped;
             out.relists += s.relists;
             out.watches += s.watches;
             out.bookmarks += s.bookmarks;

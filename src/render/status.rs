@@ -68,6 +68,9 @@ pub fn status_line(informers: &[(&str, &InformerStats)], now: SystemTime) -> Str
         let _ = write!(line, " · {}", counts.join(" "));
     }
     let _ = write!(line, " · coalesced {}", all.coalesced);
+    if all.dropped > 0 {
+        let _ = write!(line, " · dropped {}", all.dropped);
+    }
     if let Some(rv) = &all.resource_version {
         let _ = write!(line, " · rv {rv}");
     }
@@ -283,5 +286,15 @@ mod tests {
         // The resourceVersion is the server's: it cannot drive the terminal.
         s.resource_version = Some("1\u{1b}[2J".into());
         assert!(status_line(&[("pods", &s)], now).contains(r"rv 1\u{1b}[2J"));
+    }
+
+    #[test]
+    fn the_footer_counts_dropped_objects_once_there_are_some() {
+        let now = SystemTime::UNIX_EPOCH;
+        let mut s = InformerStats::default();
+        assert!(!status_line(&[("pods", &s)], now).contains("dropped"));
+        s.dropped = 2;
+        let line = status_line(&[("pods", &s)], now);
+        assert!(line.contains("· coalesced 0 · dropped 2 ·"), "{line}");
     }
 }

@@ -46,6 +46,10 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
         format!("{:.2} / {}", s.mean_batch_len(), s.max_batch_len)
     }));
     table.add_row(row("coalesced deltas", &|s| s.coalesced.to_string()));
+    // Only a plain FIFO drops what it queued: a row of zeros would be noise elsewhere.
+    if columns.iter().any(|(_, s)| s.dropped > 0) {
+        table.add_row(row("dropped before a pop", &|s| s.dropped.to_string()));
+    }
     table.add_row(row("max queue depth", &|s| s.max_queue_len.to_string()));
     table.add_row(row("queue wait p50 / p99 / max", &|s| match (
         s.waits.quantile(0.5),
@@ -164,5 +168,23 @@ mod tests {
         assert!(!text.contains("all"), "{text}");
         let waits = text.lines().find(|l| l.contains("queue wait")).unwrap();
         assert!(waits.contains(" - "), "{text}");
+    }
+
+    #[test]
+    fn dropped_objects_get_a_row_only_when_some_were_dropped() {
+        let none = stats(2, Some(5));
+        assert!(!summary_table(&[("pods", &none)]).contains("dropped"));
+        let mut some = stats(2, Some(5));
+        some.dropped = 3;
+        let text = summary_table(&[("pods", &none), ("configmaps", &some)]);
+        let row = text
+            .lines()
+            .find(|l| l.contains("dropped before a pop"))
+            .unwrap();
+        let cells: Vec<&str> = row
+            .split('┆')
+            .map(|c| c.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+            .collect();
+        assert_eq!(cells, ["dropped before a pop", "0", "3", "3"], "{text}");
     }
 }

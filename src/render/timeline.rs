@@ -81,6 +81,10 @@ pub struct Timeline<W> {
     options: TimelineOptions,
     widths: Widths,
     line: String,
+    /// The informers run a plain FIFO (told by their `InformerStarted`), whose pops carry an
+    /// object and no delta type: their type cell says `object` instead of the `Sync` the adapter
+    /// wraps it in.
+    plain_fifo: bool,
 }
 
 /// Widths of the variable columns, which only grow.
@@ -137,6 +141,7 @@ impl<W: Write> Timeline<W> {
             options,
             widths: Widths::default(),
             line: String::with_capacity(256),
+            plain_fifo: false,
         }
     }
 
@@ -277,7 +282,11 @@ impl<W: Write> Timeline<W> {
         grow(&mut self.widths.key, key.chars().count().min(MAX_KEY_WIDTH));
         self.cell(&key, self.widths.key, Palette::key());
 
-        let runs = type_runs(row.deltas);
+        let runs = if self.plain_fifo {
+            vec![("object".to_owned(), Style::new())]
+        } else {
+            type_runs(row.deltas)
+        };
         let types_len: usize = runs.iter().map(|(t, _)| t.chars().count()).sum::<usize>()
             + runs.len().saturating_sub(1);
         grow(&mut self.widths.types, types_len);
@@ -358,6 +367,7 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         let verbose = self.options.verbose;
         let (text, style) = match view.event {
             Event::InformerStarted { queue, batch_pop } => {
+                self.plain_fifo = queue == QueueKind::Plain;
                 (informer_started(queue, batch_pop), Palette::dim())
             }
             Event::Synced { batches, after } => (
@@ -522,6 +532,7 @@ fn informer_started(queue: QueueKind, batch_pop: usize) -> String {
         QueueKind::Delta => ("DeltaFIFO", "one key".to_owned()),
         QueueKind::Real => ("RealFIFO (InOrderInformers)", deltas_per_pop(batch_pop)),
         QueueKind::Atomic => ("RealFIFO, atomic (AtomicFIFO)", deltas_per_pop(batch_pop)),
+        QueueKind::Plain => ("FIFO, no delta types", "one key".to_owned()),
     };
     format!("queue: {name}, {pop} per pop")
 }
