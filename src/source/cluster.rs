@@ -154,6 +154,13 @@ impl ClusterAccess {
     /// Builds a client. Nothing is sent to the server yet, so an unreachable cluster shows up at the
     /// first request.
     pub async fn connect(&self) -> Result<Connection, AccessError> {
+        self.prepare().await?.connect()
+    }
+
+    /// Reads the configuration a client would be built from, and no more: which server, through
+    /// which proxy, as whom. Enough to find the server's discovery cache without the cost of a
+    /// client (its TLS settings may read every root certificate of the system).
+    pub async fn prepare(&self) -> Result<Prepared, AccessError> {
         let env = ProxyEnv::from_env();
         let (mut config, context, proxy) = match self.load_kubeconfig()? {
             Found::Kubeconfig(kubeconfig) => {
@@ -219,16 +226,9 @@ impl ClusterAccess {
             config.read_timeout = Some(timeout);
             config.reset_reader_on_write = true;
         }
-        let cluster_url = config.cluster_url.to_string();
-        let default_namespace = config.default_namespace.clone();
-        let client = client_without_retry(config).map_err(|source| AccessError::Client {
-            url: cluster_url.clone(),
-            source,
-        })?;
-        Ok(Connection {
-            client,
-            default_namespace,
-            cluster_url,
+        Ok(Prepared {
+            cluster_url: config.cluster_url.to_string(),
+            config,
             context,
             proxy,
         })
@@ -302,6 +302,50 @@ impl ClusterAccess {
             });
         }
         Ok(())
+    }
+}
+
+/// The configuration of a client not built yet ([`ClusterAccess::prepare`]).
+pub struct Prepared {
+    config: Config,
+    /// The API server's URL, without the credentials it may hold.
+    pub cluster_url: String,
+    /// The context used, if a kubeconfig was.
+    pub context: Option<String>,
+    /// The proxy requests go through, if any.
+    pub proxy: Option<Proxy>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("cluster_url", &self.cluster_url)
+            .field("context", &self.context)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Prepared {
+    /// Builds the client.
+    pub fn connect(self) -> Result<Connection, AccessError> {
+        let Prepared {
+            config,
+            cluster_url,
+            context,
+            proxy,
+        } = self;
+        let default_namespace = config.default_namespace.clone();
+        let client = client_without_retry(config).map_err(|source| AccessError::Client {
+            url: cluster_url.clone(),
+            source,
+        })?;
+        Ok(Connection {
+            client,
+            default_namespace,
+            cluster_url,
+            context,
+            proxy,
+        })
     }
 }
 
