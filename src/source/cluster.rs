@@ -329,11 +329,12 @@ impl Prepared {
     /// Builds the client.
     pub fn connect(self) -> Result<Connection, AccessError> {
         let Prepared {
-            config,
+            mut config,
             cluster_url,
             context,
             proxy,
         } = self;
+        without_system_roots_over_http(&mut config);
         let default_namespace = config.default_namespace.clone();
         let client = client_without_retry(config).map_err(|source| AccessError::Client {
             url: cluster_url.clone(),
@@ -346,6 +347,24 @@ impl Prepared {
             context,
             proxy,
         })
+    }
+}
+
+/// kube builds TLS settings for every client, and without a CA in the kubeconfig they trust the
+/// system's roots, which rustls-platform-verifier loads at once: every file of `/etc/ssl/certs`,
+/// milliseconds before the first request. A plain `http://` server (a local test cluster, a
+/// `kubectl proxy`) reached directly or through a plain proxy makes no TLS connection at all, so
+/// it gets an empty set of roots instead.
+fn without_system_roots_over_http(config: &mut Config) {
+    let plain = |uri: &http::Uri| uri.scheme_str() == Some("http");
+    if plain(&config.cluster_url)
+        && config
+            .proxy_url
+            .as_ref()
+            .is_none_or(|p| p.scheme_str() != Some("https"))
+        && config.root_cert.is_none()
+    {
+        config.root_cert = Some(Vec::new());
     }
 }
 
@@ -484,6 +503,30 @@ users:
         access.user = Some("root".into());
         let err = access.connect().await.unwrap_err().to_string();
         assert!(err.contains("available users: dev-user"), "{err}");
+    }
+
+    #[test]
+    fn system_roots_are_skipped_only_where_no_tls_is_made() {
+        let roots = |server: &str, proxy: Option<&str>| {
+            let mut config = Config::new(server.parse().unwrap());
+            config.proxy_url = proxy.map(|p| p.parse().unwrap());
+            without_system_roots_over_http(&mut config);
+            config.root_cert.is_some()
+        };
+        assert!(roots("http://127.0.0.1:8001", None));
+        assert!(roots(
+            "http://127.0.0.1:8001",
+            Some("http://127.0.0.1:3128")
+        ));
+        assert!(!roots("https://127.0.0.1:6443", None));
+        assert!(!roots(
+            "http://127.0.0.1:8001",
+            Some("https://127.0.0.1:3128")
+        ));
+        let mut with_ca = Config::new("http://127.0.0.1:8001".parse().unwrap());
+        with_ca.root_cert = Some(vec![b"a CA".to_vec()]);
+        without_system_roots_over_http(&mut with_ca);
+        assert_eq!(with_ca.root_cert, Some(vec![b"a CA".to_vec()]));
     }
 
     #[tokio::test]
