@@ -141,7 +141,7 @@ impl DiscoveryCache {
             tracing::debug!(path = %path.display(), "the discovery cache is stale");
             return None;
         }
-        tracing::debug!(path = %path.display(), age = ?age, "discovery from the cache");
+        tracing::debug!(path = %path.display(), age_secs = age.as_secs(), "discovery from the cache");
         Some(ResourceCatalog {
             resources: file.resources,
             preferred_versions: file.preferred_versions,
