@@ -11,6 +11,17 @@
 //! `cargo bench --bench sync -- index` measures issue #5's one-shot query instead: the plain fetch
 //! again, then `kubectl-deltas index …` from start to exit (list, drain into the Indexer, answer),
 //! with its peak RSS.
+//!
+//! `cargo bench --bench sync -- startup` measures issue #18's whole-process start: 5000
+//! ConfigMaps of ~1.5 KiB, `curl` fetching the list against `kubectl-deltas watch … --until-synced`
+//! with a cold and a warm discovery cache (and the discovery requests each made), its peak RSS,
+//! and `__complete` answering resource names from the cache.
+//!
+//! `SYNC_BENCH_HOLD=1 cargo bench --bench sync -- startup` serves those objects and waits for
+//! Ctrl-C instead, printing the kubeconfig to point the binary at (to profile it by hand).
+//!
+//! Every binary run gets a discovery cache of its own (`KUBECACHEDIR`, which older builds
+//! ignore), never the user's `~/.kube/cache`.
 
 // The binary's allocator, so that the figures are the binary's.
 #[cfg(feature = "jemalloc")]
@@ -150,9 +161,10 @@ async fn library_sync(server: &FakeApiServer) -> (Duration, usize) {
 /// the parent's high-water mark (this process, holding the fake server's objects) into the child's.
 fn binary_sync(kubeconfig: &std::path::Path) -> (Duration, u64) {
     use std::io::{BufRead, BufReader};
+    let cache = tempfile::tempdir().unwrap();
     let started = Instant::now();
     let mut child = common::spawn(
-        Command::new(common::release_binary())
+        binary_in(cache.path())
             .args(["watch", "configmaps", "-o", "jsonl", "--object", "none"])
             .args(["--consistent-list", "--page-size", &PAGE.to_string()])
             .arg("--kubeconfig")
@@ -179,9 +191,10 @@ fn binary_sync(kubeconfig: &std::path::Path) -> (Duration, u64) {
 /// why not `getrusage`); the cache is long built by the last sample and only the answer is written.
 fn binary_index(kubeconfig: &std::path::Path, args: &[&str]) -> (Duration, u64, usize) {
     use std::io::{BufRead, BufReader};
+    let cache = tempfile::tempdir().unwrap();
     let started = Instant::now();
     let mut child = common::spawn(
-        Command::new(common::release_binary())
+        binary_in(cache.path())
             .arg("index")
             .args(args)
             .args(["--consistent-list", "--page-size", &PAGE.to_string()])
@@ -252,6 +265,262 @@ async fn index_bench(server: &FakeApiServer, kubeconfig: &std::path::Path) {
     }
 }
 
+/// A ConfigMap of about 1.5 KiB in namespace `perf`, issue #18's size: [`object`]'s shape with
+/// 8 data keys instead of 12.
+fn small_object(i: usize) -> Value {
+    let mut object = object(i);
+    object["metadata"]["namespace"] = json!("perf");
+    let data: serde_json::Map<String, Value> = (0..8)
+        .map(|k| {
+            (
+                format!("setting-{k}.properties"),
+                Value::String(format!("{i:08}-{k:02}-").repeat(11)),
+            )
+        })
+        .collect();
+    object["data"] = Value::Object(data);
+    object
+}
+
+/// The binary (or `KUBECTL_DELTAS_BIN`) with its discovery cache (and an older build's
+/// completion cache) in `cache`, never the user's.
+fn binary_in(cache: &std::path::Path) -> Command {
+    let mut command = Command::new(common::release_binary());
+    command
+        .env_remove("KUBECONFIG")
+        .env("KUBECACHEDIR", cache.join("kube"))
+        .env("XDG_CACHE_HOME", cache)
+        .stdin(Stdio::null());
+    command
+}
+
+/// `curl` fetching the whole list as the binary's first request asks for it (`resourceVersion=0`,
+/// answered from the watch cache in one piece): wall time and bytes.
+fn curl_fetch(url: &str) -> (Duration, usize) {
+    let started = Instant::now();
+    let out = Command::new("curl")
+        .args(["-sS", "-o", "/dev/null", "-w", "%{size_download}"])
+        .args([
+            "-H",
+            &format!("Authorization: Bearer {}", support::fake_apiserver::TOKEN),
+        ])
+        .arg(format!(
+            "{url}/api/v1/namespaces/perf/configmaps?limit={PAGE}&resourceVersion=0"
+        ))
+        .output()
+        .expect("curl runs (the startup bench compares against it)");
+    let elapsed = started.elapsed();
+    assert!(out.status.success(), "curl failed");
+    let bytes = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    (elapsed, bytes)
+}
+
+/// One whole-process run of the binary.
+struct Run {
+    /// From the start to the `synced` line: HasSynced, as the output reports it.
+    synced: Duration,
+    /// From the start to the exit.
+    exited: Duration,
+    /// Peak RSS, bytes.
+    peak: u64,
+}
+
+/// `watch configmaps -n perf -o jsonl --object none --until-synced`, start to exit.
+fn binary_until_synced(kubeconfig: &std::path::Path, cache: &std::path::Path) -> Run {
+    use std::io::{BufRead, BufReader};
+    let started = Instant::now();
+    let mut child = common::spawn(
+        binary_in(cache)
+            .args(["watch", "configmaps", "-n", "perf", "-o", "jsonl"])
+            .args(["--object", "none", "--until-synced"])
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    );
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut synced = None;
+        for line in stdout.lines() {
+            if synced.is_none() && line.expect("output").contains(r#""event":"synced""#) {
+                synced = Some(started.elapsed());
+            }
+        }
+        synced.expect("a synced line")
+    });
+    let (succeeded, peak) = common::wait_with_peak(&mut child);
+    let exited = started.elapsed();
+    assert!(succeeded, "kubectl-deltas watch failed");
+    Run {
+        synced: reader.join().unwrap(),
+        exited,
+        peak,
+    }
+}
+
+/// `__complete -- watch --kubeconfig K ""`, as a shell's TAB runs it: wall time and how many
+/// resource names it offered.
+fn complete_resources(kubeconfig: &std::path::Path, cache: &std::path::Path) -> (Duration, usize) {
+    let started = Instant::now();
+    let out = binary_in(cache)
+        .args(["__complete", "--", "watch", "--kubeconfig"])
+        .arg(kubeconfig)
+        .arg("")
+        .stdout(Stdio::piped())
+        .output()
+        .expect("the binary runs");
+    let elapsed = started.elapsed();
+    let candidates = String::from_utf8_lossy(&out.stdout).lines().count() - 1;
+    (elapsed, candidates)
+}
+
+/// `cargo bench --bench sync -- startup`: issue #18's whole-process figures, runs interleaved.
+async fn startup_bench(server: &FakeApiServer, kubeconfig: &std::path::Path) {
+    let runs = std::env::var("SYNC_BENCH_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(9usize)
+        .max(1);
+    let discovery_requests = || {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.verb == support::fake_apiserver::Verb::Discovery)
+            .count()
+    };
+    let warm = tempfile::tempdir().unwrap();
+    let (mut curl, mut cold, mut warm_runs, mut completion) = (vec![], vec![], vec![], vec![]);
+    let (mut bytes, mut cold_discovery, mut warm_discovery, mut candidates) = (0, 0, 0, 0);
+    // Fills the warm cache (and the server's page building).
+    let kubeconfig = kubeconfig.to_owned();
+    let url = server.url();
+    let k = kubeconfig.clone();
+    let warm_path = warm.path().to_owned();
+    tokio::task::spawn_blocking(move || binary_until_synced(&k, &warm_path))
+        .await
+        .unwrap();
+    for _ in 0..runs {
+        let url = url.clone();
+        let fetched = tokio::task::spawn_blocking(move || curl_fetch(&url))
+            .await
+            .unwrap();
+        curl.push(fetched.0);
+        bytes = fetched.1;
+
+        let cold_cache = tempfile::tempdir().unwrap();
+        let before = discovery_requests();
+        let (k, path) = (kubeconfig.clone(), cold_cache.path().to_owned());
+        cold.push(
+            tokio::task::spawn_blocking(move || binary_until_synced(&k, &path))
+                .await
+                .unwrap(),
+        );
+        cold_discovery = discovery_requests() - before;
+
+        let before = discovery_requests();
+        let (k, path) = (kubeconfig.clone(), warm.path().to_owned());
+        warm_runs.push(
+            tokio::task::spawn_blocking(move || binary_until_synced(&k, &path))
+                .await
+                .unwrap(),
+        );
+        warm_discovery = discovery_requests() - before;
+
+        let (k, path) = (kubeconfig.clone(), warm.path().to_owned());
+        let (elapsed, offered) = tokio::task::spawn_blocking(move || complete_resources(&k, &path))
+            .await
+            .unwrap();
+        completion.push(elapsed);
+        candidates = offered;
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let spread = |mut v: Vec<Duration>| {
+        v.sort();
+        (v[v.len() / 2], v[0], v[v.len() - 1])
+    };
+    let peaks = |v: &[Run]| {
+        let mut p: Vec<u64> = v.iter().map(|r| r.peak).collect();
+        p.sort();
+        (p[p.len() / 2], p[0], p[p.len() - 1])
+    };
+    // Each binary run against the curl run just before it: drift in the machine's speed cancels.
+    let paired = |runs: &[Run], to: fn(&Run) -> Duration| {
+        let mut ratios: Vec<f64> = runs
+            .iter()
+            .zip(&curl)
+            .map(|(run, curl)| to(run).as_secs_f64() / curl.as_secs_f64())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios[ratios.len() / 2]
+    };
+    let paired_ratios: Vec<(f64, f64)> = [&cold, &warm_runs]
+        .iter()
+        .map(|runs| (paired(runs, |r| r.synced), paired(runs, |r| r.exited)))
+        .collect();
+    let (curl_median, curl_min, curl_max) = spread(curl);
+    println!(
+        "objects: {}, list JSON: {:.1} MiB ({} bytes/object), {runs} interleaved runs, median (min–max)",
+        objects_for_startup(),
+        mib(bytes as u64),
+        bytes / objects_for_startup()
+    );
+    println!(
+        "curl, the list in one request:        {:>6.1} ms ({:.1}–{:.1})",
+        ms(curl_median),
+        ms(curl_min),
+        ms(curl_max)
+    );
+    for ((what, runs, discovery), (synced_ratio, exit_ratio)) in [
+        ("cold", &cold, cold_discovery),
+        ("warm", &warm_runs, warm_discovery),
+    ]
+    .into_iter()
+    .zip(paired_ratios)
+    {
+        let (peak, peak_min, peak_max) = peaks(runs);
+        println!(
+            "binary, {what} discovery cache: {discovery} discovery requests, peak RSS {:.1} MiB \
+             ({:.1}–{:.1})",
+            mib(peak),
+            mib(peak_min),
+            mib(peak_max),
+        );
+        for (to, times, ratio) in [
+            (
+                "synced",
+                runs.iter().map(|r| r.synced).collect::<Vec<_>>(),
+                synced_ratio,
+            ),
+            ("exit", runs.iter().map(|r| r.exited).collect(), exit_ratio),
+        ] {
+            let (median, min, max) = spread(times);
+            println!(
+                "  start to {to:<6}                     {:>6.1} ms ({:.1}–{:.1}) = {:.2}× curl's \
+                 median; run by run {ratio:.2}× (median)",
+                ms(median),
+                ms(min),
+                ms(max),
+                median.as_secs_f64() / curl_median.as_secs_f64(),
+            );
+        }
+    }
+    let (median, min, max) = spread(completion);
+    println!(
+        "__complete resource names, warm cache: {:>5.1} ms ({:.1}–{:.1}), {candidates} names",
+        ms(median),
+        ms(min),
+        ms(max)
+    );
+}
+
+/// `SYNC_BENCH_OBJECTS` overrides it for the startup bench too.
+fn objects_for_startup() -> usize {
+    std::env::var("SYNC_BENCH_OBJECTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5000)
+}
+
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
@@ -269,6 +538,22 @@ fn main() {
         .unwrap();
     runtime.block_on(async {
         let server = FakeApiServer::start().await;
+        if std::env::args().any(|a| a == "startup") {
+            server.create("namespaces", json!({"metadata": {"name": "perf"}}));
+            for i in 0..objects_for_startup() {
+                server.create("configmaps", small_object(i));
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let kubeconfig = server.write_kubeconfig(dir.path());
+            if std::env::var_os("SYNC_BENCH_HOLD").is_some() {
+                // To profile the binary by hand against the same server.
+                println!("serving; kubeconfig: {}", kubeconfig.display());
+                tokio::signal::ctrl_c().await.unwrap();
+                return;
+            }
+            startup_bench(&server, &kubeconfig).await;
+            return;
+        }
         for i in 0..objects() {
             server.create("configmaps", object(i));
         }

@@ -193,7 +193,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__index)
-            opts="-o -q -n -A -l -v -h --by --value --keys-only --replay --output --fail-empty --show-secret-data --quiet --kubeconfig --context --cluster --user --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
+            opts="-o -q -n -A -l -v -h --by --value --keys-only --replay --output --fail-empty --show-secret-data --quiet --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -233,6 +233,13 @@ _kubectl__deltas() {
                     ;;
                 --user)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cache-dir)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --namespace)
@@ -299,7 +306,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__record)
-            opts="-f -q -n -A -l -v -h --file --force --quiet --show-secret-data --duration --kubeconfig --context --cluster --user --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
+            opts="-f -q -n -A -l -v -h --file --force --quiet --show-secret-data --duration --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -331,6 +338,13 @@ _kubectl__deltas() {
                     ;;
                 --user)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cache-dir)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --namespace)
@@ -459,7 +473,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__watch)
-            opts="-o -q -n -A -l -v -h --output --object --show-secret-data --since-now --until-synced --max-batches --handler-delay --query --quiet --kubeconfig --context --cluster --user --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
+            opts="-o -q -n -A -l -v -h --output --object --show-secret-data --since-now --until-synced --max-batches --handler-delay --query --quiet --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -503,6 +517,13 @@ _kubectl__deltas() {
                     ;;
                 --user)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cache-dir)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --namespace)

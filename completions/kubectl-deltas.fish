@@ -51,6 +51,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l cluster -d 'The kubeconfig cluster to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l user -d 'The kubeconfig user to use' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l cache-dir -d 'Directory of the discovery cache, as kubectl\'s (default: $KUBECACHEDIR, then ~/.kube/cache). What the server serves is kept there for 6 hours, per server' -r -f -a "(__fish_complete_directories)"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s n -l namespace -d 'Namespace to watch (default: the context\'s namespace, then `default`)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`, `env in (prod,staging)`, `!canary`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l field-selector -d 'Field selector, e.g. `status.phase=Running` (=, == and != only)' -r
@@ -92,6 +93,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l cluster -d 'The kubeconfig cluster to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l user -d 'The kubeconfig user to use' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l cache-dir -d 'Directory of the discovery cache, as kubectl\'s (default: $KUBECACHEDIR, then ~/.kube/cache). What the server serves is kept there for 6 hours, per server' -r -f -a "(__fish_complete_directories)"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s n -l namespace -d 'Namespace to watch (default: the context\'s namespace, then `default`)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`, `env in (prod,staging)`, `!canary`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l field-selector -d 'Field selector, e.g. `status.phase=Running` (=, == and != only)' -r
@@ -126,6 +128,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l cluster -d 'The kubeconfig cluster to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l user -d 'The kubeconfig user to use' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l cache-dir -d 'Directory of the discovery cache, as kubectl\'s (default: $KUBECACHEDIR, then ~/.kube/cache). What the server serves is kept there for 6 hours, per server' -r -f -a "(__fish_complete_directories)"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s n -l namespace -d 'Namespace to watch (default: the context\'s namespace, then `default`)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`, `env in (prod,staging)`, `!canary`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l field-selector -d 'Field selector, e.g. `status.phase=Running` (=, == and != only)' -r

@@ -246,6 +246,21 @@ async fn discovery_parses_and_matches_fixture_shapes() {
             keys(&real["items"][0]["versions"][0])
         );
     }
+
+    // A server before 1.26 answers the legacy documents whatever the Accept header asks for.
+    server.set_aggregated_discovery(false);
+    for (path, kind) in [("/api", "APIVersions"), ("/apis", "APIGroupList")] {
+        let raw = raw_get(&server, path, accept).await;
+        assert!(
+            raw.head
+                .lines()
+                .any(|l| l.trim() == "content-type: application/json"),
+            "{}",
+            raw.head
+        );
+        let legacy: Value = serde_json::from_str(&raw.body).unwrap();
+        assert_eq!(legacy["kind"], kind);
+    }
 }
 
 #[tokio::test]

@@ -156,6 +156,7 @@ async fn run(kubeconfig: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .env_remove("KUBECONFIG")
         .env_remove("RUST_BACKTRACE")
         .env_remove("COLUMNS")
+        .env("KUBECACHEDIR", support::binary::NO_CACHE_DIR)
         .env("NO_COLOR", "1")
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
@@ -1102,6 +1103,7 @@ async fn a_closed_pipe_ends_a_large_answer_quietly_with_exit_0() {
             .arg(&cluster.kubeconfig)
             .env_remove("KUBECONFIG")
             .env_remove("RUST_BACKTRACE")
+            .env("KUBECACHEDIR", support::binary::NO_CACHE_DIR)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let out = tokio::task::spawn_blocking(move || {

@@ -28,6 +28,8 @@ fn command(program: impl AsRef<std::ffi::OsStr>, cache: &Path) -> Command {
         .env_remove("RUST_LOG")
         .env("XDG_CACHE_HOME", cache)
         .env("HOME", cache)
+        // The discovery cache in the default place, `$HOME/.kube/cache`.
+        .env_remove("KUBECACHEDIR")
         // The default half second is for people at a shell; a loaded test machine needs longer.
         .env("KUBECTL_DELTAS_COMPLETION_TIMEOUT", "20s");
     cmd
@@ -417,7 +419,14 @@ async fn resources_and_namespaces_come_from_the_cluster_and_are_cached() {
     let files = std::fs::read_dir(cache.path().join("kubectl-deltas/completion"))
         .unwrap()
         .count();
-    assert_eq!(files, 2, "one file for resources, one for namespaces");
+    assert_eq!(files, 1, "namespaces");
+    // Resource names come from the discovery cache the commands use, kubectl's place for it.
+    let discovery = cache
+        .path()
+        .join(".kube/cache/discovery")
+        .join(server.url().trim_start_matches("http://").replace(':', "_"))
+        .join("kubectl-deltas_catalog.json");
+    assert!(discovery.is_file(), "{}", discovery.display());
 }
 
 fn path_str(path: &Path) -> String {

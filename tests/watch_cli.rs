@@ -25,6 +25,7 @@ fn command(kubeconfig: &Path, args: &[&str]) -> Command {
         .arg(kubeconfig)
         .env_remove("KUBECONFIG")
         .env_remove("RUST_BACKTRACE")
+        .env("KUBECACHEDIR", support::binary::NO_CACHE_DIR)
         .env("NO_COLOR", "1");
     cmd
 }

@@ -276,6 +276,7 @@ async fn piping_into_head_prints_three_lines_and_exits_0_quietly() {
             .arg(&kubeconfig)
             .env_remove("KUBECONFIG")
             .env_remove("RUST_BACKTRACE")
+            .env("KUBECACHEDIR", support::binary::NO_CACHE_DIR)
             .env("NO_COLOR", "1")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

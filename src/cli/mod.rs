@@ -180,6 +180,10 @@ pub struct AccessArgs {
     /// The kubeconfig user to use.
     #[arg(long, value_name = "NAME")]
     pub user: Option<String>,
+    /// Directory of the discovery cache, as kubectl's (default: $KUBECACHEDIR, then
+    /// ~/.kube/cache). What the server serves is kept there for 6 hours, per server.
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::DirPath)]
+    pub cache_dir: Option<PathBuf>,
     /// Namespace to watch (default: the context's namespace, then `default`).
     #[arg(short, long, value_name = "NAME", value_parser = parse_namespace)]
     pub namespace: Option<String>,

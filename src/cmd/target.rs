@@ -2,7 +2,7 @@
 //! mapped to exit codes (unknown resource: usage; unreachable, unauthorized: cluster access).
 
 use kubectl_deltas::source::cluster::{ClusterAccess, Connection};
-use kubectl_deltas::source::discovery::{ResourceCatalog, ResourceInfo};
+use kubectl_deltas::source::discovery::{CachedResolveError, DiscoveryCache, ResourceInfo};
 
 use crate::cli::AccessArgs;
 use crate::cli::exit::{Exit, WithExit};
@@ -54,7 +54,8 @@ pub async fn resolve(access: &AccessArgs, arg: &str) -> anyhow::Result<Target> {
     Ok(targets.remove(0))
 }
 
-/// Connects and reads discovery once, then resolves every one of `args` (`deploy`, `rs`, `po`).
+/// Connects and reads discovery once (from the discovery cache when it is fresh), then resolves
+/// every one of `args` (`deploy`, `rs`, `po`).
 pub async fn resolve_all(
     access: &AccessArgs,
     args: &[impl AsRef<str>],
@@ -64,9 +65,11 @@ pub async fn resolve_all(
         .connect()
         .await
         .exit_with(Exit::ClusterAccess)?;
-    let catalog = ResourceCatalog::discover(&connection.client)
-        .await
-        .map_err(|error| {
+    let cache = DiscoveryCache::new(access.cache_dir.as_deref(), &connection.cluster_url);
+    let resources = match cache.resolve_watchable(&connection.client, args).await {
+        Ok(resources) => resources,
+        Err(CachedResolveError::Resolve(error)) => return Err(error).exit_with(Exit::Usage),
+        Err(CachedResolveError::Discovery(error)) => {
             let what = format!(
                 "cannot read the API resources of the cluster at {}",
                 connection.cluster_url
@@ -91,14 +94,11 @@ pub async fn resolve_all(
                 ),
                 (None, None, _) => what,
             };
-            anyhow::Error::new(error).context(context)
-        })
-        .exit_with(Exit::ClusterAccess)?;
+            return Err(anyhow::Error::new(error).context(context)).exit_with(Exit::ClusterAccess);
+        }
+    };
     let mut targets: Vec<Target> = Vec::with_capacity(args.len());
-    for arg in args {
-        let resource = catalog
-            .resolve_watchable(arg.as_ref())
-            .exit_with(Exit::Usage)?;
+    for resource in resources {
         // `po,pods`: one informer per resource, as a shared informer factory keeps.
         if targets.iter().any(|t| t.resource == resource) {
             continue;

@@ -154,6 +154,13 @@ impl ClusterAccess {
     /// Builds a client. Nothing is sent to the server yet, so an unreachable cluster shows up at the
     /// first request.
     pub async fn connect(&self) -> Result<Connection, AccessError> {
+        self.prepare().await?.connect()
+    }
+
+    /// Reads the configuration a client would be built from, and no more: which server, through
+    /// which proxy, as whom. Enough to find the server's discovery cache without the cost of a
+    /// client (its TLS settings may read every root certificate of the system).
+    pub async fn prepare(&self) -> Result<Prepared, AccessError> {
         let env = ProxyEnv::from_env();
         let (mut config, context, proxy) = match self.load_kubeconfig()? {
             Found::Kubeconfig(kubeconfig) => {
@@ -219,16 +226,9 @@ impl ClusterAccess {
             config.read_timeout = Some(timeout);
             config.reset_reader_on_write = true;
         }
-        let cluster_url = config.cluster_url.to_string();
-        let default_namespace = config.default_namespace.clone();
-        let client = client_without_retry(config).map_err(|source| AccessError::Client {
-            url: cluster_url.clone(),
-            source,
-        })?;
-        Ok(Connection {
-            client,
-            default_namespace,
-            cluster_url,
+        Ok(Prepared {
+            cluster_url: config.cluster_url.to_string(),
+            config,
             context,
             proxy,
         })
@@ -302,6 +302,69 @@ impl ClusterAccess {
             });
         }
         Ok(())
+    }
+}
+
+/// The configuration of a client not built yet ([`ClusterAccess::prepare`]).
+pub struct Prepared {
+    config: Config,
+    /// The API server's URL, without the credentials it may hold.
+    pub cluster_url: String,
+    /// The context used, if a kubeconfig was.
+    pub context: Option<String>,
+    /// The proxy requests go through, if any.
+    pub proxy: Option<Proxy>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("cluster_url", &self.cluster_url)
+            .field("context", &self.context)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Prepared {
+    /// Builds the client.
+    pub fn connect(self) -> Result<Connection, AccessError> {
+        let Prepared {
+            mut config,
+            cluster_url,
+            context,
+            proxy,
+        } = self;
+        without_system_roots_over_http(&mut config);
+        let default_namespace = config.default_namespace.clone();
+        let client = client_without_retry(config).map_err(|source| AccessError::Client {
+            url: cluster_url.clone(),
+            source,
+        })?;
+        Ok(Connection {
+            client,
+            default_namespace,
+            cluster_url,
+            context,
+            proxy,
+        })
+    }
+}
+
+/// kube builds TLS settings for every client, and without a CA in the kubeconfig they trust the
+/// system's roots, which rustls-platform-verifier loads at once: every file of `/etc/ssl/certs`,
+/// milliseconds before the first request. A plain `http://` server (a local test cluster, a
+/// `kubectl proxy`) reached directly or through a plain proxy makes no TLS connection at all, so
+/// it gets an empty set of roots instead.
+fn without_system_roots_over_http(config: &mut Config) {
+    let plain = |uri: &http::Uri| uri.scheme_str() == Some("http");
+    if plain(&config.cluster_url)
+        && config
+            .proxy_url
+            .as_ref()
+            .is_none_or(|p| p.scheme_str() != Some("https"))
+        && config.root_cert.is_none()
+    {
+        config.root_cert = Some(Vec::new());
     }
 }
 
@@ -440,6 +503,30 @@ users:
         access.user = Some("root".into());
         let err = access.connect().await.unwrap_err().to_string();
         assert!(err.contains("available users: dev-user"), "{err}");
+    }
+
+    #[test]
+    fn system_roots_are_skipped_only_where_no_tls_is_made() {
+        let roots = |server: &str, proxy: Option<&str>| {
+            let mut config = Config::new(server.parse().unwrap());
+            config.proxy_url = proxy.map(|p| p.parse().unwrap());
+            without_system_roots_over_http(&mut config);
+            config.root_cert.is_some()
+        };
+        assert!(roots("http://127.0.0.1:8001", None));
+        assert!(roots(
+            "http://127.0.0.1:8001",
+            Some("http://127.0.0.1:3128")
+        ));
+        assert!(!roots("https://127.0.0.1:6443", None));
+        assert!(!roots(
+            "http://127.0.0.1:8001",
+            Some("https://127.0.0.1:3128")
+        ));
+        let mut with_ca = Config::new("http://127.0.0.1:8001".parse().unwrap());
+        with_ca.root_cert = Some(vec![b"a CA".to_vec()]);
+        without_system_roots_over_http(&mut with_ca);
+        assert_eq!(with_ca.root_cert, Some(vec![b"a CA".to_vec()]));
     }
 
     #[tokio::test]

@@ -1,21 +1,32 @@
 //! Resource discovery and kubectl-compatible resolution of resource arguments.
 //!
 //! `kubectl deltas po` must mean exactly what `kubectl get po` means. kubectl builds a RESTMapper
-//! from legacy discovery (`/api`, `/api/<v>`, `/apis`, `/apis/<g>/<v>`) and resolves its argument
-//! through cli-runtime's `Builder.mappingFor`, the `shortcutExpander` (client-go
-//! `restmapper/shortcut.go`) and the `PriorityRESTMapper` that `NewDiscoveryRESTMapper`
-//! (client-go `restmapper/discovery.go`) configures. [`ResourceCatalog`] holds the same
-//! discovery data and [`ResourceCatalog::resolve`] reproduces those rules; the one deliberate
-//! difference (ambiguous short names) is documented there.
+//! from discovery and resolves its argument through cli-runtime's `Builder.mappingFor`, the
+//! `shortcutExpander` (client-go `restmapper/shortcut.go`) and the `PriorityRESTMapper` that
+//! `NewDiscoveryRESTMapper` (client-go `restmapper/discovery.go`) configures. [`ResourceCatalog`]
+//! holds the same discovery data and [`ResourceCatalog::resolve`] reproduces those rules; the one
+//! deliberate difference (ambiguous short names) is documented there.
+//!
+//! The data comes from the API server in two requests when it serves aggregated discovery, with
+//! the legacy walk as the fallback ([`fetch`]), and is kept on disk per server as kubectl keeps its
+//! own ([`DiscoveryCache`]), so that a warm start makes no discovery request at all.
+
+mod disk;
+mod fetch;
+
+pub use disk::{CachedResolveError, DiscoveryCache};
 
 use std::collections::HashMap;
 use std::fmt;
+
+use serde::{Deserialize, Serialize};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroupList, APIResourceList};
 use kube::core::ApiResource;
 
 /// One API resource served under one group/version, as discovery describes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceInfo {
     /// API group, empty for the legacy core group.
     pub group: String,
@@ -95,28 +106,6 @@ pub struct ResourceCatalog {
     preferred_versions: Vec<(String, String)>,
     /// Group versions whose resource list could not be fetched.
     unavailable: Vec<String>,
-}
-
-/// How long one group version's resource list may take. An aggregated API whose backend is down
-/// answers 503, which kube's default retry policy retries for minutes; kubectl reports such a
-/// group at once and carries on, and so does [`ResourceCatalog::discover`], after this long.
-const GROUP_VERSION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Why a group version was left out of the catalog.
-#[derive(Debug, thiserror::Error)]
-enum GroupVersionFailure {
-    #[error(transparent)]
-    Kube(kube::Error),
-    #[error("no answer within {GROUP_VERSION_TIMEOUT:?}")]
-    TimedOut,
-}
-
-/// The outcome of one discovery request made by [`ResourceCatalog::discover`].
-enum Fetched {
-    /// Index in `/api`'s version list, version, result.
-    Core(usize, String, Result<APIResourceList, kube::Error>),
-    /// `group/version`, result.
-    Group(String, Result<APIResourceList, GroupVersionFailure>),
 }
 
 /// Discovery failed in a way that leaves no usable catalog.
@@ -207,82 +196,22 @@ pub enum ResolveError {
     },
 }
 
-impl ResourceCatalog {
-    /// Fetches legacy discovery from the API server and builds the catalog.
-    ///
-    /// Legacy discovery works against every API server, including those that predate aggregated
-    /// discovery. Group versions are fetched concurrently. Like kubectl, a group version whose
-    /// list fails (typically an aggregated API such as `metrics.k8s.io` whose backend is down) is
-    /// skipped with a warning and reported by [`Self::unavailable_group_versions`]; so is one
-    /// that takes longer than 10 s, because kube's default retry policy would retry a 503 for
-    /// minutes. Failures of `/api`, `/api/<v>` or `/apis` are errors.
-    pub async fn discover(client: &kube::Client) -> Result<Self, DiscoveryError> {
-        let core_versions = client
-            .list_core_api_versions()
-            .await
-            .map_err(DiscoveryError::CoreVersions)?;
-        let groups = client
-            .list_api_groups()
-            .await
-            .map_err(DiscoveryError::Groups)?;
-
-        // Fetch every group version concurrently, as kubectl's discovery client does.
-        let mut tasks = tokio::task::JoinSet::new();
-        for (index, version) in core_versions.versions.iter().enumerate() {
-            let (client, version) = (client.clone(), version.clone());
-            tasks.spawn(async move {
-                let result = client.list_core_api_resources(&version).await;
-                Fetched::Core(index, version, result)
-            });
-        }
-        for group_version in groups
-            .groups
-            .iter()
-            .flat_map(|g| g.versions.iter().map(|v| v.group_version.clone()))
-        {
-            let client = client.clone();
-            tasks.spawn(async move {
-                let result = tokio::time::timeout(
-                    GROUP_VERSION_TIMEOUT,
-                    client.list_api_group_resources(&group_version),
-                )
-                .await
-                .map_err(|_| GroupVersionFailure::TimedOut)
-                .and_then(|r| r.map_err(GroupVersionFailure::Kube));
-                Fetched::Group(group_version, result)
-            });
-        }
-
-        let mut core = Vec::new();
-        let mut group_resources = Vec::new();
-        let mut unavailable = Vec::new();
-        while let Some(joined) = tasks.join_next().await {
-            // The tasks only await kube calls; a panic there is a bug, so let it propagate.
-            let fetched = match joined {
-                Ok(fetched) => fetched,
-                Err(error) => std::panic::resume_unwind(error.into_panic()),
-            };
-            match fetched {
-                Fetched::Core(index, _, Ok(list)) => core.push((index, list)),
-                Fetched::Core(_, version, Err(source)) => {
-                    return Err(DiscoveryError::CoreResources { version, source });
-                }
-                Fetched::Group(_, Ok(list)) => group_resources.push(list),
-                Fetched::Group(group_version, Err(failure)) => {
-                    tracing::warn!(%group_version, %failure, "skipping API group version: its discovery failed");
-                    unavailable.push(group_version);
-                }
-            }
-        }
-        // Tasks finish in any order; `/api` lists the core versions in priority order.
-        core.sort_by_key(|(index, _)| *index);
-        let core = core.into_iter().map(|(_, list)| list).collect();
-        let mut catalog = Self::from_documents(core, &groups, group_resources);
-        unavailable.sort();
-        catalog.unavailable = unavailable;
-        Ok(catalog)
+impl ResolveError {
+    /// Whether the catalog lacks what the argument names, as opposed to having it but not usable
+    /// (ambiguous, not watchable): kubectl's `NoKindMatchError`, on which its
+    /// `DeferredDiscoveryRESTMapper` (client-go `restmapper/discovery.go`, `KindFor`) drops a
+    /// cached discovery and asks the server once more.
+    pub fn is_miss(&self) -> bool {
+        matches!(
+            self,
+            ResolveError::Unknown { .. }
+                | ResolveError::NotInGroup { .. }
+                | ResolveError::VersionNotServed { .. }
+        )
     }
+}
 
+impl ResourceCatalog {
     /// Builds a catalog from discovery documents: the `APIResourceList`s of the core versions
     /// (`/api/v1`, in `/api`'s order), the `APIGroupList` (`/apis`) and the `APIResourceList`s of
     /// the group versions (`/apis/<g>/<v>`, any order).
@@ -787,53 +716,21 @@ mod tests {
         ResourceCatalog::from_documents(core, &groups, lists)
     }
 
-    /// Legacy `APIResourceList`s rebuilt from the aggregated (v2beta1) document, which holds
-    /// every group of the captured server (the legacy fixtures only hold apps/v1).
-    fn lists_from_aggregated(json: &str) -> Vec<APIResourceList> {
-        let aggregated: APIGroupDiscoveryList = parse(json);
-        let mut lists = Vec::new();
-        for group in aggregated.items {
-            let name = group.metadata.and_then(|m| m.name).unwrap_or_default();
-            for version in group.versions {
-                let version_name = version.version.unwrap_or_default();
-                let resources = version
-                    .resources
-                    .into_iter()
-                    .map(|r| APIResource {
-                        name: r.resource.unwrap_or_default(),
-                        singular_name: r.singular_resource.unwrap_or_default(),
-                        kind: r.response_kind.and_then(|k| k.kind).unwrap_or_default(),
-                        namespaced: r.scope.as_deref() == Some("Namespaced"),
-                        verbs: r.verbs,
-                        short_names: (!r.short_names.is_empty()).then_some(r.short_names),
-                        categories: (!r.categories.is_empty()).then_some(r.categories),
-                        ..Default::default()
-                    })
-                    .collect();
-                lists.push(APIResourceList {
-                    group_version: qualify_gv(&name, &version_name),
-                    resources,
-                });
-            }
-        }
-        lists
-    }
-
-    fn qualify_gv(group: &str, version: &str) -> String {
-        if group.is_empty() {
-            version.to_owned()
-        } else {
-            format!("{group}/{version}")
-        }
-    }
-
     /// Every group of the captured server.
     fn full() -> ResourceCatalog {
         ResourceCatalog::from_documents(
             vec![parse(fixture!("discovery-api-v1.json"))],
             &parse(fixture!("discovery-apis.json")),
-            lists_from_aggregated(fixture!("discovery-aggregated-apis.json")),
+            full_group_lists(),
         )
+    }
+
+    /// The resource lists of every group of the captured server, from its aggregated document.
+    fn full_group_lists() -> Vec<APIResourceList> {
+        fetch::split(
+            parse::<APIGroupDiscoveryList>(fixture!("discovery-aggregated-apis.json")).items,
+        )
+        .1
     }
 
     #[track_caller]
@@ -1202,35 +1099,60 @@ mod tests {
         assert_eq!(from_legacy, summary(&full()));
     }
 
-    /// Serves the legacy fixtures over HTTP; other group versions answer 503, as an aggregated
-    /// API with a dead backend does. With `core_fails`, `/api/v1` answers 503 too.
-    async fn fixture_server(core_fails: bool) -> kube::Client {
+    /// Serves the legacy fixtures over HTTP, as a server without aggregated discovery does
+    /// whatever the Accept header asks for; other group versions answer 503, as an aggregated
+    /// API with a dead backend does. With `core_fails`, `/api/v1` answers 503 too. With
+    /// `aggregated`, `/api` and `/apis` answer the aggregated fixtures when asked for them.
+    /// Counts the requests.
+    async fn fixture_server(
+        core_fails: bool,
+        aggregated: bool,
+    ) -> (kube::Client, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
         use http_body_util::Full;
         use hyper::{Response, StatusCode, body::Incoming, service::service_fn};
+        use std::sync::atomic::{AtomicUsize, Ordering};
 
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = std::sync::Arc::new(AtomicUsize::new(0));
+        let counted = requests.clone();
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let service = service_fn(move |request: hyper::Request<Incoming>| async move {
-                    let body = match request.uri().path() {
-                        "/api" => Some(fixture!("discovery-api.json")),
-                        "/api/v1" if !core_fails => Some(fixture!("discovery-api-v1.json")),
-                        "/apis" => Some(fixture!("discovery-apis.json")),
-                        "/apis/apps/v1" => Some(fixture!("discovery-apis-apps-v1.json")),
-                        _ => None,
-                    };
-                    let (status, body) = match body {
-                        Some(body) => (StatusCode::OK, body),
-                        None => (
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server is currently unable to handle the request","reason":"ServiceUnavailable","code":503}"#,
-                        ),
-                    };
-                    Response::builder()
-                        .status(status)
-                        .header("content-type", "application/json")
-                        .body(Full::new(bytes::Bytes::from_static(body.as_bytes())))
+                let counted = counted.clone();
+                let service = service_fn(move |request: hyper::Request<Incoming>| {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    let wants_aggregated = aggregated
+                        && request
+                            .headers()
+                            .get("accept")
+                            .and_then(|a| a.to_str().ok())
+                            .is_some_and(|a| a.contains("as=APIGroupDiscoveryList"));
+                    async move {
+                        let body = match request.uri().path() {
+                            "/api" if wants_aggregated => {
+                                Some(fixture!("discovery-aggregated-api.json"))
+                            }
+                            "/apis" if wants_aggregated => {
+                                Some(fixture!("discovery-aggregated-apis.json"))
+                            }
+                            "/api" => Some(fixture!("discovery-api.json")),
+                            "/api/v1" if !core_fails => Some(fixture!("discovery-api-v1.json")),
+                            "/apis" => Some(fixture!("discovery-apis.json")),
+                            "/apis/apps/v1" => Some(fixture!("discovery-apis-apps-v1.json")),
+                            _ => None,
+                        };
+                        let (status, body) = match body {
+                            Some(body) => (StatusCode::OK, body),
+                            None => (
+                                StatusCode::SERVICE_UNAVAILABLE,
+                                r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server is currently unable to handle the request","reason":"ServiceUnavailable","code":503}"#,
+                            ),
+                        };
+                        Response::builder()
+                            .status(status)
+                            .header("content-type", "application/json")
+                            .body(Full::new(bytes::Bytes::from_static(body.as_bytes())))
+                    }
                 });
                 tokio::spawn(
                     hyper::server::conn::http1::Builder::new()
@@ -1241,12 +1163,12 @@ mod tests {
         let mut config = kube::Config::new(url.parse().unwrap());
         // kube would retry the 503s for minutes (which `discover` caps at 10 s); fail fast here.
         config.default_retry = false;
-        kube::Client::try_from(config).unwrap()
+        (kube::Client::try_from(config).unwrap(), requests)
     }
 
     #[tokio::test]
     async fn discover_skips_failing_group_versions() {
-        let client = fixture_server(false).await;
+        let (client, _) = fixture_server(false, false).await;
         let catalog = ResourceCatalog::discover(&client).await.unwrap();
         resolves(&catalog, "deploy", "deployments.apps", "v1");
         resolves(&catalog, "po", "pods", "v1");
@@ -1262,13 +1184,41 @@ mod tests {
 
     #[tokio::test]
     async fn discover_fails_when_the_core_group_fails() {
-        let client = fixture_server(true).await;
+        let (client, _) = fixture_server(true, false).await;
         let err = ResourceCatalog::discover(&client).await.unwrap_err();
         assert!(
             matches!(&err, DiscoveryError::CoreResources { version, .. } if version == "v1"),
             "{err:?}"
         );
         assert!(std::error::Error::source(&err).is_some());
+    }
+
+    #[tokio::test]
+    async fn aggregated_discovery_takes_two_requests_and_finds_every_group() {
+        let (client, requests) = fixture_server(false, true).await;
+        let catalog = ResourceCatalog::discover(&client).await.unwrap();
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert!(catalog.unavailable_group_versions().is_empty());
+        // The core group from `/api`'s aggregated document, every other group from `/apis`'s.
+        let from_aggregated = ResourceCatalog::from_documents(
+            fetch::split(
+                parse::<APIGroupDiscoveryList>(fixture!("discovery-aggregated-api.json")).items,
+            )
+            .1,
+            &parse(fixture!("discovery-apis.json")),
+            full_group_lists(),
+        );
+        assert_eq!(catalog.resources(), from_aggregated.resources());
+        assert_eq!(catalog.preferred_version("autoscaling"), Some("v2"));
+        resolves(
+            &catalog,
+            "hpa",
+            "horizontalpodautoscalers.autoscaling",
+            "v2",
+        );
+        resolves(&catalog, "ev", "events", "v1");
+        resolves(&catalog, "deploy.v1.apps", "deployments.apps", "v1");
+        assert_eq!(catalog.resolve("po").unwrap().categories, ["all"]);
     }
 
     #[test]

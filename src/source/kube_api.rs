@@ -128,13 +128,11 @@ impl ListerWatcher for KubeListerWatcher {
     async fn list(&self, req: &ListRequest) -> Result<ListPage, SourceError> {
         let http_req = self.list_request(req)?;
         // `Client::request` does the same, less `FromJson`: items are read from the page's text.
-        let text = self
-            .client
-            .request_text(http_req)
-            .await
-            .map_err(source_error)?;
+        let body = read_body(&self.client, http_req).await?;
+        let text = std::str::from_utf8(&body)
+            .map_err(|e| SourceError::Stream(format!("undecodable response: {e}")))?;
         let list: ListBody =
-            serde_json::from_str(&text).map_err(|error| undecodable_list(&text, &error))?;
+            serde_json::from_str(text).map_err(|error| undecodable_list(text, &error))?;
         Ok(ListPage {
             items: list
                 .items
@@ -213,6 +211,48 @@ fn undecodable_list(text: &str, error: &serde_json::Error) -> SourceError {
         }
     }
     SourceError::Stream(format!("undecodable response: {error}"))
+}
+
+/// The response's body, read as `Client::request_text` reads it (error statuses included, as its
+/// `handle_api_errors` makes them), with one copy instead of three.
+///
+/// `request_text` holds every chunk until the last, copies them into one buffer, then that buffer
+/// into a `String`: a 7.5 MiB list page took 22.5 MiB, which jemalloc does not hand back in the
+/// lifetime of a short command, nor reuse for the objects decoded next (docs/benchmarks.md). Here
+/// each chunk is appended to the body as it arrives and dropped, so that hyper reuses its read
+/// buffer, into a buffer of the announced `Content-Length`; a body of unknown length (chunked)
+/// grows by doubling.
+async fn read_body(
+    client: &Client,
+    request: http::Request<Vec<u8>>,
+) -> Result<Vec<u8>, SourceError> {
+    use http_body_util::BodyExt as _;
+    let response = client
+        .send(request.map(kube::client::Body::from))
+        .await
+        .map_err(source_error)?;
+    let code = response.status();
+    let announced = response
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+        .unwrap_or(0);
+    // A length the server announces is trusted up to a size no list page reaches.
+    let mut bytes = Vec::with_capacity(announced.min(1 << 30));
+    let mut body = response.into_body();
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame.map_err(source_error)?.into_data() {
+            bytes.extend_from_slice(&data);
+        }
+    }
+    if code.is_client_error() || code.is_server_error() {
+        let text = String::from_utf8_lossy(&bytes);
+        let status = serde_json::from_str::<Status>(&text).unwrap_or_else(|_| {
+            Status::failure(text.trim(), "Failed to parse error data").with_code(code.as_u16())
+        });
+        return Err(SourceError::Api(api_status(&status)));
+    }
+    Ok(bytes)
 }
 
 /// A list page: `kube::api::ObjectList`'s fields that a list uses.
@@ -479,5 +519,78 @@ mod tests {
             .expect_err("nothing listens on port 1");
         assert!(err.is_connect(), "{err:?}");
         assert!(err.is_retryable());
+    }
+
+    /// A loopback server answering every request with `status`, `content_type` and `body`, sent
+    /// in small chunks of unannounced length (`Transfer-Encoding: chunked`).
+    async fn chunked_server(status: u16, content_type: &'static str, body: String) -> Client {
+        use http_body_util::StreamBody;
+        use hyper::body::Frame;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let body = body.clone();
+                let service = hyper::service::service_fn(move |_| {
+                    let chunks: Vec<Result<Frame<bytes::Bytes>, std::convert::Infallible>> = body
+                        .as_bytes()
+                        .chunks(7)
+                        .map(|c| Ok(Frame::data(bytes::Bytes::copy_from_slice(c))))
+                        .collect();
+                    async move {
+                        hyper::Response::builder()
+                            .status(status)
+                            .header("content-type", content_type)
+                            .body(StreamBody::new(futures_util::stream::iter(chunks)))
+                    }
+                });
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+                );
+            }
+        });
+        client_without_retry(Config::new(url.parse().unwrap())).unwrap()
+    }
+
+    fn configmaps(client: Client) -> KubeListerWatcher {
+        let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+        KubeListerWatcher::new(client, &ar, Some("default"))
+    }
+
+    #[tokio::test]
+    async fn a_list_of_unannounced_length_is_read_whole() {
+        let items: Vec<String> = (0..50)
+            .map(|i| format!(r#"{{"metadata":{{"name":"cm-{i}","namespace":"default","resourceVersion":"{i}"}},"data":{{"k":"é{i}"}}}}"#))
+            .collect();
+        let body = format!(
+            r#"{{"kind":"ConfigMapList","apiVersion":"v1","metadata":{{"resourceVersion":"77"}},"items":[{}]}}"#,
+            items.join(",")
+        );
+        let lw = configmaps(chunked_server(200, "application/json", body).await);
+        let page = lw.list(&ListRequest::default()).await.unwrap();
+        assert_eq!(page.items.len(), 50);
+        assert_eq!(page.resource_version, "77");
+        assert_eq!(page.items[49].name(), Some("cm-49"));
+    }
+
+    #[tokio::test]
+    async fn error_statuses_read_as_kube_reads_them() {
+        let status = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps is forbidden","reason":"Forbidden","code":403}"#;
+        let lw = configmaps(chunked_server(403, "application/json", status.into()).await);
+        let SourceError::Api(api) = lw.list(&ListRequest::default()).await.unwrap_err() else {
+            panic!("not an API error");
+        };
+        assert_eq!((api.code, api.reason.as_str()), (403, "Forbidden"));
+        assert_eq!(api.message, "configmaps is forbidden");
+
+        // A proxy's page instead of a Status: its text, with the HTTP code.
+        let lw =
+            configmaps(chunked_server(502, "text/html", "<h1>Bad gateway</h1>\n".into()).await);
+        let SourceError::Api(api) = lw.list(&ListRequest::default()).await.unwrap_err() else {
+            panic!("not an API error");
+        };
+        assert_eq!(api.code, 502);
+        assert_eq!(api.message, "<h1>Bad gateway</h1>");
     }
 }

@@ -20,16 +20,23 @@ pub fn command(kubeconfig: &Path, args: &[&str]) -> Command {
 }
 
 /// The binary with `args` and no cluster (`replay`, `index --replay`): colours off, times in
-/// UTC, no inherited kubeconfig or backtraces.
+/// UTC, no inherited kubeconfig or backtraces, and no discovery cache (see [`NO_CACHE_DIR`]).
 pub fn offline_command(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"));
     cmd.args(args)
         .env_remove("KUBECONFIG")
         .env_remove("RUST_BACKTRACE")
+        .env("KUBECACHEDIR", NO_CACHE_DIR)
         .env("NO_COLOR", "1")
         .env("TZ", "UTC");
     cmd
 }
+
+/// The discovery cache directory of every test that does not ask for one (with `--cache-dir`
+/// or a `KUBECACHEDIR` of its own): a path under a file, which can be neither read nor created,
+/// so each run discovers afresh (fake servers reuse ports, and one's cache must not answer for
+/// another) and the user's `~/.kube/cache` is never touched.
+pub const NO_CACHE_DIR: &str = "/dev/null/kubectl-deltas-tests-have-no-discovery-cache";
 
 /// Runs the binary offline to completion, with `stdin` as its standard input.
 pub async fn run_offline(args: &[&str], stdin: Option<Vec<u8>>) -> Output {

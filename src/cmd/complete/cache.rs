@@ -1,6 +1,7 @@
-//! What the cluster told a completion, kept for a minute in the user's cache directory
+//! Namespaces the cluster told a completion, kept for a minute in the user's cache directory
 //! (`$XDG_CACHE_HOME/kubectl-deltas/completion` or `~/.cache/…` on Linux, `~/Library/Caches/…` on
-//! macOS, `%LOCALAPPDATA%\…` on Windows), so that pressing TAB again answers at once.
+//! macOS, `%LOCALAPPDATA%\…` on Windows), so that pressing TAB again answers at once. Resource
+//! names come from the discovery cache instead, which the commands share.
 //!
 //! A miss, a stale entry, an unreadable file or a missing cache directory all mean "ask the
 //! cluster"; a failed write means "ask again next time". Nothing here reports an error.
@@ -22,7 +23,7 @@ struct Entry {
     candidates: Vec<(String, String)>,
 }
 
-/// The candidates stored for `kind` (`resources`, `namespaces`) and `key` (which cluster, as
+/// The candidates stored for `kind` (`namespaces`) and `key` (which cluster, as
 /// whom) less than [`TTL`] ago.
 pub fn load(kind: &str, key: &str) -> Option<Vec<(String, String)>> {
     let path = path(kind, key)?;

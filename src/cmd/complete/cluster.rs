@@ -5,7 +5,9 @@
 //! The cluster is asked on a thread of its own and waited for at most the budget
 //! ([`super::CLUSTER_BUDGET`] unless [`super::BUDGET_VARIABLE`] says otherwise): an
 //! unreachable server, a slow discovery or an auth plugin that blocks (an `exec` credential
-//! helper) cannot hold the shell. Answers are cached for a minute (see [`super::cache`]).
+//! helper) cannot hold the shell. Resource names come from the discovery cache the commands use
+//! (`--cache-dir`, [`DiscoveryCache`]), so a completion after a command, or after another
+//! completion, asks the server nothing; namespaces are cached for a minute (see [`super::cache`]).
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -14,7 +16,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams};
 use kube::config::Kubeconfig;
 use kubectl_deltas::source::cluster::ClusterAccess;
-use kubectl_deltas::source::discovery::ResourceCatalog;
+use kubectl_deltas::source::discovery::DiscoveryCache;
 
 use super::line::Line;
 use super::{cache, cluster_budget};
@@ -62,20 +64,28 @@ pub fn kubeconfig_names(line: &Line, which: &str) -> Candidates {
 }
 
 /// The watchable resources of the cluster, by the name kubectl shows (`pods`, `deployments.apps`),
-/// with their kind.
+/// with their kind: from the discovery cache when it is fresh (no client is built then), else
+/// discovered and cached.
 pub fn resources(line: &Line) -> Candidates {
-    Access::of(line).ask("resources", |access| async move {
-        let connection = access.connect().await.ok()?;
-        let catalog = ResourceCatalog::discover(&connection.client).await.ok()?;
-        let mut names: Candidates = Vec::new();
-        for info in catalog.resources() {
-            let name = info.qualified_name();
-            if info.preferred && info.is_watchable() && !names.iter().any(|(n, _)| *n == name) {
-                names.push((name, info.kind.clone()));
+    let cache_dir = line.values.get("cache-dir").map(PathBuf::from);
+    Access::of(line)
+        .within_budget(move |access| async move {
+            let prepared = access.prepare().await.ok()?;
+            let cache = DiscoveryCache::new(cache_dir.as_deref(), &prepared.cluster_url);
+            let catalog = match cache.load() {
+                Some(catalog) => catalog,
+                None => cache.refresh(&prepared.connect().ok()?.client).await.ok()?,
+            };
+            let mut names: Candidates = Vec::new();
+            for info in catalog.resources() {
+                let name = info.qualified_name();
+                if info.preferred && info.is_watchable() && !names.iter().any(|(n, _)| *n == name) {
+                    names.push((name, info.kind.clone()));
+                }
             }
-        }
-        Some(names)
-    })
+            Some(names)
+        })
+        .unwrap_or_default()
 }
 
 /// The namespaces of the cluster, if the user may list them.
@@ -165,10 +175,26 @@ impl Access {
         Fut: Future<Output = Option<Candidates>>,
     {
         let key = self.key();
-        let budget = cluster_budget();
         if let Some(candidates) = cache::load(kind, &key) {
             return candidates;
         }
+        match self.within_budget(fetch) {
+            Some(candidates) => {
+                cache::store(kind, &key, &candidates);
+                candidates
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// `fetch`'s answer if it comes within the budget, on a thread of its own.
+    fn within_budget<F, Fut, T>(self, fetch: F) -> Option<T>
+    where
+        F: FnOnce(ClusterAccess) -> Fut + Send + 'static,
+        Fut: Future<Output = Option<T>>,
+        T: Send + 'static,
+    {
+        let budget = cluster_budget();
         let access = ClusterAccess {
             kubeconfig: self.kubeconfig,
             context: self.context,
@@ -194,17 +220,9 @@ impl Access {
             });
             let _ = sender.send(answer);
         });
-        if spawned.is_err() {
-            return Vec::new();
-        }
+        spawned.ok()?;
         // The runtime's own timeout covers async waits; this one covers a thread stuck in a
         // blocking call, which is left behind and ends with the process.
-        match receiver.recv_timeout(budget + budget / 5) {
-            Ok(Some(candidates)) => {
-                cache::store(kind, &key, &candidates);
-                candidates
-            }
-            _ => Vec::new(),
-        }
+        receiver.recv_timeout(budget + budget / 5).ok().flatten()
     }
 }

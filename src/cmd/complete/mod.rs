@@ -10,8 +10,9 @@
 //!
 //! Subcommands, flags and their fixed values come from the clap definition; `--context`,
 //! `--cluster` and `--user` from the kubeconfig; resource names and namespaces from the cluster
-//! when it answers within [`CLUSTER_BUDGET`] (cached for a minute; [`BUDGET_VARIABLE`] changes
-//! the budget). Nothing is ever written to stderr: an answer that cannot be had is an empty one.
+//! when it answers within [`CLUSTER_BUDGET`] ([`BUDGET_VARIABLE`] changes the budget): resource
+//! names through the discovery cache the commands share, namespaces cached for a minute. Nothing
+//! is ever written to stderr: an answer that cannot be had is an empty one.
 
 use std::io::Write;
 use std::time::Duration;

@@ -442,7 +442,8 @@ pub(crate) async fn handle(
             .collect()
     };
     let ok = |doc: Obj| respond(200, "application/json", doc.to_body());
-    let aggregated = resources::aggregated_version(&accept);
+    let aggregated =
+        resources::aggregated_version(&accept).filter(|_| lock(&inner.knobs).aggregated_discovery);
     Ok(match route {
         Route::Version => ok(resources::version_info()),
         Route::CoreVersions | Route::GroupList if aggregated.is_some() => {

@@ -186,6 +186,8 @@ pub const TOKEN: &str = "fake-token";
 
 pub(crate) struct Knobs {
     pub watch_list_supported: bool,
+    /// Whether `/api` and `/apis` answer aggregated discovery when asked for it.
+    pub aggregated_discovery: bool,
     pub bookmark_interval: Duration,
     pub refuse_until: Option<Instant>,
     /// Between [`FakeApiServer::stop`] and [`FakeApiServer::restart`]: every connection is closed
@@ -255,6 +257,7 @@ impl FakeApiServer {
             store: Mutex::new(Store::new(resources::defaults())),
             knobs: Mutex::new(Knobs {
                 watch_list_supported: false,
+                aggregated_discovery: true,
                 // The real cacher's bookmark frequency.
                 bookmark_interval: Duration::from_secs(60),
                 refuse_until: None,
@@ -414,6 +417,13 @@ impl FakeApiServer {
     /// By default they get 1.28's 422.
     pub fn set_watch_list_supported(&self, supported: bool) {
         lock(&self.inner.knobs).watch_list_supported = supported;
+    }
+
+    /// With `false`, `/api` and `/apis` answer the legacy documents whatever the Accept header asks
+    /// for, as a server before 1.26 (or with the `AggregatedDiscoveryEndpoint` feature gate off)
+    /// does; the resources are then only in `/api/<v>` and `/apis/<g>/<v>`. Served by default.
+    pub fn set_aggregated_discovery(&self, served: bool) {
+        lock(&self.inner.knobs).aggregated_discovery = served;
     }
 
     /// How often watches with `allowWatchBookmarks=true` get a BOOKMARK (default 60 s, as the
