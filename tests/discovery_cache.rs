@@ -208,6 +208,24 @@ async fn a_resource_missing_from_the_cache_is_discovered_once_more_before_it_is_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_resource_that_does_not_resolve_is_discovered_again() {
+    let cluster = cluster().await;
+    succeeded(&cluster.watch("cm").await);
+    discovery_requests(&cluster.server);
+    // The cache remembers configmaps without `watch`, as if it had been written before an
+    // upgrade: kubectl rediscovers on any error of a cached mapping, not only on a missing name.
+    let mut file: Value = serde_json::from_slice(&std::fs::read(cluster.file()).unwrap()).unwrap();
+    for resource in file["resources"].as_array_mut().unwrap() {
+        if resource["plural"] == "configmaps" {
+            resource["verbs"] = json!(["get", "list"]);
+        }
+    }
+    std::fs::write(cluster.file(), file.to_string()).unwrap();
+    succeeded(&cluster.watch("cm").await);
+    assert_eq!(discovery_requests(&cluster.server), ["/api", "/apis"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_cache_is_discovered_again() {
     let cluster = cluster().await;
     succeeded(&cluster.watch("cm").await);

@@ -196,21 +196,6 @@ pub enum ResolveError {
     },
 }
 
-impl ResolveError {
-    /// Whether the catalog lacks what the argument names, as opposed to having it but not usable
-    /// (ambiguous, not watchable): kubectl's `NoKindMatchError`, on which its
-    /// `DeferredDiscoveryRESTMapper` (client-go `restmapper/discovery.go`, `KindFor`) drops a
-    /// cached discovery and asks the server once more.
-    pub fn is_miss(&self) -> bool {
-        matches!(
-            self,
-            ResolveError::Unknown { .. }
-                | ResolveError::NotInGroup { .. }
-                | ResolveError::VersionNotServed { .. }
-        )
-    }
-}
-
 impl ResourceCatalog {
     /// Builds a catalog from discovery documents: the `APIResourceList`s of the core versions
     /// (`/api/v1`, in `/api`'s order), the `APIGroupList` (`/apis`) and the `APIResourceList`s of

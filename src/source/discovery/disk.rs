@@ -10,8 +10,8 @@
 //! ([`FILE_NAME`]) holding the catalog as resolution reads it: one read, no per-group files.
 //! kubectl's own files are neither read nor written: their format is client-go's.
 //!
-//! As kubectl's, it is trusted for [`TTL`] after it was written; a resource it does not know
-//! makes [`DiscoveryCache::resolve_watchable`] discover once more before calling it unknown; and
+//! As kubectl's, it is trusted for [`TTL`] after it was written; a resource it cannot resolve
+//! makes [`DiscoveryCache::resolve_watchable`] discover once more before reporting it; and
 //! it is written to a temporary file in the same directory, then renamed over the old one, so a
 //! process reading it meanwhile gets the old file or the new one, never half of one. A file that
 //! cannot be read or parsed, has another format, or was written for another server (kubectl's
@@ -189,9 +189,11 @@ impl DiscoveryCache {
     }
 
     /// Resolves each of `args` as [`ResourceCatalog::resolve_watchable`] does, against the
-    /// cached catalog when it is fresh. An argument the cached catalog does not know (a CRD
-    /// installed since, [`ResolveError::is_miss`]) makes it discover once more and resolve every
-    /// argument again, as kubectl's `DeferredDiscoveryRESTMapper` does; only then is it unknown.
+    /// cached catalog when it is fresh. An argument the cached catalog cannot resolve (a CRD
+    /// installed since, one removed since that made a short name ambiguous) makes it discover
+    /// once more and resolve every argument again, as kubectl's `DeferredDiscoveryRESTMapper`
+    /// (client-go `restmapper/discovery.go`, `KindFor`) does on any error of a cached mapping;
+    /// only then is the error reported.
     pub async fn resolve_watchable(
         &self,
         client: &kube::Client,
@@ -199,8 +201,8 @@ impl DiscoveryCache {
     ) -> Result<Vec<ResourceInfo>, CachedResolveError> {
         let (catalog, cached) = self.catalog(client).await?;
         match resolve_each(&catalog, args) {
-            Err(error) if cached && error.is_miss() => {
-                tracing::debug!(%error, "not in the discovery cache; discovering again");
+            Err(error) if cached => {
+                tracing::debug!(%error, "not resolved by the discovery cache; discovering again");
                 let catalog = self.refresh(client).await?;
                 Ok(resolve_each(&catalog, args)?)
             }
