@@ -8,16 +8,14 @@ mod support;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use serde_json::json;
+use support::binary::output as run;
 use support::fake_apiserver::{FakeApiServer, TOKEN};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
-
-const PATIENCE: Duration = Duration::from_secs(30);
 
 /// Every variable that could route the binary through a proxy.
 const PROXY_VARIABLES: [&str; 6] = [
@@ -40,28 +38,6 @@ fn binary(args: &[&str], env: &[(&str, &str)]) -> Command {
         cmd.env(name, value);
     }
     cmd
-}
-
-/// Runs `cmd` to completion without blocking the runtime that serves the fake API server.
-async fn run(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || {
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the binary starts");
-        let deadline = Instant::now() + PATIENCE;
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("the binary did not exit: {cmd:?}");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        child.wait_with_output().unwrap()
-    })
-    .await
-    .unwrap()
 }
 
 fn stderr(out: &Output) -> String {

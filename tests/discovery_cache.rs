@@ -6,11 +6,11 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
 
 use serde_json::{Value, json};
-use support::binary::{PATIENCE, command, stderr};
+use support::binary::output;
+use support::binary::{command, stderr};
 use support::fake_apiserver::{FakeApiServer, ResourceDef, Verb};
 
 /// kubectl's discovery cache of one server: `<dir>/discovery/<host>_<port>/` and our file in it.
@@ -50,28 +50,6 @@ fn found(out: &Output) -> Vec<String> {
         .collect();
     found.sort();
     found
-}
-
-/// Runs `cmd` to completion without blocking the runtime that serves the fake API server.
-async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || {
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the binary starts");
-        let deadline = Instant::now() + PATIENCE;
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("the binary did not exit: {cmd:?}");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        child.wait_with_output().unwrap()
-    })
-    .await
-    .unwrap()
 }
 
 /// `watch ARGS --until-synced -o jsonl -q --cache-dir CACHE` to its end.

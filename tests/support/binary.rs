@@ -251,3 +251,30 @@ fn line_reader(input: impl Read + Send + 'static) -> mpsc::Receiver<String> {
     });
     lines
 }
+
+/// Runs `cmd` to its end, reading its stdout and stderr while it runs (a child that fills a pipe
+/// never blocks on it), without blocking the runtime that serves the fake API server; panics if
+/// it outlives [`PATIENCE`].
+pub async fn output(mut cmd: Command) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let pid = child.id().to_string();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        match rx.recv_timeout(PATIENCE) {
+            Ok(out) => out.expect("the binary's output"),
+            Err(_) => {
+                let _ = Command::new("kill").args(["-KILL", &pid]).status();
+                panic!("the binary did not exit: {cmd:?}");
+            }
+        }
+    })
+    .await
+    .expect("the waiting thread")
+}
