@@ -136,7 +136,7 @@ fn fifo_throughput(c: &mut Criterion) {
                         fifo.close();
                     })
                 };
-                let mut controller = Controller::new(fifo, indexer.clone());
+                let controller = Controller::new(fifo, indexer.clone());
                 let mut batches = 0;
                 while controller.process_next().is_some() {
                     batches += 1;

@@ -68,7 +68,7 @@ fn pod(i: usize, rv: u64, phase: &str, restarts: u64) -> Arc<Object> {
 fn scenario() -> Vec<Batch<Object>> {
     let indexer = Arc::new(Indexer::new());
     let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let controller = Controller::new(fifo.clone(), indexer);
     let mut version = vec![0u64; PODS];
     let mut batches = Vec::with_capacity(EVENTS);
     for event in 0..EVENTS {

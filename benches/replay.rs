@@ -1,16 +1,12 @@
-//! Replay throughput (issue #6): a generated recording of 1M watch events replayed through
-//! Reflector → DeltaFIFO → controller → Indexer in instant mode, without rendering. Prints
+//! Replay throughput (issue #6): a generated recording of 1M watch events replayed through the
+//! informer the binary runs (Reflector → DeltaFIFO → controller → Indexer, drained on the
+//! replay's thread at each turn) in instant mode, without rendering. Prints
 //! events/s and the peak RSS of the replay; `cargo bench --bench replay`.
 //!
 //! Two recordings of the same events, differing only in their `t`:
 //! - `1_per_t`: the worst case for instant mode, where the consumer drains the FIFO after every
 //!   event (1M turns);
 //! - `100_per_t`: a busy cluster (100 events per millisecond), 10k turns.
-//!
-//! and two consumers:
-//! - `inline`: the consumer drains on the replay's thread ([`InlineDrain`]), no hand-over;
-//! - `thread`: a consumer thread taking turns through a [`ReplayGate`], two thread wake-ups per
-//!   turn (only run on the 100-per-t file and, with `REPLAY_BENCH_THREAD_1=1`, on the other).
 //!
 //! `REPLAY_BENCH_EVENTS` overrides the number of events, e.g. to profile with fewer.
 //!
@@ -31,14 +27,17 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
 
 use common::vm_hwm;
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig};
-use kubectl_deltas::source::recording::{
-    InlineDrain, Pace, RecordingListerWatcher, RecordingReader, ReplayGate,
+use kubectl_deltas::cache::{
+    Batch, Consumption, Informer, InformerConfig, InformerSink, Queue, ReflectorConfig,
+    ReflectorEvent,
 };
+use kubectl_deltas::source::recording::{Pace, RecordingListerWatcher, RecordingReader};
+use tokio_util::sync::CancellationToken;
 
 const KEYS: usize = 10_000;
 
@@ -128,65 +127,50 @@ struct Figures {
     peak_rss_mib: f64,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Consumer {
-    Inline,
-    Thread,
+/// Counts the batches; shows nothing.
+#[derive(Default)]
+struct Count(AtomicU64);
+
+impl InformerSink for Count {
+    fn batch(&self, _: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn event(&self, _: ReflectorEvent, _: &dyn Queue<Object>) {}
 }
 
-async fn replay(path: &Path, consumer: Consumer) -> Figures {
+async fn replay(path: &Path) -> Figures {
     reset_peak_rss();
     let start = Instant::now();
-    let indexer = Arc::new(Indexer::<Object>::new());
-    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
-    let mut controller = Controller::new(fifo.clone(), indexer.clone());
-    let reader = RecordingReader::open(path).unwrap();
-
-    let popped = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let count = popped.clone();
-    let (pace, drain, thread) = match consumer {
-        Consumer::Inline => {
-            let drain = Arc::new(InlineDrain::new(move || {
-                while controller.try_process_next().is_some() {
-                    count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-            }));
-            (Pace::Instant(drain.clone()), Some(drain), None)
-        }
-        Consumer::Thread => {
-            let gate = Arc::new(ReplayGate::new());
-            let shared = gate.clone();
-            let thread = std::thread::spawn(move || {
-                while shared.next_batch(&mut controller).is_some() {
-                    count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-            });
-            (Pace::Instant(gate), None, Some(thread))
-        }
+    let count = Arc::new(Count::default());
+    let config = InformerConfig {
+        consumption: Consumption::Inline,
+        ..InformerConfig::default()
     };
-    let lw = RecordingListerWatcher::new(reader, pace).unwrap();
+    let informer = Informer::new(
+        config,
+        count.clone(),
+        Arc::default(),
+        CancellationToken::new(),
+    );
+    let reader = RecordingReader::open(path).unwrap();
+    let lw = RecordingListerWatcher::new(reader, Pace::Instant(informer.clone())).unwrap();
     let (end, clock) = (lw.end(), lw.clock());
     let config = lw.reflector_config(ReflectorConfig::default());
     let stop = end.clone();
-    Reflector::new(lw, fifo.clone(), config)
-        .clock(clock)
-        .run(async move {
+    informer
+        .run(lw, config, clock, async move {
             let _ = stop.wait().await;
         })
         .await
         .unwrap();
-    fifo.close();
-    if let Some(drain) = drain {
-        drain.drain();
-    }
-    if let Some(thread) = thread {
-        thread.join().unwrap();
-    }
+    informer.finish().await;
+    informer.shut_down().await;
     end.wait().await.unwrap();
     Figures {
         seconds: start.elapsed().as_secs_f64(),
-        batches: popped.load(std::sync::atomic::Ordering::Relaxed),
-        cached: indexer.entries().len(),
+        batches: count.0.load(Ordering::Relaxed),
+        cached: informer.indexer().entries().len(),
         peak_rss_mib: peak_rss_mib(),
     }
 }
@@ -240,22 +224,14 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let thread_on_1 = std::env::var_os("REPLAY_BENCH_THREAD_1").is_some();
     for events_per_t in [1, 100] {
         let path = dir.path().join(format!("replay-{events_per_t}.jsonl"));
         generate(&path, n, events_per_t);
         let size = std::fs::metadata(&path).unwrap().len() as f64 / (1024.0 * 1024.0);
-        for consumer in [Consumer::Inline, Consumer::Thread] {
-            if consumer == Consumer::Thread && events_per_t == 1 && !thread_on_1 {
-                continue;
-            }
-            let f = runtime.block_on(replay(&path, consumer));
-            let name = match consumer {
-                Consumer::Inline => "inline",
-                Consumer::Thread => "thread",
-            };
+        {
+            let f = runtime.block_on(replay(&path));
             println!(
-                "replay/{events_per_t}_per_t/{name}: {n} events + a {KEYS}-item LIST \
+                "replay/{events_per_t}_per_t/inline: {n} events + a {KEYS}-item LIST \
                  ({size:.0} MiB) in {:.2} s = {:.0} events/s; {} batches, {} objects cached; \
                  peak RSS {:.0} MiB",
                 f.seconds,

@@ -135,7 +135,7 @@ async fn library_sync(server: &FakeApiServer) -> (Duration, usize) {
     let consumer = {
         let (fifo, indexer) = (fifo.clone(), indexer.clone());
         std::thread::spawn(move || {
-            let mut controller = Controller::new(fifo.clone(), indexer);
+            let controller = Controller::new(fifo.clone(), indexer);
             while controller.process_next().is_some() {
                 if fifo.has_synced() {
                     break;

@@ -29,7 +29,7 @@
 //! fifo.update(pod("web-1"));
 //! fifo.delete(pod("web-2"));
 //!
-//! let mut controller = Controller::new(fifo.clone(), indexer.clone());
+//! let controller = Controller::new(fifo.clone(), indexer.clone());
 //! let first = controller.process_next().unwrap();
 //! assert_eq!(first.key.as_deref(), Some("default/web-1"));
 //! let types: Vec<DeltaType> = first.deltas.iter().map(|d| d.type_).collect();

@@ -122,7 +122,7 @@ async fn through_delta_fifo(name: &str) -> Heard {
     let indexer = Arc::new(Indexer::<Object>::new());
     let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
     let calls: Log<String> = Arc::default();
-    let mut controller = Controller::new(fifo.clone(), indexer.clone());
+    let controller = Controller::new(fifo.clone(), indexer.clone());
     let sink = calls.clone();
     let drain = move || {
         while let Some(batch) = controller.try_process_next() {

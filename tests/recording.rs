@@ -1,4 +1,4 @@
-//! Recordings replayed through the real Reflector, DeltaFIFO and controller: the batches a
+//! Recordings replayed through the real informer (Reflector, DeltaFIFO, controller): the batches a
 //! consumer pops for every DeltaFIFO rule a recording can express, the pacing modes, the errors
 //! a bad recording gives, and a round trip: record a live Reflector against the fake API server,
 //! replay the file, get the same batches.
@@ -14,16 +14,18 @@ use kubectl_deltas::Object;
 use kubectl_deltas::cache::backoff::BackoffConfig;
 use kubectl_deltas::cache::reflector::{Phase, WatchEndReason};
 use kubectl_deltas::cache::{
-    Batch, Controller, DeltaFifo, DeltaObject, Indexer, Reflector, ReflectorConfig, ReflectorError,
-    ReflectorEvent, ReflectorEventKind,
+    Batch, Consumption, Controller, DeltaFifo, DeltaObject, Indexer, Informer, InformerConfig,
+    InformerError, InformerSink, Queue, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent,
+    ReflectorEventKind,
 };
 use kubectl_deltas::source::recording::{
-    FifoResync, InlineDrain, Pace, RecordOptions, RecordedResource, Recorder, RecordingError,
-    RecordingListerWatcher, RecordingReader, ReplayGate, ReplaySummary,
+    Pace, RecordOptions, RecordedResource, Recorder, RecordingError, RecordingListerWatcher,
+    RecordingReader, ReplaySummary,
 };
 use kubectl_deltas::source::{KubeListerWatcher, client_without_retry};
 use serde_json::json;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use support::fake_apiserver::FakeApiServer;
 
@@ -65,9 +67,6 @@ struct Options {
     /// How long the consumer takes per batch.
     consumer_delay: Option<Duration>,
     speed: Option<f64>,
-    /// Instant replay with the consumer on the replay's thread ([`InlineDrain`]) instead of a
-    /// consumer thread ([`ReplayGate`]).
-    inline: bool,
 }
 
 #[derive(Debug)]
@@ -94,79 +93,82 @@ impl Replayed {
     }
 }
 
-/// Replays `reader` as `kubectl deltas replay` will: a Reflector on the replay's clock feeding a
-/// DeltaFIFO, a consumer thread popping into an indexer, RESYNC lines resyncing the FIFO, and
-/// the end of the recording stopping the Reflector, after which the FIFO is drained.
-async fn replay_reader(reader: RecordingReader, options: Options) -> Replayed {
-    let indexer = Arc::new(Indexer::<Object>::new());
-    let fifo = Arc::new(
-        DeltaFifo::new()
-            .known_objects(indexer.clone())
-            .emit_delta_type_replaced(!options.legacy_sync),
-    );
-    let (tx, mut rx) = mpsc::unbounded_channel::<ReflectorEvent>();
-    let mut controller = Controller::new(fifo.clone(), indexer.clone());
-    let sink = Arc::new(Mutex::new(Vec::new()));
+/// What the informer of a replay gives: its batches, shown, and its events.
+struct Collect {
+    batches: Mutex<Vec<String>>,
+    events: mpsc::UnboundedSender<ReflectorEvent>,
+    /// How long handling a batch takes.
+    delay: Option<Duration>,
+}
 
-    // The consumer: a thread taking turns through a gate, or a drain on the replay's thread.
-    let mut consumer = None;
-    let mut inline = None;
-    let pace = match (options.speed, options.inline) {
-        (Some(x), _) => {
-            let gate = Box::new(ReplayGate::released());
-            consumer = Some(consumer_thread(gate, controller, sink.clone(), options));
-            Pace::Speed(x)
+impl InformerSink for Collect {
+    fn batch(&self, batch: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {
+        self.batches.lock().unwrap().push(show(&batch));
+        if let Some(delay) = self.delay {
+            std::thread::sleep(delay);
         }
-        (None, false) => {
-            let gate = Arc::new(ReplayGate::new());
-            let shared = gate.clone();
-            consumer = Some(consumer_thread(shared, controller, sink.clone(), options));
-            Pace::Instant(gate)
-        }
-        (None, true) => {
-            let sink = sink.clone();
-            let drain = Arc::new(InlineDrain::new(move || {
-                while let Some(batch) = controller.try_process_next() {
-                    sink.lock().unwrap().push(show(&batch));
-                }
-            }));
-            inline = Some(drain.clone());
-            Pace::Instant(drain)
-        }
+    }
+
+    fn event(&self, event: ReflectorEvent, _: &dyn Queue<Object>) {
+        let _ = self.events.send(event);
+    }
+}
+
+/// Replays `reader` as `kubectl deltas replay` does: an [`Informer`] with a DeltaFIFO whose
+/// Reflector runs on the replay's clock, drained on the replay's thread at each turn of an
+/// instant replay (popping on its own thread at `--speed`), RESYNC lines resyncing it, and the
+/// end of the recording stopping the Reflector, after which the queue is drained.
+async fn replay_reader(reader: RecordingReader, options: Options) -> Replayed {
+    let (tx, mut rx) = mpsc::unbounded_channel::<ReflectorEvent>();
+    let sink = Arc::new(Collect {
+        batches: Mutex::default(),
+        events: tx,
+        delay: options.consumer_delay,
+    });
+    let config = InformerConfig {
+        emit_replaced: !options.legacy_sync,
+        consumption: match options.speed {
+            Some(_) => Consumption::Thread,
+            None => Consumption::Inline,
+        },
+        ..InformerConfig::default()
+    };
+    let informer = Informer::new(
+        config,
+        sink.clone(),
+        Arc::default(),
+        CancellationToken::new(),
+    );
+    let pace = match options.speed {
+        Some(x) => Pace::Speed(x),
+        None => Pace::Instant(informer.clone()),
     };
     let lw = RecordingListerWatcher::new(reader, pace)
         .expect("a replayable recording")
-        .on_resync(FifoResync::new(fifo.clone(), tx.clone()));
+        .on_resync(informer.clone());
     let (end, clock) = (lw.end(), lw.clock());
     let config = lw.reflector_config(ReflectorConfig::default());
-    let reflector = Reflector::new(lw, fifo.clone(), config)
-        .clock(clock)
-        .observer(tx);
 
     let stop = end.clone();
-    let reflector_result = tokio::time::timeout(
-        PATIENCE,
-        reflector.run(async move {
-            let _ = stop.wait().await;
-        }),
-    )
-    .await
-    .expect("the replay finishes");
-    fifo.close();
-    if let Some(drain) = inline {
-        drain.drain();
-    }
-    if let Some(consumer) = consumer {
-        tokio::task::spawn_blocking(move || consumer.join().expect("consumer"))
-            .await
-            .expect("join");
-    }
-    let batches = sink.lock().unwrap().clone();
+    let run = informer.run(lw, config, clock, async move {
+        let _ = stop.wait().await;
+    });
+    let reflector_result = tokio::time::timeout(PATIENCE, run)
+        .await
+        .expect("the replay finishes")
+        .map_err(|error| match error {
+            InformerError::Reflector(error) => error,
+            other => panic!("{other}"),
+        });
+    informer.finish().await;
+    assert!(informer.shut_down().await, "the consumer panicked");
+    let batches = sink.batches.lock().unwrap().clone();
     let mut events = Vec::new();
     while let Ok(event) = rx.try_recv() {
         events.push(event);
     }
-    let mut cached: Vec<String> = indexer
+    let mut cached: Vec<String> = informer
+        .indexer()
         .entries()
         .into_iter()
         .map(|(k, _)| k.to_string())
@@ -181,36 +183,13 @@ async fn replay_reader(reader: RecordingReader, options: Options) -> Replayed {
     }
 }
 
-fn consumer_thread(
-    gate: impl std::ops::Deref<Target = ReplayGate> + Send + 'static,
-    mut controller: Controller<Object>,
-    sink: Arc<Mutex<Vec<String>>>,
-    options: Options,
-) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        while let Some(batch) = gate.next_batch(&mut controller) {
-            sink.lock().unwrap().push(show(&batch));
-            if let Some(delay) = options.consumer_delay {
-                std::thread::sleep(delay);
-            }
-        }
-    })
-}
-
-/// Replays a file from tests/recordings; an instant replay is done twice, with a consumer
-/// thread and with an inline consumer, which must pop the same batches.
+/// Replays a file from tests/recordings.
 async fn replay_file(name: &str, options: Options) -> Replayed {
-    let open = || RecordingReader::open(&recording(name)).expect("open");
-    let replayed = replay_reader(open(), options).await;
-    if options.speed.is_none() {
-        let other = Options {
-            inline: !options.inline,
-            ..options
-        };
-        let again = replay_reader(open(), other).await;
-        assert_eq!(replayed.batches, again.batches, "thread vs inline consumer");
-    }
-    replayed
+    replay_reader(
+        RecordingReader::open(&recording(name)).expect("open"),
+        options,
+    )
+    .await
 }
 
 async fn replay_text(text: &str, options: Options) -> Replayed {
@@ -455,15 +434,6 @@ async fn instant_replay_pops_the_same_batches_however_slow_the_consumer() {
     assert!(fast.batches.len() > 100, "{}", fast.batches.len());
     assert_eq!(fast.batches, slow.batches);
     assert_eq!(fast.cached, slow.cached);
-    let inline = replay_text(
-        &recording,
-        Options {
-            inline: true,
-            ..Options::default()
-        },
-    )
-    .await;
-    assert_eq!(fast.batches, inline.batches);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -823,7 +793,7 @@ impl Live {
         });
         let batches = Arc::new(Mutex::new(Vec::new()));
         let sink = batches.clone();
-        let mut controller = Controller::new(fifo.clone(), indexer.clone());
+        let controller = Controller::new(fifo.clone(), indexer.clone());
         let consumer = std::thread::spawn(move || {
             while let Some(batch) = controller.process_next() {
                 sink.lock().unwrap().push(show(&batch));

@@ -18,17 +18,15 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
-    Batch, Controller, Delta, DeltaObject, Indexer, Notification, Queue, QueueKind, Reflector,
-    ReflectorConfig, ReflectorEvent, ReflectorEventKind,
+    Batch, Consumption, Delta, DeltaObject, Informer, InformerConfig, InformerSink, Notification,
+    Queue, QueueKind, ReflectorConfig, ReflectorEvent, ReflectorEventKind,
 };
-use kubectl_deltas::source::recording::{
-    FifoResync, InlineDrain, Pace, RecordingListerWatcher, RecordingReader, ReplayGate,
-};
-use tokio::sync::mpsc;
+use kubectl_deltas::source::recording::{Pace, RecordingListerWatcher, RecordingReader};
+use tokio_util::sync::CancellationToken;
 
 /// Generous: only there so that a broken test fails instead of hanging.
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -158,75 +156,68 @@ struct Replayed {
     cached: Vec<String>,
 }
 
-/// Replays `name` instantly, as `kubectl deltas replay --fifo … --batch-pop …` does: a Reflector
-/// on the replay's clock feeding the queue, the consumer popping into an indexer after each `t`
-/// group (on a thread through a [`ReplayGate`], or `inline` with an [`InlineDrain`]), RESYNC lines
-/// resyncing the queue, and the end of the recording stopping the Reflector, after which the queue
-/// is drained.
-async fn replay_once(name: &str, fifo: Fifo, legacy_sync: bool, inline: bool) -> Replayed {
-    let reader = RecordingReader::open(&recordings_dir().join(name)).expect("open");
-    let indexer = Arc::new(Indexer::<Object>::new());
-    let queue: Arc<dyn Queue<Object>> = fifo.kind.build(indexer.clone(), !legacy_sync);
-    let controller = Controller::new(queue.clone(), indexer.clone()).batch_pop(fifo.batch_pop);
-    let seen: Arc<Mutex<Vec<Batch<Object>>>> = Arc::default();
-    let (tx, mut rx) = mpsc::unbounded_channel::<ReflectorEvent>();
+/// Keeps every batch and event of an informer.
+#[derive(Default)]
+struct Keep {
+    batches: Mutex<Vec<Batch<Object>>>,
+    events: Mutex<Vec<ReflectorEvent>>,
+}
 
-    let mut consumer = None;
-    let mut drain = None;
-    let pace = if inline {
-        let (seen, mut controller) = (seen.clone(), controller);
-        let inline = Arc::new(InlineDrain::new(move || {
-            while let Some(batch) = controller.try_process_next() {
-                seen.lock().unwrap().push(batch);
-            }
-        }));
-        drain = Some(inline.clone());
-        Pace::Instant(inline)
-    } else {
-        let gate = Arc::new(ReplayGate::new());
-        let (seen, shared, mut controller) = (seen.clone(), gate.clone(), controller);
-        consumer = Some(std::thread::spawn(move || {
-            while let Some(batch) = shared.next_batch(&mut controller) {
-                seen.lock().unwrap().push(batch);
-            }
-        }));
-        Pace::Instant(gate)
+impl InformerSink for Keep {
+    fn batch(&self, batch: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {
+        self.batches.lock().unwrap().push(batch);
+    }
+
+    fn event(&self, event: ReflectorEvent, _: &dyn Queue<Object>) {
+        self.events.lock().unwrap().push(event);
+    }
+}
+
+/// Replays `name` instantly, as `kubectl deltas replay --fifo … --batch-pop …` does: an
+/// [`Informer`] whose Reflector runs on the replay's clock, drained into its indexer after each
+/// `t` group, RESYNC lines resyncing its queue, and the end of the recording stopping the
+/// Reflector, after which the queue is drained.
+async fn replay(name: &str, fifo: Fifo, legacy_sync: bool) -> Replayed {
+    let reader = RecordingReader::open(&recordings_dir().join(name)).expect("open");
+    let keep = Arc::new(Keep::default());
+    let config = InformerConfig {
+        queue: fifo.kind,
+        emit_replaced: !legacy_sync,
+        batch_pop: fifo.batch_pop,
+        consumption: Consumption::Inline,
+        ..InformerConfig::default()
     };
-    let lw = RecordingListerWatcher::new(reader, pace)
+    let informer = Informer::new(
+        config,
+        keep.clone(),
+        Arc::default(),
+        CancellationToken::new(),
+    );
+    let lw = RecordingListerWatcher::new(reader, Pace::Instant(informer.clone()))
         .expect("a replayable recording")
-        .on_resync(FifoResync::new(queue.clone(), tx.clone()));
+        .on_resync(informer.clone());
     let (end, clock) = (lw.end(), lw.clock());
     let config = lw.reflector_config(ReflectorConfig::default());
-    let reflector = Reflector::new(lw, queue.clone(), config)
-        .clock(clock)
-        .observer(tx);
     let stop = end.clone();
-    tokio::time::timeout(
-        PATIENCE,
-        reflector.run(async move {
-            let _ = stop.wait().await;
-        }),
-    )
-    .await
-    .expect("the replay finishes")
-    .expect("the Reflector stops cleanly");
+    let run = informer.run(lw, config, clock, async move {
+        let _ = stop.wait().await;
+    });
+    tokio::time::timeout(PATIENCE, run)
+        .await
+        .expect("the replay finishes")
+        .expect("the Reflector stops cleanly");
     match end.get() {
         Some(Ok(_)) => {}
         other => panic!("{name}: the replay did not end cleanly: {other:?}"),
     }
-    queue.close();
-    if let Some(drain) = drain {
-        drain.drain();
-    }
-    if let Some(consumer) = consumer {
-        tokio::task::spawn_blocking(move || consumer.join().expect("consumer"))
-            .await
-            .expect("join");
-    }
+    informer.finish().await;
+    assert!(informer.shut_down().await);
 
-    let seen = std::mem::take(&mut *seen.lock().unwrap());
+    let seen = std::mem::take(&mut *keep.batches.lock().unwrap());
+    let events = std::mem::take(&mut *keep.events.lock().unwrap());
+    let indexer = informer.indexer();
     let mut resyncs = Vec::new();
-    while let Ok(event) = rx.try_recv() {
+    for event in events {
         if let ReflectorEventKind::Resync { keys } = event.kind {
             resyncs.push(keys);
         }
@@ -241,14 +232,6 @@ async fn replay_once(name: &str, fifo: Fifo, legacy_sync: bool, inline: bool) ->
             .map(|(key, obj)| format!("{key}@{}", rv(Some(&obj))))
             .collect(),
     }
-}
-
-/// Replays `name` with a consumer thread and with an inline consumer, which must see the same.
-async fn replay(name: &str, fifo: Fifo, legacy_sync: bool) -> Replayed {
-    let threaded = replay_once(name, fifo, legacy_sync, false).await;
-    let inline = replay_once(name, fifo, legacy_sync, true).await;
-    assert_eq!(threaded, inline, "{name} {fifo}: thread vs inline consumer");
-    threaded
 }
 
 // ---------------------------------------------------------------------------------------------

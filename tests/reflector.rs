@@ -95,7 +95,7 @@ impl Harness {
 
         let batches = Arc::new(Mutex::new(Vec::new()));
         let sink = batches.clone();
-        let mut controller = Controller::new(fifo.clone(), indexer.clone());
+        let controller = Controller::new(fifo.clone(), indexer.clone());
         let consumer = std::thread::spawn(move || {
             while let Some(batch) = controller.process_next() {
                 let popped = Popped {

@@ -9,10 +9,12 @@
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::cache::CacheObject;
 use hashbrown::HashSet;
+use tokio::sync::Notify;
 
 use super::delta::{DeletedFinalStateUnknown, DeltaObject, DeltaType, Deltas, ListInfo};
 use super::delta_fifo::DeltaFifo;
@@ -258,7 +260,62 @@ pub struct Controller<K, Q: ?Sized = DeltaFifo<K>> {
     indexer: Arc<Indexer<K>>,
     /// Most deltas one pop takes (client-go's `PopBatch`); 1 pops one at a time.
     batch_pop: usize,
-    popped: u64,
+    /// Numbers the pops and counts the batches in hand; its own unless shared.
+    group: Arc<ConsumerGroup>,
+}
+
+/// The consumers of several informers seen as one: a single pop sequence across their queues,
+/// so that batches of different resources can be put in the order they were popped, and how many
+/// popped batches are still being handled, so that "every queue is empty and nothing is in hand"
+/// can be observed without a race.
+///
+/// A [`Controller`] takes its numbers and marks its batch in hand under the queue's lock, inside
+/// the pop: whoever sees a queue empty also sees the batch just popped from it as in hand.
+#[derive(Debug, Default)]
+pub struct ConsumerGroup {
+    popped: AtomicU64,
+    in_hand: AtomicUsize,
+    /// Woken when a batch is handled.
+    handled: Notify,
+}
+
+impl ConsumerGroup {
+    /// A batch was popped: its sequence number (from 1), and it is in hand until
+    /// [`handled`](ConsumerGroup::handled).
+    fn popped(&self) -> u64 {
+        self.in_hand.fetch_add(1, Ordering::SeqCst);
+        self.popped.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// A batch popped by one of the group's controllers was handled.
+    pub fn handled(&self) {
+        self.in_hand.fetch_sub(1, Ordering::SeqCst);
+        self.handled.notify_waiters();
+    }
+
+    /// Batches popped and not yet handled.
+    pub fn in_hand(&self) -> usize {
+        self.in_hand.load(Ordering::SeqCst)
+    }
+
+    /// Batches popped so far.
+    pub fn popped_so_far(&self) -> u64 {
+        self.popped.load(Ordering::SeqCst)
+    }
+
+    /// Completes once `done()` holds, checked now and after each handled batch. `done` must
+    /// only change when a batch is handled (or the caller must wait for something else too).
+    pub async fn wait_until(&self, done: impl Fn() -> bool) {
+        loop {
+            let handled = self.handled.notified();
+            tokio::pin!(handled);
+            handled.as_mut().enable();
+            if done() {
+                return;
+            }
+            handled.await;
+        }
+    }
 }
 
 impl<K: CacheObject, Q: Queue<K> + ?Sized> Controller<K, Q> {
@@ -270,8 +327,17 @@ impl<K: CacheObject, Q: Queue<K> + ?Sized> Controller<K, Q> {
             fifo,
             indexer,
             batch_pop: 1,
-            popped: 0,
+            group: Arc::default(),
         }
+    }
+
+    /// Numbers pops in `group`'s sequence, shared with other controllers, and counts this one's
+    /// batches in hand there: each batch [`process_next`](Controller::process_next) returns is in
+    /// hand until the caller reports it with [`ConsumerGroup::handled`] ([`run`](Controller::run)
+    /// does).
+    pub fn group(mut self, group: Arc<ConsumerGroup>) -> Self {
+        self.group = group;
+        self
     }
 
     /// Lets one pop take up to `max` consecutive deltas, as client-go's `PopBatch` (a RealFIFO
@@ -291,50 +357,54 @@ impl<K: CacheObject, Q: Queue<K> + ?Sized> Controller<K, Q> {
         &self.indexer
     }
 
-    /// Batches popped so far.
-    pub fn popped(&self) -> u64 {
-        self.popped
+    /// The group this controller numbers its pops in.
+    pub fn consumer_group(&self) -> &Arc<ConsumerGroup> {
+        &self.group
     }
 
     /// Blocks for the next batch, applies it, and returns it; `None` once the queue is closed and
     /// drained.
-    pub fn process_next(&mut self) -> Option<Batch<K>> {
-        let mut notifications = Vec::new();
-        let indexer = &self.indexer;
-        let popped = self
-            .fifo
-            .pop_batch(self.batch_pop, &mut |deltas, initial| {
-                notifications = apply(indexer, deltas, initial);
-            })?;
-        Some(self.batch(popped, notifications))
+    pub fn process_next(&self) -> Option<Batch<K>> {
+        self.next(true)
     }
 
     /// Like [`process_next`](Controller::process_next) but returns `None` at once when nothing is
     /// queued (closed or not).
-    pub fn try_process_next(&mut self) -> Option<Batch<K>> {
-        let mut notifications = Vec::new();
-        let indexer = &self.indexer;
-        let popped = self
-            .fifo
-            .try_pop_batch(self.batch_pop, &mut |deltas, initial| {
-                notifications = apply(indexer, deltas, initial);
-            })?;
-        Some(self.batch(popped, notifications))
+    pub fn try_process_next(&self) -> Option<Batch<K>> {
+        self.next(false)
     }
 
     /// Pops and handles batches until the queue is closed and drained or `handler` breaks.
-    pub fn run(&mut self, handler: &mut impl BatchHandler<K>) {
+    pub fn run(&self, handler: &mut impl BatchHandler<K>) {
         while let Some(batch) = self.process_next() {
-            if handler.on_batch(&batch).is_break() {
+            let flow = handler.on_batch(&batch);
+            self.group.handled();
+            if flow.is_break() {
                 return;
             }
         }
     }
 
-    fn batch(&mut self, popped: PoppedDeltas<K>, notifications: Vec<Notification<K>>) -> Batch<K> {
-        self.popped += 1;
+    /// One pop (waiting for one if `block`), applied to the indexer under the queue's lock.
+    fn next(&self, block: bool) -> Option<Batch<K>> {
+        let mut notifications = Vec::new();
+        let mut seq = 0;
+        let mut process = |deltas: &Deltas<K>, initial: bool| {
+            seq = self.group.popped();
+            notifications.reserve(deltas.len());
+            process_deltas(&mut notifications, &self.indexer, deltas, initial);
+        };
+        let popped = if block {
+            self.fifo.pop_batch(self.batch_pop, &mut process)
+        } else {
+            self.fifo.try_pop_batch(self.batch_pop, &mut process)
+        }?;
+        Some(Self::batch(seq, popped, notifications))
+    }
+
+    fn batch(seq: u64, popped: PoppedDeltas<K>, notifications: Vec<Notification<K>>) -> Batch<K> {
         Batch {
-            seq: self.popped,
+            seq,
             key: popped.key,
             deltas: popped.deltas,
             notifications,
@@ -344,16 +414,6 @@ impl<K: CacheObject, Q: Queue<K> + ?Sized> Controller<K, Q> {
             queue_len: popped.queue_len,
         }
     }
-}
-
-fn apply<K: CacheObject>(
-    indexer: &Indexer<K>,
-    deltas: &Deltas<K>,
-    is_in_initial_list: bool,
-) -> Vec<Notification<K>> {
-    let mut notifications = Vec::with_capacity(deltas.len());
-    process_deltas(&mut notifications, indexer, deltas, is_in_initial_list);
-    notifications
 }
 
 #[cfg(test)]

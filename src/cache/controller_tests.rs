@@ -106,7 +106,7 @@ fn deleted_removes_the_object_and_passes_tombstones_through() {
 fn controller_applies_the_initial_list_then_a_relist_with_tombstones() {
     let indexer = Arc::new(Indexer::new());
     let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
-    let mut controller = Controller::new(fifo.clone(), indexer.clone());
+    let controller = Controller::new(fifo.clone(), indexer.clone());
 
     fifo.replace(vec![cm("ns", "a", 1), cm("ns", "b", 2)], "2");
     let mut seen = Vec::new();
@@ -135,19 +135,22 @@ fn controller_applies_the_initial_list_then_a_relist_with_tombstones() {
     });
     assert_eq!(log.0, ["update 1->3", "delete 2 tombstone"]);
     assert_eq!(indexer.list_keys().len(), 1);
-    assert_eq!(controller.popped(), 4);
+    assert_eq!(controller.consumer_group().popped_so_far(), 4);
 }
 
 #[test]
 fn run_stops_when_the_handler_breaks() {
     let indexer = Arc::new(Indexer::new());
     let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let controller = Controller::new(fifo.clone(), indexer);
     for n in 0..3 {
         fifo.add(cm("ns", &format!("o{n}"), n));
     }
     controller.run(&mut |_: &Batch<Object>| ControlFlow::Break(()));
-    assert_eq!((controller.popped(), fifo.len()), (1, 2));
+    assert_eq!(
+        (controller.consumer_group().popped_so_far(), fifo.len()),
+        (1, 2)
+    );
 }
 
 fn whole_list(type_: DeltaType, rv: &str, objects: Vec<Arc<Object>>) -> Delta<Object> {
@@ -269,7 +272,7 @@ fn a_delta_whose_type_and_payload_disagree_is_skipped() {
 fn controller_pops_a_queue_chosen_at_run_time_one_delta_at_a_time() {
     let indexer = Arc::new(Indexer::new());
     let fifo = QueueKind::Real.build(indexer.clone(), true);
-    let mut controller = Controller::new(fifo.clone(), indexer.clone());
+    let controller = Controller::new(fifo.clone(), indexer.clone());
     fifo.replace(vec![cm("ns", "a", 1)], "1");
     fifo.update(cm("ns", "a", 2));
     let first = controller.try_process_next().unwrap();
@@ -286,7 +289,7 @@ fn controller_pops_a_queue_chosen_at_run_time_one_delta_at_a_time() {
 fn controller_batch_pop_applies_several_keys_in_one_batch() {
     let indexer = Arc::new(Indexer::new());
     let fifo = Arc::new(RealFifo::new(indexer.clone()));
-    let mut controller = Controller::new(fifo.clone(), indexer.clone()).batch_pop(10);
+    let controller = Controller::new(fifo.clone(), indexer.clone()).batch_pop(10);
     for n in 0..3 {
         fifo.add(cm("ns", &format!("o{n}"), n));
     }
@@ -301,7 +304,7 @@ fn controller_batch_pop_applies_several_keys_in_one_batch() {
 fn controller_applies_an_atomic_relist_as_one_batch() {
     let indexer = Arc::new(Indexer::new());
     let fifo: Arc<dyn Queue<Object>> = Arc::new(RealFifo::atomic());
-    let mut controller = Controller::new(fifo.clone(), indexer.clone());
+    let controller = Controller::new(fifo.clone(), indexer.clone());
     fifo.replace(vec![cm("ns", "a", 1), cm("ns", "b", 2)], "2");
     let initial = controller.try_process_next().unwrap();
     assert_eq!(initial.key, None);

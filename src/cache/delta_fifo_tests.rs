@@ -572,7 +572,7 @@ proptest! {
     fn random_operations_keep_invariants_and_converge(ops in proptest::collection::vec(op(), 1..60)) {
         let indexer = Arc::new(Indexer::new());
         let fifo = Arc::new(fifo_with(&indexer));
-        let mut controller = Controller::new(fifo.clone(), indexer.clone());
+        let controller = Controller::new(fifo.clone(), indexer.clone());
         // What the server holds: key → resourceVersion.
         let mut truth: BTreeMap<String, u64> = BTreeMap::new();
         let mut next_rv = 1;

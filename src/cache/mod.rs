@@ -13,6 +13,7 @@ mod expiration_cache;
 mod fifo;
 mod index_spec;
 mod indexer;
+mod informer;
 mod listener;
 pub mod listwatch;
 mod processor;
@@ -29,7 +30,8 @@ mod test_objects;
 mod undelta_store;
 
 pub use controller::{
-    Batch, BatchHandler, Controller, Notification, ResourceEventHandler, process_deltas,
+    Batch, BatchHandler, ConsumerGroup, Controller, Notification, ResourceEventHandler,
+    process_deltas,
 };
 pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
 pub use delta_fifo::{DeltaFifo, PopError, Popped, ProcessError};
@@ -37,6 +39,7 @@ pub use expiration_cache::{ExpirationCache, ExpirationPolicy, TimestampedEntry, 
 pub use fifo::{Fifo, PoppedObject};
 pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
 pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, index_func};
+pub use informer::{Consumption, Informer, InformerConfig, InformerError, InformerSink, NoSink};
 pub use listener::{
     Delivery, Dispatch, ListenerHandler, ListenerId, ListenerStats, ProcessorListener,
     UpstreamSynced,

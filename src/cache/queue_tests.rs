@@ -141,7 +141,7 @@ fn script(ops: Vec<Op>) -> (Vec<Call>, BTreeMap<String, u64>) {
 fn run(kind: QueueKind, calls: &[Call], batch_pop: usize) -> BTreeMap<String, u64> {
     let indexer = Arc::new(Indexer::new());
     let queue = kind.build(indexer.clone(), true);
-    let mut controller = Controller::new(queue.clone(), indexer.clone()).batch_pop(batch_pop);
+    let controller = Controller::new(queue.clone(), indexer.clone()).batch_pop(batch_pop);
     for call in calls {
         match call {
             Call::Add(obj) => queue.add(obj.clone()),

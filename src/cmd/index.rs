@@ -12,16 +12,18 @@ use std::time::SystemTime;
 
 use anyhow::anyhow;
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{IndexSpec, Indexer};
+use kubectl_deltas::cache::{Consumption, IndexSpec, Indexer, Informer, InformerSink, NoSink};
 use kubectl_deltas::query::{Matches, ValueListing};
 use kubectl_deltas::render::count;
 use kubectl_deltas::render::index::{IndexRenderer, write_keys};
 use kubectl_deltas::render::printable;
+use tokio_util::sync::CancellationToken;
 
 use super::informer::{
-    QueueChoice, index_specs, indexer_with, lister_watcher, reflector_config,
-    reflector_failure_while, refuse_secret_specs,
+    QueueChoice, index_specs, lister_watcher, reflector_config, reflector_failure_while,
+    refuse_secret_specs,
 };
+use super::one_shot::RetryNotes;
 use super::{one_shot, replay, target};
 use crate::cli::IndexArgs;
 use crate::cli::exit::{Exit, Failure, WithExit};
@@ -34,21 +36,23 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     if !specs.contains(&spec) {
         specs.push(spec.clone());
     }
-    let indexer = Arc::new(indexer_with(&specs));
+    let config = queue.informer_config(&specs, Consumption::Thread);
+    // Retries while listing a cluster are noted on stderr; a recording's are history.
+    let sink: Arc<dyn InformerSink> = match &args.replay {
+        Some(_) => Arc::new(NoSink),
+        None => Arc::new(RetryNotes { notes: !args.quiet }),
+    };
+    let informer = Informer::new(config, sink, Arc::default(), CancellationToken::new());
     let runtime = super::runtime()?;
     // A recording's state is as of its last line, and its ages are told from then.
     let (scope, now) = match (&args.replay, args.resource.as_deref()) {
         (Some(file), resource) => {
-            let recorded = runtime.block_on(replay::cache_from_recording(
-                file,
-                resource,
-                indexer.clone(),
-                queue,
-            ))?;
+            let recorded =
+                runtime.block_on(replay::cache_from_recording(file, resource, &informer))?;
             (recorded.scope, Some(recorded.ended_at))
         }
         (None, Some(resource)) => (
-            runtime.block_on(from_cluster(&args, indexer.clone(), queue, resource))?,
+            runtime.block_on(from_cluster(&args, &informer, resource))?,
             None,
         ),
         (None, None) => {
@@ -58,24 +62,21 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     };
     // The Reflector and consumer are done; nothing else runs while answering.
     drop(runtime);
-    answer(&indexer, &spec, &scope, now, &args)
+    answer(informer.indexer(), &spec, &scope, now, &args)
 }
 
-/// Lists `resource` through `queue` into `indexer`; returns the words that name what was listed
-/// (`pods in namespace "default"`).
+/// Lists `resource` through `informer` into its cache; returns the words that name what was
+/// listed (`pods in namespace "default"`).
 async fn from_cluster(
     args: &IndexArgs,
-    indexer: Arc<Indexer<Object>>,
-    queue: QueueChoice,
+    informer: &Arc<Informer>,
     resource: &str,
 ) -> anyhow::Result<String> {
     let target = target::resolve(&args.access, resource).await?;
     one_shot::sync(
+        informer,
         lister_watcher(&target, &args.access, None),
         reflector_config(&args.reflector, &args.informer),
-        indexer,
-        queue,
-        !args.quiet,
         |error| reflector_failure_while("listing", error, &target),
     )
     .await?;

@@ -1,13 +1,12 @@
 //! What every informer-running command shares: flags → indices, Reflector configuration and the
 //! kube ListerWatcher, and how a Reflector failure maps to an exit code.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::anyhow;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
-    IndexSpec, Indexer, Queue, QueueKind, ReflectorConfig, ReflectorError,
+    Consumption, IndexSpec, InformerConfig, QueueKind, ReflectorConfig, ReflectorError,
 };
 use kubectl_deltas::source::KubeListerWatcher;
 
@@ -103,10 +102,19 @@ impl QueueChoice {
         })
     }
 
-    /// A new queue of this kind in front of `indexer` (its known objects; the atomic queue takes
-    /// none).
-    pub fn build(&self, indexer: Arc<Indexer<Object>>) -> Arc<dyn Queue<Object>> {
-        self.kind.build(indexer, !self.legacy_sync)
+    /// An informer with this queue, `indices`, and its consumer where `consumption` says.
+    pub fn informer_config(
+        &self,
+        indices: &[IndexSpec],
+        consumption: Consumption,
+    ) -> InformerConfig {
+        InformerConfig {
+            queue: self.kind,
+            emit_replaced: !self.legacy_sync,
+            batch_pop: self.batch_pop,
+            indices: indices.to_vec(),
+            consumption,
+        }
     }
 }
 
@@ -119,16 +127,6 @@ impl Default for QueueChoice {
             legacy_sync: false,
         }
     }
-}
-
-/// An Indexer with the given indices.
-pub fn indexer_with(specs: &[IndexSpec]) -> Indexer<Object> {
-    let indexer = Indexer::new();
-    for spec in specs {
-        // Index names are the specs' canonical text, unique after `index_specs`.
-        let _ = indexer.add_indexer(spec.name(), spec.index_func());
-    }
-    indexer
 }
 
 pub fn lister_watcher(

@@ -1,6 +1,6 @@
-//! A one-shot informer run, for commands that answer from the cache and exit: the same Reflector,
-//! queue (`--fifo`) and consumer as `watch` (list → `replace` → pop through `process_deltas` into
-//! the Indexer), stopped as soon as the cache has synced. Whatever the queue, the Indexer ends up
+//! A one-shot informer run, for commands that answer from the cache and exit: the same
+//! [`Informer`] as `watch` (Reflector, queue (`--fifo`), consumer: list → `replace` → pop through
+//! `process_deltas` into the Indexer), stopped as soon as the cache has synced. Whatever the queue, the Indexer ends up
 //! with the listed objects (docs/queues.md).
 //!
 //! No watch is opened: [`ListOnly`] hands the Reflector a watch that never starts, so the cache
@@ -12,13 +12,14 @@
 
 use std::io::{self, Write as _};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use anyhow::Context as _;
 use futures_util::StreamExt as _;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
-    Controller, Indexer, Queue, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent,
-    ReflectorEventKind, ReflectorObserver,
+    Batch, Informer, InformerError, InformerSink, Queue, ReflectorConfig, ReflectorError,
+    ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::render::printable;
 use kubectl_deltas::source::{
@@ -27,75 +28,40 @@ use kubectl_deltas::source::{
 };
 use tokio::sync::Notify;
 
-use super::informer::QueueChoice;
-
-/// Runs `lister_watcher` through a Reflector and the chosen queue into `indexer` until the cache
-/// has synced, then stops everything. Transient failures are retried as `watch` retries them (each
-/// retry is noted on stderr with `notes`); a failure the Reflector gives up on goes through
+/// Runs `lister_watcher` through `informer` until its cache has synced, then stops the
+/// Reflector and the consumer. Transient failures are retried as `watch` retries them (a
+/// [`RetryNotes`] sink says so on stderr); a failure the Reflector gives up on goes through
 /// `failure`.
 pub async fn sync<L: ListerWatcher>(
+    informer: &Arc<Informer>,
     lister_watcher: L,
     config: ReflectorConfig,
-    indexer: Arc<Indexer<Object>>,
-    queue: QueueChoice,
-    notes: bool,
     failure: impl FnOnce(ReflectorError) -> anyhow::Error,
 ) -> anyhow::Result<()> {
-    let fifo = queue.build(indexer.clone());
-    // Woken when the list is in the queue and when the consumer has popped its last batch.
-    let progress = Arc::new(Notify::new());
+    let listed = Arc::new(Notify::new());
     let lister_watcher = ListOnly {
         inner: lister_watcher,
-        listed: progress.clone(),
+        listed: listed.clone(),
     };
-    let reflector =
-        Reflector::new(lister_watcher, fifo.clone(), config).observer(RetryNotes { notes });
-
-    let controller = Controller::new(fifo.clone(), indexer).batch_pop(queue.batch_pop);
-    let consume = {
-        let progress = progress.clone();
-        move || drain(controller, &progress)
-    };
-    let synced = {
-        let fifo = fifo.clone();
-        async move {
-            while !fifo.has_synced() {
-                progress.notified().await;
-            }
+    let synced = async {
+        tokio::select! {
+            () = informer.synced() => {}
+            // An empty list queues nothing, so no pop wakes the wait above; the list is in the
+            // queue once the watch is asked for.
+            () = async {
+                listed.notified().await;
+                informer.synced().await;
+            } => {}
         }
     };
-    with_consumer(&fifo, consume, reflector.run(synced))
-        .await?
-        .map_err(failure)
-}
-
-/// Runs `consume` on a consumer thread while `run` runs, then closes the queue (the consumer
-/// drains what is left and returns) and joins the thread; returns `run`'s output.
-pub async fn with_consumer<T>(
-    fifo: &Arc<dyn Queue<Object>>,
-    consume: impl FnOnce() + Send + 'static,
-    run: impl Future<Output = T>,
-) -> anyhow::Result<T> {
-    let consumer = std::thread::Builder::new()
-        .name("consumer".into())
-        .spawn(consume)
-        .context("cannot start the consumer thread")?;
-    let output = run.await;
-    fifo.close();
-    tokio::task::spawn_blocking(move || consumer.join())
-        .await
-        .context("the consumer thread was lost")?
-        .map_err(|_| anyhow::anyhow!("the consumer thread panicked"))?;
-    Ok(output)
-}
-
-/// Pops batches into the indexer until the initial list is all in, or the queue is closed.
-fn drain(mut controller: Controller<Object, dyn Queue<Object>>, progress: &Notify) {
-    while controller.process_next().is_some() {
-        if controller.fifo().has_synced() {
-            progress.notify_one();
-            return;
-        }
+    let clock = kubectl_deltas::cache::reflector::TokioClock;
+    let result = informer.run(lister_watcher, config, clock, synced).await;
+    let joined = informer.shut_down().await;
+    match result {
+        Ok(()) if joined => Ok(()),
+        Ok(()) => Err(anyhow::anyhow!("the consumer thread panicked")),
+        Err(InformerError::Reflector(error)) => Err(failure(error)),
+        Err(error) => Err(error).context("cannot run the informer"),
     }
 }
 
@@ -146,14 +112,17 @@ fn until_initial_events_end(stream: WatchStream) -> WatchStream {
         .boxed()
 }
 
-/// Says on stderr why a one-shot command is still waiting: each retry after a failure (unless
-/// `-q`).
-struct RetryNotes {
-    notes: bool,
+/// The sink of a one-shot informer: nothing is shown but why the command is still waiting:
+/// each retry after a failure (unless `-q`).
+pub struct RetryNotes {
+    /// Whether to write the notes.
+    pub notes: bool,
 }
 
-impl ReflectorObserver for RetryNotes {
-    fn observe(&self, event: ReflectorEvent) {
+impl InformerSink for RetryNotes {
+    fn batch(&self, _: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {}
+
+    fn event(&self, event: ReflectorEvent, _: &dyn Queue<Object>) {
         if !self.notes {
             return;
         }

@@ -6,8 +6,8 @@
 //! the output is a recorded one. `RESYNC` lines go through the pipeline's own resync (the row is
 //! written before the Sync batches it queued, as with `--resync`).
 //!
-//! Instant mode (the default) is deterministic: the consumer is drained on the replay's thread
-//! ([`InlineConsumer`]) after each group of lines sharing one `t`, so no thread decides when a
+//! Instant mode (the default) is deterministic: the informer's consumer is drained on the
+//! replay's thread (an [`InformerSlot`] holds the informer) after each group of lines sharing one `t`, so no thread decides when a
 //! batch is popped and every run writes the same bytes. With `--speed X` lines come at `t / X`
 //! and a consumer thread pops concurrently, as live.
 
@@ -19,17 +19,14 @@ use std::time::SystemTime;
 use anyhow::anyhow;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock as _;
-use kubectl_deltas::cache::{Controller, Indexer, Reflector, ReflectorConfig, ReflectorError};
+use kubectl_deltas::cache::{Informer, InformerError, ReflectorConfig, ReflectorError};
 use kubectl_deltas::source::ListerWatcher as _;
 use kubectl_deltas::source::recording::{
-    Pace, RecordedResource, RecordingListerWatcher, RecordingReader,
+    InformerSlot, Pace, RecordedResource, RecordingListerWatcher, RecordingReader,
 };
 
-use super::informer::{QueueChoice, refuse_secret_queries, strip_managed_fields};
-use super::one_shot::with_consumer;
-use super::pipeline::{
-    Hooks, InlineConsumer, Pipeline, PipelineError, ResyncHandle, Settings, Source, View,
-};
+use super::informer::{refuse_secret_queries, strip_managed_fields};
+use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::{GlobalArgs, ReplayArgs};
 
@@ -67,13 +64,14 @@ fn base_config() -> ReflectorConfig {
 
 async fn replay(file: &Path, speed: Option<f64>, mut settings: Settings) -> anyhow::Result<()> {
     let reader = RecordingReader::open(file)?;
-    let inline = Arc::new(InlineConsumer::default());
-    let resync = ResyncHandle::default();
+    // The informer the session builds for this source: drained there at each turn of an instant
+    // replay, resynced at each RESYNC line.
+    let informer = Arc::new(InformerSlot::default());
     let pace = match speed {
-        None => Pace::Instant(inline.clone()),
+        None => Pace::Instant(informer.clone()),
         Some(factor) => Pace::Speed(factor),
     };
-    let lister_watcher = RecordingListerWatcher::new(reader, pace)?.on_resync(resync.clone());
+    let lister_watcher = RecordingListerWatcher::new(reader, pace)?.on_resync(informer.clone());
     let secrets = Object::is_secret_resource(&lister_watcher.describe().api_resource);
     refuse_secret_queries(&settings, secrets, settings.view.show_secret_data)?;
     settings.reflector = lister_watcher.reflector_config(settings.reflector.clone());
@@ -87,8 +85,8 @@ async fn replay(file: &Path, speed: Option<f64>, mut settings: Settings) -> anyh
             end: Some(Box::pin(async move {
                 end.wait().await.map(drop).map_err(Into::into)
             })),
-            inline: speed.is_none().then_some(inline),
-            resync: Some(resync),
+            informer: Some(informer),
+            inline: speed.is_none(),
             observer: None,
         },
     };
@@ -121,16 +119,15 @@ pub struct Recorded {
     pub ended_at: SystemTime,
 }
 
-/// `index --replay`: applies the whole recording to `indexer` (its final state, not only the
-/// first list). `resource`, if given, must name the recorded resource (a usage error otherwise).
+/// `index --replay`: applies the whole recording to `informer`'s cache (its final state, not
+/// only the first list). `resource`, if given, must name the recorded resource (a usage error otherwise).
 ///
 /// Lines are handed out as fast as the Reflector takes them ([`Pace::Unpaced`]): which batches
 /// the consumer pops on the way depends on its speed, the state at the end does not.
 pub async fn cache_from_recording(
     file: &Path,
     resource: Option<&str>,
-    indexer: Arc<Indexer<Object>>,
-    queue: QueueChoice,
+    informer: &Arc<Informer>,
 ) -> anyhow::Result<Recorded> {
     let reader = RecordingReader::open(file)?;
     let lister_watcher = RecordingListerWatcher::new(reader, Pace::Unpaced)?;
@@ -151,26 +148,26 @@ pub async fn cache_from_recording(
             .exit_with(Exit::Usage);
         }
     }
-    let fifo = queue.build(indexer.clone());
-    let mut controller = Controller::new(fifo.clone(), indexer.clone()).batch_pop(queue.batch_pop);
     let config = lister_watcher.reflector_config(base_config());
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
     let recorded_time = clock.clone();
     let stop = end.clone();
-    let run = Reflector::new(lister_watcher, fifo.clone(), config)
-        .clock(clock)
-        .known_objects(indexer)
-        .run(async move {
+    let run = informer
+        .run(lister_watcher, config, clock, async move {
             // However it ended: the outcome is read below.
             let _ = stop.wait().await;
-        });
-    with_consumer(
-        &fifo,
-        move || while controller.process_next().is_some() {},
-        run,
-    )
-    .await?
-    .map_err(|error| gave_up(file, error))?;
+        })
+        .await;
+    if run.is_ok() {
+        informer.finish().await;
+    }
+    let joined = informer.shut_down().await;
+    match run {
+        Ok(()) if joined => {}
+        Ok(()) => return Err(anyhow!("the consumer thread panicked")),
+        Err(InformerError::Reflector(error)) => return Err(gave_up(file, error)),
+        Err(error) => return Err(anyhow::Error::new(error)),
+    }
     end.wait().await?;
     Ok(Recorded {
         scope,

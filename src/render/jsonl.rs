@@ -351,7 +351,7 @@ mod tests {
         let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
         fifo.replace(vec![cm("a", "10")], "10");
         fifo.update(cm("a", "11"));
-        let mut controller = Controller::new(fifo.clone(), indexer);
+        let controller = Controller::new(fifo.clone(), indexer);
         let mut out = JsonLines::new(Vec::new(), ObjectMode::Meta, false);
         write(&mut out, &controller.try_process_next().unwrap());
         write(&mut out, &controller.try_process_next().unwrap());
@@ -402,7 +402,7 @@ mod tests {
         queue.replace(vec![cm("a", "1"), cm("b", "2")], "2");
         queue.bookmark("7");
         queue.resync();
-        let mut controller = Controller::new(queue.clone(), indexer);
+        let controller = Controller::new(queue.clone(), indexer);
         // Even with whole objects asked for: a relist is counted, not repeated.
         let mut out = JsonLines::new(Vec::new(), ObjectMode::Full, false);
         while let Some(batch) = controller.try_process_next() {
@@ -444,7 +444,7 @@ mod tests {
         queue.add(cm("a", "1"));
         queue.add(cm("b", "2"));
         queue.update(cm("a", "3"));
-        let mut controller = Controller::new(queue.clone(), indexer).batch_pop(5);
+        let controller = Controller::new(queue.clone(), indexer).batch_pop(5);
         let mut out = JsonLines::new(Vec::new(), ObjectMode::None, false);
         while let Some(batch) = controller.try_process_next() {
             write(&mut out, &batch);
@@ -491,7 +491,7 @@ mod tests {
     fn object_none_omits_the_field() {
         let fifo = Arc::new(DeltaFifo::new());
         fifo.add(cm("a", "1"));
-        let mut controller = Controller::new(fifo, Arc::new(Indexer::new()));
+        let controller = Controller::new(fifo, Arc::new(Indexer::new()));
         let mut out = JsonLines::new(Vec::new(), ObjectMode::None, false);
         write(&mut out, &controller.try_process_next().unwrap());
         let line: Value = serde_json::from_slice(&out.into_inner()).unwrap();

@@ -364,7 +364,7 @@ mod tests {
         fifo.update(cm("a", "11"));
         fifo.update(cm("a", "12"));
         let mut stats = InformerStats::default();
-        let mut controller = Controller::new(fifo.clone(), indexer);
+        let controller = Controller::new(fifo.clone(), indexer);
         while let Some(batch) = controller.try_process_next() {
             stats.record_batch(&batch);
         }
@@ -390,7 +390,7 @@ mod tests {
         let queue = Arc::new(crate::cache::RealFifo::atomic());
         queue.replace(vec![cm("a", "10"), cm("b", "11")], "12");
         let mut stats = InformerStats::default();
-        let mut controller = Controller::new(queue.clone(), indexer);
+        let controller = Controller::new(queue.clone(), indexer);
         let batch = controller.try_process_next().unwrap();
         stats.record_batch(&batch);
         assert_eq!(stats.count(DeltaType::ReplacedAll), 1);

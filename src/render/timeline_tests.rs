@@ -42,7 +42,7 @@ fn render_popping<Q: Queue<Object> + ?Sized>(
     batch_pop: usize,
 ) -> String {
     let mut timeline = Timeline::new(Vec::new(), options);
-    let mut controller = Controller::new(fifo.clone(), indexer.clone()).batch_pop(batch_pop);
+    let controller = Controller::new(fifo.clone(), indexer.clone()).batch_pop(batch_pop);
     while let Some(batch) = controller.try_process_next() {
         let view = BatchView {
             resource: "pods",

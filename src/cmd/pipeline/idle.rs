@@ -1,16 +1,14 @@
 //! [`Idle`]: whether the consumer side of a pipeline has caught up: everything queued was popped,
-//! applied and rendered. The pipeline waits for it before ending a session whose sources ran dry
-//! (the end of a recording); a source may wait for it so as not to run ahead of the consumers.
+//! applied and rendered: what each informer's [`finish`](Informer::finish) waits for before a
+//! session whose sources ran dry ends (the end of a recording); a source may wait for it so as not
+//! to run ahead of the consumers.
 //!
 //! A stopped session never becomes idle (its consumers stop popping, so its queues may keep what
 //! they hold): the session's stop request ends every wait here, whoever requested it and whenever.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use kubectl_deltas::Object;
-use kubectl_deltas::cache::Queue;
-use tokio::sync::Notify;
+use kubectl_deltas::cache::{ConsumerGroup, Informer};
 
 use super::stop::Stop;
 
@@ -28,44 +26,46 @@ pub struct Idle {
 }
 
 struct Inner {
-    /// Consumers between popping a batch and finishing it.
-    busy: AtomicUsize,
+    /// The session's consumers: their batches in hand, and a wake-up when one is handled.
+    group: Arc<ConsumerGroup>,
     /// The session's stop: nothing becomes idle after it.
     stop: Arc<Stop>,
-    fifos: Mutex<Vec<Arc<dyn Queue<Object>>>>,
-    /// Signalled when a consumer finishes a batch.
-    changed: Notify,
+    informers: Mutex<Vec<Arc<Informer>>>,
 }
 
 impl std::fmt::Debug for Idle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Idle")
-            .field("busy", &self.inner.busy.load(Ordering::SeqCst))
+            .field("in_hand", &self.inner.group.in_hand())
             .field("stopped", &self.is_stopped())
             .finish()
     }
 }
 
 impl Idle {
-    /// A handle on the consumers of the session that `stop` ends, not yet attached to its
-    /// queues (idle: nothing is queued).
-    pub(super) fn new(stop: Arc<Stop>) -> Self {
+    /// A handle on the consumers of `group`, in the session that `stop` ends, not yet attached to
+    /// its informers (idle: nothing is queued).
+    pub(super) fn new(group: Arc<ConsumerGroup>, stop: Arc<Stop>) -> Self {
         Idle {
             inner: Arc::new(Inner {
-                busy: AtomicUsize::new(0),
+                group,
                 stop,
-                fifos: Mutex::default(),
-                changed: Notify::new(),
+                informers: Mutex::default(),
             }),
         }
     }
 
     /// Whether every queue is empty and no batch is being handled.
+    #[allow(dead_code, reason = "tests pace their sources with it")]
     pub fn is_idle(&self) -> bool {
-        // Queues first: a consumer marks itself busy under the queue's lock as it pops, so a queue
-        // seen empty here means its last batch is already counted as busy below.
-        let fifos = self.inner.fifos.lock().unwrap_or_else(|e| e.into_inner());
-        fifos.iter().all(|f| f.is_empty()) && self.inner.busy.load(Ordering::SeqCst) == 0
+        // Queues first: a consumer counts its batch in hand under the queue's lock as it pops, so
+        // a queue seen empty here means its last batch is already counted below.
+        let informers = self
+            .inner
+            .informers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        informers.iter().all(|i| i.queue_is_empty()) && self.inner.group.in_hand() == 0
     }
 
     /// Whether the session was told to stop.
@@ -74,36 +74,24 @@ impl Idle {
     }
 
     /// Completes once the pipeline is idle, or the session was told to stop.
+    #[allow(dead_code, reason = "tests pace their sources with it")]
     pub async fn wait(&self) {
-        let idle = async {
-            loop {
-                let notified = self.inner.changed.notified();
-                tokio::pin!(notified);
-                notified.as_mut().enable();
-                if self.is_idle() {
-                    return;
-                }
-                notified.await;
-            }
-        };
         tokio::select! {
-            () = idle => {}
+            () = self.inner.group.wait_until(|| self.is_idle()) => {}
             () = self.inner.stop.wait() => {}
         }
     }
 
-    pub(super) fn attach(&self, fifos: Vec<Arc<dyn Queue<Object>>>) {
-        *self.inner.fifos.lock().unwrap_or_else(|e| e.into_inner()) = fifos;
+    /// The session's consumers.
+    pub(super) fn group(&self) -> Arc<ConsumerGroup> {
+        self.inner.group.clone()
     }
 
-    /// A consumer took a batch; called under the queue's lock.
-    pub(super) fn begin(&self) {
-        self.inner.busy.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// A consumer finished its batch.
-    pub(super) fn end(&self) {
-        self.inner.busy.fetch_sub(1, Ordering::SeqCst);
-        self.inner.changed.notify_waiters();
+    pub(super) fn attach(&self, informers: Vec<Arc<Informer>>) {
+        *self
+            .inner
+            .informers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = informers;
     }
 }

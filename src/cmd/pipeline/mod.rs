@@ -1,12 +1,12 @@
-//! The informer pipeline that `watch`, `record` and `replay` run: for each resource a Reflector,
-//! a queue (`--fifo`: DeltaFIFO, RealFIFO or atomic RealFIFO, see docs/queues.md) and an Indexer,
-//! like a shared informer factory, with one consumer thread per resource, all writing to one
-//! renderer in pop order.
+//! The session that `watch`, `record` and `replay` run: one [`Informer`] per resource (its
+//! Reflector, its queue (`--fifo`: DeltaFIFO, RealFIFO or atomic RealFIFO, see docs/queues.md),
+//! its consumer and its Indexer), like a shared informer factory, all writing through their sinks
+//! to one renderer in pop order.
 //!
 //! ```text
-//!  Source (ListerWatcher) ─▶ Reflector task ─▶ Queue ─pop─▶ consumer thread ─┐
-//!  Source (ListerWatcher) ─▶ Reflector task ─▶ Queue ─pop─▶ consumer thread ─┼─▶ Output ─▶ renderer
-//!                                 └──── reflector events (observer) ─────────┘    (one mutex)
+//!  Source (ListerWatcher) ─▶ Informer (Reflector ─▶ Queue ─pop─▶ consumer) ─┐ InformerOutput
+//!  Source (ListerWatcher) ─▶ Informer (Reflector ─▶ Queue ─pop─▶ consumer) ─┼──────────────▶ Output ─▶ renderer
+//!                                    └──── reflector events, resyncs ────────┘               (one mutex)
 //! ```
 //!
 //! Before anything is listed, each resource's first line says which queue it runs
@@ -15,9 +15,9 @@
 //! The pipeline is generic over where objects come from ([`ListerWatcher`]) and over time
 //! ([`Clock`]): a live cluster with tokio time for `watch`, a recording with a virtual clock for
 //! `replay`. It never touches HTTP itself. A source can ask for more through its [`Hooks`]: to
-//! end the session when it runs dry, to see its informer's events, to resync its queue itself,
-//! and to have its queue drained on its own thread instead of a consumer thread (an instant
-//! replay, which takes turns with the consumer after each group of lines).
+//! end the session when it runs dry, to see its informer's events, and to hold its informer, to
+//! resync it and to drain it on its own thread instead of a consumer thread (an instant replay,
+//! which takes turns with the consumer after each group of lines).
 //!
 //! ## Order
 //! Each pop takes the next number of one sequence shared by every resource, and batches are
@@ -52,11 +52,11 @@
 //! ([`Ended::EndOfInput`]), or with [`PipelineError::Source`] if a source ended with an error
 //! (a bad line in a recording): either way, everything before was written.
 
-mod consumer;
 mod hooks;
 mod idle;
 mod output;
 mod reader;
+mod sink;
 mod stdout;
 mod stop;
 mod view;
@@ -64,27 +64,26 @@ mod view;
 use std::future::Future;
 use std::io::{self, Write};
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
-use kubectl_deltas::cache::{IndexSpec, Queue, Reflector, ReflectorConfig, ReflectorError};
+use kubectl_deltas::cache::{
+    ConsumerGroup, Consumption, IndexSpec, Informer, InformerError, ReflectorConfig, ReflectorError,
+};
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::source::ListerWatcher;
 
-pub use hooks::{Hooks, InlineConsumer, ResyncHandle};
+pub use hooks::Hooks;
 pub use idle::Idle;
 pub use reader::stdout_reader_gone;
 pub use view::View;
 
-use consumer::Consumer;
-use hooks::ResyncPoint;
-use output::{Observer, Output};
+use output::Output;
+use sink::InformerOutput;
 use stop::Stop;
 
-use super::informer::{QueueChoice, index_specs, indexer_with};
+use super::informer::{QueueChoice, index_specs};
 use crate::cli::InformerArgs;
 
 /// Where one resource's objects come from, and its name in the output.
@@ -217,7 +216,7 @@ impl Pipeline {
         let stop = Arc::new(Stop::default());
         Pipeline {
             settings,
-            idle: Idle::new(stop.clone()),
+            idle: Idle::new(Arc::new(ConsumerGroup::default()), stop.clone()),
             stop,
         }
     }
@@ -276,118 +275,71 @@ impl Pipeline {
             stop.clone(),
             shared_clock.clone(),
         ));
-        let popped = Arc::new(AtomicU64::new(0));
         let runtime = tokio::runtime::Handle::current();
+        let group = idle.group();
 
-        let mut fifos = Vec::new();
-        let mut reflectors = Vec::new();
-        let mut consumers = Vec::new();
-        let mut inline = Vec::new();
-        let mut ends = Vec::new();
+        let mut informers = Vec::new();
+        let mut runs = Vec::new();
         for (index, source) in sources.into_iter().enumerate() {
             let Hooks {
                 end,
                 observer,
-                inline: inline_consumer,
-                resync: resync_handle,
+                informer: slot,
+                inline,
             } = source.hooks;
-            let indexer = Arc::new(indexer_with(&indices));
-            let fifo = queue.build(indexer.clone());
-            output.informer_started(index, queue.kind, queue.batch_pop);
-            let resync_point = ResyncPoint {
+            let sink = InformerOutput {
                 output: output.clone(),
                 index,
-                fifo: fifo.clone(),
-                observer: observer.clone(),
-            };
-            reflectors.push(
-                Reflector::new(source.lister_watcher, fifo.clone(), reflector.clone())
-                    .observer(Observer {
-                        output: output.clone(),
-                        index,
-                        fifo: fifo.clone(),
-                        also: observer,
-                    })
-                    .clock(clock.clone())
-                    .known_objects(indexer.clone())
-                    .resync_with({
-                        let point = resync_point.clone();
-                        move |at| point.resync(at)
-                    }),
-            );
-            ends.push(end);
-            if let Some(handle) = resync_handle {
-                handle.attach(resync_point);
-            }
-            let consumer = Consumer {
-                index,
-                fifo: fifo.clone(),
-                batch_pop: queue.batch_pop,
-                indexer,
-                output: output.clone(),
-                idle: idle.clone(),
-                popped: popped.clone(),
-                clock: shared_clock.clone(),
-                // A consumer drained on the source's thread must not sleep there.
-                handler_delay: view.handler_delay.filter(|_| inline_consumer.is_none()),
+                also: observer,
+                // An informer drained on the source's thread must not sleep there.
+                handler_delay: view.handler_delay.filter(|_| !inline),
                 wait_scale,
                 runtime: runtime.clone(),
             };
-            fifos.push(fifo);
-            if let Some(inline_consumer) = inline_consumer {
-                inline_consumer.attach(consumer);
-                inline.push(inline_consumer);
-                continue;
+            let consumption = if inline {
+                Consumption::Inline
+            } else {
+                Consumption::Thread
+            };
+            let informer = Informer::new(
+                queue.informer_config(&indices, consumption),
+                Arc::new(sink),
+                group.clone(),
+                stop.token().clone(),
+            );
+            output.informer_started(index, queue.kind, queue.batch_pop);
+            if let Some(slot) = slot {
+                slot.fill(informer.clone());
             }
-            let spawned = std::thread::Builder::new()
-                .name(format!("consumer-{index}"))
-                .spawn(move || consumer.run());
-            match spawned {
-                Ok(handle) => consumers.push(handle),
-                Err(error) => {
-                    stop.request(Ended::Failed);
-                    let _ = close_and_join(&fifos, consumers).await;
-                    return Err(PipelineError::Spawn(error));
-                }
-            }
+            informers.push(informer.clone());
+            runs.push((informer, source.lister_watcher, end));
         }
-        idle.attach(fifos.clone());
+        idle.attach(informers.clone());
 
-        let informers = join_all(reflectors.into_iter().zip(ends).enumerate().map(
-            |(index, (r, end))| {
-                let stop = stop.clone();
-                async move {
-                    // Set when the source ran dry (rather than the session being stopped).
-                    let mut ran_dry = None;
-                    let shutdown = async {
-                        match end {
-                            Some(end) => tokio::select! {
-                                () = stop.wait() => {}
-                                result = end => ran_dry = Some(result),
-                            },
-                            None => stop.wait().await,
-                        }
-                    };
-                    let result = r.run(shutdown).await;
-                    if result.is_err() {
-                        stop.request(Ended::Failed);
+        let runs = join_all(runs.into_iter().map(|(informer, lister_watcher, end)| {
+            let (stop, reflector, clock) = (stop.clone(), reflector.clone(), clock.clone());
+            async move {
+                // Set when the source ran dry (rather than the session being stopped).
+                let mut ran_dry = None;
+                let until = async {
+                    match end {
+                        Some(end) => ran_dry = Some(end.await),
+                        None => std::future::pending().await,
                     }
-                    (result.map_err(|error| (index, error)), ran_dry)
+                };
+                let result = informer.run(lister_watcher, reflector, clock, until).await;
+                if result.is_err() {
+                    stop.request(Ended::Failed);
                 }
-            },
-        ));
-        let informers = async {
-            let outcomes: Vec<InformerOutcome> = informers.await;
+                (result, ran_dry)
+            }
+        }));
+        let runs = async {
+            let outcomes: Vec<InformerOutcome> = runs.await;
             let all_ran_dry = outcomes.iter().all(|(_, ran_dry)| ran_dry.is_some());
             if all_ran_dry && !stop.requested() {
                 // What the sources gave is all queued: the consumers drain it, then the end.
-                for fifo in &fifos {
-                    fifo.close();
-                }
-                for consumer in &inline {
-                    consumer.drain();
-                }
-                idle.wait().await;
+                join_all(informers.iter().map(|informer| informer.finish())).await;
                 let failed = outcomes
                     .iter()
                     .any(|(_, ran_dry)| matches!(ran_dry, Some(Err(_))));
@@ -406,7 +358,7 @@ impl Pipeline {
             let mut tick = tokio::time::interval(STATUS_REFRESH);
             loop {
                 tick.tick().await;
-                output.refresh_status(&fifos);
+                output.refresh_status(&informers);
             }
         };
         // Ctrl-C, SIGTERM or SIGHUP (a second one exits at once). A task of its own: the rest of
@@ -432,19 +384,23 @@ impl Pipeline {
                 () = status => stop.wait().await,
             }
         };
-        let (outcomes, (), ()) = tokio::join!(informers, control, background);
+        let (outcomes, (), ()) = tokio::join!(runs, control, background);
         drop(signalled);
 
-        let joined = close_and_join(&fifos, consumers).await;
+        let joined = shut_down(&informers).await;
         output.status.clear();
         let mut source_failure = None;
         for (index, (result, ran_dry)) in outcomes.into_iter().enumerate() {
-            if let Err((index, error)) = result {
-                return Err(PipelineError::Reflector {
-                    index,
-                    resource: names[index].clone(),
-                    error,
-                });
+            match result {
+                Ok(()) => {}
+                Err(InformerError::Reflector(error)) => {
+                    return Err(PipelineError::Reflector {
+                        index,
+                        resource: names[index].clone(),
+                        error,
+                    });
+                }
+                Err(InformerError::Spawn(error)) => return Err(PipelineError::Spawn(error)),
             }
             if let Some(Err(error)) = ran_dry {
                 source_failure.get_or_insert(PipelineError::Source {
@@ -471,7 +427,7 @@ impl Pipeline {
                 | Ended::EndOfInput
         );
         if normal && view.summary {
-            let _ = io::stderr().write_all(output.summary(&fifos).as_bytes());
+            let _ = io::stderr().write_all(output.summary(&informers).as_bytes());
         }
         Ok(ended)
     }
@@ -486,32 +442,20 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// What each informer's run gave: the Reflector's result, and how its source ended if it ran
-/// dry.
+/// What each informer's run gave: its result, and how its source ended if it ran dry.
 type InformerOutcome = (
-    Result<(), (usize, ReflectorError)>,
+    Result<(), InformerError>,
     Option<Result<(), Box<dyn std::error::Error + Send + Sync>>>,
 );
 
 /// Closes the queues (a consumer blocked in `pop` then returns) and waits for the consumers,
 /// which the stop requested before has told to finish the batch in hand.
-async fn close_and_join(
-    fifos: &[Arc<dyn Queue<Object>>],
-    consumers: Vec<std::thread::JoinHandle<()>>,
-) -> Result<(), PipelineError> {
-    for fifo in fifos {
-        fifo.close();
-    }
-    let joined = tokio::task::spawn_blocking(move || {
-        consumers
-            .into_iter()
-            .map(|c| c.join())
-            .all(|result| result.is_ok())
-    })
-    .await;
-    match joined {
-        Ok(true) => Ok(()),
-        _ => Err(PipelineError::Panicked),
+async fn shut_down(informers: &[Arc<Informer>]) -> Result<(), PipelineError> {
+    let joined = join_all(informers.iter().map(|informer| informer.shut_down())).await;
+    if joined.into_iter().all(|ok| ok) {
+        Ok(())
+    } else {
+        Err(PipelineError::Panicked)
     }
 }
 

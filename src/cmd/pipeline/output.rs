@@ -12,7 +12,7 @@ use std::time::{Instant, SystemTime};
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
-    Batch, FifoStats, Queue, QueueKind, ReflectorEvent, ReflectorEventKind, ReflectorObserver,
+    Batch, FifoStats, Informer, Queue, QueueKind, ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::render::stats::{InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
@@ -193,7 +193,7 @@ impl Output {
     }
 
     /// A reflector event of resource `index`.
-    fn event(&self, index: usize, event: &ReflectorEvent, fifo: &dyn Queue<Object>) {
+    pub(super) fn event(&self, index: usize, event: &ReflectorEvent, fifo: &dyn Queue<Object>) {
         let mut state = self.lock();
         state.stats[index].record_event(&event.kind, event.at);
         if state.closed {
@@ -244,11 +244,11 @@ impl Output {
     }
 
     /// Redraws the status bar from the counters and the queues' current lengths.
-    pub(super) fn refresh_status(&self, fifos: &[Arc<dyn Queue<Object>>]) {
+    pub(super) fn refresh_status(&self, informers: &[Arc<Informer>]) {
         let stats = {
             let mut state = self.lock();
-            for (stats, fifo) in state.stats.iter_mut().zip(fifos) {
-                stats.record_queue(&fifo.stats());
+            for (stats, informer) in state.stats.iter_mut().zip(informers) {
+                stats.record_queue(&informer.queue_stats());
             }
             state.stats.clone()
         };
@@ -258,10 +258,10 @@ impl Output {
     }
 
     /// The summary table of the session so far.
-    pub(super) fn summary(&self, fifos: &[Arc<dyn Queue<Object>>]) -> String {
+    pub(super) fn summary(&self, informers: &[Arc<Informer>]) -> String {
         let mut state = self.lock();
-        for (stats, fifo) in state.stats.iter_mut().zip(fifos) {
-            stats.record_queue(&fifo.stats());
+        for (stats, informer) in state.stats.iter_mut().zip(informers) {
+            stats.record_queue(&informer.queue_stats());
         }
         let pairs: Vec<(&str, &InformerStats)> = self
             .names
@@ -278,24 +278,5 @@ impl Output {
             .failed
             .take()
             .filter(|e| e.kind() != io::ErrorKind::BrokenPipe)
-    }
-}
-
-/// Hands one resource's reflector events to the output.
-pub(super) struct Observer {
-    pub(super) output: Arc<Output>,
-    pub(super) index: usize,
-    pub(super) fifo: Arc<dyn Queue<Object>>,
-    /// The source's own observer ([`Hooks::observer`](super::Hooks::observer)), told after the
-    /// output.
-    pub(super) also: Option<Arc<dyn ReflectorObserver>>,
-}
-
-impl ReflectorObserver for Observer {
-    fn observe(&self, event: ReflectorEvent) {
-        self.output.event(self.index, &event, self.fifo.as_ref());
-        if let Some(also) = &self.also {
-            also.observe(event);
-        }
     }
 }

@@ -1,21 +1,21 @@
 //! [`Stop`]: the one request that ends a session, whoever makes it (Ctrl-C, a limit, the end of
 //! the input, a failure, a closed stdout), with the first reason given. Every wait of the session
-//! ends with it: async waits through [`wait`](Stop::wait), threads blocked in a system call (a
-//! write to a pipe nobody reads) through [`wake_fd`](Stop::wake_fd).
+//! ends with it: the informers through its [`token`](Stop::token), async waits through
+//! [`wait`](Stop::wait), threads blocked in a system call (a write to a pipe nobody reads)
+//! through [`wake_fd`](Stop::wake_fd).
 
 use std::io::{PipeReader, PipeWriter};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 use super::Ended;
 
 pub(super) struct Stop {
-    requested: AtomicBool,
+    /// Cancelled at the request, after the reason is set.
+    token: CancellationToken,
     reason: Mutex<Option<Ended>>,
-    notify: Notify,
     /// A pipe whose read end reports the end of the file once the write end is dropped, at the
     /// stop: what a thread polling a file descriptor watches. `None` if it could not be made.
     wake: Option<(PipeReader, Mutex<Option<PipeWriter>>)>,
@@ -24,9 +24,8 @@ pub(super) struct Stop {
 impl Default for Stop {
     fn default() -> Self {
         Stop {
-            requested: AtomicBool::new(false),
+            token: CancellationToken::new(),
             reason: Mutex::new(None),
-            notify: Notify::new(),
             wake: std::io::pipe()
                 .ok()
                 .map(|(reader, writer)| (reader, Mutex::new(Some(writer)))),
@@ -48,15 +47,19 @@ impl Stop {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get_or_insert(reason);
-        self.requested.store(true, Ordering::SeqCst);
-        self.notify.notify_waiters();
+        self.token.cancel();
         if let Some((_, writer)) = &self.wake {
             drop(writer.lock().unwrap_or_else(|e| e.into_inner()).take());
         }
     }
 
     pub(super) fn requested(&self) -> bool {
-        self.requested.load(Ordering::SeqCst)
+        self.token.is_cancelled()
+    }
+
+    /// Cancelled at the stop: what the informers are stopped by.
+    pub(super) fn token(&self) -> &CancellationToken {
+        &self.token
     }
 
     pub(super) fn reason(&self) -> Option<Ended> {
@@ -65,15 +68,7 @@ impl Stop {
 
     /// Completes once a stop was requested.
     pub(super) async fn wait(&self) {
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.requested() {
-                return;
-            }
-            notified.await;
-        }
+        self.token.cancelled().await;
     }
 
     /// A descriptor that becomes readable at the stop, for `poll`; `None` if there is none.

@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 
 use super::*;
 use crate::cli::WatchOutput;
+use kubectl_deltas::Object;
 use kubectl_deltas::cache::QueueKind;
 
 /// Lists `objects` at resourceVersion 10, then serves one watch fed by a channel (later watches

@@ -1,202 +1,44 @@
-//! What a replay needs from the informer it feeds, besides list and watch calls: to know when the
-//! consumer has drained the FIFO ([`Quiescence`]), and to resync the FIFO where the recording
-//! says so ([`ResyncHook`]). Ready-made implementations: [`ReplayGate`] for a consumer thread,
-//! [`InlineDrain`] for a consumer on the replay's thread, and [`FifoResync`] for a [`DeltaFifo`].
+//! What a replay needs from the informer it feeds, besides list and watch calls: the consumer's
+//! turn after each group of lines ([`Quiescence`]), and resyncs where the recording has them
+//! ([`ResyncHook`]). The [`Informer`] is both; an [`InformerSlot`] stands for one that a session
+//! builds after the replay; [`InlineDrain`] makes any other consumer take turns.
 
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
-use crate::cache::CacheObject;
 use futures_util::future::BoxFuture;
-use tokio::sync::Notify;
 
-use crate::cache::reflector::{ReflectorEvent, ReflectorEventKind, ReflectorObserver};
-use crate::cache::{Batch, Controller, Queue};
-use crate::object::Object;
+use crate::cache::Informer;
 
-/// Turn-taking between an instant replay and the consumer of its FIFO.
+/// Turn-taking between an instant replay and the consumer of its queue.
 ///
 /// An instant replay hands the Reflector every line of one `t`, then calls
-/// [`idle`](Quiescence::idle): the consumer gets its turn, pops until the FIFO is empty, and hands
-/// the turn back; then the next `t` follows. Outside its turns the consumer must not pop, or it
-/// could take a key's first delta before the rest of its `t` group arrives. That is what makes
-/// the batches independent of how fast the consumer is.
+/// [`idle`](Quiescence::idle): the consumer gets its turn, pops until the queue is empty, and
+/// hands the turn back; then the next `t` follows. Outside its turns the consumer must not pop,
+/// or it could take a key's first delta before the rest of its `t` group arrives. That is what
+/// makes the batches independent of how fast the consumer is.
 pub trait Quiescence: Send + Sync + 'static {
-    /// Gives the consumer its turn and completes once it has drained the FIFO and handled every
+    /// Gives the consumer its turn and completes once it has drained the queue and handled every
     /// batch it popped. Called only while the Reflector waits for it, so nothing is queued
     /// meanwhile.
     fn idle(&self) -> BoxFuture<'_, ()>;
-
-    /// The replay is over (or was dropped): the consumer may pop freely from now on, to drain
-    /// the FIFO once it is closed.
-    fn release(&self);
 }
 
-/// The [`Quiescence`] of a consumer thread popping with a [`Controller`]: the consumer calls
-/// [`next_batch`](ReplayGate::next_batch) instead of
-/// [`Controller::process_next`], and the gate keeps it from popping outside its turns.
-///
-/// A replay releases the gate when it ends or is dropped, so a consumer that keeps calling
-/// `next_batch` then drains the FIFO and sees its close, as with `process_next`.
-pub struct ReplayGate {
-    turn: Mutex<Turn>,
-    /// Wakes the consumer thread when its turn comes.
-    consumer: Condvar,
-    /// Wakes the replay when the consumer hands the turn back.
-    producer: Notify,
-}
-
-/// How many times a side checks for its turn before it sleeps.
-const SPINS: u32 = 2_000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Turn {
-    /// The Reflector is applying lines; the consumer waits.
-    Producer,
-    /// The consumer pops until the FIFO is empty.
-    Consumer,
-    /// No more turns: the consumer pops as usual.
-    Released,
-}
-
-impl fmt::Debug for ReplayGate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReplayGate")
-            .field("turn", &*self.lock())
-            .finish()
-    }
-}
-
-impl Default for ReplayGate {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl ReplayGate {
-    /// A gate for a [`Pace::Instant`](super::Pace::Instant) replay, which has the first turn.
-    /// (Any other pace never hands the consumer a turn: use [`released`](Self::released).)
-    pub fn new() -> Self {
-        Self::with_turn(Turn::Producer)
-    }
-
-    /// A gate that never holds the consumer back, for replays that do not take turns
-    /// ([`Pace::Speed`](super::Pace::Speed), [`Pace::Unpaced`](super::Pace::Unpaced)), so that
-    /// the consumer loop is the same in every mode.
-    pub fn released() -> Self {
-        Self::with_turn(Turn::Released)
-    }
-
-    fn with_turn(turn: Turn) -> Self {
-        ReplayGate {
-            turn: Mutex::new(turn),
-            consumer: Condvar::new(),
-            producer: Notify::new(),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Turn> {
-        self.turn.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The consumer's pop: waits for its turn, pops and applies the next batch; when the FIFO is
-    /// empty, hands the turn back and waits for the next one. Once the gate is released, the
-    /// same as [`Controller::process_next`]: `None` when the FIFO is closed and drained.
-    ///
-    /// Call it again only after handling the batch it returned: asking for the next batch is how
-    /// the consumer says it is done with the previous one.
-    pub fn next_batch<K, Q>(&self, controller: &mut Controller<K, Q>) -> Option<Batch<K>>
-    where
-        K: CacheObject + Send + Sync,
-        Q: Queue<K> + ?Sized,
-    {
-        let mut turn = self.lock();
-        loop {
-            match *turn {
-                Turn::Released => {
-                    drop(turn);
-                    return controller.process_next();
-                }
-                Turn::Consumer => {
-                    // Only the consumer ends its own turn, so the lock can go while it pops.
-                    drop(turn);
-                    if let Some(batch) = controller.try_process_next() {
-                        return Some(batch);
-                    }
-                    turn = self.lock();
-                    if *turn == Turn::Consumer {
-                        *turn = Turn::Producer;
-                        self.producer.notify_waiters();
-                    }
-                }
-                Turn::Producer => {
-                    // The replay's part of a turn is usually a few microseconds: wait a little
-                    // without sleeping, since a futex sleep and wake-up costs more than that.
-                    drop(turn);
-                    let mut spins = 0;
-                    while spins < SPINS && *self.lock() == Turn::Producer {
-                        std::hint::spin_loop();
-                        spins += 1;
-                    }
-                    turn = self.lock();
-                    if *turn == Turn::Producer {
-                        turn = self.consumer.wait(turn).unwrap_or_else(|e| e.into_inner());
-                    }
-                }
-            }
-        }
-    }
-}
-
-impl Quiescence for ReplayGate {
+/// An informer built with [`Consumption::Inline`](crate::cache::Consumption::Inline) takes its
+/// turns on the replay's thread: [`Informer::drain`], with no hand-over between threads per
+/// group of lines (a replay of a million events would make a million).
+impl Quiescence for Informer {
     fn idle(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async move {
-            loop {
-                // Registered before the turn is handed over, so the hand-back cannot be missed.
-                let handed_back = self.producer.notified();
-                tokio::pin!(handed_back);
-                handed_back.as_mut().enable();
-                {
-                    let mut turn = self.lock();
-                    match *turn {
-                        Turn::Released => return,
-                        Turn::Producer => {
-                            *turn = Turn::Consumer;
-                            self.consumer.notify_all();
-                        }
-                        Turn::Consumer => {}
-                    }
-                }
-                // Same for the consumer's part of a turn.
-                for _ in 0..SPINS {
-                    if *self.lock() != Turn::Consumer {
-                        return;
-                    }
-                    std::hint::spin_loop();
-                }
-                handed_back.await;
-                if *self.lock() != Turn::Consumer {
-                    return;
-                }
-            }
-        })
-    }
-
-    fn release(&self) {
-        *self.lock() = Turn::Released;
-        self.consumer.notify_all();
-        self.producer.notify_waiters();
+        self.drain();
+        Box::pin(std::future::ready(()))
     }
 }
 
-/// The [`Quiescence`] of a consumer that runs on the replay's own thread: at the end of every `t`
-/// group the replay calls `drain`, which pops until the FIFO is empty and handles each batch
-/// (typically `while let Some(batch) = controller.try_process_next() { render(&batch) }`).
-///
-/// No thread hand-over per `t` group, so this is the fastest way to replay instantly; the price
-/// is that handling a batch blocks the replay (which an instant replay waits for anyway). After
-/// the Reflector has stopped, call [`drain`](InlineDrain::drain) once more for the last group.
+/// The [`Quiescence`] of a consumer that is not an informer's (a plain `Fifo` popped by hand, an
+/// `UndeltaStore`'s pushes): at the end of every `t` group the replay calls `drain`, which pops
+/// until the store is empty and handles what it popped. After the Reflector has stopped, call
+/// [`drain`](InlineDrain::drain) once more for the last group.
 pub struct InlineDrain<F> {
     drain: Mutex<F>,
 }
@@ -208,14 +50,14 @@ impl<F> fmt::Debug for InlineDrain<F> {
 }
 
 impl<F: FnMut() + Send + 'static> InlineDrain<F> {
-    /// A consumer that drains the FIFO with `drain`.
+    /// A consumer that drains its store with `drain`.
     pub fn new(drain: F) -> Self {
         InlineDrain {
             drain: Mutex::new(drain),
         }
     }
 
-    /// Drains the FIFO now.
+    /// Drains the store now.
     pub fn drain(&self) {
         let mut drain = self.drain.lock().unwrap_or_else(|e| e.into_inner());
         (*drain)();
@@ -227,12 +69,10 @@ impl<F: FnMut() + Send + 'static> Quiescence for InlineDrain<F> {
         self.drain();
         Box::pin(std::future::ready(()))
     }
-
-    fn release(&self) {}
 }
 
 /// Receives a recording's `RESYNC` lines, at their place among the other lines: everything before
-/// has been applied to the FIFO, nothing after yet.
+/// has been applied to the queue, nothing after yet.
 pub trait ResyncHook: Send + Sync + 'static {
     /// Resync now; `at` is the recorded time of the line.
     fn resync(&self, at: SystemTime);
@@ -244,34 +84,45 @@ impl<F: Fn(SystemTime) + Send + Sync + 'static> ResyncHook for F {
     }
 }
 
-/// The [`ResyncHook`] of a [`DeltaFifo`](crate::cache::DeltaFifo): what the Reflector's resync ticker does, at the
-/// recorded moment: `fifo.resync()`, then a [`ReflectorEventKind::Resync`] to `observer`.
-pub struct FifoResync<O> {
-    fifo: Arc<dyn Queue<Object>>,
-    observer: O,
-}
-
-impl<O> fmt::Debug for FifoResync<O> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FifoResync")
-            .field("fifo", &self.fifo)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<O: ReflectorObserver> FifoResync<O> {
-    /// Resyncs `fifo` and reports it to `observer`.
-    pub fn new(fifo: Arc<dyn Queue<Object>>, observer: O) -> Self {
-        FifoResync { fifo, observer }
-    }
-}
-
-impl<O: ReflectorObserver> ResyncHook for FifoResync<O> {
+/// A recorded resync is what a tick of the informer's resync timer does.
+impl ResyncHook for Informer {
     fn resync(&self, at: SystemTime) {
-        let keys = self.fifo.resync();
-        self.observer.observe(ReflectorEvent {
-            at,
-            kind: ReflectorEventKind::Resync { keys },
-        });
+        Informer::resync(self, at);
+    }
+}
+
+/// The informer a replay feeds, when it is built after the replay (by a session that builds
+/// one informer per source): empty until [`fill`](InformerSlot::fill)ed, and until then its
+/// turns and resyncs do nothing (nothing can be queued before the informer runs).
+#[derive(Default)]
+pub struct InformerSlot(OnceLock<Arc<Informer>>);
+
+impl fmt::Debug for InformerSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("InformerSlot").field(&self.0.get()).finish()
+    }
+}
+
+impl InformerSlot {
+    /// Puts `informer` in the slot; a second one is ignored.
+    pub fn fill(&self, informer: Arc<Informer>) {
+        let _ = self.0.set(informer);
+    }
+}
+
+impl Quiescence for InformerSlot {
+    fn idle(&self) -> BoxFuture<'_, ()> {
+        match self.0.get() {
+            Some(informer) => informer.idle(),
+            None => Box::pin(std::future::ready(())),
+        }
+    }
+}
+
+impl ResyncHook for InformerSlot {
+    fn resync(&self, at: SystemTime) {
+        if let Some(informer) = self.0.get() {
+            Informer::resync(informer, at);
+        }
     }
 }

@@ -12,43 +12,42 @@
 //!   every answer it gives the Reflector.
 //!
 //! A replay in [`Pace::Instant`] mode is deterministic: every line sharing one `t` is applied to
-//! the FIFO while the consumer waits, then the consumer drains it while the replay waits, then the
-//! next `t` follows ([`Quiescence`]; [`ReplayGate`] implements it for a consumer thread,
-//! [`InlineDrain`] for a consumer that runs on the replay's thread, with no hand-over).
+//! the queue while the consumer waits, then the consumer drains it while the replay waits, then
+//! the next `t` follows ([`Quiescence`]: an [`Informer`](crate::cache::Informer) whose consumer
+//! is [`Inline`](crate::cache::Consumption::Inline) drains on the replay's thread).
 //!
 //! ```no_run
 //! # async fn replay() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
+//! use std::time::SystemTime;
 //! use kubectl_deltas::Object;
-//! use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig};
-//! use kubectl_deltas::source::recording::{
-//!     FifoResync, Pace, RecordingListerWatcher, RecordingReader, ReplayGate,
+//! use kubectl_deltas::cache::{
+//!     Batch, Consumption, Informer, InformerConfig, InformerSink, Queue, ReflectorConfig,
+//!     ReflectorEvent,
 //! };
+//! use kubectl_deltas::source::recording::{Pace, RecordingListerWatcher, RecordingReader};
+//! use tokio_util::sync::CancellationToken;
 //!
-//! let indexer = Arc::new(Indexer::<Object>::new());
-//! let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
-//! let gate = Arc::new(ReplayGate::new());
+//! struct Print;
+//! impl InformerSink for Print {
+//!     fn batch(&self, batch: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {
+//!         println!("{:?} {}", batch.key, batch.deltas.len());
+//!     }
+//!     fn event(&self, event: ReflectorEvent, _: &dyn Queue<Object>) {
+//!         println!("{:?}", event.kind);
+//!     }
+//! }
 //!
+//! let config = InformerConfig { consumption: Consumption::Inline, ..Default::default() };
+//! let informer = Informer::new(config, Arc::new(Print), Arc::default(), CancellationToken::new());
 //! let reader = RecordingReader::open("session.jsonl".as_ref())?;
-//! let lw = RecordingListerWatcher::new(reader, Pace::Instant(gate.clone()))?
-//!     .on_resync(FifoResync::new(fifo.clone(), kubectl_deltas::cache::reflector::NoObserver));
+//! let lw = RecordingListerWatcher::new(reader, Pace::Instant(informer.clone()))?
+//!     .on_resync(informer.clone());
 //! let (clock, end) = (lw.clock(), lw.end());
 //! let config = lw.reflector_config(ReflectorConfig::default());
-//!
-//! let consumer = std::thread::spawn({
-//!     let mut controller = Controller::new(fifo.clone(), indexer.clone());
-//!     move || {
-//!         // Instead of `controller.process_next()`: pops only on the consumer's turns.
-//!         while let Some(batch) = gate.next_batch(&mut controller) {
-//!             println!("{:?} {}", batch.key, batch.deltas.len()); // render
-//!         }
-//!     }
-//! });
-//! let reflector = Reflector::new(lw, fifo.clone(), config).clock(clock);
 //! let stop = end.clone();
-//! reflector.run(async move { let _ = stop.wait().await; }).await?;
-//! fifo.close(); // the consumer drains what is queued, then stops
-//! consumer.join().unwrap();
+//! informer.run(lw, config, clock, async move { let _ = stop.wait().await; }).await?;
+//! informer.finish().await; // the last group's batches
 //! end.wait().await?; // a malformed or unanswerable line is reported here
 //! # Ok(()) }
 //! ```
@@ -65,7 +64,7 @@ mod writer;
 pub use clock::ReplayClock;
 pub use error::RecordingError;
 pub use format::{FORMAT_VERSION, Header, Line, Record, RecordedResource, RequestKind};
-pub use idle::{FifoResync, InlineDrain, Quiescence, ReplayGate, ResyncHook};
+pub use idle::{InformerSlot, InlineDrain, Quiescence, ResyncHook};
 pub use reader::{MAX_LINE, RecordingReader};
 pub use record::{RecordOptions, Recorder, RecordingTee, ResyncRecorder};
 pub use replay::{Pace, RecordingListerWatcher, ReplayEnd, ReplaySummary};

@@ -294,8 +294,8 @@ impl RecordingListerWatcher {
 
     /// Hands `RESYNC` lines to `hook` (without one they are skipped). Set it before the replay
     /// starts; a second hook is ignored.
-    pub fn on_resync(self, hook: impl ResyncHook) -> Self {
-        let _ = self.shared.resync.set(Arc::new(hook));
+    pub fn on_resync(self, hook: Arc<dyn ResyncHook>) -> Self {
+        let _ = self.shared.resync.set(hook);
         self
     }
 
@@ -524,15 +524,7 @@ impl Shared {
                     if list.pages == 1 { "" } else { "s" },
                 );
             }
-            self.release_consumer();
             self.end.send_replace(Some(outcome));
-        }
-    }
-
-    /// Lets the consumer pop freely, so that it drains the FIFO once the pipeline closes it.
-    fn release_consumer(&self) {
-        if let Pace::Instant(quiescence) = &self.pace {
-            quiescence.release();
         }
     }
 
@@ -563,14 +555,6 @@ impl Shared {
             };
             self.finish(cur, Err(error));
         }
-    }
-}
-
-impl Drop for Shared {
-    /// The Reflector was stopped (or gave up) before the end: the consumer must not wait for a
-    /// turn that will never come.
-    fn drop(&mut self) {
-        self.release_consumer();
     }
 }
 

@@ -1,0 +1,245 @@
+//! The informer's wiring: where its consumer pops, how it ends, what its sink sees.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use futures_util::StreamExt as _;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::cache::listwatch::{
+    ListPage, ListRequest, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
+};
+use crate::cache::reflector::TokioClock;
+use crate::cache::test_objects::{cm, rv};
+
+/// Generous: only there so that a broken test fails instead of hanging.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// Lists `objects` at resourceVersion 10; every watch stays open and silent.
+struct Listed {
+    objects: Vec<Arc<Object>>,
+}
+
+impl ListerWatcher for Listed {
+    async fn list(&self, _: &ListRequest) -> Result<ListPage, SourceError> {
+        Ok(ListPage {
+            items: self.objects.iter().map(|o| (**o).clone()).collect(),
+            resource_version: "10".into(),
+            continue_token: None,
+            remaining_item_count: None,
+        })
+    }
+
+    async fn watch(&self, _: &WatchRequest) -> Result<WatchStream, SourceError> {
+        Ok(futures_util::stream::pending::<Result<WatchEvent, SourceError>>().boxed())
+    }
+
+    fn describe(&self) -> ResourceTarget {
+        let configmaps = kube::api::ApiResource {
+            group: String::new(),
+            version: "v1".into(),
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            plural: "configmaps".into(),
+        };
+        ResourceTarget::new(configmaps, None)
+    }
+}
+
+/// What a sink saw, in order: `#seq key` per batch, the kind of each event, `resync` for each
+/// resync it was asked to do.
+#[derive(Default)]
+struct Seen {
+    lines: Mutex<Vec<String>>,
+    /// How long handling a batch takes.
+    delay: Option<Duration>,
+    /// Whether resyncs are done by the default (`false`) or only noted.
+    note_resyncs: bool,
+}
+
+impl Seen {
+    fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+}
+
+impl InformerSink for Seen {
+    fn batch(&self, batch: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {
+        let key = batch.key.as_deref().unwrap_or("*");
+        self.lines
+            .lock()
+            .unwrap()
+            .push(format!("#{} {key}", batch.seq));
+        if let Some(delay) = self.delay {
+            std::thread::sleep(delay);
+        }
+    }
+
+    fn event(&self, event: ReflectorEvent, _: &dyn Queue<Object>) {
+        let kind = match event.kind {
+            ReflectorEventKind::Resync { keys } => format!("resynced {keys}"),
+            ReflectorEventKind::ListDone { items, .. } => format!("listed {items}"),
+            _ => return,
+        };
+        self.lines.lock().unwrap().push(kind);
+    }
+
+    fn resync(&self, at: SystemTime, queue: &dyn Queue<Object>) {
+        if self.note_resyncs {
+            self.lines.lock().unwrap().push("resync".into());
+        }
+        let keys = queue.resync();
+        let kind = ReflectorEventKind::Resync { keys };
+        self.event(ReflectorEvent { at, kind }, queue);
+    }
+}
+
+fn informer(
+    consumption: Consumption,
+    sink: Arc<Seen>,
+    group: Arc<ConsumerGroup>,
+    cancel: CancellationToken,
+) -> Arc<Informer> {
+    let config = InformerConfig {
+        consumption,
+        ..InformerConfig::default()
+    };
+    Informer::new(config, sink, group, cancel)
+}
+
+#[tokio::test]
+async fn an_inline_consumer_pops_only_when_drained_and_finish_pops_the_rest() {
+    let seen = Arc::new(Seen::default());
+    let informer = informer(
+        Consumption::Inline,
+        seen.clone(),
+        Arc::default(),
+        CancellationToken::new(),
+    );
+    informer.queue.add(cm("ns", "a", 1));
+    informer.queue.add(cm("ns", "b", 2));
+    assert!(seen.lines().is_empty(), "nothing pops before a turn");
+    informer.drain();
+    assert_eq!(seen.lines(), ["#1 ns/a", "#2 ns/b"]);
+    informer.queue.add(cm("ns", "c", 3));
+    tokio::time::timeout(PATIENCE, informer.finish())
+        .await
+        .expect("finish drains");
+    assert_eq!(seen.lines(), ["#1 ns/a", "#2 ns/b", "#3 ns/c"]);
+    assert_eq!(
+        informer.indexer().get_by_key("ns/c").map(|o| rv(&o)),
+        Some(3),
+        "the consumer applied the batch to the cache"
+    );
+    assert!(informer.shut_down().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_consumer_syncs_the_cache_and_ends_with_shut_down() {
+    let seen = Arc::new(Seen::default());
+    let informer = informer(
+        Consumption::Thread,
+        seen.clone(),
+        Arc::default(),
+        CancellationToken::new(),
+    );
+    let listed = Listed {
+        objects: vec![cm("ns", "a", 1), cm("ns", "b", 2)],
+    };
+    let run = informer.run(
+        listed,
+        ReflectorConfig::default(),
+        TokioClock,
+        informer.synced(),
+    );
+    tokio::time::timeout(PATIENCE, run)
+        .await
+        .expect("the initial list is popped")
+        .expect("the Reflector runs");
+    assert!(informer.has_synced());
+    assert_eq!(informer.indexer().list().len(), 2);
+    assert!(informer.shut_down().await, "the consumer thread ends");
+    assert_eq!(seen.lines(), ["listed 2", "#1 ns/a", "#2 ns/b"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_informer_stops_after_the_batch_in_hand() {
+    let seen = Arc::new(Seen {
+        delay: Some(Duration::from_millis(200)),
+        ..Seen::default()
+    });
+    let cancel = CancellationToken::new();
+    let informer = informer(
+        Consumption::Thread,
+        seen.clone(),
+        Arc::default(),
+        cancel.clone(),
+    );
+    for i in 0..5 {
+        informer.queue.add(cm("ns", &format!("o{i}"), i));
+    }
+    let group = informer.group.clone();
+    informer.start_consumer().unwrap();
+    // The first batch is in hand (its handler takes 200 ms) once the consumer has popped it.
+    tokio::time::timeout(PATIENCE, async {
+        while group.popped_so_far() == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("the consumer pops");
+    cancel.cancel();
+    assert!(informer.shut_down().await);
+    assert_eq!(
+        seen.lines(),
+        ["#1 ns/o0"],
+        "nothing popped after the cancel"
+    );
+    assert_eq!(informer.queue.len(), 4, "the rest stays queued");
+}
+
+#[tokio::test]
+async fn informers_of_one_group_number_their_pops_in_one_sequence() {
+    let group = Arc::new(ConsumerGroup::default());
+    let (seen_a, seen_b) = (Arc::new(Seen::default()), Arc::new(Seen::default()));
+    let cancel = CancellationToken::new();
+    let a = informer(
+        Consumption::Inline,
+        seen_a.clone(),
+        group.clone(),
+        cancel.clone(),
+    );
+    let b = informer(Consumption::Inline, seen_b.clone(), group.clone(), cancel);
+    a.queue.add(cm("ns", "a1", 1));
+    b.queue.add(cm("ns", "b1", 2));
+    a.queue.add(cm("ns", "a2", 3));
+    a.drain();
+    b.drain();
+    assert_eq!(seen_a.lines(), ["#1 ns/a1", "#2 ns/a2"]);
+    assert_eq!(seen_b.lines(), ["#3 ns/b1"]);
+    assert_eq!((group.popped_so_far(), group.in_hand()), (3, 0));
+}
+
+#[tokio::test]
+async fn a_resync_goes_through_the_sink_which_queues_it() {
+    let seen = Arc::new(Seen {
+        note_resyncs: true,
+        ..Seen::default()
+    });
+    let informer = informer(
+        Consumption::Inline,
+        seen.clone(),
+        Arc::default(),
+        CancellationToken::new(),
+    );
+    informer.queue.replace(vec![cm("ns", "a", 1)], "1");
+    informer.drain();
+    informer.resync(SystemTime::UNIX_EPOCH);
+    informer.drain();
+    assert_eq!(
+        seen.lines(),
+        ["#1 ns/a", "resync", "resynced 1", "#2 ns/a"],
+        "the sink decides where the resync happens; its Sync delta is popped after"
+    );
+}
