@@ -45,7 +45,13 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 meta\t'apiVersion, kind and metadata, without managedFields'
 none\t'No object at all'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l max-batches -d 'Exit after N batches' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler-delay -d 'Sleep this long in the handler after each batch, to see how a slow event handler makes deltas coalesce in the queue' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler-delay -d 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler -d 'Register an event handler (repeatable), as a controller does on a shared informer: `resync=DURATION` is its own resync period (AddEventHandlerWithResyncPeriod; 0: none; default: the informer\'s --resync, as AddEventHandler), `delay=DURATION` how long each call takes. Without it, one handler named `handler` taking --handler-delay' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l informer -d 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue\'s lock, so the Reflector waits for it)' -r -f -a "shared\t'client-go\'s SharedIndexInformer: handlers called from their own threads, through unbounded buffers'
+plain\t'client-go\'s NewInformer: one handler called inside the queue\'s pop'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l view -d 'What the output shows: the queue\'s pops, what each handler received, or both (default: both when several handlers run or one takes time, else pops)' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
+handlers\t'What each handler received: one row per notification'
+both\t'Pops, each followed by what the handlers received of it'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l context -d 'The kubeconfig context to use' -r
@@ -166,7 +172,13 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l
 meta\t'apiVersion, kind and metadata, without managedFields'
 none\t'No object at all'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l max-batches -d 'Exit after N batches' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler-delay -d 'Sleep this long in the handler after each batch, to see how a slow event handler makes deltas coalesce in the queue' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler-delay -d 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler -d 'Register an event handler (repeatable), as a controller does on a shared informer: `resync=DURATION` is its own resync period (AddEventHandlerWithResyncPeriod; 0: none; default: the informer\'s --resync, as AddEventHandler), `delay=DURATION` how long each call takes. Without it, one handler named `handler` taking --handler-delay' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l informer -d 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue\'s lock, so the Reflector waits for it)' -r -f -a "shared\t'client-go\'s SharedIndexInformer: handlers called from their own threads, through unbounded buffers'
+plain\t'client-go\'s NewInformer: one handler called inside the queue\'s pop'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l view -d 'What the output shows: the queue\'s pops, what each handler received, or both (default: both when several handlers run or one takes time, else pops)' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
+handlers\t'What each handler received: one row per notification'
+both\t'Pops, each followed by what the handlers received of it'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r

@@ -7,6 +7,7 @@
 //! of blocking the producer, much as a shared informer's per-listener buffers decouple handlers
 //! from the queue.
 
+use std::fmt;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -19,7 +20,9 @@ use tokio::sync::Notify;
 use super::delta::{DeletedFinalStateUnknown, DeltaObject, DeltaType, Deltas, ListInfo};
 use super::delta_fifo::DeltaFifo;
 use super::indexer::Indexer;
-use super::queue::{PoppedDeltas, Queue};
+use super::processor::Distribution;
+use super::queue::Queue;
+use super::shared_informer::{ResourceVersioned, SharedInformer};
 use super::store::object_key;
 
 /// Receives the effect of each delta on the cache (client-go's `ResourceEventHandler`).
@@ -214,6 +217,9 @@ pub struct Batch<K> {
     /// What applying each delta did to the indexer (old states for updates, in particular; one
     /// notification per object a whole-list delta touched).
     pub notifications: Vec<Notification<K>>,
+    /// With a shared informer ([`Controller::shared`]): what was handed to its handlers, one
+    /// distribution per notification, in the same order; empty otherwise.
+    pub distributions: Vec<Distribution<K>>,
     /// Whether the batch belonged to the initial list.
     pub is_in_initial_list: bool,
     /// When the oldest delta (for a DeltaFIFO: the key) entered the queue.
@@ -254,7 +260,6 @@ impl<K, F: FnMut(&Batch<K>) -> ControlFlow<()>> BatchHandler<K> for F {
 ///
 /// `Q` is the queue: a [`DeltaFifo`] unless said otherwise, any [`Queue`] implementation, or
 /// `dyn Queue<K>` when the queue is chosen at run time.
-#[derive(Debug)]
 pub struct Controller<K, Q: ?Sized = DeltaFifo<K>> {
     fifo: Arc<Q>,
     indexer: Arc<Indexer<K>>,
@@ -262,6 +267,24 @@ pub struct Controller<K, Q: ?Sized = DeltaFifo<K>> {
     batch_pop: usize,
     /// Numbers the pops and counts the batches in hand; its own unless shared.
     group: Arc<ConsumerGroup>,
+    /// A shared informer's `HandleDeltas` instead of a plain `process_deltas`.
+    shared: Option<Arc<SharedInformer<K>>>,
+    /// Runs inside each pop, under the queue's lock, once the batch was applied.
+    in_pop: Option<InPop<K>>,
+}
+
+/// What a [`Controller`] runs inside each pop: the handler of a plain informer
+/// (client-go's `NewInformer`), whose `Pop` calls it under the queue's lock.
+pub type InPop<K> = Arc<dyn Fn(&[Notification<K>]) + Send + Sync>;
+
+impl<K, Q: ?Sized + fmt::Debug> fmt::Debug for Controller<K, Q> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("fifo", &self.fifo)
+            .field("batch_pop", &self.batch_pop)
+            .field("shared", &self.shared.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The consumers of several informers seen as one: a single pop sequence across their queues,
@@ -318,7 +341,11 @@ impl ConsumerGroup {
     }
 }
 
-impl<K: CacheObject, Q: Queue<K> + ?Sized> Controller<K, Q> {
+impl<K, Q> Controller<K, Q>
+where
+    K: CacheObject + ResourceVersioned + Send + Sync + 'static,
+    Q: Queue<K> + ?Sized,
+{
     /// A consumer popping from `fifo` into `indexer`, one batch per pop. The queue should have been
     /// built with the indexer as its known objects (except the atomic one, which takes none), or
     /// deletions of unseen objects and relist tombstones are lost.
@@ -328,7 +355,24 @@ impl<K: CacheObject, Q: Queue<K> + ?Sized> Controller<K, Q> {
             indexer,
             batch_pop: 1,
             group: Arc::default(),
+            shared: None,
+            in_pop: None,
         }
+    }
+
+    /// Processes each pop as a shared informer's `HandleDeltas` ([`SharedInformer::handle_deltas`],
+    /// over the same indexer): applied, then distributed to its handlers' listeners; each batch
+    /// then also says what each handler was given ([`Batch::distributions`]).
+    pub fn shared(mut self, informer: Arc<SharedInformer<K>>) -> Self {
+        self.shared = Some(informer);
+        self
+    }
+
+    /// Runs `in_pop` inside each pop, under the queue's lock, after the batch was applied: a
+    /// plain informer's handler, which the producer's queue calls wait for.
+    pub fn in_pop(mut self, in_pop: InPop<K>) -> Self {
+        self.in_pop = Some(in_pop);
+        self
     }
 
     /// Numbers pops in `group`'s sequence, shared with other controllers, and counts this one's
@@ -388,31 +432,43 @@ impl<K: CacheObject, Q: Queue<K> + ?Sized> Controller<K, Q> {
     /// One pop (waiting for one if `block`), applied to the indexer under the queue's lock.
     fn next(&self, block: bool) -> Option<Batch<K>> {
         let mut notifications = Vec::new();
+        let mut distributions = Vec::new();
         let mut seq = 0;
         let mut process = |deltas: &Deltas<K>, initial: bool| {
             seq = self.group.popped();
-            notifications.reserve(deltas.len());
-            process_deltas(&mut notifications, &self.indexer, deltas, initial);
+            match &self.shared {
+                Some(shared) => {
+                    distributions = shared.handle_batch(seq, deltas, initial);
+                    notifications = distributions
+                        .iter()
+                        .map(|d| (*d.notification).clone())
+                        .collect();
+                }
+                None => {
+                    notifications.reserve(deltas.len());
+                    process_deltas(&mut notifications, &self.indexer, deltas, initial);
+                }
+            }
+            if let Some(in_pop) = &self.in_pop {
+                in_pop(&notifications);
+            }
         };
         let popped = if block {
             self.fifo.pop_batch(self.batch_pop, &mut process)
         } else {
             self.fifo.try_pop_batch(self.batch_pop, &mut process)
         }?;
-        Some(Self::batch(seq, popped, notifications))
-    }
-
-    fn batch(seq: u64, popped: PoppedDeltas<K>, notifications: Vec<Notification<K>>) -> Batch<K> {
-        Batch {
+        Some(Batch {
             seq,
             key: popped.key,
             deltas: popped.deltas,
             notifications,
+            distributions,
             is_in_initial_list: popped.is_in_initial_list,
             enqueued_at: popped.enqueued_at,
             popped_at: popped.popped_at,
             queue_len: popped.queue_len,
-        }
+        })
     }
 }
 

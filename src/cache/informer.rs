@@ -28,20 +28,22 @@
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::controller::{Batch, ConsumerGroup, Controller};
+use super::controller::{Batch, ConsumerGroup, Controller, InPop};
 use super::index_spec::IndexSpec;
 use super::indexer::Indexer;
+use super::listener::{ListenerHandler, ProcessorListener};
 use super::listwatch::ListerWatcher;
 use super::queue::{FifoStats, Queue, QueueKind};
 use super::reflector::{
     Clock, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
     ReflectorObserver,
 };
+use super::shared_informer::{SharedInformer, SharedInformerError};
 use crate::object::Object;
 
 /// How an informer is built.
@@ -58,6 +60,26 @@ pub struct InformerConfig {
     pub indices: Vec<IndexSpec>,
     /// Where the consumer runs.
     pub consumption: Consumption,
+    /// What the consumer hands each batch to, besides the sink.
+    pub kind: InformerKind,
+    /// The resync timer is run by the source on its own clock (a replay's, where a Reflector
+    /// timer would fire at once: its sleeps do not wait), which calls
+    /// [`resync_tick`](Informer::resync_tick) every
+    /// [`external_resync_period`](Informer::external_resync_period); the Reflector runs none.
+    pub external_resync: bool,
+}
+
+/// How an informer calls its event handlers (client-go has two constructors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InformerKind {
+    /// `NewSharedIndexInformer`: each handler has a listener with an unbounded buffer, called
+    /// from its own thread ([`Informer::add_event_handler`]); the pop returns as soon as the
+    /// notifications are buffered. Without handlers, the pop only applies the batch.
+    #[default]
+    Shared,
+    /// `NewInformer`/`NewIndexerInformer`: one handler, called inside the pop under the queue's
+    /// lock ([`Informer::handle_in_pop`]), so the Reflector's queue calls wait while it runs.
+    Plain,
 }
 
 impl Default for InformerConfig {
@@ -69,6 +91,8 @@ impl Default for InformerConfig {
             batch_pop: 1,
             indices: Vec::new(),
             consumption: Consumption::Thread,
+            kind: InformerKind::Shared,
+            external_resync: false,
         }
     }
 }
@@ -117,8 +141,19 @@ impl InformerSink for NoSink {
 pub struct Informer {
     queue: Arc<dyn Queue<Object>>,
     indexer: Arc<Indexer<Object>>,
-    /// The consumer: held by the consumer thread for its whole life, or by `drain` for a turn.
-    controller: Mutex<Controller<Object, dyn Queue<Object>>>,
+    /// The consumer, built by `run`; popped by the consumer thread, or by `drain`.
+    controller: OnceLock<Controller<Object, dyn Queue<Object>>>,
+    /// Serializes `drain`s: one turn at a time.
+    turn: Mutex<()>,
+    /// Handlers registered before `run`, which registers them with the shared informer.
+    handlers: Mutex<Vec<HandlerSpec>>,
+    /// A plain informer's handler, run inside each pop.
+    in_pop: Mutex<Option<InPop<Object>>>,
+    /// The shared informer of the handlers, built by `run` if any handler was added.
+    shared: OnceLock<Arc<SharedInformer<Object>>>,
+    /// The resync timer's period, decided by `run`: the Reflector's resync period, or with
+    /// handlers the shared informer's check period.
+    resync_period: OnceLock<Option<Duration>>,
     /// The controller's group, reachable while the consumer thread holds the controller.
     group: Arc<ConsumerGroup>,
     config: InformerConfig,
@@ -151,6 +186,9 @@ pub enum InformerError {
     /// The consumer thread could not be started.
     #[error("cannot start the consumer thread")]
     Spawn(#[source] std::io::Error),
+    /// A handler could not be registered or its thread started.
+    #[error(transparent)]
+    Handlers(SharedInformerError),
 }
 
 impl Informer {
@@ -170,13 +208,15 @@ impl Informer {
         }
         let indexer = Arc::new(indexer);
         let queue = config.queue.build(indexer.clone(), config.emit_replaced);
-        let controller = Controller::new(queue.clone(), indexer.clone())
-            .batch_pop(config.batch_pop)
-            .group(group.clone());
         Arc::new(Informer {
             queue,
             indexer,
-            controller: Mutex::new(controller),
+            controller: OnceLock::new(),
+            turn: Mutex::new(()),
+            handlers: Mutex::default(),
+            in_pop: Mutex::default(),
+            shared: OnceLock::new(),
+            resync_period: OnceLock::new(),
             group,
             config,
             sink,
@@ -185,6 +225,42 @@ impl Informer {
             thread: Mutex::new(None),
             progress: Notify::new(),
         })
+    }
+
+    /// Registers a handler of a [`InformerKind::Shared`] informer, before [`run`](Informer::run):
+    /// as client-go's `AddEventHandler` with `resync: None` (the informer's own resync period),
+    /// as `AddEventHandlerWithResyncPeriod` otherwise (0: no resyncs for this handler). Handlers
+    /// are registered in this order when the informer runs.
+    pub fn add_event_handler(
+        &self,
+        name: impl Into<String>,
+        handler: impl ListenerHandler<Object>,
+        resync: Option<Duration>,
+    ) {
+        lock(&self.handlers).push(HandlerSpec {
+            name: name.into(),
+            handler: Box::new(handler),
+            resync,
+        });
+    }
+
+    /// The handler of a [`InformerKind::Plain`] informer, run inside each pop, under the queue's
+    /// lock, with the batch's handler calls; set before [`run`](Informer::run).
+    pub fn handle_in_pop(&self, handler: InPop<Object>) {
+        *lock(&self.in_pop) = Some(handler);
+    }
+
+    /// The shared informer of the handlers, once running with at least one.
+    pub fn shared_informer(&self) -> Option<&Arc<SharedInformer<Object>>> {
+        self.shared.get()
+    }
+
+    /// The listener of each handler, in registration order (empty before `run`).
+    pub fn listeners(&self) -> Vec<Arc<ProcessorListener<Object>>> {
+        self.shared
+            .get()
+            .map(|shared| shared.processor().listeners())
+            .unwrap_or_default()
     }
 
     /// The cache, for reading: only the consumer writes to it.
@@ -249,7 +325,48 @@ impl Informer {
         clock: impl Clock + Clone,
         until: impl Future<Output = ()>,
     ) -> Result<(), InformerError> {
-        let _ = self.clock.set(Arc::new(clock.clone()));
+        let clock_handle: Arc<dyn Clock> = Arc::new(clock.clone());
+        let _ = self.clock.set(clock_handle.clone());
+        let mut reflector = reflector;
+        let mut controller = Controller::new(self.queue.clone(), self.indexer.clone())
+            .batch_pop(self.config.batch_pop)
+            .group(self.group.clone());
+        let handlers = std::mem::take(&mut *lock(&self.handlers));
+        if !handlers.is_empty() {
+            let own = reflector.resync.unwrap_or_default();
+            let shared = Arc::new(SharedInformer::new(self.indexer.clone(), own, clock_handle));
+            for spec in handlers {
+                let registered = match spec.resync {
+                    None => shared.add_event_handler(spec.name, spec.handler),
+                    Some(period) => {
+                        shared.add_event_handler_with_resync_period(spec.name, spec.handler, period)
+                    }
+                };
+                registered.map_err(InformerError::Handlers)?;
+            }
+            let queue = self.queue.clone();
+            let synced = move || queue.has_synced();
+            let period = match self.config.consumption {
+                Consumption::Thread => shared.start(synced),
+                Consumption::Inline => shared.start_inline(synced),
+            }
+            .map_err(InformerError::Handlers)?;
+            // The timer ticks at the resync check period; each tick resyncs the queue only if
+            // some handler is due (`ShouldResync`).
+            reflector.resync = period;
+            controller = controller.shared(shared.clone());
+            let _ = self.shared.set(shared);
+        }
+        let _ = self
+            .resync_period
+            .set(reflector.resync.filter(|p| !p.is_zero()));
+        if self.config.external_resync {
+            reflector.resync = None;
+        }
+        if let Some(in_pop) = lock(&self.in_pop).take() {
+            controller = controller.in_pop(in_pop);
+        }
+        let _ = self.controller.set(controller);
         if self.config.consumption == Consumption::Thread {
             self.start_consumer().map_err(InformerError::Spawn)?;
         }
@@ -259,7 +376,7 @@ impl Informer {
             .known_objects(self.indexer.clone())
             .resync_with({
                 let informer = self.clone();
-                move |at| informer.resync(at)
+                move |at| informer.resync_tick(at)
             });
         let until = async {
             tokio::select! {
@@ -271,8 +388,32 @@ impl Informer {
         Ok(())
     }
 
-    /// A resync now, as a tick of the Reflector's resync timer does: the sink queues it and
-    /// reports it ([`InformerSink::resync`]).
+    /// A tick of the resync timer (the Reflector's, or the source's with
+    /// [`InformerConfig::external_resync`]): client-go's `ShouldResync` (with handlers, each one
+    /// is marked by whether its own period is due, and the queue resyncs only if one is), then
+    /// the resync.
+    pub fn resync_tick(&self, at: SystemTime) {
+        let due = self
+            .shared
+            .get()
+            .is_none_or(|shared| shared.should_resync());
+        if due {
+            self.resync(at);
+        }
+    }
+
+    /// The period the source must tick [`resync_tick`](Informer::resync_tick) at, for an
+    /// informer with [`InformerConfig::external_resync`] that runs; `None` otherwise or without
+    /// resyncs.
+    pub fn external_resync_period(&self) -> Option<Duration> {
+        if !self.config.external_resync {
+            return None;
+        }
+        self.resync_period.get().copied().flatten()
+    }
+
+    /// A resync now, regardless of the handlers' periods (a recorded `RESYNC` line): the sink
+    /// queues it and reports it ([`InformerSink::resync`]).
     pub fn resync(&self, at: SystemTime) {
         self.sink.resync(at, self.queue.as_ref());
         self.progress.notify_waiters();
@@ -281,16 +422,44 @@ impl Informer {
     /// Pops until the queue is empty (or the informer is cancelled), on the caller's thread,
     /// handing each batch to the sink: the consumer's turn under [`Consumption::Inline`].
     /// Does nothing under [`Consumption::Thread`], whose thread pops on its own.
+    ///
+    /// The handlers of an inline informer are called here too, on the informer's clock: first
+    /// the calls due by now from earlier turns, then after each batch the calls it made due (see
+    /// [`SharedInformer::call_until`]).
     pub fn drain(&self) {
         if self.config.consumption != Consumption::Inline {
             return;
         }
-        let controller = self.lock_controller();
+        let Some(controller) = self.controller.get() else {
+            return;
+        };
+        let _turn = lock(&self.turn);
+        self.call_handlers_until_now();
         while !self.cancel.is_cancelled() {
             let Some(batch) = controller.try_process_next() else {
                 return;
             };
-            self.handle(&controller, batch);
+            self.handle(controller, batch);
+            self.call_handlers_until_now();
+        }
+    }
+
+    /// [`drain`](Informer::drain), then the handler calls that begin by `next` (the clock's
+    /// instant of what comes next: so that they come before it).
+    pub fn drain_until(&self, next: Instant) {
+        self.drain();
+        if self.config.consumption == Consumption::Inline
+            && let Some(shared) = self.shared.get()
+        {
+            let _turn = lock(&self.turn);
+            shared.call_until(next);
+        }
+    }
+
+    /// An inline informer's handler calls that begin by its clock's now.
+    fn call_handlers_until_now(&self) {
+        if let (Some(shared), Some(clock)) = (self.shared.get(), self.clock.get()) {
+            shared.call_until(clock.now());
         }
     }
 
@@ -307,14 +476,45 @@ impl Informer {
         let drained = group.wait_until(|| self.queue.is_empty() && group.in_hand() == 0);
         tokio::select! {
             () = drained => {}
-            () = self.cancel.cancelled() => {}
+            () = self.cancel.cancelled() => return,
+        }
+        let Some(shared) = self.shared.get() else {
+            return;
+        };
+        match self.config.consumption {
+            // Every call left, however late on the clock a slow handler makes them.
+            Consumption::Inline => {
+                let _turn = lock(&self.turn);
+                while !self.cancel.is_cancelled() && shared.call_until(FAR_FUTURE.with(|t| *t)) > 0
+                {
+                }
+            }
+            Consumption::Thread => {
+                let listeners = shared.processor().listeners();
+                let waited = tokio::task::spawn_blocking(move || {
+                    for listener in listeners {
+                        while !listener.wait_drained(Duration::from_millis(100)) {}
+                    }
+                });
+                tokio::select! {
+                    _ = waited => {}
+                    () = self.cancel.cancelled() => {}
+                }
+            }
         }
     }
 
     /// Closes the queue and waits for the consumer thread to end: after the batch in hand if the
     /// informer was cancelled, once the queue is drained otherwise. `false` if it panicked.
+    ///
+    /// The handlers stop too, abandoning what their buffers still hold, as client-go's processor
+    /// does when the informer stops (call [`finish`](Informer::finish) first to let them finish).
     pub async fn shut_down(&self) -> bool {
         self.queue.close();
+        if let Some(shared) = self.shared.get().cloned() {
+            // Joins the handler threads, which may be in a call.
+            let _ = tokio::task::spawn_blocking(move || shared.stop()).await;
+        }
         let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
         let Some(thread) = thread else { return true };
         matches!(
@@ -339,12 +539,14 @@ impl Informer {
 
     /// The consumer thread: pops until the queue is closed and drained, or a cancellation.
     fn consume(&self) {
-        let controller = self.lock_controller();
+        let Some(controller) = self.controller.get() else {
+            return;
+        };
         while !self.cancel.is_cancelled() {
             let Some(batch) = controller.process_next() else {
                 return;
             };
-            self.handle(&controller, batch);
+            self.handle(controller, batch);
         }
     }
 
@@ -354,10 +556,22 @@ impl Informer {
         controller.consumer_group().handled();
         self.progress.notify_waiters();
     }
+}
 
-    fn lock_controller(&self) -> MutexGuard<'_, Controller<Object, dyn Queue<Object>>> {
-        self.controller.lock().unwrap_or_else(|e| e.into_inner())
-    }
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A handler registered before the informer runs.
+struct HandlerSpec {
+    name: String,
+    handler: Box<dyn ListenerHandler<Object>>,
+    resync: Option<Duration>,
+}
+
+thread_local! {
+    /// Later than any handler call of a replay: what `finish` calls inline handlers until.
+    static FAR_FUTURE: Instant = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
 }
 
 /// Hands the Reflector's events to the informer's sink.

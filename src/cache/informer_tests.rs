@@ -108,6 +108,21 @@ fn informer(
     Informer::new(config, sink, group, cancel)
 }
 
+/// Builds `informer`'s consumer (and starts its thread) by running it with a Reflector stopped
+/// at once, so that a test can queue by hand.
+async fn started(informer: &Arc<Informer>) {
+    let listed = Listed {
+        objects: Vec::new(),
+    };
+    let run = informer.run(
+        listed,
+        ReflectorConfig::default(),
+        TokioClock,
+        std::future::ready(()),
+    );
+    run.await.expect("the informer starts");
+}
+
 #[tokio::test]
 async fn an_inline_consumer_pops_only_when_drained_and_finish_pops_the_rest() {
     let seen = Arc::new(Seen::default());
@@ -117,6 +132,7 @@ async fn an_inline_consumer_pops_only_when_drained_and_finish_pops_the_rest() {
         Arc::default(),
         CancellationToken::new(),
     );
+    started(&informer).await;
     informer.queue.add(cm("ns", "a", 1));
     informer.queue.add(cm("ns", "b", 2));
     assert!(seen.lines().is_empty(), "nothing pops before a turn");
@@ -180,7 +196,7 @@ async fn a_cancelled_informer_stops_after_the_batch_in_hand() {
         informer.queue.add(cm("ns", &format!("o{i}"), i));
     }
     let group = informer.group.clone();
-    informer.start_consumer().unwrap();
+    started(&informer).await;
     // The first batch is in hand (its handler takes 200 ms) once the consumer has popped it.
     tokio::time::timeout(PATIENCE, async {
         while group.popped_so_far() == 0 {
@@ -211,6 +227,8 @@ async fn informers_of_one_group_number_their_pops_in_one_sequence() {
         cancel.clone(),
     );
     let b = informer(Consumption::Inline, seen_b.clone(), group.clone(), cancel);
+    started(&a).await;
+    started(&b).await;
     a.queue.add(cm("ns", "a1", 1));
     b.queue.add(cm("ns", "b1", 2));
     a.queue.add(cm("ns", "a2", 3));
@@ -233,6 +251,7 @@ async fn a_resync_goes_through_the_sink_which_queues_it() {
         Arc::default(),
         CancellationToken::new(),
     );
+    started(&informer).await;
     informer.queue.replace(vec![cm("ns", "a", 1)], "1");
     informer.drain();
     informer.resync(SystemTime::UNIX_EPOCH);

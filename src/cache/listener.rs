@@ -59,6 +59,10 @@ pub struct Delivery<'a, K> {
     /// notification added directly, such as the `OnAdd`s a handler registered after start gets
     /// for the objects already cached.
     pub seq: u64,
+    /// The batch it came from, as the distributing side numbered it (a pop's sequence number;
+    /// see [`SharedProcessor::distribute_from`](super::SharedProcessor::distribute_from)); 0 if
+    /// none.
+    pub batch: u64,
     /// Whether it was distributed as a sync notification (an update with an unchanged
     /// resourceVersion), which only listeners marked syncing receive.
     pub is_sync: bool,
@@ -85,6 +89,17 @@ impl<K> Delivery<'_, K> {
 pub trait ListenerHandler<K>: Send + 'static {
     /// Handles one notification.
     fn handle(&mut self, delivery: &Delivery<'_, K>);
+
+    /// How long each call takes, in the clock's time, when the listener is driven inline
+    /// ([`ProcessorListener::call_next`]), where nothing really takes time. A handler called from
+    /// the listener's thread takes whatever time it takes; this is not used there.
+    fn cost(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    /// The registration has synced ([`ProcessorListener::has_synced`]): told once, right after
+    /// the call that processed the last initial-list notification, `at` that call's end.
+    fn synced(&mut self, _at: Instant) {}
 }
 
 impl<K, F> ListenerHandler<K> for F
@@ -93,6 +108,20 @@ where
 {
     fn handle(&mut self, delivery: &Delivery<'_, K>) {
         self(delivery)
+    }
+}
+
+impl<K: 'static> ListenerHandler<K> for Box<dyn ListenerHandler<K>> {
+    fn handle(&mut self, delivery: &Delivery<'_, K>) {
+        (**self).handle(delivery);
+    }
+
+    fn cost(&self) -> Duration {
+        (**self).cost()
+    }
+
+    fn synced(&mut self, at: Instant) {
+        (**self).synced(at);
     }
 }
 
@@ -164,6 +193,7 @@ impl SingleFileTracker {
 struct Pending<K> {
     notification: Arc<Notification<K>>,
     seq: u64,
+    batch: u64,
     is_sync: bool,
     added_at: Instant,
     depth_at_add: usize,
@@ -182,6 +212,12 @@ struct Buffer<K> {
     thread_asleep: bool,
     /// Callers sleeping on `idle`.
     idle_waiters: usize,
+    /// Inline only: when the previous handler call ended, in the clock's time.
+    free_at: Option<Instant>,
+    /// Inline only: when the registration synced, until the handler is told.
+    synced_at: Option<Instant>,
+    /// The handler was told the registration synced.
+    told_synced: bool,
     /// Counters; `depth` and `busy` are filled in by `stats()` from the fields above.
     stats: ListenerStats,
 }
@@ -277,6 +313,9 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
                     busy: false,
                     thread_asleep: false,
                     idle_waiters: 0,
+                    free_at: None,
+                    synced_at: None,
+                    told_synced: false,
                     stats: ListenerStats::default(),
                 }),
                 ready: Condvar::new(),
@@ -330,7 +369,7 @@ impl<K> ProcessorListener<K> {
     /// An initial-list add counts towards [`has_synced`](ProcessorListener::has_synced) from
     /// here on. Dropped if the listener is closed.
     pub fn add(&self, notification: Arc<Notification<K>>) {
-        self.enqueue(notification, 0, false, self.shared.clock.now());
+        self.enqueue(notification, 0, 0, false, self.shared.clock.now());
     }
 
     /// [`add`](ProcessorListener::add) with what the processor knows about the notification.
@@ -338,6 +377,7 @@ impl<K> ProcessorListener<K> {
         &self,
         notification: Arc<Notification<K>>,
         seq: u64,
+        batch: u64,
         is_sync: bool,
         added_at: Instant,
     ) {
@@ -359,6 +399,7 @@ impl<K> ProcessorListener<K> {
         buffer.pending.push_back(Pending {
             notification,
             seq,
+            batch,
             is_sync,
             added_at,
             depth_at_add,
@@ -444,6 +485,17 @@ impl<K> ProcessorListener<K> {
         drained
     }
 
+    /// A listener driven inline (its thread never started: a replay's, on the replay's clock):
+    /// when its next handler call begins, `None` if nothing is buffered. A call begins when its
+    /// notification was added or when the previous call ended, whichever is later, and lasts the
+    /// handler's [`cost`](ListenerHandler::cost): how a slow handler's buffer grows on a clock
+    /// that only moves when the replay says so.
+    pub fn next_call(&self) -> Option<Instant> {
+        let buffer = self.shared.lock();
+        let added_at = buffer.pending.front()?.added_at;
+        Some(buffer.free_at.map_or(added_at, |free| free.max(added_at)))
+    }
+
     /// client-go's `processorListener.shouldResync`: whether a resync is due at `now`; never for a
     /// period of 0.
     pub fn should_resync(&self, now: Instant) -> bool {
@@ -480,6 +532,61 @@ impl<K> ProcessorListener<K> {
     }
 }
 
+impl<K: 'static> ProcessorListener<K> {
+    /// A listener driven inline: when its handler is to be told that the registration synced
+    /// ([`ListenerHandler::synced`]), at the end of the call that processed the last
+    /// initial-list notification; `None` if not pending.
+    pub fn synced_due(&self) -> Option<Instant> {
+        self.shared.lock().synced_at
+    }
+
+    /// Tells the handler of a listener driven inline that the registration synced, if that is
+    /// pending; `false` otherwise.
+    pub fn tell_synced(&self) -> bool {
+        let Some(at) = self.shared.lock().synced_at.take() else {
+            return false;
+        };
+        if let Some(handler) = lock(&self.handler).as_mut() {
+            handler.synced(at);
+        }
+        true
+    }
+
+    /// Makes the next handler call of a listener driven inline, on the caller's thread, stamped
+    /// with the time [`next_call`](ProcessorListener::next_call) gave; `false` if nothing was
+    /// buffered or the listener runs a thread (which makes its calls itself).
+    pub fn call_next(&self) -> bool {
+        let mut handler = lock(&self.handler);
+        let Some(handler) = handler.as_mut() else {
+            return false;
+        };
+        let Some(started_at) = self.next_call() else {
+            return false;
+        };
+        let mut buffer = self.shared.lock();
+        let Some(pending) = buffer.pending.pop_front() else {
+            return false;
+        };
+        buffer.busy = true;
+        buffer.stats.delivered += 1;
+        let depth = buffer.pending.len();
+        drop(buffer);
+        let done = call(&self.shared, handler.as_mut(), &pending, depth, started_at);
+        let ended = started_at + handler.cost();
+        // Asked without the buffer's lock (see `run`).
+        let synced = self.shared.tracker.has_synced();
+        let mut buffer = self.shared.lock();
+        buffer.free_at = Some(ended);
+        done.record(&mut buffer);
+        if synced && !buffer.told_synced {
+            // Told at the call's end, in time order with the other calls (`tell_synced`).
+            buffer.told_synced = true;
+            buffer.synced_at = Some(ended);
+        }
+        true
+    }
+}
+
 impl<K> Drop for ProcessorListener<K> {
     /// Without this, the thread of a listener dropped without `close` would sleep forever.
     fn drop(&mut self) {
@@ -501,6 +608,55 @@ struct Finished {
     panicked: bool,
 }
 
+impl Finished {
+    fn record<K>(self, buffer: &mut Buffer<K>) {
+        let stats = &mut buffer.stats;
+        stats.processed += 1;
+        stats.panicked += u64::from(self.panicked);
+        stats.max_waited = stats.max_waited.max(self.waited);
+        buffer.busy = false;
+    }
+}
+
+/// One handler call, from a listener's thread or inline: a panic skips the notification, as
+/// client-go's `HandleCrash` does; an initial-list add counts as processed once the call
+/// returned.
+fn call<K: 'static>(
+    shared: &Shared<K>,
+    handler: &mut dyn ListenerHandler<K>,
+    pending: &Pending<K>,
+    depth: usize,
+    started_at: Instant,
+) -> Finished {
+    let delivery = Delivery {
+        notification: &pending.notification,
+        seq: pending.seq,
+        batch: pending.batch,
+        is_sync: pending.is_sync,
+        added_at: pending.added_at,
+        started_at,
+        depth_at_add: pending.depth_at_add,
+        depth,
+    };
+    let panicked = panic::catch_unwind(AssertUnwindSafe(|| handler.handle(&delivery))).is_err();
+    if panicked {
+        tracing::error!(
+            seq = pending.seq,
+            "an event handler panicked; its notification is skipped"
+        );
+    } else if let Notification::Add {
+        is_in_initial_list: true,
+        ..
+    } = *pending.notification
+    {
+        shared.tracker.finished();
+    }
+    Finished {
+        waited: delivery.waited(),
+        panicked,
+    }
+}
+
 /// The listener's thread: client-go's `processorListener.run` (with `pop`'s buffer hand-over).
 /// Takes one notification at a time under the lock, calls the handler without it, and marks an
 /// initial-list add processed for [`has_synced`](ProcessorListener::has_synced) once the handler
@@ -512,11 +668,20 @@ fn run<K: 'static>(shared: &Shared<K>, mut handler: Box<dyn ListenerHandler<K>>)
     let mut buffer = shared.lock();
     loop {
         if let Some(done) = finished.take() {
-            let stats = &mut buffer.stats;
-            stats.processed += 1;
-            stats.panicked += u64::from(done.panicked);
-            stats.max_waited = stats.max_waited.max(done.waited);
-            buffer.busy = false;
+            done.record(&mut buffer);
+            if !buffer.told_synced {
+                // Asked without the buffer's lock: the informer's `HasSynced` takes the queue's,
+                // which the distributing side holds while it takes this one.
+                drop(buffer);
+                let synced = shared.tracker.has_synced();
+                buffer = shared.lock();
+                if synced && !buffer.told_synced {
+                    buffer.told_synced = true;
+                    drop(buffer);
+                    handler.synced(shared.clock.now());
+                    buffer = shared.lock();
+                }
+            }
         }
         let mut spun = false;
         let pending = loop {
@@ -552,32 +717,13 @@ fn run<K: 'static>(shared: &Shared<K>, mut handler: Box<dyn ListenerHandler<K>>)
         let depth = buffer.pending.len();
         drop(buffer);
 
-        let delivery = Delivery {
-            notification: &pending.notification,
-            seq: pending.seq,
-            is_sync: pending.is_sync,
-            added_at: pending.added_at,
-            started_at: shared.clock.now(),
-            depth_at_add: pending.depth_at_add,
+        finished = Some(call(
+            shared,
+            handler.as_mut(),
+            &pending,
             depth,
-        };
-        let panicked = panic::catch_unwind(AssertUnwindSafe(|| handler.handle(&delivery))).is_err();
-        if panicked {
-            tracing::error!(
-                seq = pending.seq,
-                "an event handler panicked; its notification is skipped"
-            );
-        } else if let Notification::Add {
-            is_in_initial_list: true,
-            ..
-        } = *pending.notification
-        {
-            shared.tracker.finished();
-        }
-        finished = Some(Finished {
-            waited: delivery.waited(),
-            panicked,
-        });
+            shared.clock.now(),
+        ));
         drop(pending);
         buffer = shared.lock();
     }

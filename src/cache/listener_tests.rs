@@ -163,8 +163,8 @@ fn a_panicking_handler_skips_its_notification_and_goes_on() {
         }
     };
     let l = listener(handler, ManualClock::new(), synced());
-    l.enqueue(initial_add("a"), 7, false, Instant::now());
-    l.enqueue(update("b", 1, 2), 8, false, Instant::now());
+    l.enqueue(initial_add("a"), 7, 0, false, Instant::now());
+    l.enqueue(update("b", 1, 2), 8, 0, false, Instant::now());
     l.start().unwrap();
     assert!(l.wait_drained(DEADLINE));
     assert_eq!(recorder.lines(), ["update ns/b 1->2"]);

@@ -30,7 +30,7 @@ mod test_objects;
 mod undelta_store;
 
 pub use controller::{
-    Batch, BatchHandler, ConsumerGroup, Controller, Notification, ResourceEventHandler,
+    Batch, BatchHandler, ConsumerGroup, Controller, InPop, Notification, ResourceEventHandler,
     process_deltas,
 };
 pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
@@ -39,7 +39,9 @@ pub use expiration_cache::{ExpirationCache, ExpirationPolicy, TimestampedEntry, 
 pub use fifo::{Fifo, PoppedObject};
 pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
 pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, index_func};
-pub use informer::{Consumption, Informer, InformerConfig, InformerError, InformerSink, NoSink};
+pub use informer::{
+    Consumption, Informer, InformerConfig, InformerError, InformerKind, InformerSink, NoSink,
+};
 pub use listener::{
     Delivery, Dispatch, ListenerHandler, ListenerId, ListenerStats, ProcessorListener,
     UpstreamSynced,

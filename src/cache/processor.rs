@@ -28,6 +28,8 @@ pub struct Distribution<K> {
     /// Sequence number of this distribution, from 1; each listener's
     /// [`Delivery`](super::Delivery) of it carries the same number.
     pub seq: u64,
+    /// The caller's number for the batch it came from (a pop's sequence number), 0 if none.
+    pub batch: u64,
     /// The notification, shared by every listener that received it.
     pub notification: Arc<Notification<K>>,
     /// Whether it was a sync notification.
@@ -40,6 +42,7 @@ impl<K> Clone for Distribution<K> {
     fn clone(&self) -> Self {
         Distribution {
             seq: self.seq,
+            batch: self.batch,
             notification: self.notification.clone(),
             is_sync: self.is_sync,
             skipped: self.skipped.clone(),
@@ -61,6 +64,8 @@ struct State<K> {
     listeners: Vec<Entry<K>>,
     /// `listenersStarted`: listeners added from now on start their thread at once.
     started: bool,
+    /// Started inline: no listener ever gets a thread.
+    inline: bool,
     /// Listeners closed by `remove_listener` whose threads `stop` still joins (client-go's
     /// `wg` tracks them too).
     retired: Vec<Arc<ProcessorListener<K>>>,
@@ -100,6 +105,7 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
             state: RwLock::new(State {
                 listeners: Vec::new(),
                 started: false,
+                inline: false,
                 retired: Vec::new(),
             }),
             seq: AtomicU64::new(0),
@@ -111,7 +117,7 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
     /// its thread if the processor runs.
     pub fn add_listener(&self, listener: Arc<ProcessorListener<K>>) -> io::Result<()> {
         let mut state = self.write();
-        if state.started {
+        if state.started && !state.inline {
             listener.start()?;
         }
         state.listeners.push(Entry {
@@ -131,6 +137,14 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
         state.started = true;
         Ok(())
     }
+
+    /// [`start`](SharedProcessor::start) without threads: the listeners are driven inline by
+    /// [`call_until`](SharedProcessor::call_until) (a replay's, on its clock).
+    pub fn start_inline(&self) {
+        let mut state = self.write();
+        state.started = true;
+        state.inline = true;
+    }
 }
 
 impl<K> SharedProcessor<K> {
@@ -145,6 +159,17 @@ impl<K> SharedProcessor<K> {
     /// client-go's `sharedProcessor.distribute`: adds `notification` to every listener, or, for a
     /// sync notification, to every listener marked syncing. Never waits for a handler.
     pub fn distribute(&self, notification: Notification<K>, is_sync: bool) -> Distribution<K> {
+        self.distribute_from(0, notification, is_sync)
+    }
+
+    /// [`distribute`](SharedProcessor::distribute) of a notification that came from the caller's
+    /// batch number `batch` (a pop's sequence number), which each delivery carries.
+    pub fn distribute_from(
+        &self,
+        batch: u64,
+        notification: Notification<K>,
+        is_sync: bool,
+    ) -> Distribution<K> {
         let notification = Arc::new(notification);
         let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
         let now = self.clock.now();
@@ -153,13 +178,14 @@ impl<K> SharedProcessor<K> {
             if !is_sync || entry.syncing {
                 entry
                     .listener
-                    .enqueue(notification.clone(), seq, is_sync, now);
+                    .enqueue(notification.clone(), seq, batch, is_sync, now);
             } else {
                 skipped.push(entry.listener.id());
             }
         }
         Distribution {
             seq,
+            batch,
             notification,
             is_sync,
             skipped,
@@ -228,6 +254,43 @@ impl<K> SharedProcessor<K> {
             listener.join();
         }
         listeners
+    }
+
+    /// Makes, on the caller's thread, every handler call of listeners driven inline (never
+    /// started) that begins by `until`, earliest first across listeners (registration order
+    /// breaks ties), each stamped with its begin time: the calls their threads would have made by
+    /// then, on a clock that only moves when the caller says so (a replay's). Returns how many.
+    pub fn call_until(&self, until: Instant) -> usize
+    where
+        K: 'static,
+    {
+        let listeners = self.listeners();
+        let mut calls = 0;
+        loop {
+            // The earliest of every listener's next call and pending sync, a sync first when
+            // they tie (it happened at the end of the previous call).
+            let next = listeners
+                .iter()
+                .flat_map(|l| {
+                    let synced = l.synced_due().map(|at| (at, 0, l));
+                    let call = l.next_call().map(|at| (at, 1, l));
+                    synced.into_iter().chain(call)
+                })
+                .filter(|(at, _, _)| *at <= until)
+                .min_by_key(|(at, kind, _)| (*at, *kind));
+            let Some((_, kind, listener)) = next else {
+                return calls;
+            };
+            let done = if kind == 0 {
+                listener.tell_synced()
+            } else {
+                listener.call_next()
+            };
+            if !done {
+                return calls;
+            }
+            calls += 1;
+        }
     }
 
     /// Whether the processor runs.

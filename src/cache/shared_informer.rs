@@ -286,6 +286,24 @@ where
         &self,
         upstream_has_synced: impl Fn() -> bool + Send + Sync + 'static,
     ) -> Result<Option<Duration>, SharedInformerError> {
+        self.start_with(upstream_has_synced, false)
+    }
+
+    /// [`start`](SharedInformer::start) without handler threads: the caller drives the handlers
+    /// with [`call_until`](SharedInformer::call_until), on the informer's clock (a replay's, where
+    /// a slow handler's calls take recorded time).
+    pub fn start_inline(
+        &self,
+        upstream_has_synced: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> Result<Option<Duration>, SharedInformerError> {
+        self.start_with(upstream_has_synced, true)
+    }
+
+    fn start_with(
+        &self,
+        upstream_has_synced: impl Fn() -> bool + Send + Sync + 'static,
+        inline: bool,
+    ) -> Result<Option<Duration>, SharedInformerError> {
         let mut lifecycle = lock(&self.lifecycle);
         if lifecycle.plan.is_started() {
             tracing::warn!("the shared informer has started already; it is not started twice");
@@ -293,8 +311,18 @@ where
         }
         let _ = self.upstream.set(Arc::new(upstream_has_synced));
         let period = lifecycle.plan.start();
-        self.processor.start()?;
+        if inline {
+            self.processor.start_inline();
+        } else {
+            self.processor.start()?;
+        }
         Ok(period)
+    }
+
+    /// Makes the handler calls that begin by `until` (the informer's clock), on the caller's
+    /// thread: see [`SharedProcessor::call_until`]. Only for an informer started inline.
+    pub fn call_until(&self, until: std::time::Instant) -> usize {
+        self.processor.call_until(until)
     }
 
     /// client-go's `HandleDeltas`: applies a popped batch to the indexer ([`process_deltas`]) and
@@ -306,9 +334,21 @@ where
         deltas: &Deltas<K>,
         is_in_initial_list: bool,
     ) -> Vec<Distribution<K>> {
+        self.handle_batch(0, deltas, is_in_initial_list)
+    }
+
+    /// [`handle_deltas`](SharedInformer::handle_deltas) of the caller's batch number `batch` (a
+    /// pop's sequence number), which every delivery of its notifications carries.
+    pub fn handle_batch(
+        &self,
+        batch: u64,
+        deltas: &Deltas<K>,
+        is_in_initial_list: bool,
+    ) -> Vec<Distribution<K>> {
         let _block = lock(&self.block_deltas);
         let mut distributor = Distributor {
             processor: &self.processor,
+            batch,
             out: Vec::with_capacity(deltas.len()),
         };
         process_deltas(&mut distributor, &self.indexer, deltas, is_in_initial_list);
@@ -367,6 +407,7 @@ impl<K> SharedInformer<K> {
 /// and `OnDelete`, which distribute instead of handling.
 struct Distributor<'a, K> {
     processor: &'a SharedProcessor<K>,
+    batch: u64,
     out: Vec<Distribution<K>>,
 }
 
@@ -376,8 +417,10 @@ impl<K: ResourceVersioned> ResourceEventHandler<K> for Distributor<'_, K> {
             obj: obj.clone(),
             is_in_initial_list,
         };
-        self.out
-            .push(self.processor.distribute(notification, false));
+        self.out.push(
+            self.processor
+                .distribute_from(self.batch, notification, false),
+        );
     }
 
     fn on_update(&mut self, old: &Arc<K>, new: &Arc<K>) {
@@ -386,13 +429,18 @@ impl<K: ResourceVersioned> ResourceEventHandler<K> for Distributor<'_, K> {
             old: old.clone(),
             new: new.clone(),
         };
-        self.out.push(self.processor.distribute(notification, sync));
+        self.out.push(
+            self.processor
+                .distribute_from(self.batch, notification, sync),
+        );
     }
 
     fn on_delete(&mut self, obj: &DeltaObject<K>) {
         let notification = Notification::Delete { obj: obj.clone() };
-        self.out
-            .push(self.processor.distribute(notification, false));
+        self.out.push(
+            self.processor
+                .distribute_from(self.batch, notification, false),
+        );
     }
 }
 

@@ -333,10 +333,30 @@ pub struct ViewArgs {
     /// Exit after N batches.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_batches: Option<u64>,
-    /// Sleep this long in the handler after each batch, to see how a slow event handler makes
-    /// deltas coalesce in the queue.
+    /// How long the default event handler takes per notification (without --handler). In a
+    /// shared informer its buffer grows and the queue does not; with --informer plain the pop
+    /// waits for it, and deltas coalesce in the queue.
     #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
     pub handler_delay: Period,
+    /// Register an event handler (repeatable), as a controller does on a shared informer:
+    /// `resync=DURATION` is its own resync period (AddEventHandlerWithResyncPeriod; 0: none;
+    /// default: the informer's --resync, as AddEventHandler), `delay=DURATION` how long each
+    /// call takes. Without it, one handler named `handler` taking --handler-delay.
+    #[arg(
+        long = "handler",
+        value_name = "NAME[,resync=DURATION][,delay=DURATION]",
+        value_parser = parse_handler
+    )]
+    pub handlers: Vec<HandlerArg>,
+    /// How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its
+    /// own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the
+    /// pop under the queue's lock, so the Reflector waits for it).
+    #[arg(long = "informer", value_enum, default_value_t = InformerKindArg::Shared)]
+    pub informer_kind: InformerKindArg,
+    /// What the output shows: the queue's pops, what each handler received, or both (default:
+    /// both when several handlers run or one takes time, else pops).
+    #[arg(long = "view", value_enum)]
+    pub view_kind: Option<ViewKind>,
     /// Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch
     /// matching any query is shown). SPEC is an index spec as for `--index`.
     #[arg(long, value_name = "SPEC=VALUE")]
@@ -344,6 +364,71 @@ pub struct ViewArgs {
     /// No progress bar, status footer or summary table on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// One `--handler`: a name, its own resync period and how long each call takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandlerArg {
+    /// How rows and JSON lines name it.
+    pub name: String,
+    /// `resync=`: `None` for the informer's period (AddEventHandler), `Some(ZERO)` for none.
+    pub resync: Option<Duration>,
+    /// `delay=`: how long each call takes.
+    pub delay: Option<Duration>,
+}
+
+/// Parses `NAME[,resync=DURATION][,delay=DURATION]`.
+pub fn parse_handler(text: &str) -> Result<HandlerArg, String> {
+    let mut parts = text.split(',');
+    let name = parts.next().unwrap_or_default().trim();
+    let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if name.is_empty() || !name.chars().all(valid) {
+        return Err(format!(
+            "{name:?} is not a handler name: use letters, digits, '-', '_' or '.', then \
+             optionally ,resync=DURATION and ,delay=DURATION (e.g. web,resync=30s,delay=200ms)"
+        ));
+    }
+    let mut handler = HandlerArg {
+        name: name.to_owned(),
+        resync: None,
+        delay: None,
+    };
+    for part in parts {
+        let (key, value) = part.split_once('=').unwrap_or((part, ""));
+        let period = |value: &str| parse_period(value).map(|p| p.0);
+        match key.trim() {
+            "resync" => handler.resync = Some(period(value)?.unwrap_or_default()),
+            "delay" => handler.delay = period(value)?,
+            other => {
+                return Err(format!(
+                    "unknown handler setting {other:?}: expected resync=DURATION or \
+                     delay=DURATION"
+                ));
+            }
+        }
+    }
+    Ok(handler)
+}
+
+/// `--informer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InformerKindArg {
+    /// client-go's SharedIndexInformer: handlers called from their own threads, through
+    /// unbounded buffers.
+    Shared,
+    /// client-go's NewInformer: one handler called inside the queue's pop.
+    Plain,
+}
+
+/// `--view`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ViewKind {
+    /// The queue's pops (batches), as today's timeline.
+    Pops,
+    /// What each handler received: one row per notification.
+    Handlers,
+    /// Pops, each followed by what the handlers received of it.
+    Both,
 }
 
 /// `index`.

@@ -114,6 +114,7 @@ impl QueueChoice {
             batch_pop: self.batch_pop,
             indices: indices.to_vec(),
             consumption,
+            ..InformerConfig::default()
         }
     }
 }
@@ -181,7 +182,7 @@ pub fn reflector_config(reflector: &ReflectorArgs, informer: &InformerArgs) -> R
 /// to with a warning; used for `--verify-every` too, each verification being a full list.
 const MINIMUM_PERIOD: Duration = Duration::from_secs(1);
 
-fn at_least_a_second(flag: &str, period: Duration) -> Duration {
+pub fn at_least_a_second(flag: &str, period: Duration) -> Duration {
     if period >= MINIMUM_PERIOD {
         return period;
     }

@@ -14,7 +14,7 @@
 use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::anyhow;
 use kubectl_deltas::Object;
@@ -25,36 +25,51 @@ use kubectl_deltas::source::recording::{
     InformerSlot, Pace, RecordedResource, RecordingListerWatcher, RecordingReader,
 };
 
-use super::informer::{refuse_secret_queries, strip_managed_fields};
+use super::informer::{at_least_a_second, refuse_secret_queries, strip_managed_fields};
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View};
 use crate::cli::exit::{Exit, WithExit};
-use crate::cli::{GlobalArgs, ReplayArgs};
+use crate::cli::{GlobalArgs, InformerKindArg, ReplayArgs};
 
 pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
-    if args.informer.resync.0.is_some() {
-        return Err(anyhow!(
-            "--resync does not apply to a replay: the recording's RESYNC lines say when the \
-             recorded informer resynced"
-        ))
-        .exit_with(Exit::Usage);
-    }
     let mut view = View::from_args(&args.view, global)?;
-    match (args.speed, view.handler_delay) {
-        (None, Some(_)) => {
-            // Not `eprintln!`, which panics when stderr is a closed pipe.
-            let _ = writeln!(
-                std::io::stderr(),
-                "kubectl-deltas: note: --handler-delay changes nothing in an instant replay, \
-                 whose batches never depend on the consumer's speed; add --speed X to see it"
-            );
+    let plain = view.informer == InformerKindArg::Plain;
+    let delayed = view.handler_delay.is_some() || view.handlers.iter().any(|h| h.delay.is_some());
+    if args.speed.is_none() && plain && delayed {
+        // Not `eprintln!`, which panics when stderr is a closed pipe.
+        let _ = writeln!(
+            std::io::stderr(),
+            "kubectl-deltas: note: a plain informer's handler delay changes nothing in an \
+             instant replay, whose pops never wait for the consumer; add --speed X to see it"
+        );
+    }
+    let resync_given = args.informer.resync.0.is_some()
+        || view
+            .handlers
+            .iter()
+            .any(|h| h.resync.is_some_and(|p| !p.is_zero()));
+    if resync_given {
+        let _ = writeln!(
+            std::io::stderr(),
+            "kubectl-deltas: note: resyncs are timed from --resync and the handlers' periods on \
+             the recording's clock, as a live informer's would be; the recording's RESYNC lines \
+             are ignored"
+        );
+    }
+    if let Some(speed) = args.speed {
+        // Delays in the recording's time, as every time the output shows.
+        view.handler_delay = view.handler_delay.map(|d| d.div_f64(speed));
+        for handler in &mut view.handlers {
+            handler.delay = handler.delay.map(|d| d.div_f64(speed));
         }
-        // A delay in the recording's time, as every time the output shows.
-        (Some(speed), Some(delay)) => view.handler_delay = Some(delay.div_f64(speed)),
-        _ => {}
     }
     let settings = Settings::new(view, &args.informer, base_config())?;
     let runtime = super::runtime()?;
-    runtime.block_on(replay(&args.file, args.speed, settings))
+    runtime.block_on(replay(
+        &args.file,
+        args.speed,
+        args.informer.resync.0,
+        settings,
+    ))
 }
 
 /// What a replay's Reflector starts from: as `watch`'s default, managedFields stripped.
@@ -62,7 +77,12 @@ fn base_config() -> ReflectorConfig {
     strip_managed_fields(ReflectorConfig::default())
 }
 
-async fn replay(file: &Path, speed: Option<f64>, mut settings: Settings) -> anyhow::Result<()> {
+async fn replay(
+    file: &Path,
+    speed: Option<f64>,
+    resync: Option<Duration>,
+    mut settings: Settings,
+) -> anyhow::Result<()> {
     let reader = RecordingReader::open(file)?;
     // The informer the session builds for this source: drained there at each turn of an instant
     // replay, resynced at each RESYNC line.
@@ -75,6 +95,9 @@ async fn replay(file: &Path, speed: Option<f64>, mut settings: Settings) -> anyh
     let secrets = Object::is_secret_resource(&lister_watcher.describe().api_resource);
     refuse_secret_queries(&settings, secrets, settings.view.show_secret_data)?;
     settings.reflector = lister_watcher.reflector_config(settings.reflector.clone());
+    // The informer's own resync period; its timer ticks on the recording's clock (see
+    // `InformerConfig::external_resync`), never the Reflector's.
+    settings.reflector.resync = resync.map(|period| at_least_a_second("--resync", period));
     // An instant replay drains the queue before its time moves on: nothing waits in it.
     settings.wait_scale = Some(speed.unwrap_or(0.0));
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());

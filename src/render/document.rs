@@ -4,9 +4,9 @@
 
 use std::io::{self, Write};
 
-use super::jsonl::BatchRecord;
+use super::jsonl::{BatchRecord, NotificationRecord};
 use super::object::ObjectMode;
-use super::{BatchView, EventView, Renderer};
+use super::{BatchView, EventView, NotificationView, Renderer};
 
 /// The document syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,18 +45,17 @@ impl<W: Write> Documents<W> {
     }
 }
 
-impl<W: Write + Send> Renderer for Documents<W> {
-    fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
-        let record = BatchRecord::new(view, self.object_mode, self.show_secret_data, false);
+impl<W: Write> Documents<W> {
+    fn write_document(&mut self, record: &impl serde::Serialize) -> io::Result<()> {
         self.text.clear();
         match self.format {
             Format::Json => {
-                serde_json::to_writer_pretty(&mut self.text, &record).map_err(io::Error::from)?;
+                serde_json::to_writer_pretty(&mut self.text, record).map_err(io::Error::from)?;
                 self.text.push(b'\n');
             }
             Format::Yaml => {
                 self.text.extend_from_slice(b"---\n");
-                let yaml = serde_saphyr::to_string(&record).map_err(io::Error::other)?;
+                let yaml = serde_saphyr::to_string(record).map_err(io::Error::other)?;
                 self.text.extend_from_slice(yaml.as_bytes());
                 if !yaml.ends_with('\n') {
                     self.text.push(b'\n');
@@ -66,9 +65,21 @@ impl<W: Write + Send> Renderer for Documents<W> {
         self.out.write_all(&self.text)?;
         self.out.flush()
     }
+}
+
+impl<W: Write + Send> Renderer for Documents<W> {
+    fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
+        let record = BatchRecord::new(view, self.object_mode, self.show_secret_data, false);
+        self.write_document(&record)
+    }
 
     fn event(&mut self, _event: &EventView<'_>) -> io::Result<()> {
         Ok(())
+    }
+
+    /// A handler's notification, as the `notification` JSON line (docs/jsonl.md).
+    fn notification(&mut self, view: &NotificationView<'_>) -> io::Result<()> {
+        self.write_document(&NotificationRecord::new(view))
     }
 }
 

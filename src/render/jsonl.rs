@@ -9,11 +9,11 @@ use serde_json::Value;
 
 use super::object::{ObjectMode, ObjectView};
 use super::{
-    BatchView, Event, EventView, Renderer, delta_resource_version, millis, rfc3339_micros,
-    whole_list_objects,
+    BatchView, Event, EventView, NotificationView, Renderer, delta_resource_version, millis,
+    rfc3339_micros, whole_list_objects,
 };
 use crate::cache::reflector::{RelistCause, WatchEndReason};
-use crate::cache::{Batch, Delta, QueueKind, ReflectorEventKind};
+use crate::cache::{Batch, Delta, Notification, QueueKind, ReflectorEventKind, object_key};
 use crate::object::Object;
 use crate::timestamp::Rfc3339;
 
@@ -166,6 +166,91 @@ impl<W: Write + Send> Renderer for JsonLines<W> {
         let line = event_line(view);
         self.write_line(&line)
     }
+
+    /// `{"kind":"notification","time":…,"resource":…,"handler":…,"seq":…,"type":…, …}`.
+    fn notification(&mut self, view: &NotificationView<'_>) -> io::Result<()> {
+        let record = NotificationRecord::new(view);
+        self.write_line(&record)
+    }
+}
+
+/// A handler's notification (docs/jsonl.md).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct NotificationRecord<'a> {
+    kind: &'static str,
+    time: String,
+    resource: &'a str,
+    handler: &'a str,
+    /// The pop it came from; 0 for none.
+    seq: u64,
+    #[serde(rename = "type")]
+    type_: &'static str,
+    is_sync: bool,
+    is_in_initial_list: bool,
+    key: String,
+    old_resource_version: Option<&'a str>,
+    new_resource_version: Option<&'a str>,
+    tombstone: bool,
+    delivered: bool,
+    /// Delivered only: notifications still buffered for the handler when its call began.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    buffer_depth: Option<usize>,
+    /// Delivered only: how long it waited in the buffer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wait_ms: Option<f64>,
+}
+
+impl<'a> NotificationRecord<'a> {
+    pub(crate) fn new(view: &NotificationView<'a>) -> Self {
+        let rv = |obj: &'a Object| obj.resource_version();
+        let (type_, initial, key, old, new, tombstone) = match view.notification {
+            Notification::Add {
+                obj,
+                is_in_initial_list,
+            } => (
+                "add",
+                *is_in_initial_list,
+                object_key(obj.as_ref()),
+                None,
+                rv(obj),
+                false,
+            ),
+            Notification::Update { old, new } => (
+                "update",
+                false,
+                object_key(new.as_ref()),
+                rv(old),
+                rv(new),
+                false,
+            ),
+            Notification::Delete { obj } => (
+                "delete",
+                false,
+                obj.key(),
+                obj.object().and_then(|o| rv(o)),
+                None,
+                obj.is_tombstone(),
+            ),
+        };
+        NotificationRecord {
+            kind: "notification",
+            time: rfc3339_micros(view.time),
+            resource: view.resource,
+            handler: view.handler,
+            seq: view.seq,
+            type_,
+            is_sync: view.is_sync,
+            is_in_initial_list: initial,
+            key,
+            old_resource_version: old,
+            new_resource_version: new,
+            tombstone,
+            delivered: view.delivered.is_some(),
+            buffer_depth: view.delivered.map(|d| d.buffer_depth),
+            wait_ms: view.delivered.map(|d| millis(d.waited)),
+        }
+    }
 }
 
 /// A reflector line: the common fields first, then the event's own.
@@ -185,6 +270,12 @@ pub(crate) fn event_line<'a>(view: &EventView<'a>) -> EventLine<'a> {
         Event::InformerStarted { queue, batch_pop } => informer_fields(queue, batch_pop),
         Event::Reflector(kind) => reflector_fields(kind),
         Event::Synced { batches, after } => synced_fields(batches, after),
+        Event::HandlerSynced { handler, after } => {
+            let mut fields = serde_json::Map::new();
+            fields.insert("handler".into(), handler.into());
+            fields.insert("afterMs".into(), millis(after).into());
+            ("handler-synced", fields)
+        }
     };
     EventLine {
         kind: "reflector",

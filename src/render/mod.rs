@@ -13,7 +13,9 @@ use std::borrow::Cow;
 use std::io;
 use std::time::{Duration, SystemTime};
 
-use crate::cache::{Batch, Delta, DeltaObject, DeltaType, QueueKind, ReflectorEventKind};
+use crate::cache::{
+    Batch, Delta, DeltaObject, DeltaType, Notification, QueueKind, ReflectorEventKind,
+};
 use crate::object::Object;
 use crate::timestamp::Rfc3339;
 
@@ -79,6 +81,55 @@ pub enum Event<'a> {
         /// Since the informer started.
         after: Duration,
     },
+    /// A handler's registration first synced (client-go's `ResourceEventHandlerRegistration`'s
+    /// `HasSynced`): the informer had synced, and the handler had processed every
+    /// initial-list notification.
+    HandlerSynced {
+        /// The handler's name.
+        handler: &'a str,
+        /// Since the informer started.
+        after: Duration,
+    },
+}
+
+/// One notification of a shared informer, as one of its event handlers got it, or not: a sync
+/// notification (an update with an unchanged resourceVersion) reaches only handlers whose resync
+/// was due at the last check.
+#[derive(Debug, Clone, Copy)]
+pub struct NotificationView<'a> {
+    /// The resource, as in [`BatchView::resource`].
+    pub resource: &'a str,
+    /// The handler's name.
+    pub handler: &'a str,
+    /// When the handler call began (or, for one not delivered, when it was distributed), by the
+    /// informer's clock.
+    pub time: SystemTime,
+    /// The pop it came from; 0 for none.
+    pub seq: u64,
+    /// What the handler was told.
+    pub notification: &'a Notification<Object>,
+    /// Whether it was a sync notification.
+    pub is_sync: bool,
+    /// How the call went; `None` for a sync notification the handler did not get.
+    pub delivered: Option<Delivered>,
+}
+
+/// How a notification reached its handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delivered {
+    /// Notifications buffered for the handler when the call began, behind this one.
+    pub buffer_depth: usize,
+    /// How long it waited in the handler's buffer.
+    pub waited: Duration,
+}
+
+/// The `OnAdd`, `OnUpdate` or `OnDelete` of a notification.
+pub fn handler_call(notification: &Notification<Object>) -> &'static str {
+    match notification {
+        Notification::Add { .. } => "OnAdd",
+        Notification::Update { .. } => "OnUpdate",
+        Notification::Delete { .. } => "OnDelete",
+    }
 }
 
 /// An [`Event`] of one resource at one time.
@@ -100,6 +151,11 @@ pub trait Renderer: Send {
     /// Writes one event; a renderer may leave some out (the timeline shows bookmarks only when
     /// verbose, documents show batches only).
     fn event(&mut self, event: &EventView<'_>) -> io::Result<()>;
+    /// Writes what one handler got of one notification; by default nothing (documents show
+    /// batches only).
+    fn notification(&mut self, _notification: &NotificationView<'_>) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The resourceVersion a delta carries: its object's, or the list's or bookmark's for a whole-list

@@ -4,7 +4,7 @@
 use std::time::{Duration, SystemTime};
 
 use super::delta_resource_version;
-use crate::cache::{Batch, DeltaType, FifoStats, ReflectorEventKind};
+use crate::cache::{Batch, DeltaType, FifoStats, Notification, ReflectorEventKind};
 use crate::object::Object;
 
 /// Counters of one informer (one resource).
@@ -46,6 +46,69 @@ pub struct InformerStats {
     pub listing: Option<ListProgress>,
     /// Lists completed.
     pub lists: u64,
+    /// The informer's event handlers, in registration order (none unless handlers are shown).
+    pub handlers: Vec<HandlerStats>,
+}
+
+/// Counters of one event handler of a shared informer (one listener).
+#[derive(Debug, Clone, Default)]
+pub struct HandlerStats {
+    /// Its name.
+    pub name: String,
+    /// `OnAdd`, `OnUpdate` and `OnDelete` calls.
+    pub adds: u64,
+    /// See `adds`.
+    pub updates: u64,
+    /// See `adds`.
+    pub deletes: u64,
+    /// Sync notifications among the updates (a resync, an unchanged object after a relist).
+    pub syncs: u64,
+    /// Sync notifications it did not get: its resync was not due at the last check.
+    pub syncs_skipped: u64,
+    /// Notifications buffered now, not yet handed to the handler.
+    pub depth: usize,
+    /// The most ever buffered at once.
+    pub max_depth: usize,
+    /// Notifications dropped unhandled when the informer stopped.
+    pub abandoned: u64,
+    /// How long notifications waited in its buffer.
+    pub lag: WaitHistogram,
+    /// Since the informer started, when its registration first synced.
+    pub synced: Option<Duration>,
+}
+
+impl HandlerStats {
+    /// A handler named `name`, with nothing counted.
+    pub fn new(name: impl Into<String>) -> Self {
+        HandlerStats {
+            name: name.into(),
+            ..HandlerStats::default()
+        }
+    }
+
+    /// Counts one handler call.
+    pub fn record_call(
+        &mut self,
+        notification: &Notification<Object>,
+        is_sync: bool,
+        waited: Duration,
+    ) {
+        match notification {
+            Notification::Add { .. } => self.adds += 1,
+            Notification::Update { .. } => self.updates += 1,
+            Notification::Delete { .. } => self.deletes += 1,
+        }
+        self.syncs += u64::from(is_sync);
+        self.lag.record(waited);
+    }
+
+    /// Takes the listener's own counters: its buffer now and at its fullest, and what it
+    /// abandoned.
+    pub fn record_listener(&mut self, depth: usize, max_depth: usize, abandoned: u64) {
+        self.depth = depth;
+        self.max_depth = self.max_depth.max(max_depth);
+        self.abandoned = abandoned;
+    }
 }
 
 /// The moment an informer synced.

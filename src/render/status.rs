@@ -81,6 +81,14 @@ pub fn status_line(informers: &[(&str, &InformerStats)], now: SystemTime) -> Str
         }
         None => line.push_str(" · no watch"),
     }
+    let buffers: Vec<String> = informers
+        .iter()
+        .flat_map(|(_, s)| &s.handlers)
+        .map(|h| format!("{} {}", h.name, h.depth))
+        .collect();
+    if !buffers.is_empty() {
+        let _ = write!(line, " · buffers {}", buffers.join(" "));
+    }
     let synced = informers.iter().filter(|(_, s)| s.synced.is_some()).count();
     if synced == informers.len() {
         line.push_str(" · synced");

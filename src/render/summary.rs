@@ -5,7 +5,7 @@
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
 use super::printable;
-use super::stats::InformerStats;
+use super::stats::{HandlerStats, InformerStats};
 use super::timeline::human_duration;
 use crate::cache::DeltaType;
 
@@ -79,7 +79,77 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
     }
     let mut text = table.to_string();
     text.push('\n');
+    if let Some(handlers) = handler_table(informers) {
+        text.push_str(&handlers);
+    }
     text
+}
+
+/// What each event handler got, one column per handler (`resource/handler` when several
+/// resources ran); `None` when no handler was shown.
+fn handler_table(informers: &[(&str, &InformerStats)]) -> Option<String> {
+    let several = informers.len() > 1;
+    let columns: Vec<(String, &HandlerStats)> = informers
+        .iter()
+        .flat_map(|(resource, stats)| {
+            stats.handlers.iter().map(move |h| {
+                let name = if several {
+                    format!("{resource}/{}", h.name)
+                } else {
+                    h.name.clone()
+                };
+                (name, h)
+            })
+        })
+        .collect();
+    if columns.is_empty() {
+        return None;
+    }
+    let mut table = Table::new();
+    table
+        .load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    let mut header = vec!["handler".to_owned()];
+    header.extend(columns.iter().map(|(name, _)| printable(name).into_owned()));
+    table.set_header(header);
+    let row = |label: &str, value: &dyn Fn(&HandlerStats) -> String| {
+        let mut cells = vec![label.to_owned()];
+        cells.extend(columns.iter().map(|(_, h)| value(h)));
+        cells
+    };
+    table.add_row(row("OnAdd", &|h| h.adds.to_string()));
+    table.add_row(row("OnUpdate", &|h| h.updates.to_string()));
+    table.add_row(row("  of which resyncs", &|h| h.syncs.to_string()));
+    table.add_row(row("OnDelete", &|h| h.deletes.to_string()));
+    table.add_row(row("resyncs not delivered", &|h| {
+        h.syncs_skipped.to_string()
+    }));
+    table.add_row(row("max buffer depth", &|h| h.max_depth.to_string()));
+    table.add_row(row(
+        "lag p50 / p99 / max",
+        &|h| match (h.lag.quantile(0.5), h.lag.quantile(0.99)) {
+            (Some(p50), Some(p99)) => format!(
+                "{} / {} / {}",
+                human_duration(p50),
+                human_duration(p99),
+                human_duration(h.lag.max())
+            ),
+            _ => "-".to_owned(),
+        },
+    ));
+    table.add_row(row("time to HasSynced", &|h| match h.synced {
+        Some(after) => human_duration(after),
+        None => "not synced".to_owned(),
+    }));
+    if columns.iter().any(|(_, h)| h.abandoned > 0) {
+        table.add_row(row("abandoned at the stop", &|h| h.abandoned.to_string()));
+    }
+    for column in table.column_iter_mut().skip(1) {
+        column.set_cell_alignment(CellAlignment::Right);
+    }
+    let mut text = table.to_string();
+    text.push('\n');
+    Some(text)
 }
 
 #[cfg(test)]

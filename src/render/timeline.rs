@@ -30,8 +30,8 @@ use owo_colors::{OwoColorize, Style};
 
 use super::changes::{self, Change};
 use super::{
-    BatchView, Event, EventView, Renderer, count, delta_resource_version, plural, printable,
-    whole_list_objects,
+    BatchView, Event, EventView, NotificationView, Renderer, count, delta_resource_version,
+    handler_call, plural, printable, whole_list_objects,
 };
 use crate::cache::reflector::RelistCause;
 use crate::cache::{
@@ -97,6 +97,8 @@ struct Widths {
     rv: usize,
     wait: usize,
     owner: usize,
+    handler: usize,
+    call: usize,
 }
 
 /// The colour of each delta type, and of the rest of a row.
@@ -378,12 +380,101 @@ impl<W: Write + Send> Renderer for Timeline<W> {
                 ),
                 Palette::dim(),
             ),
+            Event::HandlerSynced { handler, after } => (
+                format!(
+                    "handler {} synced: processed the initial list after {}",
+                    printable(handler),
+                    human_duration(after)
+                ),
+                Palette::dim(),
+            ),
             Event::Reflector(kind) => match describe(kind, verbose) {
                 Some(described) => described,
                 None => return Ok(()),
             },
         };
         self.separator(view, &text, style)
+    }
+
+    /// `→ web  OnUpdate  default/a  rv 1002→1003  buffer 4  waited 1.2s`, under the pop it came
+    /// from; a sync notification says `(resync)`, one the handler did not get is shown only in
+    /// `wide`, as `✗ web  OnUpdate (resync)  default/a  not delivered: resync not due`.
+    fn notification(&mut self, view: &NotificationView<'_>) -> io::Result<()> {
+        if view.delivered.is_none() && !self.options.wide {
+            return Ok(());
+        }
+        self.line.clear();
+        self.time(view.time);
+        // Indented past the pop's sequence number, so that it reads as under the pop.
+        pad(&mut self.line, self.widths.seq);
+        self.line.push_str("  ");
+        if self.options.show_resource {
+            let resource = printable(view.resource);
+            grow(&mut self.widths.resource, resource.chars().count());
+            self.cell(&resource, self.widths.resource, Style::new());
+        }
+        let arrow = if view.delivered.is_some() {
+            "→ "
+        } else {
+            "✗ "
+        };
+        self.paint(arrow, Palette::dim());
+        let handler = printable(view.handler);
+        grow(&mut self.widths.handler, handler.chars().count());
+        self.cell(&handler, self.widths.handler, Palette::key());
+        let mut call = handler_call(view.notification).to_owned();
+        if view.is_sync {
+            call.push_str(" (resync)");
+        } else if let Notification::Add {
+            is_in_initial_list: true,
+            ..
+        } = view.notification
+        {
+            call.push_str(" (initial)");
+        }
+        grow(&mut self.widths.call, call.chars().count());
+        let style = match view.notification {
+            Notification::Add { .. } => Palette::delta(DeltaType::Added),
+            Notification::Update { .. } if view.is_sync => Palette::delta(DeltaType::Sync),
+            Notification::Update { .. } => Palette::delta(DeltaType::Updated),
+            Notification::Delete { obj } if obj.is_tombstone() => Palette::tombstone(),
+            Notification::Delete { .. } => Palette::delta(DeltaType::Deleted),
+        };
+        self.cell(&call, self.widths.call, style);
+        let key = notification_key(view.notification);
+        let key = printable(&key);
+        grow(&mut self.widths.key, key.chars().count().min(MAX_KEY_WIDTH));
+        self.cell(&key, self.widths.key, Palette::key());
+        let rv = |obj: &Object| printable(obj.resource_version().unwrap_or("-")).into_owned();
+        let rvs = match view.notification {
+            Notification::Add { obj, .. } => format!("rv {}", rv(obj)),
+            Notification::Update { old, new } => format!("rv {}→{}", rv(old), rv(new)),
+            Notification::Delete { obj } => {
+                let last = obj.object().map_or_else(|| "-".to_owned(), |o| rv(o));
+                let tombstone = if obj.is_tombstone() {
+                    " (tombstone)"
+                } else {
+                    ""
+                };
+                format!("rv {last}{tombstone}")
+            }
+        };
+        match view.delivered {
+            Some(delivered) => {
+                self.cell(&rvs, 0, Style::new());
+                let facts = format!(
+                    "buffer {}  waited {}",
+                    delivered.buffer_depth,
+                    human_duration(delivered.waited)
+                );
+                self.paint(&facts, Palette::dim());
+            }
+            None => {
+                self.cell(&rvs, 0, Style::new());
+                self.paint("not delivered: resync not due", Palette::dim());
+            }
+        }
+        self.flush_line()
     }
 }
 

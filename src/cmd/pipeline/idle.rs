@@ -68,6 +68,12 @@ impl Idle {
         informers.iter().all(|i| i.queue_is_empty()) && self.inner.group.in_hand() == 0
     }
 
+    /// Batches popped and not yet handled; read without any queue's lock.
+    #[allow(dead_code, reason = "tests pace their sources with it")]
+    pub fn in_hand(&self) -> usize {
+        self.inner.group.in_hand()
+    }
+
     /// Whether the session was told to stop.
     pub fn is_stopped(&self) -> bool {
         self.inner.stop.requested()

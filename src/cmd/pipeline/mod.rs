@@ -52,6 +52,7 @@
 //! ([`Ended::EndOfInput`]), or with [`PipelineError::Source`] if a source ended with an error
 //! (a bad line in a recording): either way, everything before was written.
 
+mod handler;
 mod hooks;
 mod idle;
 mod output;
@@ -63,13 +64,14 @@ mod view;
 
 use std::future::Future;
 use std::io::{self, Write};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures_util::future::join_all;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
-    ConsumerGroup, Consumption, IndexSpec, Informer, InformerError, ReflectorConfig, ReflectorError,
+    ConsumerGroup, Consumption, IndexSpec, Informer, InformerError, InformerKind, ReflectorConfig,
+    ReflectorError, SharedInformerError,
 };
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::source::ListerWatcher;
@@ -79,12 +81,13 @@ pub use idle::Idle;
 pub use reader::stdout_reader_gone;
 pub use view::View;
 
+use handler::ShownHandler;
 use output::Output;
 use sink::InformerOutput;
 use stop::Stop;
 
 use super::informer::{QueueChoice, index_specs};
-use crate::cli::InformerArgs;
+use crate::cli::{InformerArgs, InformerKindArg};
 
 /// Where one resource's objects come from, and its name in the output.
 pub struct Source<L> {
@@ -196,6 +199,9 @@ pub enum PipelineError {
     /// A consumer thread panicked.
     #[error("a consumer thread panicked")]
     Panicked,
+    /// An event handler could not be started.
+    #[error("cannot start the event handlers")]
+    Handlers(#[source] SharedInformerError),
 }
 
 /// A configured session, ready to run.
@@ -275,7 +281,6 @@ impl Pipeline {
             stop.clone(),
             shared_clock.clone(),
         ));
-        let runtime = tokio::runtime::Handle::current();
         let group = idle.group();
 
         let mut informers = Vec::new();
@@ -287,26 +292,47 @@ impl Pipeline {
                 informer: slot,
                 inline,
             } = source.hooks;
-            let sink = InformerOutput {
+            let sink = Arc::new(InformerOutput {
                 output: output.clone(),
                 index,
                 also: observer,
-                // An informer drained on the source's thread must not sleep there.
-                handler_delay: view.handler_delay.filter(|_| !inline),
                 wait_scale,
-                runtime: runtime.clone(),
-            };
+                informer: OnceLock::new(),
+            });
             let consumption = if inline {
                 Consumption::Inline
             } else {
                 Consumption::Thread
             };
-            let informer = Informer::new(
-                queue.informer_config(&indices, consumption),
-                Arc::new(sink),
-                group.clone(),
-                stop.token().clone(),
-            );
+            let mut config = queue.informer_config(&indices, consumption);
+            config.kind = match view.informer {
+                InformerKindArg::Shared => InformerKind::Shared,
+                InformerKindArg::Plain => InformerKind::Plain,
+            };
+            // A source that holds its informer (a replay) ticks its resyncs on its own clock.
+            config.external_resync = slot.is_some();
+            let informer = Informer::new(config, sink.clone(), group.clone(), stop.token().clone());
+            let _ = sink.informer.set(Arc::downgrade(&informer));
+            let handlers = view.shared_handlers();
+            for (position, spec) in handlers.iter().enumerate() {
+                let handler = ShownHandler {
+                    output: output.clone(),
+                    index,
+                    handler: position,
+                    delay: spec.delay,
+                    threaded: !inline,
+                    clock: shared_clock.clone(),
+                };
+                informer.add_event_handler(spec.name.clone(), handler, spec.resync);
+            }
+            let names: Vec<String> = handlers.into_iter().map(|h| h.name).collect();
+            output.handlers_started(index, &names);
+            // A plain informer's handler works inside the pop, under the queue's lock; drained
+            // on a replay's thread, it takes no time (the replay never waits for it).
+            if let Some(delay) = view.plain_handler_delay().filter(|_| !inline) {
+                let stop = stop.clone();
+                informer.handle_in_pop(Arc::new(move |_| stop.sleep(delay)));
+            }
             output.informer_started(index, queue.kind, queue.batch_pop);
             if let Some(slot) = slot {
                 slot.fill(informer.clone());
@@ -401,6 +427,9 @@ impl Pipeline {
                     });
                 }
                 Err(InformerError::Spawn(error)) => return Err(PipelineError::Spawn(error)),
+                Err(InformerError::Handlers(error)) => {
+                    return Err(PipelineError::Handlers(error));
+                }
             }
             if let Some(Err(error)) = ran_dry {
                 source_failure.get_or_insert(PipelineError::Source {

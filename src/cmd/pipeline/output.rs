@@ -12,12 +12,13 @@ use std::time::{Instant, SystemTime};
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
-    Batch, FifoStats, Informer, Queue, QueueKind, ReflectorEvent, ReflectorEventKind,
+    Batch, Delivery, Distribution, FifoStats, Informer, Queue, QueueKind, ReflectorEvent,
+    ReflectorEventKind,
 };
-use kubectl_deltas::render::stats::{InformerStats, Synced};
+use kubectl_deltas::render::stats::{HandlerStats, InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::render::summary::summary_table;
-use kubectl_deltas::render::{BatchView, Event, EventView, Renderer};
+use kubectl_deltas::render::{BatchView, Delivered, Event, EventView, NotificationView, Renderer};
 
 use super::Ended;
 use super::stdout::GaveUp;
@@ -52,6 +53,13 @@ struct State {
     shown: u64,
     stats: Vec<InformerStats>,
     synced: Vec<bool>,
+}
+
+/// A sync notification that the handler at `handler` (its position among the resource's
+/// handlers) did not get.
+pub(super) struct Skipped<'a> {
+    pub(super) handler: usize,
+    pub(super) distribution: &'a Distribution<Object>,
 }
 
 impl Output {
@@ -117,16 +125,19 @@ impl Output {
     }
 
     /// Handles the popped batch `batch` of resource `index`: counts it, writes it if the view
-    /// shows it, reports the sync it completed, and applies the limits. Waits for the batch's turn.
+    /// shows it (with the sync notifications its handlers did not get, `skipped`), reports the
+    /// sync it completed, and applies the limits. Waits for the batch's turn.
     pub(super) fn batch(
         &self,
         index: usize,
         batch: &Batch<Object>,
         time: SystemTime,
         fifo: &FifoStats,
+        skipped: &[Skipped<'_>],
     ) {
         // Decided before taking the lock every writer waits on: it depends on the batch alone.
         let shown = self.view.shows(batch);
+        let pop_shown = shown && self.view.shows_pops();
         let mut state = self.lock();
         while state.next_turn < batch.seq {
             state.waiting_for_turn += 1;
@@ -135,7 +146,7 @@ impl Output {
         }
         state.stats[index].record_batch(batch);
         state.stats[index].record_queue(fifo);
-        if !state.closed && shown {
+        if !state.closed && pop_shown {
             let view = BatchView {
                 resource: &self.names[index],
                 time,
@@ -143,9 +154,29 @@ impl Output {
             };
             self.write(&mut state, |r| r.batch(&view));
             state.shown += 1;
-            if !state.closed && self.view.max_batches.is_some_and(|max| state.shown >= max) {
-                self.close(&mut state, Ended::MaxBatches);
+        }
+        for skip in skipped {
+            if let Some(stats) = state.stats[index].handlers.get_mut(skip.handler) {
+                stats.syncs_skipped += 1;
             }
+            if state.closed || !shown || !self.view.shows_handlers() {
+                continue;
+            }
+            let handler = state.stats[index].handlers[skip.handler].name.clone();
+            let view = NotificationView {
+                resource: &self.names[index],
+                handler: &handler,
+                time,
+                seq: batch.seq,
+                notification: &skip.distribution.notification,
+                is_sync: skip.distribution.is_sync,
+                delivered: None,
+            };
+            self.write(&mut state, |r| r.notification(&view));
+        }
+        if !state.closed && pop_shown && self.view.max_batches.is_some_and(|max| state.shown >= max)
+        {
+            self.close(&mut state, Ended::MaxBatches);
         }
         if fifo.synced && !state.synced[index] {
             let batches = state.stats[index].batches;
@@ -176,6 +207,80 @@ impl Output {
         if self.view.until_synced && !state.closed && state.synced.iter().all(|s| *s) {
             self.close(state, Ended::UntilSynced);
         }
+    }
+
+    /// Resource `index` has these handlers, in registration order.
+    pub(super) fn handlers_started(&self, index: usize, names: &[String]) {
+        self.lock().stats[index].handlers = names.iter().map(HandlerStats::new).collect();
+    }
+
+    /// Handler `handler` of resource `index` began a call at `time`: counted, and written if
+    /// the view shows handlers, after the pop it came from (a handler's thread can be faster
+    /// than the consumer writing that pop).
+    pub(super) fn notification(
+        &self,
+        index: usize,
+        handler: usize,
+        delivery: &Delivery<'_, Object>,
+        time: SystemTime,
+    ) {
+        let mut state = self.lock();
+        while state.next_turn <= delivery.batch && !self.stop.requested() {
+            state.waiting_for_turn += 1;
+            state = self.turn.wait(state).unwrap_or_else(|e| e.into_inner());
+            state.waiting_for_turn -= 1;
+        }
+        let Some(stats) = state.stats[index].handlers.get_mut(handler) else {
+            return;
+        };
+        stats.record_call(delivery.notification, delivery.is_sync, delivery.waited());
+        let name = stats.name.clone();
+        if state.closed || !self.view.shows_handlers() || !self.view.shows_notification(delivery) {
+            return;
+        }
+        let view = NotificationView {
+            resource: &self.names[index],
+            handler: &name,
+            time,
+            seq: delivery.batch,
+            notification: delivery.notification,
+            is_sync: delivery.is_sync,
+            delivered: Some(Delivered {
+                buffer_depth: delivery.depth,
+                waited: delivery.waited(),
+            }),
+        };
+        self.write(&mut state, |r| r.notification(&view));
+    }
+
+    /// Handler `handler` of resource `index` has synced, at `at` (the session clock's instant;
+    /// `time` on the wall).
+    pub(super) fn handler_synced(
+        &self,
+        index: usize,
+        handler: usize,
+        at: Instant,
+        time: SystemTime,
+    ) {
+        let after = at.saturating_duration_since(self.started);
+        let mut state = self.lock();
+        let Some(stats) = state.stats[index].handlers.get_mut(handler) else {
+            return;
+        };
+        stats.synced = Some(after);
+        let name = stats.name.clone();
+        if state.closed || !self.view.shows_handlers() {
+            return;
+        }
+        let view = EventView {
+            resource: &self.names[index],
+            time,
+            event: Event::HandlerSynced {
+                handler: &name,
+                after,
+            },
+        };
+        self.write(&mut state, |r| r.event(&view));
     }
 
     /// Says which queue resource `index` runs and how it is popped: its first line.
@@ -248,7 +353,7 @@ impl Output {
         let stats = {
             let mut state = self.lock();
             for (stats, informer) in state.stats.iter_mut().zip(informers) {
-                stats.record_queue(&informer.queue_stats());
+                record_informer(stats, informer);
             }
             state.stats.clone()
         };
@@ -261,7 +366,7 @@ impl Output {
     pub(super) fn summary(&self, informers: &[Arc<Informer>]) -> String {
         let mut state = self.lock();
         for (stats, informer) in state.stats.iter_mut().zip(informers) {
-            stats.record_queue(&informer.queue_stats());
+            record_informer(stats, informer);
         }
         let pairs: Vec<(&str, &InformerStats)> = self
             .names
@@ -278,5 +383,14 @@ impl Output {
             .failed
             .take()
             .filter(|e| e.kind() != io::ErrorKind::BrokenPipe)
+    }
+}
+
+/// Takes an informer's own counters: its queue's, and its handlers' buffers.
+fn record_informer(stats: &mut InformerStats, informer: &Informer) {
+    stats.record_queue(&informer.queue_stats());
+    for (handler, listener) in stats.handlers.iter_mut().zip(informer.listeners()) {
+        let listener = listener.stats();
+        handler.record_listener(listener.depth, listener.max_depth, listener.abandoned);
     }
 }

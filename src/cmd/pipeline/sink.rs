@@ -1,14 +1,16 @@
 //! One informer's [`InformerSink`]: its batches, events and resyncs go to the session's
-//! [`Output`], in the resource's column; a batch is followed by `--handler-delay`, which stands
-//! for a handler's work and so takes real time whatever the clock.
+//! [`Output`], in the resource's column, each batch with the sync notifications its handlers
+//! did not get.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{Batch, InformerSink, Queue, ReflectorEvent, ReflectorObserver};
+use kubectl_deltas::cache::{
+    Batch, Informer, InformerSink, Queue, ReflectorEvent, ReflectorObserver,
+};
 
-use super::output::Output;
+use super::output::{Output, Skipped};
 
 pub(super) struct InformerOutput {
     pub(super) output: Arc<Output>,
@@ -17,28 +19,18 @@ pub(super) struct InformerOutput {
     /// The source's own observer ([`Hooks::observer`](super::Hooks::observer)), told after the
     /// output.
     pub(super) also: Option<Arc<dyn ReflectorObserver>>,
-    /// `None` for an informer drained on its source's thread, which must not sleep there.
-    pub(super) handler_delay: Option<Duration>,
     /// See [`Settings::wait_scale`](super::Settings::wait_scale).
     pub(super) wait_scale: Option<f64>,
-    pub(super) runtime: tokio::runtime::Handle,
+    /// The informer this is the sink of, set once it exists: its handlers, in order.
+    pub(super) informer: OnceLock<Weak<Informer>>,
 }
 
 impl InformerSink for InformerOutput {
     fn batch(&self, mut batch: Batch<Object>, at: SystemTime, queue: &dyn Queue<Object>) {
         batch.enqueued_at = self.enqueued_at(batch.enqueued_at, batch.popped_at);
-        self.output.batch(self.index, &batch, at, &queue.stats());
-        let stop = &self.output.stop;
-        if let Some(delay) = self.handler_delay
-            && !stop.requested()
-        {
-            self.runtime.block_on(async {
-                tokio::select! {
-                    () = tokio::time::sleep(delay) => {}
-                    () = stop.wait() => {}
-                }
-            });
-        }
+        let skipped = self.skipped(&batch);
+        self.output
+            .batch(self.index, &batch, at, &queue.stats(), &skipped);
     }
 
     fn event(&self, event: ReflectorEvent, queue: &dyn Queue<Object>) {
@@ -59,6 +51,30 @@ impl InformerSink for InformerOutput {
 }
 
 impl InformerOutput {
+    /// The sync notifications of `batch` that a handler did not get, by handler position.
+    fn skipped<'a>(&self, batch: &'a Batch<Object>) -> Vec<Skipped<'a>> {
+        if batch.distributions.iter().all(|d| d.skipped.is_empty()) {
+            return Vec::new();
+        }
+        let Some(informer) = self.informer.get().and_then(Weak::upgrade) else {
+            return Vec::new();
+        };
+        let ids: Vec<_> = informer.listeners().iter().map(|l| l.id()).collect();
+        batch
+            .distributions
+            .iter()
+            .flat_map(|distribution| {
+                distribution.skipped.iter().filter_map(|id| {
+                    let handler = ids.iter().position(|known| known == id)?;
+                    Some(Skipped {
+                        handler,
+                        distribution,
+                    })
+                })
+            })
+            .collect()
+    }
+
     /// When the batch's oldest delta was queued, as far as the output is concerned: the
     /// queue's real wait, scaled into the pipeline clock's time.
     fn enqueued_at(&self, enqueued_at: Instant, popped_at: Instant) -> Instant {

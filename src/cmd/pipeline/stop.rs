@@ -5,8 +5,9 @@
 //! through [`wake_fd`](Stop::wake_fd).
 
 use std::io::{PipeReader, PipeWriter};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
@@ -74,5 +75,31 @@ impl Stop {
     /// A descriptor that becomes readable at the stop, for `poll`; `None` if there is none.
     pub(super) fn wake_fd(&self) -> Option<BorrowedFd<'_>> {
         self.wake.as_ref().map(|(reader, _)| reader.as_fd())
+    }
+
+    /// Blocks this thread for `delay`, or until the stop; needs no runtime, so that a thread
+    /// holding a lock the runtime's tasks wait for (a plain informer's handler, inside the pop)
+    /// still wakes at the stop.
+    pub(super) fn sleep(&self, delay: Duration) {
+        let deadline = Instant::now() + delay;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.requested() {
+                return;
+            }
+            let Some(fd) = self.wake_fd() else {
+                std::thread::sleep(left.min(Duration::from_millis(10)));
+                continue;
+            };
+            let mut fds = [libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            }];
+            let millis = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
+            // SAFETY: `fds` is a valid array of one pollfd for the duration of the call, and the
+            // descriptor is open (borrowed from `self`).
+            unsafe { libc::poll(fds.as_mut_ptr(), 1, millis) };
+        }
     }
 }

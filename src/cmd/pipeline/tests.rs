@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::cli::WatchOutput;
+use crate::cli::{InformerKindArg, ViewKind, WatchOutput};
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::QueueKind;
 
@@ -101,6 +101,11 @@ fn view() -> View {
         until_synced: false,
         max_batches: None,
         handler_delay: None,
+        handlers: Vec::new(),
+        // The handler delays of these tests stand for a slow consumer: a plain informer's
+        // handler, which the pop waits for.
+        informer: InformerKindArg::Plain,
+        view: ViewKind::Pops,
         queries: Vec::new(),
         color: false,
         verbose: false,
@@ -347,9 +352,17 @@ async fn a_batch_in_the_handler_is_not_idle_and_a_stop_releases_waiters() {
     events
         .send(WatchEvent::Added(Arc::new(object(&cm, "a", 11))))
         .unwrap();
-    out.until("the batch", |_| out.batches().len() == 1).await;
-    // Written, but the handler is still busy with it: not idle.
-    assert!(!idle.is_idle());
+    // Popped, and the plain informer's handler, inside the pop, is busy with it: in hand, and
+    // not written until the handler returns. (Not `is_idle`, which would wait for the queue's
+    // lock, held by the handler: that is a plain informer's backpressure.)
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while idle.in_hand() == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("the batch is popped");
+    assert!(out.batches().is_empty());
     let waiting = tokio::spawn({
         let idle = idle.clone();
         async move { idle.wait().await }

@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use jiff::tz::TimeZone;
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{Batch, IndexSpec, Notification};
+use kubectl_deltas::cache::{Batch, Delivery, IndexSpec, Notification};
 use kubectl_deltas::render::document::{Documents, Format};
 use kubectl_deltas::render::jsonl::JsonLines;
 use kubectl_deltas::render::timeline::{Timeline, TimelineOptions};
 use kubectl_deltas::render::{ObjectMode, Renderer};
 
 use crate::cli::exit::{Exit, WithExit};
-use crate::cli::{GlobalArgs, ViewArgs, WatchOutput};
+use crate::cli::{GlobalArgs, HandlerArg, InformerKindArg, ViewArgs, ViewKind, WatchOutput};
 
 /// The output and the consumer's behaviour, decided once from flags and the terminal.
 #[derive(Debug, Clone)]
@@ -31,8 +31,15 @@ pub struct View {
     pub until_synced: bool,
     /// Stop after this many batches were written.
     pub max_batches: Option<u64>,
-    /// Sleep this long after handling each batch.
+    /// How long the default handler takes per call (see [`handlers`](View::handlers)).
     pub handler_delay: Option<Duration>,
+    /// The handlers given with `--handler`; empty for the default one (named `handler`, taking
+    /// `handler_delay`).
+    pub handlers: Vec<HandlerArg>,
+    /// How the informer calls its handlers.
+    pub informer: InformerKindArg,
+    /// What the output shows.
+    pub view: ViewKind,
     /// Write only batches matching one of these (all when empty).
     pub queries: Vec<Query>,
     /// Colour the timeline.
@@ -58,6 +65,17 @@ impl View {
             .exit_with(Exit::Usage)?;
         let stdout_is_terminal = io::stdout().is_terminal();
         let color = global.color.enabled(stdout_is_terminal);
+        check_handlers(args)?;
+        let several = args.handlers.len() > 1;
+        let slow =
+            args.handler_delay.0.is_some() || args.handlers.iter().any(|h| h.delay.is_some());
+        let view = args.view_kind.unwrap_or(
+            if args.informer_kind == InformerKindArg::Shared && (several || slow) {
+                ViewKind::Both
+            } else {
+                ViewKind::Pops
+            },
+        );
         Ok(View {
             output: args.output,
             object: args.object,
@@ -66,6 +84,9 @@ impl View {
             until_synced: args.until_synced,
             max_batches: args.max_batches,
             handler_delay: args.handler_delay.0,
+            handlers: args.handlers.clone(),
+            informer: args.informer_kind,
+            view,
             queries,
             color,
             verbose: global.verbose > 0,
@@ -89,6 +110,9 @@ impl View {
             until_synced: false,
             max_batches: None,
             handler_delay: None,
+            handlers: Vec::new(),
+            informer: InformerKindArg::Shared,
+            view: ViewKind::Pops,
             queries: Vec::new(),
             color,
             verbose: global.verbose > 0,
@@ -128,6 +152,66 @@ impl View {
         }
     }
 
+    /// The handlers to register with a shared informer, with how long each call takes: those
+    /// given with `--handler`; else, when handlers are shown, the default one. None otherwise:
+    /// without handlers the informer resyncs at `--resync` exactly as one default handler would
+    /// make it, and the pops are the same.
+    pub fn shared_handlers(&self) -> Vec<HandlerArg> {
+        if self.informer != InformerKindArg::Shared {
+            return Vec::new();
+        }
+        if !self.handlers.is_empty() {
+            return self.handlers.clone();
+        }
+        if self.view == ViewKind::Pops {
+            return Vec::new();
+        }
+        vec![HandlerArg {
+            name: DEFAULT_HANDLER.to_owned(),
+            resync: None,
+            delay: self.handler_delay,
+        }]
+    }
+
+    /// How long the plain informer's handler takes, inside each pop.
+    pub fn plain_handler_delay(&self) -> Option<Duration> {
+        if self.informer != InformerKindArg::Plain {
+            return None;
+        }
+        self.handlers
+            .first()
+            .map_or(self.handler_delay, |handler| handler.delay)
+    }
+
+    /// Whether pops are written.
+    pub fn shows_pops(&self) -> bool {
+        self.view != ViewKind::Handlers
+    }
+
+    /// Whether handler notifications are written.
+    pub fn shows_handlers(&self) -> bool {
+        self.view != ViewKind::Pops
+    }
+
+    /// Whether a handler's call is written: as for pops, `--since-now` leaves the initial list
+    /// out and `--query` filters by the notification's objects.
+    pub fn shows_notification(&self, delivery: &Delivery<'_, Object>) -> bool {
+        let notification = delivery.notification;
+        if self.since_now
+            && let Notification::Add {
+                is_in_initial_list: true,
+                ..
+            } = notification
+        {
+            return false;
+        }
+        self.queries.is_empty()
+            || self
+                .queries
+                .iter()
+                .any(|q| q.matches_notification(notification))
+    }
+
     /// Whether `batch` is written: `--since-now` and `--query` filter, nothing else does.
     pub fn shows(&self, batch: &Batch<Object>) -> bool {
         if self.since_now && batch.is_in_initial_list {
@@ -135,6 +219,53 @@ impl View {
         }
         self.queries.is_empty() || self.queries.iter().any(|q| q.matches(batch))
     }
+}
+
+/// The handler's name without `--handler`.
+pub const DEFAULT_HANDLER: &str = "handler";
+
+/// Refuses handler flags that contradict each other or the informer kind.
+fn check_handlers(args: &ViewArgs) -> anyhow::Result<()> {
+    let usage = |message: String| Err(anyhow::anyhow!(message)).exit_with(Exit::Usage);
+    if !args.handlers.is_empty() && args.handler_delay.0.is_some() {
+        return usage(
+            "--handler-delay is the default handler's delay: with --handler, give each handler \
+             its own (--handler NAME,delay=DURATION)"
+                .to_owned(),
+        );
+    }
+    for (i, handler) in args.handlers.iter().enumerate() {
+        if args.handlers[..i].iter().any(|h| h.name == handler.name) {
+            return usage(format!(
+                "--handler {} is given twice: each handler needs a name of its own",
+                handler.name
+            ));
+        }
+    }
+    if args.informer_kind == InformerKindArg::Plain {
+        if args.handlers.len() > 1 {
+            return usage(
+                "--informer plain has one handler (client-go's NewInformer takes one): give at \
+                 most one --handler, or use --informer shared"
+                    .to_owned(),
+            );
+        }
+        if args.handlers.iter().any(|h| h.resync.is_some()) {
+            return usage(
+                "--informer plain has no per-handler resync period (NewInformer's handler \
+                 resyncs with the informer): use --resync, or --informer shared"
+                    .to_owned(),
+            );
+        }
+        if matches!(args.view_kind, Some(ViewKind::Handlers | ViewKind::Both)) {
+            return usage(
+                "--informer plain calls its handler inside the pop, with the pop's own calls: \
+                 there is nothing more to show than --view pops"
+                    .to_owned(),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `--query SPEC=VALUE`: batches whose old or new object the index `SPEC` files under `VALUE`,
@@ -188,6 +319,19 @@ impl Query {
     /// The index spec it matches by.
     pub fn spec(&self) -> &IndexSpec {
         &self.spec
+    }
+
+    /// Whether an object of the notification (new, old, or deleted) is indexed under the value.
+    pub fn matches_notification(&self, notification: &Notification<Object>) -> bool {
+        let objects: [Option<&std::sync::Arc<Object>>; 2] = match notification {
+            Notification::Add { obj, .. } => [Some(obj), None],
+            Notification::Update { old, new } => [Some(new), Some(old)],
+            Notification::Delete { obj } => [obj.object(), None],
+        };
+        objects
+            .into_iter()
+            .flatten()
+            .any(|obj| self.spec.values(obj).iter().any(|v| *v == self.value))
     }
 
     /// Whether any object of the batch, as delivered (listed, for a `ReplacedAll`) or as the cache

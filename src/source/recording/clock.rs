@@ -64,6 +64,16 @@ impl ReplayClock {
         self.inner.t_us.fetch_max(micros, Ordering::AcqRel);
     }
 
+    /// The clock's instant at recorded time `t`.
+    pub fn instant_at(&self, t: Duration) -> Instant {
+        self.inner.origin + t
+    }
+
+    /// The clock's instant now (as [`Clock::now`]).
+    pub fn now_instant(&self) -> Instant {
+        self.instant_at(self.elapsed())
+    }
+
     fn elapsed(&self) -> Duration {
         self.t()
     }

@@ -5,7 +5,7 @@
 
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::future::BoxFuture;
 
@@ -20,17 +20,18 @@ use crate::cache::Informer;
 /// makes the batches independent of how fast the consumer is.
 pub trait Quiescence: Send + Sync + 'static {
     /// Gives the consumer its turn and completes once it has drained the queue and handled every
-    /// batch it popped. Called only while the Reflector waits for it, so nothing is queued
+    /// batch it popped, and done what was due before `next`, the clock's instant of the next
+    /// group of lines. Called only while the Reflector waits for it, so nothing is queued
     /// meanwhile.
-    fn idle(&self) -> BoxFuture<'_, ()>;
+    fn idle(&self, next: Instant) -> BoxFuture<'_, ()>;
 }
 
 /// An informer built with [`Consumption::Inline`](crate::cache::Consumption::Inline) takes its
-/// turns on the replay's thread: [`Informer::drain`], with no hand-over between threads per
-/// group of lines (a replay of a million events would make a million).
+/// turns on the replay's thread ([`Informer::drain_until`]), with no hand-over between threads
+/// per group of lines (a replay of a million events would make a million).
 impl Quiescence for Informer {
-    fn idle(&self) -> BoxFuture<'_, ()> {
-        self.drain();
+    fn idle(&self, next: Instant) -> BoxFuture<'_, ()> {
+        self.drain_until(next);
         Box::pin(std::future::ready(()))
     }
 }
@@ -65,17 +66,33 @@ impl<F: FnMut() + Send + 'static> InlineDrain<F> {
 }
 
 impl<F: FnMut() + Send + 'static> Quiescence for InlineDrain<F> {
-    fn idle(&self) -> BoxFuture<'_, ()> {
+    fn idle(&self, _next: Instant) -> BoxFuture<'_, ()> {
         self.drain();
         Box::pin(std::future::ready(()))
     }
 }
 
-/// Receives a recording's `RESYNC` lines, at their place among the other lines: everything before
-/// has been applied to the queue, nothing after yet.
+/// Receives a recording's `RESYNC` lines (each the tick of the recorded informer's resync timer
+/// that made its queue resync), at their place among the other lines: everything before has
+/// been applied to the queue, nothing after yet.
 pub trait ResyncHook: Send + Sync + 'static {
-    /// Resync now; `at` is the recorded time of the line.
+    /// Resync now, unconditionally; `at` is the recorded time.
     fn resync(&self, at: SystemTime);
+
+    /// The period of a resync timer that the replay should run on its clock instead of
+    /// following the recording's `RESYNC` lines (which it then skips): the replay calls
+    /// [`tick`](ResyncHook::tick) every period of recorded time while the Reflector watches,
+    /// as the live Reflector's timer would. `None` (the default): follow the recording.
+    fn period(&self) -> Option<Duration> {
+        None
+    }
+
+    /// A tick of the resync timer at `at`: a recorded `RESYNC` line, or a computed tick. By
+    /// default a resync; an informer with handlers resyncs only if one of them is due
+    /// ([`Informer::resync_tick`]).
+    fn tick(&self, at: SystemTime) {
+        self.resync(at);
+    }
 }
 
 impl<F: Fn(SystemTime) + Send + Sync + 'static> ResyncHook for F {
@@ -84,10 +101,20 @@ impl<F: Fn(SystemTime) + Send + Sync + 'static> ResyncHook for F {
     }
 }
 
-/// A recorded resync is what a tick of the informer's resync timer does.
+/// A recorded resync is what the informer's queue did; with a resync period of its own
+/// ([`InformerConfig::external_resync`](crate::cache::InformerConfig::external_resync)), the
+/// informer's timer ticks on the replay's clock instead.
 impl ResyncHook for Informer {
     fn resync(&self, at: SystemTime) {
         Informer::resync(self, at);
+    }
+
+    fn period(&self) -> Option<Duration> {
+        self.external_resync_period()
+    }
+
+    fn tick(&self, at: SystemTime) {
+        self.resync_tick(at);
     }
 }
 
@@ -111,9 +138,9 @@ impl InformerSlot {
 }
 
 impl Quiescence for InformerSlot {
-    fn idle(&self) -> BoxFuture<'_, ()> {
+    fn idle(&self, next: Instant) -> BoxFuture<'_, ()> {
         match self.0.get() {
-            Some(informer) => informer.idle(),
+            Some(informer) => informer.idle(next),
             None => Box::pin(std::future::ready(())),
         }
     }
@@ -123,6 +150,18 @@ impl ResyncHook for InformerSlot {
     fn resync(&self, at: SystemTime) {
         if let Some(informer) = self.0.get() {
             Informer::resync(informer, at);
+        }
+    }
+
+    fn period(&self) -> Option<Duration> {
+        self.0
+            .get()
+            .and_then(|informer| informer.external_resync_period())
+    }
+
+    fn tick(&self, at: SystemTime) {
+        if let Some(informer) = self.0.get() {
+            informer.resync_tick(at);
         }
     }
 }

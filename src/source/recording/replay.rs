@@ -184,6 +184,9 @@ struct Cursor {
     open_list: Option<OpenList>,
     summary: ReplaySummary,
     over: bool,
+    /// When the next computed resync tick is due (recorded time), while the Reflector is in a
+    /// watch phase and the resync hook has a period ([`ResyncHook::period`]).
+    next_tick: Option<Duration>,
 }
 
 /// A paged list whose last page has not come yet.
@@ -284,6 +287,7 @@ impl RecordingListerWatcher {
                     open_list: None,
                     summary: ReplaySummary::default(),
                     over: false,
+                    next_tick: None,
                 }),
             }),
             target,
@@ -427,8 +431,13 @@ impl Shared {
                     ..
                 }) => {
                     self.gate(cur, t).await;
-                    if let Some(hook) = self.resync.get() {
-                        hook.resync(self.clock_wall());
+                    // A recorded tick of the informer's resync timer. With a period of its own,
+                    // the hook's ticks are computed (`gate`), and the recorded ones would come
+                    // twice.
+                    if let Some(hook) = self.resync.get()
+                        && hook.period().is_none()
+                    {
+                        hook.tick(self.clock_wall());
                     }
                 }
                 other => {
@@ -449,7 +458,7 @@ impl Shared {
             match tokio::time::timeout(LIVE_IDLE, cur.chunks.recv()).await {
                 Ok(chunk) => return chunk,
                 Err(_) => {
-                    quiescence.idle().await;
+                    quiescence.idle(self.clock.now_instant()).await;
                     cur.undrained = false;
                 }
             }
@@ -479,11 +488,54 @@ impl Shared {
         Some(record)
     }
 
-    /// Paces a line at `t` and counts it.
+    /// Paces a line at `t` and counts it, after the computed resync ticks due by then.
     async fn gate(&self, cur: &mut Cursor, t: Duration) {
+        self.tick_resyncs(cur, t).await;
+        self.pace_to(cur, t).await;
+        cur.undrained = true;
+        cur.summary.lines += 1;
+        cur.summary.last_t = t;
+    }
+
+    /// The resync ticks of a hook with a period, due by `t`: each one is a moment of its own
+    /// (the consumer drains what came before, the clock moves to it, the hook ticks), as the
+    /// live Reflector's resync timer fires between two events. The timer runs during watch
+    /// phases only (client-go's `watchWithResync`): from when the Reflector first watches after
+    /// a list until it asks for a list again.
+    async fn tick_resyncs(&self, cur: &mut Cursor, t: Duration) {
+        let Some(hook) = self.resync.get() else {
+            return;
+        };
+        let Some(period) = hook.period().filter(|p| !p.is_zero()) else {
+            return;
+        };
+        while let Some(due) = cur.next_tick.filter(|due| *due <= t) {
+            self.pace_to(cur, due).await;
+            hook.tick(self.clock_wall());
+            cur.next_tick = Some(due + period);
+        }
+    }
+
+    /// The Reflector starts a watch phase at `t` (its first watch after a list): the resync
+    /// timer starts, if it is not running.
+    fn watch_phase_started(&self, cur: &mut Cursor) {
+        if cur.next_tick.is_none()
+            && let Some(period) = self
+                .resync
+                .get()
+                .and_then(|hook| hook.period())
+                .filter(|p| !p.is_zero())
+        {
+            cur.next_tick = Some(cur.group_t.unwrap_or_default() + period);
+        }
+    }
+
+    /// Moves the replay to `t`: if `t` starts a new group, the consumer's turn for the group
+    /// before (or, at `--speed`, the wait for `t`), then the clock moves.
+    async fn pace_to(&self, cur: &mut Cursor, t: Duration) {
         if cur.group_t.is_none_or(|group| t > group) {
             match &self.pace {
-                Pace::Instant(quiescence) => quiescence.idle().await,
+                Pace::Instant(quiescence) => quiescence.idle(self.clock.instant_at(t)).await,
                 Pace::Speed(factor) => {
                     let origin = *cur
                         .speed_origin
@@ -501,9 +553,6 @@ impl Shared {
             cur.group_t = Some(t);
             self.clock.advance_to(t);
         }
-        cur.undrained = true;
-        cur.summary.lines += 1;
-        cur.summary.last_t = t;
     }
 
     /// Ends the replay with `outcome` (the first outcome wins).
@@ -571,6 +620,8 @@ impl ListerWatcher for RecordingListerWatcher {
             Ok(cur) => cur,
             Err(over) => return park(over).await,
         };
+        // A (re)list: the watch phase, and its resync timer, are over.
+        cur.next_tick = None;
         match cur.peeked.as_ref().map(|r| &r.line) {
             Some(Line::List(_))
             | Some(Line::RequestFailed {
@@ -592,7 +643,7 @@ impl ListerWatcher for RecordingListerWatcher {
         }
     }
 
-    async fn watch(&self, _req: &WatchRequest) -> Result<WatchStream, SourceError> {
+    async fn watch(&self, req: &WatchRequest) -> Result<WatchStream, SourceError> {
         let shared = &self.shared;
         let mut cur = match shared.next_request().await {
             Ok(cur) => cur,
@@ -602,6 +653,9 @@ impl ListerWatcher for RecordingListerWatcher {
             // The watch opens; its first line is read (and paced) when the Reflector polls the
             // stream, so the watch's opening keeps the previous line's time.
             Some(Line::Event(_) | Line::WatchClosed(_)) => {
+                if !req.send_initial_events {
+                    shared.watch_phase_started(&mut cur);
+                }
                 drop(cur);
                 Ok(watch_stream(shared.clone()))
             }
@@ -648,6 +702,14 @@ fn watch_stream(shared: Arc<Shared>) -> WatchStream {
             return park(cur).await;
         }
         let line = shared.take(&mut cur).await.map(|r| r.line);
+        // A streaming list's initial events are over: its watch phase begins.
+        if let Some(Line::Event(WatchEvent::Bookmark {
+            initial_events_end: true,
+            ..
+        })) = &line
+        {
+            shared.watch_phase_started(&mut cur);
+        }
         drop(cur);
         match line {
             Some(Line::Event(event @ WatchEvent::Error(_))) => Some((Ok(event), None)),

@@ -1,0 +1,62 @@
+//! The event handlers a session registers (`--handler`, or the default one): each writes what it
+//! receives to the session's output and takes its `delay` per call, the stand-in for a
+//! controller's work.
+//!
+//! On a handler thread (a live watch, a replay at `--speed`) the delay is slept, in real time,
+//! cut short by the stop. Driven inline by an instant replay, nothing sleeps: the delay is the
+//! call's [`cost`](ListenerHandler::cost) in recorded time, so a slow handler's buffer grows on
+//! the recording's clock exactly as it would live, and every run writes the same bytes.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use kubectl_deltas::Object;
+use kubectl_deltas::cache::reflector::Clock;
+use kubectl_deltas::cache::{Delivery, ListenerHandler};
+
+use super::output::Output;
+
+pub(super) struct ShownHandler {
+    pub(super) output: Arc<Output>,
+    /// The resource's position among the session's.
+    pub(super) index: usize,
+    /// The handler's position among the resource's.
+    pub(super) handler: usize,
+    pub(super) delay: Option<Duration>,
+    /// Called from a thread of its own, where the delay is slept; inline otherwise.
+    pub(super) threaded: bool,
+    pub(super) clock: Arc<dyn Clock>,
+}
+
+impl ShownHandler {
+    /// The wall time of `at`, an instant of the session's clock (an inline call may begin later
+    /// than the clock's now: a slow handler still busy after the recording's last line).
+    fn wall(&self, at: Instant) -> SystemTime {
+        let (now, wall) = (self.clock.now(), self.clock.wall());
+        match at.checked_duration_since(now) {
+            Some(ahead) => wall + ahead,
+            None => wall - now.duration_since(at),
+        }
+    }
+}
+
+impl ListenerHandler<Object> for ShownHandler {
+    fn handle(&mut self, delivery: &Delivery<'_, Object>) {
+        let time = self.wall(delivery.started_at);
+        self.output
+            .notification(self.index, self.handler, delivery, time);
+        if let Some(delay) = self.delay.filter(|_| self.threaded) {
+            self.output.stop.sleep(delay);
+        }
+    }
+
+    fn cost(&self) -> Duration {
+        self.delay.unwrap_or_default()
+    }
+
+    fn synced(&mut self, at: Instant) {
+        let time = self.wall(at);
+        self.output
+            .handler_synced(self.index, self.handler, at, time);
+    }
+}
