@@ -13,7 +13,7 @@
 //! UPDATE_GOLDEN=1 cargo test --test bundled_recordings  # then the goldens
 //! ```
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::time::Duration;

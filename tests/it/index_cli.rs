@@ -2,7 +2,7 @@
 //! hundred generated objects. Every expected answer is computed here, straight from the objects the
 //! server holds, by a small independent reading of each index spec.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! delivers), the UndeltaStore's pushes (what the kubelet sees) from a recording and from the fake
 //! API server, and an ExpirationCache aging on a replay's clock.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -2,7 +2,7 @@
 //! its hidden `__complete` command (cobra's protocol, which kubectl speaks with plugins), the
 //! `kubectl_complete-deltas` script that kubectl runs, `--version` and the krew manifest.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! deterministic, read stdin and gzip, and stop at a bad line with its number and exit code 1;
 //! `index --replay` answers from the recording's final state.
 
-mod support;
+use crate::support;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

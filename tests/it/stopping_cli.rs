@@ -4,7 +4,7 @@
 //! second signal when the first cannot finish (exit at once). A hang fails the test at a
 //! generous deadline.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
@@ -114,7 +114,7 @@ async fn a_limit_reached_while_the_replay_drains_its_end_ends_it() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
     let dir = tempfile::tempdir().unwrap();
-    let two_lines: Vec<&str> = include_str!("../docs/recordings/expired-watch.jsonl")
+    let two_lines: Vec<&str> = include_str!("../../docs/recordings/expired-watch.jsonl")
         .lines()
         .take(2)
         .collect();

@@ -2,7 +2,7 @@
 //! `record`'s file (created on the first successful answer, never overwritten without
 //! `--force`), resource arguments that do not name one resource, and the small print of `index`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -1,7 +1,7 @@
 //! `kubectl-deltas watch` as a user runs it: the binary against the fake API server, asserting on
 //! its output lines and exit codes.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `watch` as users combine it: several resources in one timeline, `--query`, `--since-now`,
 //! Secret redaction in every output format, the `RESOURCE` shorthand and `| head`.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::Stdio;
