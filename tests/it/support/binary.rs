@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +19,20 @@ use serde_json::Value;
 /// Generous: only there so that a broken test fails instead of hanging.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
+/// The binary under test. Cargo gives its path to tests, not to examples: the recordings generator
+/// (`tests/tools`, built as an example in `target/<profile>/examples/`) finds it in its profile's
+/// directory, where it builds it first.
+pub fn program() -> PathBuf {
+    match option_env!("CARGO_BIN_EXE_kubectl-deltas") {
+        Some(path) => PathBuf::from(path),
+        None => {
+            let exe = std::env::current_exe().expect("the running program's path");
+            let profile_dir = exe.parent().and_then(Path::parent).expect("a target directory");
+            profile_dir.join("kubectl-deltas")
+        }
+    }
+}
+
 /// The binary with `args` and `--kubeconfig`, colours off, no inherited kubeconfig or backtraces.
 pub fn command(kubeconfig: &Path, args: &[&str]) -> Command {
     let mut cmd = offline_command(args);
@@ -30,7 +44,7 @@ pub fn command(kubeconfig: &Path, args: &[&str]) -> Command {
 /// UTC, tables as wide as without a terminal, no inherited kubeconfig or backtraces, and no
 /// discovery cache (see [`NO_CACHE_DIR`]).
 pub fn offline_command(args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"));
+    let mut cmd = Command::new(program());
     cmd.args(args)
         .env_remove("KUBECONFIG")
         .env_remove("RUST_BACKTRACE")
