@@ -454,10 +454,13 @@ async fn a_replay_of_a_stream_still_being_written_keeps_up_with_it() {
     let mut bin = Running::with_stdio(cmd);
     let mut stdin = bin.take_stdin();
     let mut batch_of = |key: &str, type_: &str| {
-        bin.read_until(&format!("a batch of {key} {type_} while the input waits"), |line| {
-            let line: Value = serde_json::from_str(line).unwrap();
-            line["kind"] == "batch" && line["key"] == key && line["deltas"][0]["type"] == type_
-        });
+        bin.read_until(
+            &format!("a batch of {key} {type_} while the input waits"),
+            |line| {
+                let line: Value = serde_json::from_str(line).unwrap();
+                line["kind"] == "batch" && line["key"] == key && line["deltas"][0]["type"] == type_
+            },
+        );
     };
     tokio::task::block_in_place(|| {
         writeln!(stdin, "{HEADER}\n{LIST}").unwrap();

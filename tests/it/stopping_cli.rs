@@ -186,7 +186,9 @@ fn a_second_ctrl_c_exits_at_once_when_the_first_cannot_finish() {
     // The summary goes to a stderr nobody reads: the session can only end by a second Ctrl-C.
     let (reader, writer) = full_pipe();
     let mut cmd = offline_command(&["replay", path_str(&bundled("resync"))]);
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(writer);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(writer);
     let mut bin = Running::with_stdio(cmd);
     // Signals are handled from the first line on.
     let first = bin.read_until("a first line", |_| true);

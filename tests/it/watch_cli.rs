@@ -138,7 +138,9 @@ async fn watch_events_become_batches_and_ctrl_c_exits_0() {
     let (server, _dir, kubeconfig) = server_with_configmaps(1).await;
     let mut bin = Running::spawn(&kubeconfig, &["watch", "configmaps", "-o", "jsonl"]);
     let mut seen = Vec::new();
-    tokio::task::block_in_place(|| read_until(&mut bin, &mut seen, |l| l["event"] == "watch-start"));
+    tokio::task::block_in_place(|| {
+        read_until(&mut bin, &mut seen, |l| l["event"] == "watch-start")
+    });
     server.create("configmaps", cm("new", "1"));
     server.update("configmaps", cm("cm-0", "2"));
     server.delete("configmaps", "default", "new");

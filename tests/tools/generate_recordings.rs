@@ -68,8 +68,13 @@ fn build_the_binary() {
         let key = key.to_string_lossy();
         if key.starts_with("CARGO_PKG_")
             || key.starts_with("CARGO_MANIFEST_")
-            || ["CARGO_CRATE_NAME", "CARGO_BIN_NAME", "CARGO_PRIMARY_PACKAGE", "OUT_DIR"]
-                .contains(&key.as_ref())
+            || [
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "OUT_DIR",
+            ]
+            .contains(&key.as_ref())
         {
             cargo.env_remove(key.as_ref());
         }
@@ -77,7 +82,6 @@ fn build_the_binary() {
     let status = cargo.status().expect("cargo runs");
     assert!(status.success(), "cannot build {}", exe.display());
 }
-
 
 const NS: &str = "demo";
 

@@ -27,7 +27,10 @@ pub fn program() -> PathBuf {
         Some(path) => PathBuf::from(path),
         None => {
             let exe = std::env::current_exe().expect("the running program's path");
-            let profile_dir = exe.parent().and_then(Path::parent).expect("a target directory");
+            let profile_dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .expect("a target directory");
             profile_dir.join("kubectl-deltas")
         }
     }
