@@ -29,7 +29,11 @@
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 mod common;
-#[path = "../tests/support/mod.rs"]
+#[allow(
+    dead_code,
+    reason = "the integration tests' support code, of which the bench needs the fake API server"
+)]
+#[path = "../tests/it/support/mod.rs"]
 mod support;
 
 use std::process::{Command, Stdio};

@@ -224,6 +224,8 @@ fn close_unblocks_every_waiting_pop() {
             tx.send(matches!(popped, Err(PopError::Closed))).unwrap();
         });
     }
+    // Blocked, not merely started: a pop that began after `close` would return without a wake.
+    until(&fifo, "the four pops to block", |s| s.waiters == 4);
     fifo.close();
     for _ in 0..4 {
         assert!(rx.recv_timeout(PATIENCE).expect("a pop returned"));

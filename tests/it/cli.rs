@@ -1,17 +1,11 @@
 //! The binary as a user meets it: help, exit codes, errors on stderr, completions.
 
-use std::process::{Command, Output};
+use std::process::Output;
+
+use crate::support::binary::{offline_command, output_blocking, stderr};
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"))
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("the binary runs")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    output_blocking(offline_command(args))
 }
 
 #[test]
@@ -93,13 +87,10 @@ fn bad_watch_flags_fail_before_any_cluster_is_contacted() {
             "--batch-pop 2 needs --fifo real or --fifo atomic",
         ),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"))
-            .args(args)
-            .env_remove("RUST_BACKTRACE")
-            .env("KUBECONFIG", "/nonexistent/kubeconfig")
-            .env("HOME", "/nonexistent")
-            .output()
-            .unwrap();
+        let mut cmd = offline_command(args);
+        cmd.env("KUBECONFIG", "/nonexistent/kubeconfig")
+            .env("HOME", "/nonexistent");
+        let out = output_blocking(cmd);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(

@@ -18,7 +18,7 @@
 //! end: a watch opens while the consumer pops the list's batches, so where its line falls among
 //! them races with the consumer. Everything else is in output order.
 
-mod support;
+use crate::support;
 
 use std::sync::OnceLock;
 

@@ -60,7 +60,7 @@ fn show_delta(delta: &Delta<Object>) -> String {
     }
 }
 
-/// One popped batch as `key: Type@rv Type@rv`, as in `tests/recording.rs`; `*` for a batch
+/// One popped batch as `key: Type@rv Type@rv`, as in `tests/it/recording.rs`; `*` for a batch
 /// without a single key: a whole-list delta (`*: ReplacedAll@1[2]`) or a batch pop of several
 /// keys, whose deltas then carry their own (`*: [default/a Updated@2] [default/b Added@3]`).
 /// ` (initial)` marks batches of the initial list.
@@ -252,7 +252,7 @@ struct Case {
 async fn check(case: &Case) {
     let kinds: Vec<QueueKind> = case.expected.iter().map(|(f, _)| f.kind).collect();
     // The informer queues; the plain FIFO, which leaves deleted objects in the indexer, is
-    // `tests/other_stores.rs`'s and `tests/plain_fifo_cli.rs`'s.
+    // `tests/it/other_stores.rs`'s and `tests/it/plain_fifo_cli.rs`'s.
     for kind in [QueueKind::Delta, QueueKind::Real, QueueKind::Atomic] {
         assert!(
             kinds.contains(&kind),

@@ -4,7 +4,7 @@
 //! missing files skipped. The proxies are tiny loopback ones written here that count what they
 //! are asked; server names that are not loopback addresses are only ever resolved by them.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

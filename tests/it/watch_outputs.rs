@@ -1,11 +1,9 @@
 //! `watch` as users combine it: several resources in one timeline, `--query`, `--since-now`,
 //! Secret redaction in every output format, the `RESOURCE` shorthand and `| head`.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::binary::{Running, json_lines, run, stderr};
@@ -268,32 +266,16 @@ async fn piping_into_head_prints_three_lines_and_exits_0_quietly() {
     // With --since-now the binary writes exactly three rows (list done, synced, watch opened),
     // then the watch goes quiet: it has to notice that head is gone without another line to
     // write.
-    let output = tokio::task::spawn_blocking(move || {
-        let mut child = std::process::Command::new("bash")
-            .arg("-c")
-            .arg(r#"set -o pipefail; "$0" watch cm --since-now --kubeconfig "$1" | head -3"#)
-            .arg(env!("CARGO_BIN_EXE_kubectl-deltas"))
-            .arg(&kubeconfig)
-            .env_remove("KUBECONFIG")
-            .env_remove("RUST_BACKTRACE")
-            .env("KUBECACHEDIR", support::binary::NO_CACHE_DIR)
-            .env("NO_COLOR", "1")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + support::binary::PATIENCE;
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("the pipeline did not end");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        child.wait_with_output().unwrap()
-    })
-    .await
-    .unwrap();
+    let mut bash = std::process::Command::new("bash");
+    bash.arg("-c")
+        .arg(r#"set -o pipefail; "$0" watch cm --since-now --kubeconfig "$1" | head -3"#)
+        .arg(env!("CARGO_BIN_EXE_kubectl-deltas"))
+        .arg(&kubeconfig)
+        .env_remove("KUBECONFIG")
+        .env_remove("RUST_BACKTRACE")
+        .env("KUBECACHEDIR", support::binary::NO_CACHE_DIR)
+        .env("NO_COLOR", "1");
+    let output = support::binary::output(bash).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(String::from_utf8_lossy(&output.stdout).lines().count(), 3);
     assert_eq!(stderr(&output), "");

@@ -2,22 +2,19 @@
 //! its hidden `__complete` command (cobra's protocol, which kubectl speaks with plugins), the
 //! `kubectl_complete-deltas` script that kubectl runs, `--version` and the krew manifest.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
 use clap_complete::{Generator, Shell};
 use serde_json::{Value, json};
+use support::binary::output_blocking as output;
 use support::fake_apiserver::FakeApiServer;
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-deltas");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-/// Generous: only there so that a broken test fails instead of hanging.
-const PATIENCE: Duration = Duration::from_secs(20);
 
 /// A clean environment for the binary: no kubeconfig but the one given, no log filter, a cache
 /// directory of the test's own.
@@ -33,20 +30,6 @@ fn command(program: impl AsRef<std::ffi::OsStr>, cache: &Path) -> Command {
         // The default half second is for people at a shell; a loaded test machine needs longer.
         .env("KUBECTL_DELTAS_COMPLETION_TIMEOUT", "20s");
     cmd
-}
-
-fn output(mut cmd: Command) -> Output {
-    let mut child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the program starts");
-    let deadline = Instant::now() + PATIENCE;
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "{cmd:?} did not exit");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.wait_with_output().unwrap()
 }
 
 /// An answer of `__complete`, checked for what every answer must be: exit 0, nothing on stderr,
@@ -144,11 +127,9 @@ fn the_bash_script_completes_subcommands_flags_and_values() {
                 .collect::<Vec<_>>()
                 .join(" ")
         );
-        let out = Command::new("bash")
-            .args(["-c", &program])
-            .arg(&script)
-            .output()
-            .expect("bash runs");
+        let mut bash = Command::new("bash");
+        bash.args(["-c", &program]).arg(&script);
+        let out = output(bash);
         assert!(
             out.status.success(),
             "{}",

@@ -1,7 +1,7 @@
 //! Self-tests of the fake API server: it must answer like the captured kube-apiserver v1.28.7
 //! (`tests/fixtures/apiserver-v1.28.7/`) and work with `kube::Client`.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::fmt;

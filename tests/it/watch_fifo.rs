@@ -2,7 +2,7 @@
 //! what client-go ≥ 1.33 informers pop, as a user sees it. The scripted scenario through each
 //! queue, with golden files, is in `watch_scenario.rs`.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! deterministic, read stdin and gzip, and stop at a bad line with its number and exit code 1;
 //! `index --replay` answers from the recording's final state.
 
-mod support;
+use crate::support;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -445,38 +445,22 @@ async fn events_a_fraction_of_a_millisecond_apart_stay_apart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_of_a_stream_still_being_written_keeps_up_with_it() {
-    use std::io::{BufRead as _, BufReader};
     use std::process::Stdio;
-    use std::sync::mpsc;
     // As `record -f - | replay -`: each line comes when it happens, and the next one may be far.
-    let mut child = support::binary::offline_command(&["replay", "-", "-q", "-o", "jsonl"])
-        .stdin(Stdio::piped())
+    let mut cmd = support::binary::offline_command(&["replay", "-", "-q", "-o", "jsonl"]);
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, lines) = mpsc::channel::<Value>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
-                return;
-            }
-        }
-    });
-    let batch_of = |key: &str, type_: &str| {
-        let deadline = std::time::Instant::now() + support::binary::PATIENCE;
-        loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let line = lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no batch of {key} {type_} while the input waits"));
-            if line["kind"] == "batch" && line["key"] == key && line["deltas"][0]["type"] == type_ {
-                return;
-            }
-        }
+        .stderr(Stdio::null());
+    let mut bin = Running::with_stdio(cmd);
+    let mut stdin = bin.take_stdin();
+    let mut batch_of = |key: &str, type_: &str| {
+        bin.read_until(
+            &format!("a batch of {key} {type_} while the input waits"),
+            |line| {
+                let line: Value = serde_json::from_str(line).unwrap();
+                line["kind"] == "batch" && line["key"] == key && line["deltas"][0]["type"] == type_
+            },
+        );
     };
     tokio::task::block_in_place(|| {
         writeln!(stdin, "{HEADER}\n{LIST}").unwrap();
@@ -488,21 +472,7 @@ async fn a_replay_of_a_stream_still_being_written_keeps_up_with_it() {
         batch_of("default/a", "Updated");
     });
     drop(stdin);
-    let status = tokio::task::spawn_blocking(move || {
-        let deadline = std::time::Instant::now() + support::binary::PATIENCE;
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                return status;
-            }
-            if std::time::Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("the replay did not end with its input");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    })
-    .await
-    .unwrap();
+    let status = tokio::task::block_in_place(|| bin.finish().status);
     assert_eq!(status.code(), Some(0));
 }
 
@@ -549,13 +519,12 @@ async fn a_line_that_never_ends_is_refused_at_the_limit() {
     use std::process::Stdio;
     // 200 MiB without a newline, then an open pipe: without a bound the reader would hold all
     // of it and wait for more.
-    let mut child = support::binary::offline_command(&["replay", "-", "-q"])
-        .stdin(Stdio::piped())
+    let mut cmd = support::binary::offline_command(&["replay", "-", "-q"]);
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+        .stderr(Stdio::piped());
+    let mut bin = Running::with_stdio(cmd);
+    let mut stdin = bin.take_stdin();
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(format!("{HEADER}\n").as_bytes());
@@ -571,19 +540,9 @@ async fn a_line_that_never_ends_is_refused_at_the_limit() {
         // Held open until the test is over.
         let _ = done_rx.recv();
     });
-    let out = tokio::task::spawn_blocking(move || {
-        let deadline = std::time::Instant::now() + support::binary::PATIENCE;
-        while child.try_wait().unwrap().is_none() {
-            if std::time::Instant::now() > deadline {
-                let _ = child.kill();
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        child.wait_with_output().unwrap()
-    })
-    .await
-    .unwrap();
+    let out = tokio::task::spawn_blocking(move || bin.finish())
+        .await
+        .unwrap();
     drop(done_tx);
     writer.join().unwrap();
     let stderr = text(&out.stderr);
@@ -889,20 +848,15 @@ async fn a_recording_that_ends_inside_a_paged_list_says_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_piped_into_head_exits_quietly() {
     let path = bundled("rollout-pods");
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("bash")
-            .arg("-c")
-            .arg(format!(
-                "'{}' replay '{}' -o jsonl | head -2; exit ${{PIPESTATUS[0]}}",
-                env!("CARGO_BIN_EXE_kubectl-deltas"),
-                path.display()
-            ))
-            .env_remove("RUST_BACKTRACE")
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let mut bash = std::process::Command::new("bash");
+    bash.arg("-c")
+        .arg(format!(
+            "'{}' replay '{}' -o jsonl | head -2; exit ${{PIPESTATUS[0]}}",
+            env!("CARGO_BIN_EXE_kubectl-deltas"),
+            path.display()
+        ))
+        .env_remove("RUST_BACKTRACE");
+    let out = support::binary::output(bash).await;
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(text(&out.stdout).lines().count(), 2);
     assert!(

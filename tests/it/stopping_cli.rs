@@ -4,16 +4,16 @@
 //! second signal when the first cannot finish (exit at once). A hang fails the test at a
 //! generous deadline.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
 
 use serde_json::json;
-use support::binary::{PATIENCE, command, offline_command, run_offline};
+use support::binary::{PATIENCE, Running, command, offline_command, run_offline};
 use support::fake_apiserver::FakeApiServer;
 
 fn bundled(name: &str) -> PathBuf {
@@ -48,63 +48,20 @@ fn big_list(dir: &Path, items: usize) -> PathBuf {
     path
 }
 
-/// Sends `signal` (`INT`, `TERM`, `HUP`) to `child`.
-fn send(child: &Child, signal: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{signal}"), &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-/// Waits for `child` to exit, killing it (and failing) at the deadline.
-fn wait(child: &mut Child, what: &str) -> ExitStatus {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{what}: the binary did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Runs a shell pipeline in a process group of its own; returns its exit status and stderr. At
 /// the deadline the whole group is killed and the test fails.
 fn shell(script: &str) -> (ExitStatus, String) {
-    let mut child = Command::new("bash")
-        .arg("-c")
+    let mut bash = Command::new("bash");
+    bash.arg("-c")
         .arg(script)
         .env_remove("RUST_BACKTRACE")
         .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let errors = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let deadline = Instant::now() + PATIENCE;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", child.id())])
-                .status();
-            panic!("did not end: {script}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    (status, errors.join().unwrap())
+        .process_group(0);
+    let out = Running::with_stdio(bash).finish();
+    (out.status, text(&out.stderr))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -114,7 +71,7 @@ async fn a_limit_reached_while_the_replay_drains_its_end_ends_it() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
     let dir = tempfile::tempdir().unwrap();
-    let two_lines: Vec<&str> = include_str!("../docs/recordings/expired-watch.jsonl")
+    let two_lines: Vec<&str> = include_str!("../../docs/recordings/expired-watch.jsonl")
         .lines()
         .take(2)
         .collect();
@@ -178,34 +135,20 @@ fn a_replay_whose_reader_goes_away_ends_quietly() {
 /// finishes on its own, and the recording has ended by the time `signal` comes.
 fn stop_a_busy_handler_with(signal: &str) {
     let resync = bundled("resync");
-    let mut child = offline_command(&[
+    let mut bin = Running::start(offline_command(&[
         "replay",
         path_str(&resync),
         "--speed",
         "1000",
         "--handler-delay",
         "1000s",
-    ])
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut seen = String::new();
-    while !seen.contains("Replaced") {
-        assert!(stdout.read_line(&mut seen).unwrap() > 0, "{seen}");
-    }
+    ]));
+    bin.read_until("the first batch", |l| l.contains("Replaced"));
     // The rest of the recording (3 s at 1000×) is replayed meanwhile.
     std::thread::sleep(Duration::from_millis(300));
-    send(&child, signal);
-    let status = wait(&mut child, signal);
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    bin.signal(signal);
+    let ended = bin.wait();
+    let (status, stderr) = (ended.status, ended.stderr);
     assert_eq!(status.code(), Some(0), "SIG{signal}: {status:?} {stderr}");
     assert!(
         stderr.contains("time to HasSynced"),
@@ -242,22 +185,20 @@ fn full_pipe() -> (std::io::PipeReader, std::io::PipeWriter) {
 fn a_second_ctrl_c_exits_at_once_when_the_first_cannot_finish() {
     // The summary goes to a stderr nobody reads: the session can only end by a second Ctrl-C.
     let (reader, writer) = full_pipe();
-    let mut child = offline_command(&["replay", path_str(&bundled("resync"))])
+    let mut cmd = offline_command(&["replay", path_str(&bundled("resync"))]);
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(writer)
-        .spawn()
-        .unwrap();
+        .stderr(writer);
+    let mut bin = Running::with_stdio(cmd);
     // Signals are handled from the first line on.
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
+    let first = bin.read_until("a first line", |_| true);
     assert!(first.contains("queue: DeltaFIFO"), "{first}");
     std::thread::sleep(Duration::from_millis(300));
-    send(&child, "INT");
+    bin.signal("INT");
     std::thread::sleep(Duration::from_millis(200));
-    send(&child, "INT");
-    let status = wait(&mut child, "a second Ctrl-C");
-    drop((reader, stdout));
+    bin.signal("INT");
+    let status = bin.finish().status;
+    drop(reader);
     assert_eq!(status.code(), Some(130), "{status:?}");
 }
 
@@ -276,28 +217,26 @@ async fn ctrl_c_does_not_wait_for_a_reader_that_does_not_read() {
     let kubeconfig = server.write_kubeconfig(dir.path());
     let (reader, writer) = std::io::pipe().unwrap();
     let status = tokio::task::spawn_blocking(move || {
-        let mut child = command(&kubeconfig, &["watch", "configmaps", "-o", "jsonl"])
+        let mut cmd = command(&kubeconfig, &["watch", "configmaps", "-o", "jsonl"]);
+        cmd.stdin(Stdio::null())
             .stdout(writer)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        let bin = Running::with_stdio(cmd);
         // Read one line, to know the watch runs, then nothing more.
-        let mut first = String::new();
-        BufReader::new(reader.try_clone().unwrap())
-            .read_line(&mut first)
-            .unwrap();
+        let mut first_line = BufReader::new(reader.try_clone().unwrap());
+        let (tx, first) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = first_line.read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let first = first.recv_timeout(PATIENCE).expect("a first line");
+        assert!(!first.is_empty(), "the watch printed nothing");
         std::thread::sleep(Duration::from_millis(500));
-        send(&child, "INT");
-        let status = wait(&mut child, "Ctrl-C with stdout full");
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        bin.signal("INT");
+        let ended = bin.wait();
         drop(reader);
-        (status, stderr)
+        (ended.status, ended.stderr)
     })
     .await
     .unwrap();
@@ -321,24 +260,15 @@ async fn sigterm_ends_a_gzip_recording_with_its_trailer_and_the_summary() {
     let path = dir.path().join("cm.jsonl.gz");
     let file = path.clone();
     let (status, stderr) = tokio::task::spawn_blocking(move || {
-        let mut child = command(&kubeconfig, &["record", "cm", "-f", path_str(&file)])
+        let mut cmd = command(&kubeconfig, &["record", "cm", "-f", path_str(&file)]);
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut seen = String::new();
-        while !seen.contains("── synced:") {
-            let mut line = String::new();
-            if stderr.read_line(&mut line).unwrap() == 0 {
-                break;
-            }
-            seen.push_str(&line);
-        }
-        send(&child, "TERM");
-        let status = wait(&mut child, "SIGTERM");
-        stderr.read_to_string(&mut seen).unwrap();
-        (status, seen)
+            .stderr(Stdio::piped());
+        let mut bin = Running::with_stdio(cmd);
+        bin.read_stderr_until("the sync", |l| l.contains("── synced:"));
+        bin.signal("TERM");
+        let ended = bin.wait();
+        (ended.status, ended.stderr)
     })
     .await
     .unwrap();

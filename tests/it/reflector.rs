@@ -2,7 +2,7 @@
 //! contents compared with the server's, the batches popped, the requests made) after each of the
 //! situations client-go's Reflector handles.
 
-mod support;
+use crate::support;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};

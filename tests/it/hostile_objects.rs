@@ -4,7 +4,7 @@
 //! shown, or named with what is wrong with it, through every command, and never drive the
 //! terminal.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! a bad recording gives, and a round trip: record a live Reflector against the fake API server,
 //! replay the file, get the same batches.
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! delivers), the UndeltaStore's pushes (what the kubelet sees) from a recording and from the fake
 //! API server, and an ExpirationCache aging on a replay's clock.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -44,7 +44,7 @@ fn key_rv(obj: &Arc<Object>) -> String {
     format!("{}@{}", object_key(obj.as_ref()), rv(Some(obj)))
 }
 
-/// What handlers were told: `add a@1`, `update a@1→2`, `delete c†@1` (as `tests/recording_queues.rs`).
+/// What handlers were told: `add a@1`, `update a@1→2`, `delete c†@1` (as `tests/it/recording_queues.rs`).
 fn show_calls(notifications: &[Notification<Object>]) -> Vec<String> {
     let name = |obj: &Arc<Object>| obj.name().unwrap_or_default().to_owned();
     notifications

@@ -2,18 +2,15 @@
 //! hundred generated objects. Every expected answer is computed here, straight from the objects the
 //! server holds, by a small independent reading of each index spec.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
 
 use serde_json::{Value, json};
+use support::binary::{Running, command, output, stderr};
 use support::fake_apiserver::{FakeApiServer, Fault, Verb};
-
-/// Generous: only there so that a broken test fails instead of hanging.
-const PATIENCE: Duration = Duration::from_secs(30);
 
 const NAMESPACES: [&str; 4] = ["default", "shop", "data", "ops"];
 const APPS: [&str; 5] = ["web", "api", "db", "cache", "batch"];
@@ -149,52 +146,13 @@ impl Cluster {
 }
 
 async fn run(kubeconfig: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"));
-    cmd.args(args)
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .env_remove("KUBECONFIG")
-        .env_remove("RUST_BACKTRACE")
-        .env_remove("COLUMNS")
-        .env("KUBECACHEDIR", support::binary::NO_CACHE_DIR)
-        .env("NO_COLOR", "1")
-        .envs(env.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let what = format!("{args:?}");
-    let output = tokio::task::spawn_blocking(move || {
-        let mut child = cmd.spawn().expect("the binary starts");
-        let stdout = child.stdout.take().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        // Read while it runs: a large answer must not block on a full pipe.
-        let out = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
-        let err = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
-        let deadline = Instant::now() + PATIENCE;
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("the binary did not exit: {what}");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Output {
-            status: child.wait().unwrap(),
-            stdout: out.join().unwrap().into_bytes(),
-            stderr: err.join().unwrap().into_bytes(),
-        }
-    });
-    tokio::time::timeout(PATIENCE * 2, output)
-        .await
-        .expect("timed out")
-        .unwrap()
+    let mut cmd = command(kubeconfig, args);
+    cmd.envs(env.iter().copied());
+    output(cmd).await
 }
 
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 #[track_caller]
@@ -1097,27 +1055,12 @@ async fn a_closed_pipe_ends_a_large_answer_quietly_with_exit_0() {
             "-o {output}: {}",
             whole.stdout.len()
         );
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"));
-        cmd.args(&args)
-            .arg("--kubeconfig")
-            .arg(&cluster.kubeconfig)
-            .env_remove("KUBECONFIG")
-            .env_remove("RUST_BACKTRACE")
-            .env("KUBECACHEDIR", support::binary::NO_CACHE_DIR)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let out = tokio::task::spawn_blocking(move || {
-            use std::io::{BufRead, BufReader};
-            let mut child = cmd.spawn().unwrap();
-            let mut stdout = BufReader::new(child.stdout.take().unwrap());
-            let mut first = String::new();
-            stdout.read_line(&mut first).unwrap();
-            assert!(!first.is_empty());
-            drop(stdout); // as `| head -n 1` does
-            child.wait_with_output().unwrap()
-        })
-        .await
-        .unwrap();
+        let mut bin = Running::start(command(&cluster.kubeconfig, &args));
+        let out = tokio::task::block_in_place(|| {
+            bin.read_until("a first line", |_| true);
+            bin.close_stdout(); // as `| head -n 1` does
+            bin.finish()
+        });
         assert_eq!(out.status.code(), Some(0), "-o {output}: {}", stderr(&out));
         assert_eq!(stderr(&out), "", "-o {output}");
     }

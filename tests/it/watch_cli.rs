@@ -1,70 +1,20 @@
 //! `kubectl-deltas watch` as a user runs it: the binary against the fake API server, asserting on
 //! its output lines and exit codes.
 
-mod support;
+use crate::support;
 
-use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
+use support::binary::{Running, run, stderr};
 use support::fake_apiserver::{FakeApiServer, Fault, Verb};
-
-/// Generous: only there so that a broken test fails instead of hanging.
-const PATIENCE: Duration = Duration::from_secs(20);
 
 fn cm(name: &str, value: &str) -> Value {
     json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})
 }
 
-fn command(kubeconfig: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-deltas"));
-    cmd.args(args)
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .env_remove("KUBECONFIG")
-        .env_remove("RUST_BACKTRACE")
-        .env("KUBECACHEDIR", support::binary::NO_CACHE_DIR)
-        .env("NO_COLOR", "1");
-    cmd
-}
-
-/// Runs the binary to completion without blocking the runtime that serves the fake API server.
-async fn run(kubeconfig: PathBuf, args: &[&str]) -> Output {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let output = tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let mut child = command(&kubeconfig, &args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the binary starts");
-        let deadline = Instant::now() + PATIENCE;
-        while child.try_wait().unwrap().is_none() {
-            assert!(
-                Instant::now() < deadline,
-                "the binary did not exit: {args:?}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        child.wait_with_output().unwrap()
-    });
-    tokio::time::timeout(PATIENCE * 2, output)
-        .await
-        .expect("timed out")
-        .unwrap()
-}
-
-fn lines(output: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+fn lines(output: &std::process::Output) -> Vec<Value> {
+    support::binary::json_lines(&output.stdout)
 }
 
 fn events(lines: &[Value]) -> Vec<&str> {
@@ -170,17 +120,10 @@ async fn an_empty_initial_list_is_synced_at_once() {
     assert_eq!(events(&lines).last(), Some(&"synced"));
 }
 
-/// Reads JSON lines from a running child until `until` holds for one of them.
-fn read_until(
-    reader: &mut BufReader<ChildStdout>,
-    seen: &mut Vec<Value>,
-    until: impl Fn(&Value) -> bool,
-) {
-    let mut line = String::new();
+/// Reads JSON lines from the binary until `until` holds for one of them; each goes to `seen`.
+fn read_until(bin: &mut Running, seen: &mut Vec<Value>, until: impl Fn(&Value) -> bool) {
     loop {
-        line.clear();
-        let n = reader.read_line(&mut line).unwrap();
-        assert!(n > 0, "the binary stopped writing; seen so far: {seen:#?}");
+        let line = bin.read_until("one more line", |_| true);
         let value: Value = serde_json::from_str(&line).unwrap();
         let done = until(&value);
         seen.push(value);
@@ -190,23 +133,13 @@ fn read_until(
     }
 }
 
-fn spawn(kubeconfig: &Path, args: &[&str]) -> (Child, BufReader<ChildStdout>) {
-    let mut child = command(kubeconfig, args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    (child, stdout)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_events_become_batches_and_ctrl_c_exits_0() {
     let (server, _dir, kubeconfig) = server_with_configmaps(1).await;
-    let (mut child, mut stdout) = spawn(&kubeconfig, &["watch", "configmaps", "-o", "jsonl"]);
+    let mut bin = Running::spawn(&kubeconfig, &["watch", "configmaps", "-o", "jsonl"]);
     let mut seen = Vec::new();
     tokio::task::block_in_place(|| {
-        read_until(&mut stdout, &mut seen, |l| l["event"] == "watch-start")
+        read_until(&mut bin, &mut seen, |l| l["event"] == "watch-start")
     });
     server.create("configmaps", cm("new", "1"));
     server.update("configmaps", cm("cm-0", "2"));
@@ -229,22 +162,13 @@ async fn watch_events_become_batches_and_ctrl_c_exits_0() {
         while !(deltas(&seen).contains(&"default/new Deleted".to_owned())
             && deltas(&seen).contains(&"default/cm-0 Updated".to_owned()))
         {
-            read_until(&mut stdout, &mut seen, |_| true);
+            read_until(&mut bin, &mut seen, |_| true);
         }
     });
 
     // Ctrl-C: the watch stops, what was popped is written, the exit is clean.
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let status = tokio::task::block_in_place(|| {
-        let mut rest = String::new();
-        stdout.read_to_string(&mut rest).unwrap();
-        child.wait().unwrap()
-    });
-    assert_eq!(status.code(), Some(0));
+    let ended = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
 
     // The watch events may coalesce per key when they arrive together; every one of them reaches
     // the consumer, in order.
@@ -371,25 +295,17 @@ async fn a_bad_kubeconfig_or_index_spec_fails_before_any_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_pipe_ends_the_watch_quietly_with_exit_0() {
     let (server, _dir, kubeconfig) = server_with_configmaps(2).await;
-    let (mut child, mut stdout) = spawn(&kubeconfig, &["watch", "configmaps", "-o", "jsonl"]);
+    let mut bin = Running::spawn(&kubeconfig, &["watch", "configmaps", "-o", "jsonl"]);
     let mut seen = Vec::new();
-    tokio::task::block_in_place(|| read_until(&mut stdout, &mut seen, |l| l["kind"] == "batch"));
-    drop(stdout); // as `| head -n …` does once it has its lines
+    tokio::task::block_in_place(|| {
+        read_until(&mut bin, &mut seen, |l| l["kind"] == "batch");
+        bin.close_stdout(); // as `| head -n …` does once it has its lines
+    });
     // The next write meets the closed pipe.
     for i in 0..5 {
         server.create("configmaps", cm(&format!("later-{i}"), "v"));
     }
-    let out = tokio::task::block_in_place(|| {
-        let deadline = Instant::now() + PATIENCE;
-        while child.try_wait().unwrap().is_none() {
-            assert!(
-                Instant::now() < deadline,
-                "the binary kept running after its pipe closed"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        child.wait_with_output().unwrap()
-    });
+    let out = tokio::task::block_in_place(|| bin.finish());
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stderr(&out), "");
 }

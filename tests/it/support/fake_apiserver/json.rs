@@ -42,10 +42,6 @@ impl Obj {
         self.0.extend(other.0);
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// Serialise as a complete response body: Go-style HTML escaping plus the trailing newline
     /// that `json.Encoder.Encode` appends.
     pub(crate) fn to_body(&self) -> String {

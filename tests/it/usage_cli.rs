@@ -2,13 +2,13 @@
 //! `record`'s file (created on the first successful answer, never overwritten without
 //! `--force`), resource arguments that do not name one resource, and the small print of `index`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::json;
-use support::binary::{offline_command, run};
+use support::binary::{Running, offline_command, output_blocking, run};
 use support::fake_apiserver::{FakeApiServer, Fault, Verb};
 
 fn text(out: &[u8]) -> String {
@@ -26,7 +26,7 @@ fn without_cluster(args: &[&str]) -> Output {
     cmd.env("KUBECONFIG", dir.path().join("missing"))
         .env("HOME", dir.path())
         .env_remove("KUBERNETES_SERVICE_HOST");
-    cmd.output().unwrap()
+    output_blocking(cmd)
 }
 
 async fn server_with_a_configmap() -> (FakeApiServer, tempfile::TempDir, std::path::PathBuf) {
@@ -191,14 +191,12 @@ async fn index_quiet_leaves_stderr_to_errors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn index_says_when_it_cannot_write_its_output() {
     let (_server, _dir, kubeconfig) = server_with_a_configmap().await;
-    let out = tokio::task::spawn_blocking(move || {
-        support::binary::command(&kubeconfig, &["index", "cm", "--by", "namespace"])
-            .stdout(std::fs::File::create("/dev/full").unwrap())
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let mut cmd = support::binary::command(&kubeconfig, &["index", "cm", "--by", "namespace"]);
+    cmd.stdout(std::fs::File::create("/dev/full").unwrap())
+        .stderr(std::process::Stdio::piped());
+    let out = tokio::task::spawn_blocking(move || Running::with_stdio(cmd).finish())
+        .await
+        .unwrap();
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(

@@ -7,7 +7,7 @@
 //! (`Added Deleted`) through the DeltaFIFO, and nothing at all through the FIFO, whose summary
 //! counts it as dropped before a pop.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -1,114 +1,86 @@
-//! The recordings bundled in `docs/recordings/`: golden tests of their replay, and how they are
-//! made.
-//!
-//! Each recording is replayed with `-o jsonl --object meta` and as a timeline (no colours, UTC),
-//! and compared with `tests/golden/replay_<name>.{jsonl,timeline}.txt`; an instant replay is
-//! deterministic, so nothing is normalised. Each test also checks that the recording still shows
-//! what `docs/recordings/README.md` says it shows.
-//!
-//! To make the recordings again (real time passes, so they come out with other times):
+//! Makes the recordings bundled in `docs/recordings/` again: each scenario changes the objects of
+//! the fake API server (`tests/it/support`) while `kubectl-deltas record` records them. Real time
+//! passes, so each generation has other times. See `docs/recordings/README.md`:
 //!
 //! ```sh
-//! cargo test --test bundled_recordings -- --ignored     # runs `record` against the fake API server
-//! UPDATE_GOLDEN=1 cargo test --test bundled_recordings  # then the goldens
+//! cargo run --example generate-recordings             # into docs/recordings/
+//! cargo run --example generate-recordings -- DIR      # into DIR
 //! ```
+//!
+//! Cargo builds this file as an example (declared in Cargo.toml), not as a test: it writes files
+//! and takes its time, and no test run should.
 
+#[allow(
+    dead_code,
+    reason = "the test binary's support code, of which the generator needs a part"
+)]
+#[path = "../it/support/mod.rs"]
 mod support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::binary::{Running, run_offline};
+use support::binary::{Running, program};
 use support::fake_apiserver::{FakeApiServer, Fault, Verb};
-use support::golden::golden;
 
-fn recording(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("docs/recordings")
-        .join(format!("{name}.jsonl"))
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let out = match std::env::args_os().nth(1) {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/recordings"),
+    };
+    std::fs::create_dir_all(&out).unwrap();
+    build_the_binary();
+    rollout(&out).await;
+    expired_watch(&out).await;
+    resync(&out).await;
 }
 
-/// Replays a bundled recording with `args`; returns stdout.
-async fn replay(name: &str, args: &[&str]) -> String {
-    let path = recording(name);
-    let mut all = vec!["replay", path.to_str().unwrap(), "-q"];
-    all.extend_from_slice(args);
-    let out = run_offline(&all, None).await;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "replay {name}: {stderr}");
-    assert!(
-        stderr.is_empty(),
-        "replay {name} -q wrote on stderr: {stderr}"
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Replays `name` in both formats and compares them with the goldens; returns the timeline and
-/// the JSON lines.
-async fn replay_matches_goldens(name: &str) -> (String, String) {
-    let jsonl = replay(name, &["-o", "jsonl", "--object", "meta"]).await;
-    golden(&format!("replay_{name}.jsonl.txt"), &jsonl);
-    let timeline = replay(name, &[]).await;
-    golden(&format!("replay_{name}.timeline.txt"), &timeline);
-    (timeline, jsonl)
-}
-
-fn rows_with<'a>(timeline: &'a str, needle: &str) -> Vec<&'a str> {
-    timeline.lines().filter(|l| l.contains(needle)).collect()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_rollout_pods_replay_to_their_goldens() {
-    let (timeline, jsonl) = replay_matches_goldens("rollout-pods").await;
-    // Three old pods listed, three new ones added, three old ones terminating, then gone.
-    assert_eq!(rows_with(&timeline, " initial").len(), 3, "{timeline}");
-    assert_eq!(rows_with(&timeline, "Added").len(), 3, "{timeline}");
-    assert_eq!(rows_with(&timeline, "Deleted").len(), 3, "{timeline}");
-    assert_eq!(rows_with(&jsonl, "deletionTimestamp").len(), 6, "{jsonl}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_rollout_replicasets_replay_to_their_goldens() {
-    let (timeline, _) = replay_matches_goldens("rollout-replicasets").await;
-    assert!(timeline.contains("Added"), "the new ReplicaSet: {timeline}");
-    assert!(timeline.contains("spec.replicas"), "scaling: {timeline}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_rollout_deployment_replays_to_its_goldens() {
-    let (timeline, _) = replay_matches_goldens("rollout-deployments").await;
-    assert!(timeline.contains("containers[web].image"), "{timeline}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_expired_watch_replays_to_its_goldens() {
-    let (timeline, _) = replay_matches_goldens("expired-watch").await;
-    assert!(timeline.contains("410 → relist"), "{timeline}");
-    let tombstones = rows_with(&timeline, "Deleted(tombstone)");
-    assert_eq!(tombstones.len(), 1, "{timeline}");
-    assert!(tombstones[0].contains("demo/worker-2"), "{timeline}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_resync_period_replays_to_its_goldens() {
-    let (timeline, _) = replay_matches_goldens("resync").await;
-    let ticks = rows_with(&timeline, "── resync tick");
-    assert!(ticks.len() >= 2, "{timeline}");
-    // Each tick's row comes before the Sync batches it queued.
-    let first_tick = timeline.find("── resync tick").unwrap();
-    let first_sync = timeline.find("  Sync  ").unwrap();
-    assert!(first_tick < first_sync, "{timeline}");
-}
-
-// ---- Making the recordings ----
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "re-records docs/recordings/ (about 15 s); then run UPDATE_GOLDEN=1"]
-async fn record_the_bundled_recordings() {
-    rollout().await;
-    expired_watch().await;
-    resync().await;
+/// Builds `kubectl-deltas` in this example's target directory and profile, where
+/// [`program`] finds it: cargo builds an example without the package's binaries. Naming this
+/// example too keeps the dev-dependencies' features, so that the build is the one `cargo test`
+/// and `cargo run --example` make, and nothing is compiled again.
+fn build_the_binary() {
+    let exe = program();
+    let profile_dir = exe.parent().unwrap();
+    let profile = profile_dir.file_name().unwrap().to_str().unwrap();
+    let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cargo
+        .args(["build", "--locked", "--bin", "kubectl-deltas"])
+        .args(["--example", "generate-recordings", "--target-dir"])
+        .arg(profile_dir.parent().unwrap())
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    match profile {
+        "debug" => {}
+        "release" => {
+            cargo.arg("--release");
+        }
+        other => {
+            cargo.args(["--profile", other]);
+        }
+    }
+    // What `cargo run` tells this program of its package would reach the build scripts of the
+    // dependencies (ring's watches CARGO_MANIFEST_DIR, CARGO_PKG_NAME, OUT_DIR…) and have them
+    // rebuilt, here and again at the next `cargo test`.
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if key.starts_with("CARGO_PKG_")
+            || key.starts_with("CARGO_MANIFEST_")
+            || [
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "OUT_DIR",
+            ]
+            .contains(&key.as_ref())
+        {
+            cargo.env_remove(key.as_ref());
+        }
+    }
+    let status = cargo.status().expect("cargo runs");
+    assert!(status.success(), "cannot build {}", exe.display());
 }
 
 const NS: &str = "demo";
@@ -153,11 +125,13 @@ impl Recording {
         );
     }
 
-    /// Ends the recording with Ctrl-C and writes it to `docs/recordings/`.
-    fn finish(self) {
+    /// Ends the recording with Ctrl-C and writes it to `out`, as `<name>.jsonl`.
+    fn finish(self, out: &Path) {
         let ended = tokio::task::block_in_place(|| self.bin.interrupt());
         assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
-        std::fs::write(recording(self.name), ended.stdout).unwrap();
+        let path = out.join(format!("{}.jsonl", self.name));
+        std::fs::write(&path, ended.stdout).unwrap();
+        println!("{}", path.display());
     }
 }
 
@@ -363,7 +337,7 @@ fn pod(hash: &str, suffix: &str, node: &str, stage: Stage, started: &str) -> Val
     json!({"metadata": metadata, "spec": spec, "status": status})
 }
 
-async fn rollout() {
+async fn rollout(out: &Path) {
     let server = FakeApiServer::start().await;
     let dir = tempfile::tempdir().unwrap();
     let old_started = now();
@@ -473,9 +447,9 @@ async fn rollout() {
     let rv = server.update("deployments", deployment(&state));
     deploys.saw_rv(rv);
     pause(300).await;
-    pods.finish();
-    sets.finish();
-    deploys.finish();
+    pods.finish(out);
+    sets.finish(out);
+    deploys.finish(out);
 }
 
 // -- The expired watch: worker pods; the watch ends, and while it is re-opened one pod is
@@ -504,7 +478,7 @@ fn worker(n: u32, phase: &str, restarts: u32) -> Value {
     })
 }
 
-async fn expired_watch() {
+async fn expired_watch(out: &Path) {
     let server = FakeApiServer::start().await;
     let dir = tempfile::tempdir().unwrap();
     for n in 1..=3 {
@@ -534,7 +508,7 @@ async fn expired_watch() {
     let rv = server.update("pods", worker(4, "Running", 0));
     rec.saw_rv(rv);
     pause(300).await;
-    rec.finish();
+    rec.finish(out);
 }
 
 // -- A resync period: config maps recorded with --resync 1s --
@@ -545,7 +519,7 @@ fn config(name: &str, data: Value) -> Value {
            "data": data})
 }
 
-async fn resync() {
+async fn resync(out: &Path) {
     let server = FakeApiServer::start().await;
     let dir = tempfile::tempdir().unwrap();
     server.create(
@@ -587,5 +561,5 @@ async fn resync() {
     rec.saw_rv(rv);
     rec.saw("the third resync", r#""type":"RESYNC""#);
     pause(200).await;
-    rec.finish();
+    rec.finish(out);
 }

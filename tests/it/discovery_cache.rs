@@ -3,7 +3,7 @@
 //! (`<dir>/discovery/<host_port>/`), which a warm start, `index`, `record` and shell completion
 //! read without asking the server anything. Every test has a cache directory of its own.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -1,0 +1,30 @@
+//! Every integration test, in one binary: the binary under test (`kubectl-deltas`) run as a child
+//! process against the in-process fake API server (`support`), the library's informer machinery
+//! driven directly, and the bundled recordings and goldens checked byte for byte.
+//!
+//! All tests run as threads of this one process: a test must not change the environment, the
+//! current directory or signal dispositions; what a test needs of those goes to the child it
+//! starts (see `support::binary`).
+
+mod support;
+
+mod bundled_recordings;
+mod cli;
+mod cluster_access;
+mod discovery_cache;
+mod fake_apiserver;
+mod hostile_objects;
+mod index_cli;
+mod other_stores;
+mod plain_fifo_cli;
+mod plugin;
+mod recording;
+mod recording_queues;
+mod reflector;
+mod replay_cli;
+mod stopping_cli;
+mod usage_cli;
+mod watch_cli;
+mod watch_fifo;
+mod watch_outputs;
+mod watch_scenario;

@@ -1,0 +1,7 @@
+//! What the integration tests share: running the binary ([`binary`]), the fake API server
+//! ([`fake_apiserver`]) and golden files ([`golden`]). `benches/sync.rs` and the recordings
+//! generator (`tests/tools/generate_recordings.rs`) compile it too, through `#[path]`.
+
+pub mod binary;
+pub mod fake_apiserver;
+pub mod golden;

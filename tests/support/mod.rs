@@ -1,4 +1,0 @@
-#![allow(dead_code)]
-pub mod binary;
-pub mod fake_apiserver;
-pub mod golden;
