@@ -19,16 +19,18 @@ use kubectl_deltas::render::index::{IndexRenderer, write_keys};
 use kubectl_deltas::render::printable;
 
 use super::informer::{
-    QueueChoice, index_specs, indexer_with, lister_watcher, reflector_config,
+    QueueChoice, index_specs, indexer_with, lister_watcher, profile, reflector_config,
     reflector_failure_while, refuse_secret_specs,
 };
 use super::{one_shot, replay, target};
 use crate::cli::IndexArgs;
 use crate::cli::exit::{Exit, Failure, WithExit};
+use crate::cli::profile::Profile;
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
-    let queue = QueueChoice::from_args(&args.informer)?;
+    let profile = profile(&args.informer, &args.reflector)?;
+    let queue = QueueChoice::from_profile(&profile);
     // `--by` may repeat an `--index`: one index serves both.
     let mut specs = index_specs(&args.informer)?;
     if !specs.contains(&spec) {
@@ -48,7 +50,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             (recorded.scope, Some(recorded.ended_at))
         }
         (None, Some(resource)) => (
-            runtime.block_on(from_cluster(&args, indexer.clone(), queue, resource))?,
+            runtime.block_on(from_cluster(&args, &profile, indexer.clone(), resource))?,
             None,
         ),
         (None, None) => {
@@ -61,20 +63,20 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     answer(&indexer, &spec, &scope, now, &args)
 }
 
-/// Lists `resource` through `queue` into `indexer`; returns the words that name what was listed
+/// Lists `resource` through the `profile`'s queue into `indexer`; returns the words that name what was listed
 /// (`pods in namespace "default"`).
 async fn from_cluster(
     args: &IndexArgs,
+    profile: &Profile,
     indexer: Arc<Indexer<Object>>,
-    queue: QueueChoice,
     resource: &str,
 ) -> anyhow::Result<String> {
     let target = target::resolve(&args.access, resource).await?;
     one_shot::sync(
         lister_watcher(&target, &args.access, None),
-        reflector_config(&args.reflector, &args.informer),
+        reflector_config(&args.reflector, &args.informer, profile),
         indexer,
-        queue,
+        QueueChoice::from_profile(profile),
         !args.quiet,
         |error| reflector_failure_while("listing", error, &target),
     )

@@ -31,6 +31,7 @@ use super::pipeline::{
     Hooks, InlineConsumer, Pipeline, PipelineError, ResyncHandle, Settings, Source, View,
 };
 use crate::cli::exit::{Exit, WithExit};
+use crate::cli::profile::Profile;
 use crate::cli::{GlobalArgs, ReplayArgs};
 
 pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
@@ -55,7 +56,9 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         (Some(speed), Some(delay)) => view.handler_delay = Some(delay.div_f64(speed)),
         _ => {}
     }
-    let settings = Settings::new(view, &args.informer, base_config())?;
+    // `replay` has no `--watch-list`: the recording says how the initial list came.
+    let profile = Profile::resolve(&args.informer, None)?;
+    let settings = Settings::new(view, &args.informer, profile, base_config())?;
     let runtime = super::runtime()?;
     runtime.block_on(replay(&args.file, args.speed, settings))
 }
@@ -77,6 +80,9 @@ async fn replay(file: &Path, speed: Option<f64>, mut settings: Settings) -> anyh
     let secrets = Object::is_secret_resource(&lister_watcher.describe().api_resource);
     refuse_secret_queries(&settings, secrets, settings.view.show_secret_data)?;
     settings.reflector = lister_watcher.reflector_config(settings.reflector.clone());
+    settings
+        .profile
+        .replayed(lister_watcher.starts_with_watch());
     // An instant replay drains the queue before its time moves on: nothing waits in it.
     settings.wait_scale = Some(speed.unwrap_or(0.0));
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());

@@ -23,6 +23,7 @@ pub mod index;
 mod index_table;
 pub mod jsonl;
 mod object;
+pub mod profile;
 pub mod stats;
 pub mod status;
 pub mod summary;
@@ -69,6 +70,9 @@ pub enum Event<'a> {
         queue: QueueKind,
         /// Most deltas one pop takes (`--batch-pop`); 1 for the DeltaFIFO.
         batch_pop: usize,
+        /// The client-go version it imitates and the settings that came of it, if the caller
+        /// has one to tell.
+        profile: Option<&'a profile::InformerProfile>,
     },
     /// A step of the Reflector.
     Reflector(&'a ReflectorEventKind),

@@ -86,6 +86,7 @@ use stop::Stop;
 
 use super::informer::{QueueChoice, index_specs, indexer_with};
 use crate::cli::InformerArgs;
+use crate::cli::profile::Profile;
 
 /// Where one resource's objects come from, and its name in the output.
 pub struct Source<L> {
@@ -119,6 +120,9 @@ pub struct Settings {
     pub reflector: ReflectorConfig,
     /// The queue of each informer and how it is popped.
     pub queue: QueueChoice,
+    /// The client-go version imitated and its resolved settings, named by each informer's first
+    /// line.
+    pub profile: Profile,
     /// Indices every Indexer gets.
     pub indices: Vec<IndexSpec>,
     /// How the time a batch waited in its queue is shown: `None` as measured; `Some(x)`
@@ -128,16 +132,19 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Settings from the shared informer flags; index specs that do not parse are usage errors.
+    /// Settings from the shared informer flags and their resolved `profile`; index specs that do
+    /// not parse are usage errors.
     pub fn new(
         view: View,
         informer: &InformerArgs,
+        profile: Profile,
         reflector: ReflectorConfig,
     ) -> anyhow::Result<Self> {
         Ok(Settings {
             view,
             reflector,
-            queue: QueueChoice::from_args(informer)?,
+            queue: QueueChoice::from_profile(&profile),
+            profile,
             indices: index_specs(informer)?,
             wait_scale: None,
         })
@@ -260,9 +267,11 @@ impl Pipeline {
             view,
             reflector,
             queue,
+            profile,
             indices,
             wait_scale,
         } = settings;
+        let profile = profile.describe();
         // Handled from here on, before anything is written: a signal sent once the session shows
         // its first line ends it as Ctrl-C, never by the signal's default.
         let signal = super::signals::stop_requested();
@@ -293,7 +302,7 @@ impl Pipeline {
             } = source.hooks;
             let indexer = Arc::new(indexer_with(&indices));
             let fifo = queue.build(indexer.clone());
-            output.informer_started(index, queue.kind, queue.batch_pop);
+            output.informer_started(index, queue.kind, queue.batch_pop, &profile);
             let resync_point = ResyncPoint {
                 output: output.clone(),
                 index,

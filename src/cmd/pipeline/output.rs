@@ -14,6 +14,7 @@ use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
     Batch, FifoStats, Queue, QueueKind, ReflectorEvent, ReflectorEventKind, ReflectorObserver,
 };
+use kubectl_deltas::render::profile::InformerProfile;
 use kubectl_deltas::render::stats::{InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::render::summary::summary_table;
@@ -178,8 +179,15 @@ impl Output {
         }
     }
 
-    /// Says which queue resource `index` runs and how it is popped: its first line.
-    pub(super) fn informer_started(&self, index: usize, queue: QueueKind, batch_pop: usize) {
+    /// Says which queue resource `index` runs, how it is popped and the `profile` it imitates: its
+    /// first line.
+    pub(super) fn informer_started(
+        &self,
+        index: usize,
+        queue: QueueKind,
+        batch_pop: usize,
+        profile: &InformerProfile,
+    ) {
         let mut state = self.lock();
         if state.closed {
             return;
@@ -187,7 +195,11 @@ impl Output {
         let view = EventView {
             resource: &self.names[index],
             time: self.clock.wall(),
-            event: Event::InformerStarted { queue, batch_pop },
+            event: Event::InformerStarted {
+                queue,
+                batch_pop,
+                profile: Some(profile),
+            },
         };
         self.write(&mut state, |r| r.event(&view));
     }
