@@ -340,3 +340,27 @@ async fn a_recording_made_with_list_pages_replays_as_list_and_watch_whatever_the
         assert!(!timeline.contains("streaming list"), "{timeline}");
     }
 }
+
+#[test]
+fn completion_offers_the_versions_and_leaves_the_word_after_a_bool_flag_alone() {
+    let complete = |words: &[&str]| {
+        let mut args = vec!["__complete"];
+        args.extend_from_slice(words);
+        let out = offline_command(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let versions = complete(&["watch", "pods", "--client-go", "1.3"]);
+    let offered: Vec<&str> = versions.lines().filter(|l| !l.starts_with(':')).collect();
+    assert_eq!(
+        offered,
+        ["1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36"]
+    );
+    assert!(complete(&["watch", "pods", "--client-go", "l"]).starts_with("latest\n"));
+    // `--watch-list false` would make `false` the NAME: the value needs `=`.
+    for flag in ["--watch-list", "--legacy-sync"] {
+        let next = complete(&["watch", flag, ""]);
+        assert!(!next.contains("true"), "{flag}: {next}");
+    }
+    assert!(complete(&["watch", "pods", "--watch-list="]).contains("false"));
+}

@@ -181,7 +181,10 @@ impl Profile {
                 if n > 1 && !batched_queue {
                     return Err(batch_pop_needs_a_real_fifo(n, fifo.value)).exit_with(Exit::Usage);
                 }
-                Resolved::flag_or(Some(n), n)
+                Resolved {
+                    value: n,
+                    from: SettingOrigin::Flag,
+                }
             }
             // client-go pops a batch only from a queue that has PopBatch: a RealFIFO.
             None if batched_queue && minor >= 35 => Resolved::profile(CLIENT_GO_BATCH_SIZE),
