@@ -6,6 +6,8 @@
 //!   summarising what an update changed.
 //! - [`jsonl`]: JSON lines, schema v1 (`docs/jsonl.md`), for scripts.
 //! - [`document`]: one pretty JSON or YAML document per batch.
+//! - [`profile`]: the client-go version an informer imitates and its settings, which its first
+//!   line names.
 //! - [`stats`]: what the informer did, counted (pure), drawn by [`summary`] (a table at the end)
 //!   and [`status`] (the live footer and the initial list's progress bar).
 

@@ -9,8 +9,8 @@
 //!                                 └──── reflector events (observer) ─────────┘    (one mutex)
 //! ```
 //!
-//! Before anything is listed, each resource's first line says which queue it runs
-//! (`informer-start`).
+//! Before anything is listed, each resource's first line says which client-go version it imitates,
+//! with every setting that came of it, and which queue it runs (`informer-start`).
 //!
 //! The pipeline is generic over where objects come from ([`ListerWatcher`]) and over time
 //! ([`Clock`]): a live cluster with tokio time for `watch`, a recording with a virtual clock for
