@@ -62,15 +62,40 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`, `env in (prod,staging)`, `!canary`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l field-selector -d 'Field selector, e.g. `status.phase=Running` (=, == and != only)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l client-go -d 'Run the informer a client-go version builds by default: its queue, pops, relist deltas and initial list (1.17 to 1.36, also written v0.35 or 1.35.2; latest = 1.36). `--fifo`, `--batch-pop`, `--legacy-sync` and `--watch-list` override what it sets (docs/queues.md). Default: 1.32, the last DeltaFIFO informer' -r -f -a "1.17\t''
+1.18\t''
+1.19\t''
+1.20\t''
+1.21\t''
+1.22\t''
+1.23\t''
+1.24\t''
+1.25\t''
+1.26\t''
+1.27\t''
+1.28\t''
+1.29\t''
+1.30\t''
+1.31\t''
+1.32\t''
+1.33\t''
+1.34\t''
+1.35\t''
+1.36\t''
+latest\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)' -r -f -a "true\t''
+false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md). Default: the `--client-go` version\'s (delta for 1.32)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
 atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'
 plain\t'client-go\'s plain FIFO: the latest object per key, no delta types; deletions never popped'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch (default: 1000 from `--client-go 1.35` on, as client-go\'s batch size; else 1)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l page-size -d 'Objects per page of every list, relists included, as client-go\'s WatchListPageSize (default: pages of 500, except relists at a resourceVersion, which ask for everything at once so that the watch cache answers with current data)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses (default: on from `--client-go 1.35`, as WatchListClient; `--watch-list=false` lists in pages whatever the version)' -r -f -a "true\t''
+false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables; below 1s means 1s)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
@@ -80,9 +105,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l until-synced -d 'Exit once the cache has synced and the initial batches are printed'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s q -l quiet -d 'No progress bar, status footer or summary table on stderr'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s A -l all-namespaces -d 'Watch every namespace'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -104,15 +127,40 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`, `env in (prod,staging)`, `!canary`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l field-selector -d 'Field selector, e.g. `status.phase=Running` (=, == and != only)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l client-go -d 'Run the informer a client-go version builds by default: its queue, pops, relist deltas and initial list (1.17 to 1.36, also written v0.35 or 1.35.2; latest = 1.36). `--fifo`, `--batch-pop`, `--legacy-sync` and `--watch-list` override what it sets (docs/queues.md). Default: 1.32, the last DeltaFIFO informer' -r -f -a "1.17\t''
+1.18\t''
+1.19\t''
+1.20\t''
+1.21\t''
+1.22\t''
+1.23\t''
+1.24\t''
+1.25\t''
+1.26\t''
+1.27\t''
+1.28\t''
+1.29\t''
+1.30\t''
+1.31\t''
+1.32\t''
+1.33\t''
+1.34\t''
+1.35\t''
+1.36\t''
+latest\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)' -r -f -a "true\t''
+false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md). Default: the `--client-go` version\'s (delta for 1.32)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
 atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'
 plain\t'client-go\'s plain FIFO: the latest object per key, no delta types; deletions never popped'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch (default: 1000 from `--client-go 1.35` on, as client-go\'s batch size; else 1)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l page-size -d 'Objects per page of every list, relists included, as client-go\'s WatchListPageSize (default: pages of 500, except relists at a resourceVersion, which ask for everything at once so that the watch cache answers with current data)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses (default: on from `--client-go 1.35`, as WatchListClient; `--watch-list=false` lists in pages whatever the version)' -r -f -a "true\t''
+false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables; below 1s means 1s)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
@@ -122,9 +170,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l show-secret-data -d 'Show Secret values: data, stringData and the kubectl last-applied-configuration annotation (redacted by default; without it, indexing Secrets by them is refused)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s q -l quiet -d 'No notes on stderr (a retry, an empty answer); errors still go there'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s A -l all-namespaces -d 'Watch every namespace'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -139,15 +185,40 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s l -l selector -d 'Label selector, e.g. `app=web,tier!=db`, `env in (prod,staging)`, `!canary`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l field-selector -d 'Field selector, e.g. `status.phase=Running` (=, == and != only)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l request-timeout -d 'Timeout of a single request, as kubectl\'s `--request-timeout` (`30s`, `1m`, or a number of seconds; `0` = none)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l client-go -d 'Run the informer a client-go version builds by default: its queue, pops, relist deltas and initial list (1.17 to 1.36, also written v0.35 or 1.35.2; latest = 1.36). `--fifo`, `--batch-pop`, `--legacy-sync` and `--watch-list` override what it sets (docs/queues.md). Default: 1.32, the last DeltaFIFO informer' -r -f -a "1.17\t''
+1.18\t''
+1.19\t''
+1.20\t''
+1.21\t''
+1.22\t''
+1.23\t''
+1.24\t''
+1.25\t''
+1.26\t''
+1.27\t''
+1.28\t''
+1.29\t''
+1.30\t''
+1.31\t''
+1.32\t''
+1.33\t''
+1.34\t''
+1.35\t''
+1.36\t''
+latest\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)' -r -f -a "true\t''
+false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md). Default: the `--client-go` version\'s (delta for 1.32)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
 atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'
 plain\t'client-go\'s plain FIFO: the latest object per key, no delta types; deletions never popped'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch (default: 1000 from `--client-go 1.35` on, as client-go\'s batch size; else 1)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l page-size -d 'Objects per page of every list, relists included, as client-go\'s WatchListPageSize (default: pages of 500, except relists at a resourceVersion, which ask for everything at once so that the watch cache answers with current data)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses (default: on from `--client-go 1.35`, as WatchListClient; `--watch-list=false` lists in pages whatever the version)' -r -f -a "true\t''
+false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables; below 1s means 1s)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
@@ -156,9 +227,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s q -l quiet -d 'Do not render the timeline on stderr'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l show-secret-data -d 'Keep Secret values (data, stringData and the kubectl last-applied-configuration annotation) in the recording (redacted by default)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s A -l all-namespaces -d 'Watch every namespace'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -180,13 +249,36 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l
 handlers\t'What each handler received: one row per notification'
 both\t'Pops, each followed by what the handlers received of it'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l client-go -d 'Run the informer a client-go version builds by default: its queue, pops, relist deltas and initial list (1.17 to 1.36, also written v0.35 or 1.35.2; latest = 1.36). `--fifo`, `--batch-pop`, `--legacy-sync` and `--watch-list` override what it sets (docs/queues.md). Default: 1.32, the last DeltaFIFO informer' -r -f -a "1.17\t''
+1.18\t''
+1.19\t''
+1.20\t''
+1.21\t''
+1.22\t''
+1.23\t''
+1.24\t''
+1.25\t''
+1.26\t''
+1.27\t''
+1.28\t''
+1.29\t''
+1.30\t''
+1.31\t''
+1.32\t''
+1.33\t''
+1.34\t''
+1.35\t''
+1.36\t''
+latest\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)' -r -f -a "true\t''
+false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md). Default: the `--client-go` version\'s (delta for 1.32)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
 real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.33+)'
 atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'
 plain\t'client-go\'s plain FIFO: the latest object per key, no delta types; deletions never popped'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch (default: 1000 from `--client-go 1.35` on, as client-go\'s batch size; else 1)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
@@ -194,7 +286,6 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l since-now -d 'Do not print the initial list\'s batches (they are still applied to the cache)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l until-synced -d 'Exit once the cache has synced and the initial batches are printed'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s q -l quiet -d 'No progress bar, status footer or summary table on stderr'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.19'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand completion" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'

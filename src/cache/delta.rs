@@ -20,7 +20,7 @@ pub enum DeltaType {
     /// A watch `DELETED` event, or a deletion detected by `replace` (then the object is a tombstone).
     Deleted,
     /// An object listed by a relist (`replace`), when the FIFO emits `Replaced` (the informer default
-    /// since client-go 1.19).
+    /// since client-go 1.18, kubernetes#86015's `EmitDeltaTypeReplaced`).
     Replaced,
     /// A periodic resync, or a listed object in the legacy mode where `replace` emits `Sync`.
     Sync,

@@ -171,7 +171,7 @@ pub struct DeltaFifo<K> {
     /// The consumer's store, consulted to drop deletions of unknown objects and to find deletions
     /// missed during a watch gap. `None` behaves as client-go with `KnownObjects == nil`.
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
-    /// `replace` queues `Replaced` deltas when true (informers since client-go 1.19), `Sync` when false.
+    /// `replace` queues `Replaced` deltas when true (informers since client-go 1.18), `Sync` when false.
     emit_delta_type_replaced: bool,
 }
 
@@ -218,7 +218,7 @@ impl<K> DeltaFifo<K> {
         self
     }
 
-    /// Chooses between `Replaced` (true, the default, as informers since client-go 1.19) and the
+    /// Chooses between `Replaced` (true, the default, as informers since client-go 1.18) and the
     /// legacy `Sync` (false) for objects listed by `replace`.
     pub fn emit_delta_type_replaced(mut self, emit: bool) -> Self {
         self.emit_delta_type_replaced = emit;

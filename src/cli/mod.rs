@@ -9,6 +9,7 @@ use kubectl_deltas::cache::QueueKind;
 use kubectl_deltas::render::index::IndexFormat;
 
 pub mod exit;
+pub mod profile;
 
 const ROOT_AFTER_HELP: &str = "\
 Examples:
@@ -203,28 +204,48 @@ pub struct AccessArgs {
 }
 
 /// The informer's knobs, shared by watch, record, replay and index.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct InformerArgs {
+    /// Run the informer a client-go version builds by default: its queue, pops, relist deltas and
+    /// initial list (1.17 to 1.36, also written v0.35 or 1.35.2; latest = 1.36). `--fifo`,
+    /// `--batch-pop`, `--legacy-sync` and `--watch-list` override what it sets (docs/queues.md).
+    /// Default: 1.32, the last DeltaFIFO informer.
+    #[arg(
+        long,
+        value_name = "VERSION",
+        value_parser = profile::ClientGoParser,
+        hide_possible_values = true
+    )]
+    pub client_go: Option<String>,
     /// Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go).
     #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
     pub resync: Period,
-    /// Replace emits Sync deltas instead of Replaced, as before client-go 1.19.
-    #[arg(long)]
-    pub legacy_sync: bool,
+    /// Replace emits Sync deltas instead of Replaced, as before client-go 1.18
+    /// (`--legacy-sync=false`: Replaced, whatever `--client-go` says).
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub legacy_sync: Option<bool>,
     /// Add an index to the Indexer (repeatable): namespace, label:<key>, labels,
     /// annotation:<key>, field:<dotted.path>, owner.
     #[arg(long = "index", value_name = "SPEC")]
     pub indices: Vec<String>,
     /// The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33's
     /// RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md).
-    #[arg(long, value_enum, default_value_t = FifoKind::Delta)]
-    pub fifo: FifoKind,
-    /// With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go's PopBatch.
+    /// Default: the `--client-go` version's (delta for 1.32).
+    #[arg(long, value_enum)]
+    pub fifo: Option<FifoKind>,
+    /// With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go's PopBatch
+    /// (default: 1000 from `--client-go 1.35` on, as client-go's batch size; else 1).
     ///
     /// A DeltaFIFO pop is always one key's deltas (a FIFO pop one key's object), so N > 1 with
     /// `--fifo delta` or `--fifo plain` is a usage error.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub batch_pop: u32,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch_pop: Option<u32>,
 }
 
 /// Which queue feeds the Indexer.
@@ -266,9 +287,16 @@ pub struct ReflectorArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
     pub watch_timeout: Period,
     /// Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when
-    /// the server refuses.
-    #[arg(long)]
-    pub watch_list: bool,
+    /// the server refuses (default: on from `--client-go 1.35`, as WatchListClient;
+    /// `--watch-list=false` lists in pages whatever the version).
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub watch_list: Option<bool>,
     /// Compare the cache with the server every DURATION and report drift (`0` disables; below
     /// 1s means 1s).
     #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]

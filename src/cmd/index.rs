@@ -20,17 +20,19 @@ use kubectl_deltas::render::printable;
 use tokio_util::sync::CancellationToken;
 
 use super::informer::{
-    QueueChoice, index_specs, lister_watcher, reflector_config, reflector_failure_while,
+    QueueChoice, index_specs, lister_watcher, profile, reflector_config, reflector_failure_while,
     refuse_secret_specs,
 };
 use super::one_shot::RetryNotes;
 use super::{one_shot, replay, target};
 use crate::cli::IndexArgs;
 use crate::cli::exit::{Exit, Failure, WithExit};
+use crate::cli::profile::Profile;
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
-    let queue = QueueChoice::from_args(&args.informer)?;
+    let profile = profile(&args.informer, &args.reflector)?;
+    let queue = QueueChoice::from_profile(&profile);
     // `--by` may repeat an `--index`: one index serves both.
     let mut specs = index_specs(&args.informer)?;
     if !specs.contains(&spec) {
@@ -52,7 +54,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             (recorded.scope, Some(recorded.ended_at))
         }
         (None, Some(resource)) => (
-            runtime.block_on(from_cluster(&args, &informer, resource))?,
+            runtime.block_on(from_cluster(&args, &profile, &informer, resource))?,
             None,
         ),
         (None, None) => {
@@ -65,10 +67,11 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     answer(informer.indexer(), &spec, &scope, now, &args)
 }
 
-/// Lists `resource` through `informer` into its cache; returns the words that name what was
-/// listed (`pods in namespace "default"`).
+/// Lists `resource` through `informer` into its cache, as the `profile` lists; returns the words
+/// that name what was listed (`pods in namespace "default"`).
 async fn from_cluster(
     args: &IndexArgs,
+    profile: &Profile,
     informer: &Arc<Informer>,
     resource: &str,
 ) -> anyhow::Result<String> {
@@ -76,7 +79,7 @@ async fn from_cluster(
     one_shot::sync(
         informer,
         lister_watcher(&target, &args.access, None),
-        reflector_config(&args.reflector, &args.informer),
+        reflector_config(&args.reflector, &args.informer, profile),
         |error| reflector_failure_while("listing", error, &target),
     )
     .await?;

@@ -13,6 +13,7 @@ use kubectl_deltas::source::KubeListerWatcher;
 use super::pipeline::Settings;
 use super::target::Target;
 use crate::cli::exit::{Exit, Failure, WithExit};
+use crate::cli::profile::Profile;
 use crate::cli::{AccessArgs, InformerArgs, ReflectorArgs};
 
 /// The `--index` specs, parsed (a bad spec is a usage error) and without repeats.
@@ -62,44 +63,27 @@ pub fn refuse_secret_queries(
     refuse_secret_specs(queries.chain(indices), secrets, show_secret_data)
 }
 
-/// The queue between each Reflector and its Indexer (`--fifo`, `--legacy-sync`) and how the
-/// consumer pops it (`--batch-pop`).
+/// The queue between each Reflector and its Indexer and how the consumer pops it, as the
+/// resolved [`Profile`] says (`--client-go`, `--fifo`, `--batch-pop`, `--legacy-sync`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueueChoice {
     /// Which queue.
     pub kind: QueueKind,
     /// Most deltas one pop takes; always 1 for the DeltaFIFO.
     pub batch_pop: usize,
-    /// `replace` queues `Sync` instead of `Replaced` (before client-go 1.19).
+    /// `replace` queues `Sync` instead of `Replaced` (before client-go 1.18).
     pub legacy_sync: bool,
 }
 
 impl QueueChoice {
-    /// From the flags. `--batch-pop N` with N > 1 and a DeltaFIFO is a usage error rather than a
-    /// flag silently ignored: a DeltaFIFO pop is always one key's Deltas, and a user asking for
-    /// PopBatch must not believe they see it.
-    pub fn from_args(informer: &InformerArgs) -> anyhow::Result<Self> {
-        let kind = QueueKind::from(informer.fifo);
-        let batch_pop = usize::try_from(informer.batch_pop).unwrap_or(usize::MAX);
-        if kind == QueueKind::Delta && batch_pop > 1 {
-            return Err(anyhow!(
-                "--batch-pop {batch_pop} needs --fifo real or --fifo atomic: a DeltaFIFO pop is \
-                 always one key's Deltas (client-go's PopBatch belongs to the RealFIFO)"
-            ))
-            .exit_with(Exit::Usage);
+    /// From the resolved settings (which refused `--batch-pop` above 1 for a queue without
+    /// batch pops).
+    pub fn from_profile(profile: &Profile) -> Self {
+        QueueChoice {
+            kind: profile.fifo.value,
+            batch_pop: profile.batch_pop.value,
+            legacy_sync: profile.legacy_sync.value,
         }
-        if kind == QueueKind::Plain && batch_pop > 1 {
-            return Err(anyhow!(
-                "--batch-pop {batch_pop} needs --fifo real or --fifo atomic: a FIFO pop is always \
-                 one key's latest object (client-go's PopBatch belongs to the RealFIFO)"
-            ))
-            .exit_with(Exit::Usage);
-        }
-        Ok(QueueChoice {
-            kind,
-            batch_pop,
-            legacy_sync: informer.legacy_sync,
-        })
     }
 
     /// An informer with this queue, `indices`, and its consumer where `consumption` says.
@@ -156,10 +140,20 @@ pub fn lister_watcher(
     lw
 }
 
-pub fn reflector_config(reflector: &ReflectorArgs, informer: &InformerArgs) -> ReflectorConfig {
+/// The flags' profile: `--client-go` with the informer's flags and `--watch-list` over it.
+pub fn profile(informer: &InformerArgs, reflector: &ReflectorArgs) -> anyhow::Result<Profile> {
+    Profile::resolve(informer, reflector.watch_list)
+}
+
+/// The Reflector's configuration from its flags and the resolved `profile` (its streaming list).
+pub fn reflector_config(
+    reflector: &ReflectorArgs,
+    informer: &InformerArgs,
+    profile: &Profile,
+) -> ReflectorConfig {
     let mut config = ReflectorConfig::default()
         .consistent_list(reflector.consistent_list)
-        .watch_list(reflector.watch_list);
+        .watch_list(profile.watch_list.value);
     if let Some(page_size) = reflector.page_size {
         config = config.page_size(page_size);
     }

@@ -25,7 +25,9 @@ use kubectl_deltas::source::{
 };
 use tokio::sync::Notify;
 
-use super::informer::{lister_watcher, reflector_config, reflector_failure, refuse_secret_queries};
+use super::informer::{
+    lister_watcher, profile, reflector_config, reflector_failure, refuse_secret_queries,
+};
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, stdout_reader_gone};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
@@ -42,10 +44,13 @@ pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         .exit_with(Exit::Usage);
     }
     let destination = Destination::new(&args.file, args.force)?;
+    let profile = profile(&args.informer, &args.reflector)?;
+    let reflector = reflector_config(&args.reflector, &args.informer, &profile);
     let settings = Settings::new(
         View::stderr_timeline(global, args.quiet),
         &args.informer,
-        reflector_config(&args.reflector, &args.informer),
+        profile,
+        reflector,
     )?;
     let runtime = super::runtime()?;
     runtime.block_on(record(args, settings, destination))

@@ -28,6 +28,7 @@ use kubectl_deltas::source::recording::{
 use super::informer::{at_least_a_second, refuse_secret_queries, strip_managed_fields};
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View};
 use crate::cli::exit::{Exit, WithExit};
+use crate::cli::profile::Profile;
 use crate::cli::{GlobalArgs, InformerKindArg, ReplayArgs};
 
 pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
@@ -62,7 +63,9 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             handler.delay = handler.delay.map(|d| d.div_f64(speed));
         }
     }
-    let settings = Settings::new(view, &args.informer, base_config())?;
+    // `replay` has no `--watch-list`: the recording says how the initial list came.
+    let profile = Profile::resolve(&args.informer, None)?;
+    let settings = Settings::new(view, &args.informer, profile, base_config())?;
     let runtime = super::runtime()?;
     runtime.block_on(replay(
         &args.file,
@@ -98,6 +101,9 @@ async fn replay(
     // The informer's own resync period; its timer ticks on the recording's clock (see
     // `InformerConfig::external_resync`), never the Reflector's.
     settings.reflector.resync = resync.map(|period| at_least_a_second("--resync", period));
+    settings
+        .profile
+        .replayed(lister_watcher.starts_with_watch());
     // An instant replay drains the queue before its time moves on: nothing waits in it.
     settings.wait_scale = Some(speed.unwrap_or(0.0));
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());

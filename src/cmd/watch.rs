@@ -5,7 +5,9 @@ use anyhow::bail;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::TokioClock;
 
-use super::informer::{lister_watcher, reflector_config, reflector_failure, refuse_secret_queries};
+use super::informer::{
+    lister_watcher, profile, reflector_config, reflector_failure, refuse_secret_queries,
+};
 use super::pipeline::{Pipeline, PipelineError, Settings, Source, View};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
@@ -15,11 +17,9 @@ pub fn run(args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let names = resource_names(&args.resources).exit_with(Exit::Usage)?;
     // Every flag is checked before the cluster is contacted.
     let view = View::from_args(&args.view, global)?;
-    let settings = Settings::new(
-        view,
-        &args.informer,
-        reflector_config(&args.reflector, &args.informer),
-    )?;
+    let profile = profile(&args.informer, &args.reflector)?;
+    let reflector = reflector_config(&args.reflector, &args.informer, &profile);
+    let settings = Settings::new(view, &args.informer, profile, reflector)?;
     let runtime = super::runtime()?;
     runtime.block_on(watch(args, names, settings))
 }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::object::{ObjectMode, ObjectView};
+use super::profile::{InformerProfile, SettingValue};
 use super::{
     BatchView, Event, EventView, NotificationView, Renderer, delta_resource_version, millis,
     rfc3339_micros, whole_list_objects,
@@ -267,7 +268,11 @@ pub(crate) struct EventLine<'a> {
 /// The reflector line of an event.
 pub(crate) fn event_line<'a>(view: &EventView<'a>) -> EventLine<'a> {
     let (event, fields) = match view.event {
-        Event::InformerStarted { queue, batch_pop } => informer_fields(queue, batch_pop),
+        Event::InformerStarted {
+            queue,
+            batch_pop,
+            profile,
+        } => informer_fields(queue, batch_pop, profile),
         Event::Reflector(kind) => reflector_fields(kind),
         Event::Synced { batches, after } => synced_fields(batches, after),
         Event::HandlerSynced { handler, after } => {
@@ -289,11 +294,38 @@ pub(crate) fn event_line<'a>(view: &EventView<'a>) -> EventLine<'a> {
 fn informer_fields(
     queue: QueueKind,
     batch_pop: usize,
+    profile: Option<&InformerProfile>,
 ) -> (&'static str, serde_json::Map<String, Value>) {
     let mut fields = serde_json::Map::new();
     fields.insert("queue".into(), queue.as_str().into());
     fields.insert("batchPop".into(), batch_pop.into());
+    if let Some(profile) = profile {
+        fields.insert("profile".into(), profile_fields(profile));
+    }
     ("informer-start", fields)
+}
+
+/// `{"clientGo":"1.32","chosen":"default","settings":{"fifo":{"value":"delta","from":"profile"},
+/// …}}`.
+fn profile_fields(profile: &InformerProfile) -> Value {
+    let settings: serde_json::Map<String, Value> = profile
+        .settings
+        .iter()
+        .map(|setting| {
+            let value = match setting.value {
+                SettingValue::Word(word) => Value::from(word),
+                SettingValue::Number(n) => Value::from(n),
+                SettingValue::Switch(on) => Value::from(on),
+            };
+            let entry = serde_json::json!({"value": value, "from": setting.from.as_str()});
+            (setting.field(), entry)
+        })
+        .collect();
+    serde_json::json!({
+        "clientGo": profile.client_go,
+        "chosen": profile.chosen.as_str(),
+        "settings": settings,
+    })
 }
 
 fn synced_fields(batches: u64, after: Duration) -> (&'static str, serde_json::Map<String, Value>) {
@@ -568,6 +600,7 @@ mod tests {
             event: Event::InformerStarted {
                 queue: QueueKind::Real,
                 batch_pop: 4,
+                profile: None,
             },
         })
         .unwrap();

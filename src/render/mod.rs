@@ -6,6 +6,8 @@
 //!   summarising what an update changed.
 //! - [`jsonl`]: JSON lines, schema v1 (`docs/jsonl.md`), for scripts.
 //! - [`document`]: one pretty JSON or YAML document per batch.
+//! - [`profile`]: the client-go version an informer imitates and its settings, which its first
+//!   line names.
 //! - [`stats`]: what the informer did, counted (pure), drawn by [`summary`] (a table at the end)
 //!   and [`status`] (the live footer and the initial list's progress bar).
 
@@ -25,6 +27,7 @@ pub mod index;
 mod index_table;
 pub mod jsonl;
 mod object;
+pub mod profile;
 pub mod stats;
 pub mod status;
 pub mod summary;
@@ -71,6 +74,9 @@ pub enum Event<'a> {
         queue: QueueKind,
         /// Most deltas one pop takes (`--batch-pop`); 1 for the DeltaFIFO.
         batch_pop: usize,
+        /// The client-go version it imitates and the settings that came of it, if the caller
+        /// has one to tell.
+        profile: Option<&'a profile::InformerProfile>,
     },
     /// A step of the Reflector.
     Reflector(&'a ReflectorEventKind),

@@ -368,9 +368,18 @@ impl<W: Write + Send> Renderer for Timeline<W> {
     fn event(&mut self, view: &EventView<'_>) -> io::Result<()> {
         let verbose = self.options.verbose;
         let (text, style) = match view.event {
-            Event::InformerStarted { queue, batch_pop } => {
+            Event::InformerStarted {
+                queue,
+                batch_pop,
+                profile,
+            } => {
                 self.plain_fifo = queue == QueueKind::Plain;
-                (informer_started(queue, batch_pop), Palette::dim())
+                let row = informer_started(queue, batch_pop);
+                let row = match profile {
+                    Some(profile) => format!("{profile}; {row}"),
+                    None => row,
+                };
+                (row, Palette::dim())
             }
             Event::Synced { batches, after } => (
                 format!(
@@ -617,7 +626,8 @@ fn describe(kind: &ReflectorEventKind, verbose: bool) -> Option<(String, Style)>
     Some((text, dim))
 }
 
-/// The row that opens each informer: `queue: RealFIFO (InOrderInformers), one delta per pop`.
+/// The end of the row that opens each informer: `queue: RealFIFO (InOrderInformers), one delta per
+/// pop`; the profile, when there is one, comes first.
 fn informer_started(queue: QueueKind, batch_pop: usize) -> String {
     let (name, pop) = match queue {
         QueueKind::Delta => ("DeltaFIFO", "one key".to_owned()),

@@ -364,7 +364,11 @@ fn the_informer_row_names_the_queue_and_its_pops() {
             .event(&EventView {
                 resource: "pods",
                 time: SystemTime::UNIX_EPOCH + T0,
-                event: Event::InformerStarted { queue, batch_pop },
+                event: Event::InformerStarted {
+                    queue,
+                    batch_pop,
+                    profile: None,
+                },
             })
             .unwrap();
     }

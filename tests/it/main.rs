@@ -10,6 +10,7 @@ mod support;
 
 mod bundled_recordings;
 mod cli;
+mod client_go_cli;
 mod cluster_access;
 mod discovery_cache;
 mod fake_apiserver;

@@ -63,7 +63,7 @@ async fn the_atomic_queue_shows_one_replaced_all_row_and_the_bookmarks_as_deltas
 
     let rows: Vec<String> = ended.stdout.lines().map(squeezed).collect();
     assert!(
-        rows[0].ends_with("── queue: RealFIFO, atomic (AtomicFIFO), one delta per pop"),
+        rows[0].ends_with("; queue: RealFIFO, atomic (AtomicFIFO), one delta per pop"),
         "{rows:#?}"
     );
     // The whole initial list is one pop.
@@ -234,7 +234,7 @@ async fn a_timeline_shows_a_row_per_delta_of_a_batch_under_its_pop_number() {
         text.lines()
             .next()
             .unwrap()
-            .ends_with("── queue: RealFIFO (InOrderInformers), up to 3 deltas per pop"),
+            .ends_with("; queue: RealFIFO (InOrderInformers), up to 3 deltas per pop"),
         "{text}"
     );
     assert!(

@@ -605,6 +605,7 @@ mod schema {
         InformerStart {
             queue: Queue,
             batch_pop: u32,
+            profile: Profile,
         },
         ListStart {
             resource_version: String,
@@ -668,6 +669,47 @@ mod schema {
         Error {
             message: String,
         },
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Profile {
+        pub client_go: String,
+        pub chosen: ProfileChoice,
+        pub settings: ProfileSettings,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq, Eq)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum ProfileChoice {
+        Default,
+        Latest,
+        Flag,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ProfileSettings {
+        pub fifo: Setting<Queue>,
+        pub batch_pop: Setting<u32>,
+        pub legacy_sync: Setting<bool>,
+        pub watch_list: Setting<bool>,
+        pub unlock_while_processing: Setting<bool>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Setting<T> {
+        pub value: T,
+        pub from: SettingOrigin,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq, Eq)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum SettingOrigin {
+        Profile,
+        Flag,
+        Recording,
     }
 
     #[derive(Debug, Deserialize, PartialEq, Eq)]

@@ -113,7 +113,8 @@ impl<'a> Line<'a> {
                     self.set(arg, value);
                     None
                 }
-                None if takes_value(arg) => Some(arg),
+                // A value that must follow `=` (`--watch-list[=BOOL]`) is never the next word.
+                None if takes_value(arg) && !arg.is_require_equals_set() => Some(arg),
                 None => {
                     self.given.push(arg.get_id().as_str());
                     None
@@ -283,6 +284,23 @@ mod tests {
                     partial: String::new()
                 }
             );
+        });
+    }
+
+    #[test]
+    fn a_flag_whose_value_needs_an_equals_sign_leaves_the_next_word_alone() {
+        read(&["watch", "--watch-list", ""], |line| {
+            assert!(line.given.contains(&"watch_list"), "{:?}", line.given);
+            assert_eq!(
+                line.word,
+                Word::Positional {
+                    index: 0,
+                    partial: String::new()
+                }
+            );
+        });
+        read(&["watch", "pods", "--legacy-sync=f"], |line| {
+            assert_eq!(value_of(line), ("legacy_sync", "", "f"));
         });
     }
 

@@ -9,8 +9,8 @@
 //!                                    └──── reflector events, resyncs ────────┘               (one mutex)
 //! ```
 //!
-//! Before anything is listed, each resource's first line says which queue it runs
-//! (`informer-start`).
+//! Before anything is listed, each resource's first line says which client-go version it imitates,
+//! with every setting that came of it, and which queue it runs (`informer-start`).
 //!
 //! The pipeline is generic over where objects come from ([`ListerWatcher`]) and over time
 //! ([`Clock`]): a live cluster with tokio time for `watch`, a recording with a virtual clock for
@@ -87,6 +87,7 @@ use sink::InformerOutput;
 use stop::Stop;
 
 use super::informer::{QueueChoice, index_specs};
+use crate::cli::profile::Profile;
 use crate::cli::{InformerArgs, InformerKindArg};
 
 /// Where one resource's objects come from, and its name in the output.
@@ -121,6 +122,9 @@ pub struct Settings {
     pub reflector: ReflectorConfig,
     /// The queue of each informer and how it is popped.
     pub queue: QueueChoice,
+    /// The client-go version imitated and its resolved settings, named by each informer's first
+    /// line.
+    pub profile: Profile,
     /// Indices every Indexer gets.
     pub indices: Vec<IndexSpec>,
     /// How the time a batch waited in its queue is shown: `None` as measured; `Some(x)`
@@ -130,16 +134,19 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Settings from the shared informer flags; index specs that do not parse are usage errors.
+    /// Settings from the shared informer flags and their resolved `profile`; index specs that do
+    /// not parse are usage errors.
     pub fn new(
         view: View,
         informer: &InformerArgs,
+        profile: Profile,
         reflector: ReflectorConfig,
     ) -> anyhow::Result<Self> {
         Ok(Settings {
             view,
             reflector,
-            queue: QueueChoice::from_args(informer)?,
+            queue: QueueChoice::from_profile(&profile),
+            profile,
             indices: index_specs(informer)?,
             wait_scale: None,
         })
@@ -265,9 +272,11 @@ impl Pipeline {
             view,
             reflector,
             queue,
+            profile,
             indices,
             wait_scale,
         } = settings;
+        let profile = profile.describe();
         // Handled from here on, before anything is written: a signal sent once the session shows
         // its first line ends it as Ctrl-C, never by the signal's default.
         let signal = super::signals::stop_requested();
@@ -333,7 +342,7 @@ impl Pipeline {
                 let stop = stop.clone();
                 informer.handle_in_pop(Arc::new(move |_| stop.sleep(delay)));
             }
-            output.informer_started(index, queue.kind, queue.batch_pop);
+            output.informer_started(index, queue.kind, queue.batch_pop, &profile);
             if let Some(slot) = slot {
                 slot.fill(informer.clone());
             }

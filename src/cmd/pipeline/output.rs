@@ -15,6 +15,7 @@ use kubectl_deltas::cache::{
     Batch, Delivery, Distribution, FifoStats, Informer, Queue, QueueKind, ReflectorEvent,
     ReflectorEventKind,
 };
+use kubectl_deltas::render::profile::InformerProfile;
 use kubectl_deltas::render::stats::{HandlerStats, InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::render::summary::summary_table;
@@ -283,8 +284,15 @@ impl Output {
         self.write(&mut state, |r| r.event(&view));
     }
 
-    /// Says which queue resource `index` runs and how it is popped: its first line.
-    pub(super) fn informer_started(&self, index: usize, queue: QueueKind, batch_pop: usize) {
+    /// Says which queue resource `index` runs, how it is popped and the `profile` it imitates: its
+    /// first line.
+    pub(super) fn informer_started(
+        &self,
+        index: usize,
+        queue: QueueKind,
+        batch_pop: usize,
+        profile: &InformerProfile,
+    ) {
         let mut state = self.lock();
         if state.closed {
             return;
@@ -292,7 +300,11 @@ impl Output {
         let view = EventView {
             resource: &self.names[index],
             time: self.clock.wall(),
-            event: Event::InformerStarted { queue, batch_pop },
+            event: Event::InformerStarted {
+                queue,
+                batch_pop,
+                profile: Some(profile),
+            },
         };
         self.write(&mut state, |r| r.event(&view));
     }

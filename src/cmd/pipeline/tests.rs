@@ -120,6 +120,7 @@ fn settings(view: View) -> Settings {
         view,
         reflector: ReflectorConfig::default(),
         queue: QueueChoice::default(),
+        profile: Profile::default(),
         indices: Vec::new(),
         wait_scale: None,
     }

@@ -1,0 +1,364 @@
+//! `--client-go VERSION` through the binary: the settings each version's informer gets by default,
+//! the flags that override them, the first row that names them all, a bad version, and what a
+//! replay and a live cluster make of the streaming-list setting. Golden files: one bundled
+//! recording through `--client-go 1.33` and `latest`.
+
+use std::path::PathBuf;
+
+use crate::support::binary::{json_lines, offline_command, run, run_offline, stderr};
+use crate::support::fake_apiserver::FakeApiServer;
+use crate::support::golden::golden;
+use serde_json::{Value, json};
+
+fn path(relative: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(relative)
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Replays `file` (relative to the repository) quietly with `args`; returns stdout, after checking
+/// that it succeeded.
+async fn replay(file: &str, args: &[&str]) -> String {
+    let file = path(file);
+    let mut all = vec!["replay", file.as_str(), "-q"];
+    all.extend_from_slice(args);
+    let out = run_offline(&all, None).await;
+    assert_eq!(out.status.code(), Some(0), "{all:?}: {}", stderr(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The first row of a timeline, without its time.
+fn first_row(timeline: &str) -> &str {
+    let row = timeline.lines().next().unwrap();
+    row.split_once("  ── ").map_or(row, |(_, text)| text)
+}
+
+const LISTED: &str = "tests/recordings/coalescing.jsonl";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_version_names_its_settings_on_the_first_row() {
+    for (args, expected) in [
+        (
+            &[][..],
+            "client-go 1.32 (default; --client-go latest for today's informers): fifo=delta, \
+             batch-pop=1, legacy-sync=off, watch-list=off (recording), \
+             unlock-while-processing=off; queue: DeltaFIFO, one key per pop",
+        ),
+        (
+            &["--client-go", "1.17"],
+            "client-go 1.17: fifo=delta, batch-pop=1, legacy-sync=on, watch-list=off (recording), \
+             unlock-while-processing=off; queue: DeltaFIFO, one key per pop",
+        ),
+        (
+            &["--client-go", "1.28"],
+            "client-go 1.28: fifo=delta, batch-pop=1, legacy-sync=off, watch-list=off \
+             (recording), unlock-while-processing=off; queue: DeltaFIFO, one key per pop",
+        ),
+        (
+            &["--client-go", "v0.33.4"],
+            "client-go 1.33: fifo=real, batch-pop=1, legacy-sync=off, watch-list=off (recording), \
+             unlock-while-processing=off; queue: RealFIFO (InOrderInformers), one delta per pop",
+        ),
+        (
+            &["--client-go", "1.35"],
+            "client-go 1.35: fifo=real, batch-pop=1000, legacy-sync=off, watch-list=off \
+             (recording), unlock-while-processing=off; queue: RealFIFO (InOrderInformers), up \
+             to 1000 deltas per pop",
+        ),
+        (
+            &["--client-go", "1.36"],
+            "client-go 1.36: fifo=atomic, batch-pop=1000, legacy-sync=off, watch-list=off \
+             (recording), unlock-while-processing=on; queue: RealFIFO, atomic (AtomicFIFO), up \
+             to 1000 deltas per pop",
+        ),
+        (
+            &["--client-go", "latest"],
+            "client-go 1.36 (latest): fifo=atomic, batch-pop=1000, legacy-sync=off, watch-list=off \
+             (recording), unlock-while-processing=on; queue: RealFIFO, atomic (AtomicFIFO), up \
+             to 1000 deltas per pop",
+        ),
+    ] {
+        let timeline = replay(LISTED, args).await;
+        assert_eq!(first_row(&timeline), expected, "{args:?}");
+    }
+
+    // The same in JSON lines, additively: `queue` and `batchPop` as before, then the profile.
+    let jsonl = replay(LISTED, &["--client-go", "1.35", "-o", "jsonl"]).await;
+    let start = &json_lines(jsonl.as_bytes())[0];
+    assert_eq!(start["event"], "informer-start");
+    assert_eq!(start["queue"], "real");
+    assert_eq!(start["batchPop"], 1000);
+    let from = |value: Value, from: &str| json!({"value": value, "from": from});
+    assert_eq!(
+        start["profile"],
+        json!({
+            "clientGo": "1.35",
+            "chosen": "flag",
+            "settings": {
+                "fifo": from(json!("real"), "profile"),
+                "batchPop": from(json!(1000), "profile"),
+                "legacySync": from(json!(false), "profile"),
+                "watchList": from(json!(false), "recording"),
+                "unlockWhileProcessing": from(json!(false), "profile"),
+            },
+        })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_profile_decides_what_is_popped() {
+    // client-go 1.17 relists with Sync deltas; 1.18 on with Replaced.
+    let old = replay(LISTED, &["--client-go", "1.17"]).await;
+    assert!(old.contains("default/a  Sync "), "{old}");
+    assert!(!old.contains("Replaced"), "{old}");
+    let new = replay(LISTED, &["--client-go", "1.18"]).await;
+    assert!(new.contains("default/a  Replaced "), "{new}");
+    // client-go 1.36 pops the initial list as one ReplacedAll.
+    let latest = replay(LISTED, &["--client-go", "latest"]).await;
+    assert!(latest.contains("  *  ReplacedAll "), "{latest}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_explicit_flag_wins_over_the_profile_and_the_row_says_so() {
+    let timeline = replay(LISTED, &["--client-go", "latest", "--fifo", "delta"]).await;
+    // No batch pops and no unlocking without a RealFIFO, as in client-go.
+    assert_eq!(
+        first_row(&timeline),
+        "client-go 1.36 (latest): fifo=delta (flag), batch-pop=1, legacy-sync=off, \
+         watch-list=off (recording), unlock-while-processing=off; queue: DeltaFIFO, one key per pop"
+    );
+    assert!(timeline.contains("default/a  Replaced "), "{timeline}");
+
+    let timeline = replay(
+        LISTED,
+        &[
+            "--client-go",
+            "1.17",
+            "--legacy-sync=false",
+            "--fifo=real",
+            "--batch-pop",
+            "2",
+        ],
+    )
+    .await;
+    assert!(
+        first_row(&timeline).starts_with(
+            "client-go 1.17: fifo=real (flag), batch-pop=2 (flag), legacy-sync=off (flag),"
+        ),
+        "{timeline}"
+    );
+    assert!(!timeline.contains(" Sync "), "{timeline}");
+
+    let timeline = replay(LISTED, &["--legacy-sync"]).await;
+    assert!(
+        first_row(&timeline).contains("legacy-sync=on (flag)"),
+        "{timeline}"
+    );
+    assert!(timeline.contains("default/a  Sync "), "{timeline}");
+}
+
+#[test]
+fn a_version_it_does_not_know_is_a_usage_error_in_one_line() {
+    let rec = path(LISTED);
+    for args in [
+        &["replay", rec.as_str(), "--client-go", "1.99"][..],
+        &["replay", rec.as_str(), "--client-go", "1.16"],
+        &["replay", rec.as_str(), "--client-go", "2.32"],
+        &["replay", rec.as_str(), "--client-go=newest"],
+        &["watch", "pods", "--client-go", "1.4"],
+        &["index", "pods", "--by", "namespace", "--client-go", "1.x"],
+        &["record", "pods", "--client-go", "1.37"],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = offline_command(args)
+            .env("KUBECONFIG", dir.path().join("missing"))
+            .env("HOME", dir.path())
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("kubectl-deltas: error: --client-go ")
+                && err.contains("expected 1.17 to 1.36 (or v0.17 to v0.36), or latest"),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // A batch size for a queue without batch pops, whichever version.
+    let out = offline_command(&[
+        "replay",
+        rec.as_str(),
+        "--client-go",
+        "latest",
+        "--fifo",
+        "delta",
+        "--batch-pop",
+        "5",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--batch-pop 5 needs --fifo real"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_expired_watch_through_client_go_1_33_and_latest_matches_its_goldens() {
+    const RECORDING: &str = "docs/recordings/expired-watch.jsonl";
+    for (version, name) in [("1.33", "1.33"), ("latest", "latest")] {
+        let timeline = replay(RECORDING, &["--client-go", version]).await;
+        golden(
+            &format!("replay_expired-watch.client-go-{name}.timeline.txt"),
+            &timeline,
+        );
+        let jsonl = replay(
+            RECORDING,
+            &["--client-go", version, "-o", "jsonl", "--object", "meta"],
+        )
+        .await;
+        golden(
+            &format!("replay_expired-watch.client-go-{name}.jsonl.txt"),
+            &jsonl,
+        );
+    }
+}
+
+/// A server holding two config maps that answers streaming lists (as from Kubernetes 1.32).
+async fn streaming_server() -> (FakeApiServer, tempfile::TempDir, PathBuf) {
+    let server = FakeApiServer::start().await;
+    for name in ["a", "b"] {
+        server.create(
+            "configmaps",
+            json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": "v"}}),
+        );
+    }
+    server.set_watch_list_supported(true);
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    (server, dir, kubeconfig)
+}
+
+/// Whether the informer's initial list was a streaming watch (and no LIST was sent).
+fn streamed(server: &FakeApiServer) -> bool {
+    let requests = server.requests();
+    let lists = requests
+        .iter()
+        .filter(|r| r.is_list() && r.path.contains("configmaps"))
+        .count();
+    let streams = requests
+        .iter()
+        .filter(|r| r.is_watch() && r.param("sendInitialEvents") == Some("true"))
+        .count();
+    assert!(
+        (lists == 0) != (streams == 0),
+        "a list or a stream: {requests:#?}"
+    );
+    streams > 0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn from_client_go_1_35_the_initial_list_is_streamed_unless_the_flag_says_otherwise() {
+    let (server, dir, kubeconfig) = streaming_server().await;
+    let watch = |extra: &'static [&'static str]| {
+        let mut args = vec!["watch", "cm", "--until-synced", "-q"];
+        args.extend_from_slice(extra);
+        args
+    };
+    for (extra, streams, row) in [
+        (&[][..], false, "watch-list=off,"),
+        (&["--client-go", "1.35"], true, "watch-list=on,"),
+        (
+            &["--client-go", "1.35", "--watch-list=false"],
+            false,
+            "watch-list=off (flag),",
+        ),
+        (
+            &["--client-go", "1.34", "--watch-list"],
+            true,
+            "watch-list=on (flag),",
+        ),
+    ] {
+        server.clear_requests();
+        let out = run(kubeconfig.clone(), &watch(extra)).await;
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", stderr(&out));
+        let timeline = String::from_utf8(out.stdout).unwrap();
+        assert!(first_row(&timeline).contains(row), "{extra:?}: {timeline}");
+        assert_eq!(streamed(&server), streams, "{extra:?}");
+    }
+
+    // `index` takes the profile too.
+    server.clear_requests();
+    let out = run(
+        kubeconfig.clone(),
+        &["index", "cm", "--by", "namespace", "--client-go", "latest"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(streamed(&server));
+
+    // So does `record`, and a replay streams its initial list iff the recording did, whatever
+    // its own profile says.
+    let file = dir.path().join("streamed.jsonl");
+    let out = run(
+        kubeconfig.clone(),
+        &[
+            "record",
+            "cm",
+            "-f",
+            file.to_str().unwrap(),
+            "--quiet",
+            "--duration",
+            "1s",
+            "--client-go",
+            "1.35",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let timeline = replay(file.to_str().unwrap(), &[]).await;
+    assert!(
+        first_row(&timeline).contains("watch-list=on (recording)"),
+        "{timeline}"
+    );
+    assert!(timeline.contains("streaming list opened"), "{timeline}");
+    assert!(timeline.contains("items, streamed"), "{timeline}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_made_with_list_pages_replays_as_list_and_watch_whatever_the_profile() {
+    for version in ["1.35", "latest"] {
+        let timeline = replay(LISTED, &["--client-go", version, "-v"]).await;
+        assert!(
+            first_row(&timeline).contains("watch-list=off (recording)"),
+            "{timeline}"
+        );
+        assert!(timeline.contains("── list done: 2 items"), "{timeline}");
+        assert!(!timeline.contains("streaming list"), "{timeline}");
+    }
+}
+
+#[test]
+fn completion_offers_the_versions_and_leaves_the_word_after_a_bool_flag_alone() {
+    let complete = |words: &[&str]| {
+        let mut args = vec!["__complete"];
+        args.extend_from_slice(words);
+        let out = offline_command(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let versions = complete(&["watch", "pods", "--client-go", "1.3"]);
+    let offered: Vec<&str> = versions.lines().filter(|l| !l.starts_with(':')).collect();
+    assert_eq!(
+        offered,
+        ["1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36"]
+    );
+    assert!(complete(&["watch", "pods", "--client-go", "l"]).starts_with("latest\n"));
+    // `--watch-list false` would make `false` the NAME: the value needs `=`.
+    for flag in ["--watch-list", "--legacy-sync"] {
+        let next = complete(&["watch", flag, ""]);
+        assert!(!next.contains("true"), "{flag}: {next}");
+    }
+    assert!(complete(&["watch", "pods", "--watch-list="]).contains("false"));
+}
