@@ -306,7 +306,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__record)
-            opts="-f -q -n -A -l -v -h --file --force --quiet --show-secret-data --duration --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
+            opts="-f -q -n -A -l -v -h --file --force --quiet --show-secret-data --duration --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -387,6 +387,10 @@ _kubectl__deltas() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -W "informer undelta" -- "${cur}"))
+                    return 0
+                    ;;
                 --page-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -411,7 +415,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__replay)
-            opts="-o -q -v -h --speed --output --object --show-secret-data --since-now --until-synced --max-batches --handler-delay --query --quiet --resync --legacy-sync --index --fifo --batch-pop --verbose --color --help"
+            opts="-o -q -v -h --speed --output --object --show-secret-data --since-now --until-synced --max-batches --handler-delay --query --quiet --resync --legacy-sync --index --fifo --batch-pop --store --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -461,6 +465,10 @@ _kubectl__deltas() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -W "informer undelta" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -473,7 +481,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__watch)
-            opts="-o -q -n -A -l -v -h --output --object --show-secret-data --since-now --until-synced --max-batches --handler-delay --query --quiet --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
+            opts="-o -q -n -A -l -v -h --output --object --show-secret-data --since-now --until-synced --max-batches --handler-delay --query --quiet --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --resync --legacy-sync --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -564,6 +572,10 @@ _kubectl__deltas() {
                     ;;
                 --batch-pop)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -W "informer undelta" -- "${cur}"))
                     return 0
                     ;;
                 --page-size)

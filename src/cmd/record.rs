@@ -45,6 +45,7 @@ pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let settings = Settings::new(
         View::stderr_timeline(global, args.quiet),
         &args.informer,
+        args.store.store,
         reflector_config(&args.reflector, &args.informer),
     )?;
     let runtime = super::runtime()?;

@@ -41,8 +41,10 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         ))
         .exit_with(Exit::Usage);
     }
-    let mut view = View::from_args(&args.view, global)?;
-    match (args.speed, view.handler_delay) {
+    let view = View::from_args(&args.view, global)?;
+    // Before any note: a flag the store refuses is the one line on stderr.
+    let mut settings = Settings::new(view, &args.informer, args.store.store, base_config())?;
+    match (args.speed, settings.view.handler_delay) {
         (None, Some(_)) => {
             // Not `eprintln!`, which panics when stderr is a closed pipe.
             let _ = writeln!(
@@ -52,10 +54,9 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             );
         }
         // A delay in the recording's time, as every time the output shows.
-        (Some(speed), Some(delay)) => view.handler_delay = Some(delay.div_f64(speed)),
+        (Some(speed), Some(delay)) => settings.view.handler_delay = Some(delay.div_f64(speed)),
         _ => {}
     }
-    let settings = Settings::new(view, &args.informer, base_config())?;
     let runtime = super::runtime()?;
     runtime.block_on(replay(&args.file, args.speed, settings))
 }

@@ -18,6 +18,7 @@ pub fn run(args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let settings = Settings::new(
         view,
         &args.informer,
+        args.store.store,
         reflector_config(&args.reflector, &args.informer),
     )?;
     let runtime = super::runtime()?;

@@ -1,12 +1,14 @@
-//! `-o json` and `-o yaml`: each popped batch as one pretty document, with the fields of a JSON
-//! lines batch (docs/jsonl.md). Reflector events are left out: these formats are for reading
+//! `-o json` and `-o yaml`: each popped batch (or UndeltaStore push) as one pretty document, with
+//! the fields of its JSON line (docs/jsonl.md). Reflector events are left out: these formats are for reading
 //! batches, and a stream of documents has no room for separator rows.
 
 use std::io::{self, Write};
 
-use super::jsonl::BatchRecord;
+use serde::Serialize;
+
+use super::jsonl::{BatchRecord, PushRecord};
 use super::object::ObjectMode;
-use super::{BatchView, EventView, Renderer};
+use super::{BatchView, EventView, PushView, Renderer};
 
 /// The document syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,18 +47,17 @@ impl<W: Write> Documents<W> {
     }
 }
 
-impl<W: Write + Send> Renderer for Documents<W> {
-    fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
-        let record = BatchRecord::new(view, self.object_mode, self.show_secret_data, false);
+impl<W: Write> Documents<W> {
+    fn document(&mut self, record: &impl Serialize) -> io::Result<()> {
         self.text.clear();
         match self.format {
             Format::Json => {
-                serde_json::to_writer_pretty(&mut self.text, &record).map_err(io::Error::from)?;
+                serde_json::to_writer_pretty(&mut self.text, record).map_err(io::Error::from)?;
                 self.text.push(b'\n');
             }
             Format::Yaml => {
                 self.text.extend_from_slice(b"---\n");
-                let yaml = serde_saphyr::to_string(&record).map_err(io::Error::other)?;
+                let yaml = serde_saphyr::to_string(record).map_err(io::Error::other)?;
                 self.text.extend_from_slice(yaml.as_bytes());
                 if !yaml.ends_with('\n') {
                     self.text.push(b'\n');
@@ -66,9 +67,21 @@ impl<W: Write + Send> Renderer for Documents<W> {
         self.out.write_all(&self.text)?;
         self.out.flush()
     }
+}
+
+impl<W: Write + Send> Renderer for Documents<W> {
+    fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
+        let record = BatchRecord::new(view, self.object_mode, self.show_secret_data, false);
+        self.document(&record)
+    }
 
     fn event(&mut self, _event: &EventView<'_>) -> io::Result<()> {
         Ok(())
+    }
+
+    fn push(&mut self, view: &PushView<'_>) -> io::Result<()> {
+        let record = PushRecord::new(view, self.object_mode, self.show_secret_data, false);
+        self.document(&record)
     }
 }
 

@@ -6,6 +6,8 @@
 //!   summarising what an update changed.
 //! - [`jsonl`]: JSON lines, schema v1 (`docs/jsonl.md`), for scripts.
 //! - [`document`]: one pretty JSON or YAML document per batch.
+//! - [`push`]: an UndeltaStore's pushes (`--store undelta`), which every renderer writes in place
+//!   of batches.
 //! - [`stats`]: what the informer did, counted (pure), drawn by [`summary`] (a table at the end)
 //!   and [`status`] (the live footer and the initial list's progress bar).
 
@@ -23,6 +25,7 @@ pub mod index;
 mod index_table;
 pub mod jsonl;
 mod object;
+pub mod push;
 pub mod stats;
 pub mod status;
 pub mod summary;
@@ -30,6 +33,7 @@ pub mod timeline;
 
 pub use index_table::{NONE_LABEL, age};
 pub use object::{ObjectMode, ObjectView, render_object};
+pub use push::{Push, PushView, StoreCall};
 
 /// A count and its noun, singular only for 1: `1 batch`, `2 batches`, `0 items`. Every message
 /// that counts something says it through this.
@@ -70,11 +74,15 @@ pub enum Event<'a> {
         /// Most deltas one pop takes (`--batch-pop`); 1 for the DeltaFIFO.
         batch_pop: usize,
     },
+    /// The informer starts with no queue: its Reflector writes into an UndeltaStore, which
+    /// pushes its whole content after every change (`--store undelta`). Each resource's first
+    /// event, in place of [`Event::InformerStarted`].
+    UndeltaStarted,
     /// A step of the Reflector.
     Reflector(&'a ReflectorEventKind),
     /// The cache first held the whole initial list (client-go's `HasSynced`).
     Synced {
-        /// Batches of this resource popped by then.
+        /// Batches of this resource popped by then (pushes, for an UndeltaStore).
         batches: u64,
         /// Since the informer started.
         after: Duration,
@@ -100,6 +108,8 @@ pub trait Renderer: Send {
     /// Writes one event; a renderer may leave some out (the timeline shows bookmarks only when
     /// verbose, documents show batches only).
     fn event(&mut self, event: &EventView<'_>) -> io::Result<()>;
+    /// Writes one push of an UndeltaStore (`--store undelta`), which runs instead of a queue.
+    fn push(&mut self, push: &PushView<'_>) -> io::Result<()>;
 }
 
 /// The resourceVersion a delta carries: its object's, or the list's or bookmark's for a whole-list

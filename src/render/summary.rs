@@ -1,6 +1,6 @@
 //! The table printed on stderr when a watch ends (Ctrl-C, `--until-synced`, `--max-batches`):
 //! what the informer popped and how its queue behaved, one column per resource (and a total when
-//! several ran).
+//! several ran). With `--store undelta` there is no queue: the table counts the pushes instead.
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
@@ -33,6 +33,56 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
         cells.extend(columns.iter().map(|(_, s)| value(s)));
         cells
     };
+    let undelta = columns.iter().any(|(_, s)| s.undelta);
+    if undelta {
+        push_rows(&mut table, &row);
+    } else {
+        queue_rows(&mut table, &columns, &row);
+    }
+    table.add_row(row("relists", &|s| s.relists.to_string()));
+    table.add_row(row("watch restarts", &|s| s.watch_restarts().to_string()));
+    table.add_row(row("bookmarks", &|s| s.bookmarks.to_string()));
+    let counted = if undelta { "push" } else { "batch" };
+    table.add_row(row("time to HasSynced", &|s| match s.synced {
+        Some(synced) => format!(
+            "{} ({})",
+            human_duration(synced.after),
+            super::count(synced.batches, counted)
+        ),
+        None => "not synced".to_owned(),
+    }));
+    for column in table.column_iter_mut().skip(1) {
+        column.set_cell_alignment(CellAlignment::Right);
+    }
+    let mut text = table.to_string();
+    text.push('\n');
+    text
+}
+
+/// A row's cells: its label, then one value per column.
+type RowFn<'a> = dyn Fn(&str, &dyn Fn(&InformerStats) -> String) -> Vec<String> + 'a;
+
+/// What an UndeltaStore pushed: how often, how much, and how much of it was new.
+fn push_rows(table: &mut Table, row: &RowFn<'_>) {
+    table.add_row(row("pushes", &|s| s.pushes.count.to_string()));
+    table.add_row(row("  of which unchanged", &|s| {
+        s.pushes.unchanged.to_string()
+    }));
+    table.add_row(row("objects per push (mean / max)", &|s| {
+        format!("{:.2} / {}", s.pushes.mean_size(), s.pushes.max_size)
+    }));
+    table.add_row(row("objects pushed", &|s| s.pushes.objects.to_string()));
+    table.add_row(row("objects held now", &|s| s.pushes.last_size.to_string()));
+    table.add_row(row("keys added / removed / changed", &|s| {
+        format!(
+            "{} / {} / {}",
+            s.pushes.added, s.pushes.removed, s.pushes.changed
+        )
+    }));
+}
+
+/// What the informer popped and how its queue behaved.
+fn queue_rows(table: &mut Table, columns: &[(String, InformerStats)], row: &RowFn<'_>) {
     for type_ in DeltaType::ALL {
         // Only an atomic queue makes whole-list deltas: rows of zeros would be noise elsewhere.
         if type_.is_whole_list() && columns.iter().all(|(_, s)| s.count(type_) == 0) {
@@ -63,23 +113,6 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
         ),
         _ => "-".to_owned(),
     }));
-    table.add_row(row("relists", &|s| s.relists.to_string()));
-    table.add_row(row("watch restarts", &|s| s.watch_restarts().to_string()));
-    table.add_row(row("bookmarks", &|s| s.bookmarks.to_string()));
-    table.add_row(row("time to HasSynced", &|s| match s.synced {
-        Some(synced) => format!(
-            "{} ({})",
-            human_duration(synced.after),
-            super::count(synced.batches, "batch")
-        ),
-        None => "not synced".to_owned(),
-    }));
-    for column in table.column_iter_mut().skip(1) {
-        column.set_cell_alignment(CellAlignment::Right);
-    }
-    let mut text = table.to_string();
-    text.push('\n');
-    text
 }
 
 #[cfg(test)]

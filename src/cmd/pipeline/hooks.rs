@@ -128,13 +128,14 @@ impl ResyncHook for ResyncHandle {
 pub(super) struct ResyncPoint {
     pub(super) output: Arc<Output>,
     pub(super) index: usize,
-    pub(super) fifo: Arc<dyn Queue<Object>>,
+    /// `None` for an UndeltaStore, whose resync does nothing.
+    pub(super) fifo: Option<Arc<dyn Queue<Object>>>,
     pub(super) observer: Option<Arc<dyn ReflectorObserver>>,
 }
 
 impl ResyncPoint {
     pub(super) fn resync(&self, at: SystemTime) {
-        let event = self.output.resync(self.index, self.fifo.as_ref(), at);
+        let event = self.output.resync(self.index, self.fifo.as_deref(), at);
         if let Some(observer) = &self.observer {
             observer.observe(event);
         }

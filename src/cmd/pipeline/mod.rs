@@ -59,6 +59,7 @@ mod output;
 mod reader;
 mod stdout;
 mod stop;
+mod undelta;
 mod view;
 
 use std::future::Future;
@@ -85,7 +86,7 @@ use output::{Observer, Output};
 use stop::Stop;
 
 use super::informer::{QueueChoice, index_specs, indexer_with};
-use crate::cli::InformerArgs;
+use crate::cli::{InformerArgs, StoreKind};
 
 /// Where one resource's objects come from, and its name in the output.
 pub struct Source<L> {
@@ -119,6 +120,9 @@ pub struct Settings {
     pub reflector: ReflectorConfig,
     /// The queue of each informer and how it is popped.
     pub queue: QueueChoice,
+    /// What each Reflector writes into: an informer's queue, or an UndeltaStore (then `queue`
+    /// and `indices` are not used; see `undelta.rs`).
+    pub store: StoreKind,
     /// Indices every Indexer gets.
     pub indices: Vec<IndexSpec>,
     /// How the time a batch waited in its queue is shown: `None` as measured; `Some(x)`
@@ -128,15 +132,21 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Settings from the shared informer flags; index specs that do not parse are usage errors.
+    /// Settings from the shared informer flags; index specs that do not parse are usage errors,
+    /// and so are the flags an UndeltaStore has no use for.
     pub fn new(
         view: View,
         informer: &InformerArgs,
+        store: StoreKind,
         reflector: ReflectorConfig,
     ) -> anyhow::Result<Self> {
+        if store == StoreKind::Undelta {
+            undelta::refuse_flags(informer, &view)?;
+        }
         Ok(Settings {
             view,
             reflector,
+            store,
             queue: QueueChoice::from_args(informer)?,
             indices: index_specs(informer)?,
             wait_scale: None,
@@ -260,6 +270,7 @@ impl Pipeline {
             view,
             reflector,
             queue,
+            store,
             indices,
             wait_scale,
         } = settings;
@@ -291,13 +302,29 @@ impl Pipeline {
                 inline: inline_consumer,
                 resync: resync_handle,
             } = source.hooks;
+            if store == StoreKind::Undelta {
+                // No queue, no consumer: each store call pushes, and writes its push.
+                let reflector = reflector.clone();
+                let hooks = (observer, resync_handle);
+                let (output, clock) = (output.clone(), clock.clone());
+                reflectors.push(undelta::reflector(
+                    source.lister_watcher,
+                    reflector,
+                    index,
+                    output,
+                    clock,
+                    hooks,
+                ));
+                ends.push(end);
+                continue;
+            }
             let indexer = Arc::new(indexer_with(&indices));
             let fifo = queue.build(indexer.clone());
             output.informer_started(index, queue.kind, queue.batch_pop);
             let resync_point = ResyncPoint {
                 output: output.clone(),
                 index,
-                fifo: fifo.clone(),
+                fifo: Some(fifo.clone()),
                 observer: observer.clone(),
             };
             reflectors.push(
@@ -305,7 +332,7 @@ impl Pipeline {
                     .observer(Observer {
                         output: output.clone(),
                         index,
-                        fifo: fifo.clone(),
+                        fifo: Some(fifo.clone()),
                         also: observer,
                     })
                     .clock(clock.clone())

@@ -114,6 +114,7 @@ fn settings(view: View) -> Settings {
         view,
         reflector: ReflectorConfig::default(),
         queue: QueueChoice::default(),
+        store: crate::cli::StoreKind::Informer,
         indices: Vec::new(),
         wait_scale: None,
     }
