@@ -316,4 +316,22 @@ mod tests {
         let line = status_line(&[("pods", &s)], now);
         assert!(line.contains("· coalesced 0 · dropped 2 ·"), "{line}");
     }
+
+    #[test]
+    fn the_footer_of_an_undelta_store_counts_pushes() {
+        let mut s = InformerStats {
+            undelta: true,
+            ..InformerStats::default()
+        };
+        s.pushes.count = 12;
+        s.pushes.last_size = 41;
+        s.pushes.max_size = 43;
+        s.pushes.unchanged = 2;
+        let line = status_line(&[("pods", &s)], SystemTime::UNIX_EPOCH);
+        assert!(
+            line.starts_with("12 pushes · 41 objects held (max 43) · unchanged 2 · no watch"),
+            "{line}"
+        );
+        assert!(!line.contains("queue"), "{line}");
+    }
 }

@@ -220,4 +220,49 @@ mod tests {
             .collect();
         assert_eq!(cells, ["dropped before a pop", "0", "3", "3"], "{text}");
     }
+
+    #[test]
+    fn an_undelta_store_is_summed_up_by_its_pushes() {
+        let mut s = InformerStats {
+            undelta: true,
+            ..InformerStats::default()
+        };
+        s.pushes = crate::render::stats::PushStats {
+            count: 4,
+            objects: 10,
+            last_size: 2,
+            max_size: 4,
+            unchanged: 1,
+            added: 4,
+            removed: 2,
+            changed: 3,
+        };
+        s.record_synced(Synced {
+            batches: 1,
+            after: Duration::from_millis(3),
+        });
+        let text = summary_table(&[("pods", &s)]);
+        let cells = |label: &str| -> Vec<String> {
+            let line = text
+                .lines()
+                .find(|l| l.contains(&format!(" {label} ")))
+                .unwrap_or_else(|| panic!("no {label} row in\n{text}"));
+            line.split('┆')
+                .map(|c| {
+                    c.trim_matches(|c: char| c == '│' || c.is_whitespace())
+                        .to_owned()
+                })
+                .collect()
+        };
+        assert_eq!(cells("pushes"), ["pushes", "4"]);
+        assert_eq!(cells("of which unchanged")[1], "1");
+        assert_eq!(cells("objects per push (mean / max)")[1], "2.50 / 4");
+        assert_eq!(cells("objects pushed")[1], "10");
+        assert_eq!(cells("objects held now")[1], "2");
+        assert_eq!(cells("keys added / removed / changed")[1], "4 / 2 / 3");
+        assert_eq!(cells("time to HasSynced")[1], "3.0ms (1 push)");
+        for queue_row in ["batches", "queue", "coalesced", "Added"] {
+            assert!(!text.contains(queue_row), "{queue_row}: {text}");
+        }
+    }
 }
