@@ -12,6 +12,9 @@
 //! Before anything is listed, each resource's first line says which queue it runs
 //! (`informer-start`).
 //!
+//! With `--store undelta` ([`undelta`]) a resource has no queue, no consumer and no Indexer: its
+//! Reflector writes into an UndeltaStore, and each push is written in the store call that made it.
+//!
 //! The pipeline is generic over where objects come from ([`ListerWatcher`]) and over time
 //! ([`Clock`]): a live cluster with tokio time for `watch`, a recording with a virtual clock for
 //! `replay`. It never touches HTTP itself. A source can ask for more through its [`Hooks`]: to
