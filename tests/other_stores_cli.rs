@@ -11,7 +11,8 @@ use std::process::Stdio;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use support::binary::{json_lines, offline_command, run_offline, stderr};
+use support::binary::{Running, json_lines, offline_command, run_offline, stderr};
+use support::fake_apiserver::FakeApiServer;
 use support::golden::golden;
 
 fn bundled() -> Vec<(String, PathBuf)> {
@@ -406,6 +407,59 @@ async fn a_watch_deletion_reaches_a_delta_fifo_and_an_undelta_store_never_a_fifo
     let last = *pushes(&lines).last().unwrap();
     assert_eq!(last["removed"], json!(["default/b"]));
     assert_eq!(pushed(last), ["default/a@4", "default/c@5"]);
+}
+
+/// A live watch against the fake API server: the list's push, a push per watch event (the
+/// deletion's without the object), the push summary on Ctrl-C.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_watch_pushes_after_every_event() {
+    let server = FakeApiServer::start().await;
+    let data = |v: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "a", "namespace": "default"}, "data": {"v": v}})
+    };
+    server.create("configmaps", data("1"));
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let args = [
+        "watch",
+        "configmaps",
+        "--store",
+        "undelta",
+        "-o",
+        "jsonl",
+        "--object",
+        "meta",
+    ];
+    let mut running = tokio::task::block_in_place(|| Running::spawn(&kubeconfig, &args));
+    tokio::task::block_in_place(|| {
+        running.read_until("the watch", |l| l.contains(r#""event":"watch-start""#));
+    });
+    server.update("configmaps", data("2"));
+    let mut b = data("1");
+    b["metadata"]["name"] = json!("b");
+    server.create("configmaps", b);
+    server.delete("configmaps", "default", "a");
+    tokio::task::block_in_place(|| {
+        running.read_until("the deletion's push", |l| l.contains(r#""call":"delete""#));
+    });
+    let ended = tokio::task::block_in_place(|| running.interrupt());
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+    let lines = json_lines(ended.stdout.as_bytes());
+    let summary: Vec<Value> = pushes(&lines)
+        .iter()
+        .map(|p| json!([p["call"], p["size"], p["added"], p["removed"], p["changed"]]))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            json!(["replace", 1, ["default/a"], [], []]),
+            json!(["update", 1, [], [], ["default/a"]]),
+            json!(["add", 2, ["default/b"], [], []]),
+            json!(["delete", 1, [], ["default/a"], []]),
+        ]
+    );
+    assert_eq!(summary_row(&ended.stderr, "pushes"), ["pushes", "4"]);
 }
 
 /// What happens on the server between two moments of a recording.
