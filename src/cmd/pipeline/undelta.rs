@@ -4,6 +4,10 @@
 //! pushes the store's whole content, and the push is numbered, compared with the previous one and
 //! written in that call, under the output's lock.
 //!
+//! Writing in the store call means a slow reader of stdout slows the Reflector down, where a
+//! queue would grow instead: as in the kubelet, whose push function hands each list to the pod
+//! config's channel inside client-go's store call. Nothing is buffered, so nothing is lost.
+//!
 //! The flags about a queue, its consumer or an Indexer are refused ([`refuse_flags`]) rather than
 //! ignored: a user who asks for them must not believe they see them.
 
