@@ -462,6 +462,58 @@ async fn a_live_watch_pushes_after_every_event() {
     assert_eq!(summary_row(&ended.stderr, "pushes"), ["pushes", "4"]);
 }
 
+/// `record --store undelta` shows the pushes on stderr while it records, and the recording
+/// replays to the same pushes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_shows_the_pushes_that_its_recording_replays_to() {
+    let server = FakeApiServer::start().await;
+    let named = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default"}, "data": {"v": "1"}})
+    };
+    server.create("configmaps", named("a"));
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let path = dir.path().join("rec.jsonl");
+    let args = [
+        "record",
+        "cm",
+        "--store",
+        "undelta",
+        "-f",
+        path.to_str().unwrap(),
+    ];
+    let mut running = tokio::task::block_in_place(|| Running::spawn(&kubeconfig, &args));
+    tokio::task::block_in_place(|| {
+        running.read_stderr_until("the watch", |l| l.contains("watch opened"));
+    });
+    server.create("configmaps", named("b"));
+    tokio::task::block_in_place(|| {
+        running.read_stderr_until("b's push", |l| l.contains("add default/b"));
+    });
+    let ended = tokio::task::block_in_place(|| running.interrupt());
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+    let rows = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains("  push  "))
+            .map(|l| l[14..].split_whitespace().collect::<Vec<_>>().join(" "))
+            .map(|l| l.split(" rv ").next().unwrap().to_owned())
+            .collect()
+    };
+    let recorded = rows(&ended.stderr);
+    assert_eq!(
+        recorded,
+        [
+            "#1 push 1 object +1 −0 ~0 replace",
+            "#2 push 2 objects +1 −0 ~0 add default/b",
+        ],
+        "{}",
+        ended.stderr
+    );
+    let (replayed, _) = replay(&path, &["--store", "undelta", "-q"]).await;
+    assert_eq!(rows(&replayed), recorded, "{replayed}");
+}
+
 /// What happens on the server between two moments of a recording.
 #[derive(Debug, Clone)]
 enum Server {
