@@ -318,7 +318,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__record)
-            opts="-f -q -n -A -l -v -h --file --force --quiet --show-secret-data --duration --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --client-go --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
+            opts="-f -q -n -A -l -v -h --file --force --quiet --show-secret-data --duration --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --client-go --resync --legacy-sync --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -407,6 +407,10 @@ _kubectl__deltas() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -W "informer undelta" -- "${cur}"))
+                    return 0
+                    ;;
                 --page-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -435,7 +439,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__replay)
-            opts="-o -q -v -h --speed --output --object --show-secret-data --since-now --until-synced --max-batches --handler-delay --handler --informer --view --query --quiet --client-go --resync --legacy-sync --index --fifo --batch-pop --verbose --color --help"
+            opts="-o -q -v -h --speed --output --object --show-secret-data --since-now --until-synced --max-batches --handler-delay --handler --informer --view --query --quiet --client-go --resync --legacy-sync --index --fifo --batch-pop --store --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -505,6 +509,10 @@ _kubectl__deltas() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --store)
+                    COMPREPLY=($(compgen -W "informer undelta" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -517,7 +525,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__watch)
-            opts="-o -q -n -A -l -v -h --output --object --show-secret-data --since-now --until-synced --max-batches --handler-delay --handler --informer --view --query --quiet --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --client-go --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
+            opts="-o -q -n -A -l -v -h --output --object --show-secret-data --since-now --until-synced --max-batches --handler-delay --handler --informer --view --query --quiet --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --client-go --resync --legacy-sync --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -628,6 +636,10 @@ _kubectl__deltas() {
                     ;;
                 --batch-pop)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -W "informer undelta" -- "${cur}"))
                     return 0
                     ;;
                 --page-size)

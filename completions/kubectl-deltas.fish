@@ -30,7 +30,7 @@ never\t'Never'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -s V -l version -d 'Print version'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "watch" -d 'Run an informer on RESOURCE and show every popped Deltas batch as a live timeline'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "watch" -d 'Run an informer on RESOURCE and show every popped Deltas batch (or, with `--store undelta`, every push of an UndeltaStore) as a live timeline'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "index" -d 'Build the informer cache once and answer an Indexer query'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "record" -d 'Run an informer on a cluster and record every server answer to a file'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "replay" -d 'Replay a recording through the real Reflector and DeltaFIFO, offline'
@@ -44,7 +44,7 @@ yaml\t'Each batch as a YAML document'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l object -d 'How much of each object jsonl, json and yaml carry' -r -f -a "full\t'The whole object'
 meta\t'apiVersion, kind and metadata, without managedFields'
 none\t'No object at all'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l max-batches -d 'Exit after N batches' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l max-batches -d 'Exit after N batches (N pushes with `--store undelta`)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler-delay -d 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler -d 'Register an event handler (repeatable), as a controller does on a shared informer: `resync=DURATION` is its own resync period (AddEventHandlerWithResyncPeriod; 0: none; default: the informer\'s --resync, as AddEventHandler), `delay=DURATION` how long each call takes. Without it, one handler named `handler` taking --handler-delay' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l informer -d 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue\'s lock, so the Reflector waits for it)' -r -f -a "shared\t'client-go\'s SharedIndexInformer: handlers called from their own threads, through unbounded buffers'
@@ -92,6 +92,8 @@ real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.
 atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'
 plain\t'client-go\'s plain FIFO: the latest object per key, no delta types; deletions never popped'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch (default: 1000 from `--client-go 1.35` on, as client-go\'s batch size; else 1)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l store -d 'What the Reflector feeds: an informer (its `--fifo` queue, popped into an Indexer), or an UndeltaStore, which pushes its whole content after every change, as the kubelet\'s pod source does (docs/queues.md). `undelta` has no queue, no consumer and no Indexer, so it refuses the flags about them: `--fifo`, `--batch-pop`, `--legacy-sync`, `--index`, `--handler-delay`, `--query` and `--resync`' -r -f -a "informer\t'An informer: the `--fifo` queue, popped into an Indexer; one row per popped batch'
+undelta\t'client-go\'s UndeltaStore (the kubelet\'s pod source): one row per push of the whole list'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l page-size -d 'Objects per page of every list, relists included, as client-go\'s WatchListPageSize (default: pages of 500, except relists at a resourceVersion, which ask for everything at once so that the watch cache answers with current data)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses (default: on from `--client-go 1.35`, as WatchListClient; `--watch-list=false` lists in pages whatever the version)' -r -f -a "true\t''
@@ -101,7 +103,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 always\t'Always'
 never\t'Never'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l show-secret-data -d 'Show Secret values: data, stringData and the kubectl last-applied-configuration annotation (redacted by default; without it, a `--query` or `--index` on them is refused for Secrets)'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l since-now -d 'Do not print the initial list\'s batches (they are still applied to the cache)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l since-now -d 'Do not print the initial list\'s batches (they are still applied to the cache), or its push with `--store undelta`'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l until-synced -d 'Exit once the cache has synced and the initial batches are printed'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s q -l quiet -d 'No progress bar, status footer or summary table on stderr'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s A -l all-namespaces -d 'Watch every namespace'
@@ -215,6 +217,8 @@ real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.
 atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'
 plain\t'client-go\'s plain FIFO: the latest object per key, no delta types; deletions never popped'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch (default: 1000 from `--client-go 1.35` on, as client-go\'s batch size; else 1)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l store -d 'What the Reflector feeds: an informer (its `--fifo` queue, popped into an Indexer), or an UndeltaStore, which pushes its whole content after every change, as the kubelet\'s pod source does (docs/queues.md). `undelta` has no queue, no consumer and no Indexer, so it refuses the flags about them: `--fifo`, `--batch-pop`, `--legacy-sync`, `--index`, `--handler-delay`, `--query` and `--resync`' -r -f -a "informer\t'An informer: the `--fifo` queue, popped into an Indexer; one row per popped batch'
+undelta\t'client-go\'s UndeltaStore (the kubelet\'s pod source): one row per push of the whole list'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l page-size -d 'Objects per page of every list, relists included, as client-go\'s WatchListPageSize (default: pages of 500, except relists at a resourceVersion, which ask for everything at once so that the watch cache answers with current data)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses (default: on from `--client-go 1.35`, as WatchListClient; `--watch-list=false` lists in pages whatever the version)' -r -f -a "true\t''
@@ -240,7 +244,7 @@ yaml\t'Each batch as a YAML document'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l object -d 'How much of each object jsonl, json and yaml carry' -r -f -a "full\t'The whole object'
 meta\t'apiVersion, kind and metadata, without managedFields'
 none\t'No object at all'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l max-batches -d 'Exit after N batches' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l max-batches -d 'Exit after N batches (N pushes with `--store undelta`)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler-delay -d 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler -d 'Register an event handler (repeatable), as a controller does on a shared informer: `resync=DURATION` is its own resync period (AddEventHandlerWithResyncPeriod; 0: none; default: the informer\'s --resync, as AddEventHandler), `delay=DURATION` how long each call takes. Without it, one handler named `handler` taking --handler-delay' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l informer -d 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue\'s lock, so the Reflector waits for it)' -r -f -a "shared\t'client-go\'s SharedIndexInformer: handlers called from their own threads, through unbounded buffers'
@@ -279,11 +283,13 @@ real\t'client-go\'s RealFIFO: every delta in arrival order (InOrderInformers, 1.
 atomic\t'RealFIFO with whole-list ReplacedAll/SyncAll and Bookmark deltas (AtomicFIFO gate, 1.36)'
 plain\t'client-go\'s plain FIFO: the latest object per key, no delta types; deletions never popped'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch (default: 1000 from `--client-go 1.35` on, as client-go\'s batch size; else 1)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l store -d 'What the Reflector feeds: an informer (its `--fifo` queue, popped into an Indexer), or an UndeltaStore, which pushes its whole content after every change, as the kubelet\'s pod source does (docs/queues.md). `undelta` has no queue, no consumer and no Indexer, so it refuses the flags about them: `--fifo`, `--batch-pop`, `--legacy-sync`, `--index`, `--handler-delay`, `--query` and `--resync`' -r -f -a "informer\t'An informer: the `--fifo` queue, popped into an Indexer; one row per popped batch'
+undelta\t'client-go\'s UndeltaStore (the kubelet\'s pod source): one row per push of the whole list'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l show-secret-data -d 'Show Secret values: data, stringData and the kubectl last-applied-configuration annotation (redacted by default; without it, a `--query` or `--index` on them is refused for Secrets)'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l since-now -d 'Do not print the initial list\'s batches (they are still applied to the cache)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l since-now -d 'Do not print the initial list\'s batches (they are still applied to the cache), or its push with `--store undelta`'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l until-synced -d 'Exit once the cache has synced and the initial batches are printed'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s q -l quiet -d 'No progress bar, status footer or summary table on stderr'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
@@ -293,7 +299,7 @@ always\t'Always'
 never\t'Never'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand completion" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand help; and not __fish_seen_subcommand_from watch index record replay completion help" -f -a "watch" -d 'Run an informer on RESOURCE and show every popped Deltas batch as a live timeline'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand help; and not __fish_seen_subcommand_from watch index record replay completion help" -f -a "watch" -d 'Run an informer on RESOURCE and show every popped Deltas batch (or, with `--store undelta`, every push of an UndeltaStore) as a live timeline'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand help; and not __fish_seen_subcommand_from watch index record replay completion help" -f -a "index" -d 'Build the informer cache once and answer an Indexer query'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand help; and not __fish_seen_subcommand_from watch index record replay completion help" -f -a "record" -d 'Run an informer on a cluster and record every server answer to a file'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand help; and not __fish_seen_subcommand_from watch index record replay completion help" -f -a "replay" -d 'Replay a recording through the real Reflector and DeltaFIFO, offline'

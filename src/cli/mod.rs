@@ -87,7 +87,8 @@ impl ColorChoice {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run an informer on RESOURCE and show every popped Deltas batch as a live timeline.
+    /// Run an informer on RESOURCE and show every popped Deltas batch (or, with `--store
+    /// undelta`, every push of an UndeltaStore) as a live timeline.
     #[command(after_help = WATCH_EXAMPLES)]
     Watch(WatchArgs),
     /// Build the informer cache once and answer an Indexer query.
@@ -151,7 +152,10 @@ Examples:
   kubectl deltas replay deploy.jsonl.gz --speed 10 -o wide
 
   # Only the batches of objects on node-a, as JSON lines, from stdin
-  kubectl deltas replay - -o jsonl --query field:spec.nodeName=node-a < pods.jsonl";
+  kubectl deltas replay - -o jsonl --query field:spec.nodeName=node-a < pods.jsonl
+
+  # What the kubelet would have seen: the whole list, pushed after every change
+  kubectl deltas replay docs/recordings/rollout-pods.jsonl --store undelta";
 
 const COMPLETION_EXAMPLES: &str = "\
 Examples:
@@ -272,6 +276,27 @@ impl From<FifoKind> for QueueKind {
     }
 }
 
+/// What the Reflector writes into (`watch`, `record`, `replay`).
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// What the Reflector feeds: an informer (its `--fifo` queue, popped into an Indexer), or an
+    /// UndeltaStore, which pushes its whole content after every change, as the kubelet's pod
+    /// source does (docs/queues.md). `undelta` has no queue, no consumer and no Indexer, so it
+    /// refuses the flags about them: `--fifo`, `--batch-pop`, `--legacy-sync`, `--index`,
+    /// `--handler-delay`, `--query` and `--resync`.
+    #[arg(long, value_enum, default_value_t = StoreKind::Informer)]
+    pub store: StoreKind,
+}
+
+/// What the Reflector writes into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StoreKind {
+    /// An informer: the `--fifo` queue, popped into an Indexer; one row per popped batch.
+    Informer,
+    /// client-go's UndeltaStore (the kubelet's pod source): one row per push of the whole list.
+    Undelta,
+}
+
 /// How the Reflector lists and watches, as client-go's.
 #[derive(Debug, Clone, Args)]
 pub struct ReflectorArgs {
@@ -336,6 +361,8 @@ pub struct WatchArgs {
     #[command(flatten)]
     pub informer: InformerArgs,
     #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
     pub reflector: ReflectorArgs,
 }
 
@@ -352,13 +379,14 @@ pub struct ViewArgs {
     /// (redacted by default; without it, a `--query` or `--index` on them is refused for Secrets).
     #[arg(long)]
     pub show_secret_data: bool,
-    /// Do not print the initial list's batches (they are still applied to the cache).
+    /// Do not print the initial list's batches (they are still applied to the cache), or its push
+    /// with `--store undelta`.
     #[arg(long)]
     pub since_now: bool,
     /// Exit once the cache has synced and the initial batches are printed.
     #[arg(long)]
     pub until_synced: bool,
-    /// Exit after N batches.
+    /// Exit after N batches (N pushes with `--store undelta`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_batches: Option<u64>,
     /// How long the default event handler takes per notification (without --handler). In a
@@ -541,6 +569,8 @@ pub struct RecordArgs {
     #[command(flatten)]
     pub informer: InformerArgs,
     #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
     pub reflector: ReflectorArgs,
 }
 
@@ -557,6 +587,8 @@ pub struct ReplayArgs {
     pub view: ViewArgs,
     #[command(flatten)]
     pub informer: InformerArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// `completion`.

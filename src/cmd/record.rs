@@ -28,7 +28,9 @@ use tokio::sync::Notify;
 use super::informer::{
     lister_watcher, profile, reflector_config, reflector_failure, refuse_secret_queries,
 };
-use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, stdout_reader_gone};
+use super::pipeline::{
+    Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags, stdout_reader_gone,
+};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::{GlobalArgs, RecordArgs};
@@ -44,14 +46,11 @@ pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         .exit_with(Exit::Usage);
     }
     let destination = Destination::new(&args.file, args.force)?;
+    let view = View::stderr_timeline(global, args.quiet);
+    refuse_store_flags(args.store.store, &args.informer, &view)?;
     let profile = profile(&args.informer, &args.reflector)?;
     let reflector = reflector_config(&args.reflector, &args.informer, &profile);
-    let settings = Settings::new(
-        View::stderr_timeline(global, args.quiet),
-        &args.informer,
-        profile,
-        reflector,
-    )?;
+    let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
     let runtime = super::runtime()?;
     runtime.block_on(record(args, settings, destination))
 }

@@ -26,21 +26,20 @@ use kubectl_deltas::source::recording::{
 };
 
 use super::informer::{at_least_a_second, refuse_secret_queries, strip_managed_fields};
-use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View};
+use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::profile::Profile;
 use crate::cli::{GlobalArgs, InformerKindArg, ReplayArgs};
 
 pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mut view = View::from_args(&args.view, global)?;
+    let mut notes = Vec::new();
     let plain = view.informer == InformerKindArg::Plain;
     let delayed = view.handler_delay.is_some() || view.handlers.iter().any(|h| h.delay.is_some());
     if args.speed.is_none() && plain && delayed {
-        // Not `eprintln!`, which panics when stderr is a closed pipe.
-        let _ = writeln!(
-            std::io::stderr(),
-            "kubectl-deltas: note: a plain informer's handler delay changes nothing in an \
-             instant replay, whose pops never wait for the consumer; add --speed X to see it"
+        notes.push(
+            "a plain informer's handler delay changes nothing in an instant replay, whose pops \
+             never wait for the consumer; add --speed X to see it",
         );
     }
     let resync_given = args.informer.resync.0.is_some()
@@ -49,11 +48,9 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             .iter()
             .any(|h| h.resync.is_some_and(|p| !p.is_zero()));
     if resync_given {
-        let _ = writeln!(
-            std::io::stderr(),
-            "kubectl-deltas: note: resyncs are timed from --resync and the handlers' periods on \
-             the recording's clock, as a live informer's would be; the recording's RESYNC lines \
-             are ignored"
+        notes.push(
+            "resyncs are timed from --resync and the handlers' periods on the recording's \
+             clock, as a live informer's would be; the recording's RESYNC lines are ignored",
         );
     }
     if let Some(speed) = args.speed {
@@ -64,8 +61,20 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         }
     }
     // `replay` has no `--watch-list`: the recording says how the initial list came.
+    refuse_store_flags(args.store.store, &args.informer, &view)?;
     let profile = Profile::resolve(&args.informer, None)?;
-    let settings = Settings::new(view, &args.informer, profile, base_config())?;
+    // Before any note: a flag the store refuses is the one line on stderr.
+    let settings = Settings::new(
+        view,
+        &args.informer,
+        profile,
+        args.store.store,
+        base_config(),
+    )?;
+    for note in notes {
+        // Not `eprintln!`, which panics when stderr is a closed pipe.
+        let _ = writeln!(std::io::stderr(), "kubectl-deltas: note: {note}");
+    }
     let runtime = super::runtime()?;
     runtime.block_on(replay(
         &args.file,

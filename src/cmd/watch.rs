@@ -8,7 +8,7 @@ use kubectl_deltas::cache::reflector::TokioClock;
 use super::informer::{
     lister_watcher, profile, reflector_config, reflector_failure, refuse_secret_queries,
 };
-use super::pipeline::{Pipeline, PipelineError, Settings, Source, View};
+use super::pipeline::{Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::{GlobalArgs, WatchArgs};
@@ -17,9 +17,10 @@ pub fn run(args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let names = resource_names(&args.resources).exit_with(Exit::Usage)?;
     // Every flag is checked before the cluster is contacted.
     let view = View::from_args(&args.view, global)?;
+    refuse_store_flags(args.store.store, &args.informer, &view)?;
     let profile = profile(&args.informer, &args.reflector)?;
     let reflector = reflector_config(&args.reflector, &args.informer, &profile);
-    let settings = Settings::new(view, &args.informer, profile, reflector)?;
+    let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
     let runtime = super::runtime()?;
     runtime.block_on(watch(args, names, settings))
 }

@@ -1,12 +1,14 @@
-//! `-o json` and `-o yaml`: each popped batch as one pretty document, with the fields of a JSON
-//! lines batch (docs/jsonl.md). Reflector events are left out: these formats are for reading
+//! `-o json` and `-o yaml`: each popped batch (or UndeltaStore push) as one pretty document, with
+//! the fields of its JSON line (docs/jsonl.md). Reflector events are left out: these formats are for reading
 //! batches, and a stream of documents has no room for separator rows.
 
 use std::io::{self, Write};
 
-use super::jsonl::{BatchRecord, NotificationRecord};
+use serde::Serialize;
+
+use super::jsonl::{BatchRecord, NotificationRecord, PushRecord};
 use super::object::ObjectMode;
-use super::{BatchView, EventView, NotificationView, Renderer};
+use super::{BatchView, EventView, NotificationView, PushView, Renderer};
 
 /// The document syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +48,7 @@ impl<W: Write> Documents<W> {
 }
 
 impl<W: Write> Documents<W> {
-    fn write_document(&mut self, record: &impl serde::Serialize) -> io::Result<()> {
+    fn document(&mut self, record: &impl Serialize) -> io::Result<()> {
         self.text.clear();
         match self.format {
             Format::Json => {
@@ -70,16 +72,21 @@ impl<W: Write> Documents<W> {
 impl<W: Write + Send> Renderer for Documents<W> {
     fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
         let record = BatchRecord::new(view, self.object_mode, self.show_secret_data, false);
-        self.write_document(&record)
+        self.document(&record)
     }
 
     fn event(&mut self, _event: &EventView<'_>) -> io::Result<()> {
         Ok(())
     }
 
+    fn push(&mut self, view: &PushView<'_>) -> io::Result<()> {
+        let record = PushRecord::new(view, self.object_mode, self.show_secret_data, false);
+        self.document(&record)
+    }
+
     /// A handler's notification, as the `notification` JSON line (docs/jsonl.md).
     fn notification(&mut self, view: &NotificationView<'_>) -> io::Result<()> {
-        self.write_document(&NotificationRecord::new(view))
+        self.document(&NotificationRecord::new(view))
     }
 }
 

@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::object::{ObjectMode, ObjectView};
 use super::profile::{InformerProfile, SettingValue};
 use super::{
-    BatchView, Event, EventView, NotificationView, Renderer, delta_resource_version, millis,
-    rfc3339_micros, whole_list_objects,
+    BatchView, Event, EventView, NotificationView, PushView, Renderer, delta_resource_version,
+    millis, rfc3339_micros, whole_list_objects,
 };
 use crate::cache::reflector::{RelistCause, WatchEndReason};
 use crate::cache::{Batch, Delta, Notification, QueueKind, ReflectorEventKind, object_key};
@@ -26,6 +26,9 @@ pub struct JsonLines<W> {
     show_secret_data: bool,
     /// One line is assembled here and written with a single call.
     line: Vec<u8>,
+    /// The informers run an UndeltaStore (told by their `UndeltaStarted`): `synced` counts
+    /// pushes.
+    pushes: bool,
 }
 
 /// A batch as the machine-readable outputs carry it (`-o jsonl`, `-o json`, `-o yaml`).
@@ -130,6 +133,68 @@ impl<'a> DeltaRecord<'a> {
     }
 }
 
+/// A push of an UndeltaStore as the machine-readable outputs carry it (`--store undelta`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PushRecord<'a> {
+    kind: &'static str,
+    seq: u64,
+    time: Rfc3339,
+    resource: &'a str,
+    initial: bool,
+    call: &'static str,
+    key: Option<&'a str>,
+    resource_version: Option<&'a str>,
+    size: usize,
+    added: &'a [String],
+    removed: &'a [String],
+    changed: &'a [String],
+    /// Absent with `--object none`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    objects: Option<Vec<ObjectView<'a>>>,
+}
+
+impl<'a> PushRecord<'a> {
+    /// The record of a push; `compact_json` as for [`BatchRecord::new`].
+    pub(crate) fn new(
+        view: &PushView<'a>,
+        mode: ObjectMode,
+        show_secret_data: bool,
+        compact_json: bool,
+    ) -> Self {
+        let push = view.push;
+        let objects = (mode != ObjectMode::None).then(|| {
+            push.objects
+                .iter()
+                .filter_map(|obj| {
+                    ObjectView::new(obj, mode, show_secret_data).map(|view| {
+                        if compact_json {
+                            view.compact_json()
+                        } else {
+                            view
+                        }
+                    })
+                })
+                .collect()
+        });
+        PushRecord {
+            kind: "push",
+            seq: push.seq,
+            time: Rfc3339::micros(view.time),
+            resource: view.resource,
+            initial: push.initial,
+            call: push.call.as_str(),
+            key: push.key.as_deref(),
+            resource_version: push.resource_version.as_deref(),
+            size: push.objects.len(),
+            added: &push.added,
+            removed: &push.removed,
+            changed: &push.changed,
+            objects,
+        }
+    }
+}
+
 impl<W: Write> JsonLines<W> {
     /// A writer over `out`.
     pub fn new(out: W, object_mode: ObjectMode, show_secret_data: bool) -> Self {
@@ -138,6 +203,7 @@ impl<W: Write> JsonLines<W> {
             object_mode,
             show_secret_data,
             line: Vec::with_capacity(1024),
+            pushes: false,
         }
     }
 
@@ -164,10 +230,17 @@ impl<W: Write + Send> Renderer for JsonLines<W> {
 
     /// `{"kind":"reflector","time":…,"resource":…,"event":…, …fields}`.
     fn event(&mut self, view: &EventView<'_>) -> io::Result<()> {
-        let line = event_line(view);
+        if let Event::UndeltaStarted = view.event {
+            self.pushes = true;
+        }
+        let line = event_line(view, self.pushes);
         self.write_line(&line)
     }
 
+    fn push(&mut self, view: &PushView<'_>) -> io::Result<()> {
+        let record = PushRecord::new(view, self.object_mode, self.show_secret_data, true);
+        self.write_line(&record)
+    }
     /// `{"kind":"notification","time":…,"resource":…,"handler":…,"seq":…,"type":…, …}`.
     fn notification(&mut self, view: &NotificationView<'_>) -> io::Result<()> {
         let record = NotificationRecord::new(view);
@@ -265,16 +338,21 @@ pub(crate) struct EventLine<'a> {
     fields: serde_json::Map<String, Value>,
 }
 
-/// The reflector line of an event.
-pub(crate) fn event_line<'a>(view: &EventView<'a>) -> EventLine<'a> {
+/// The reflector line of an event; `pushes` when the informers run an UndeltaStore.
+pub(crate) fn event_line<'a>(view: &EventView<'a>, pushes: bool) -> EventLine<'a> {
     let (event, fields) = match view.event {
         Event::InformerStarted {
             queue,
             batch_pop,
             profile,
         } => informer_fields(queue, batch_pop, profile),
+        Event::UndeltaStarted => {
+            let mut fields = serde_json::Map::new();
+            fields.insert("store".into(), "undelta".into());
+            ("informer-start", fields)
+        }
         Event::Reflector(kind) => reflector_fields(kind),
-        Event::Synced { batches, after } => synced_fields(batches, after),
+        Event::Synced { batches, after } => synced_fields(batches, after, pushes),
         Event::HandlerSynced { handler, after } => {
             let mut fields = serde_json::Map::new();
             fields.insert("handler".into(), handler.into());
@@ -328,9 +406,14 @@ fn profile_fields(profile: &InformerProfile) -> Value {
     })
 }
 
-fn synced_fields(batches: u64, after: Duration) -> (&'static str, serde_json::Map<String, Value>) {
+fn synced_fields(
+    batches: u64,
+    after: Duration,
+    pushes: bool,
+) -> (&'static str, serde_json::Map<String, Value>) {
     let mut fields = serde_json::Map::new();
-    fields.insert("batches".into(), batches.into());
+    let counted = if pushes { "pushes" } else { "batches" };
+    fields.insert(counted.into(), batches.into());
     fields.insert("afterMs".into(), millis(after).into());
     ("synced", fields)
 }

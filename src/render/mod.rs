@@ -8,6 +8,8 @@
 //! - [`document`]: one pretty JSON or YAML document per batch.
 //! - [`profile`]: the client-go version an informer imitates and its settings, which its first
 //!   line names.
+//! - [`push`]: an UndeltaStore's pushes (`--store undelta`), which every renderer writes in place
+//!   of batches.
 //! - [`stats`]: what the informer did, counted (pure), drawn by [`summary`] (a table at the end)
 //!   and [`status`] (the live footer and the initial list's progress bar).
 
@@ -28,6 +30,7 @@ mod index_table;
 pub mod jsonl;
 mod object;
 pub mod profile;
+pub mod push;
 pub mod stats;
 pub mod status;
 pub mod summary;
@@ -35,6 +38,7 @@ pub mod timeline;
 
 pub use index_table::{NONE_LABEL, age};
 pub use object::{ObjectMode, ObjectView, render_object};
+pub use push::{Push, PushView, StoreCall};
 
 /// A count and its noun, singular only for 1: `1 batch`, `2 batches`, `0 items`. Every message
 /// that counts something says it through this.
@@ -78,11 +82,15 @@ pub enum Event<'a> {
         /// has one to tell.
         profile: Option<&'a profile::InformerProfile>,
     },
+    /// The informer starts with no queue: its Reflector writes into an UndeltaStore, which
+    /// pushes its whole content after every change (`--store undelta`). Each resource's first
+    /// event, in place of [`Event::InformerStarted`].
+    UndeltaStarted,
     /// A step of the Reflector.
     Reflector(&'a ReflectorEventKind),
     /// The cache first held the whole initial list (client-go's `HasSynced`).
     Synced {
-        /// Batches of this resource popped by then.
+        /// Batches of this resource popped by then (pushes, for an UndeltaStore).
         batches: u64,
         /// Since the informer started.
         after: Duration,
@@ -162,6 +170,8 @@ pub trait Renderer: Send {
     fn notification(&mut self, _notification: &NotificationView<'_>) -> io::Result<()> {
         Ok(())
     }
+    /// Writes one push of an UndeltaStore (`--store undelta`), which runs instead of a queue.
+    fn push(&mut self, push: &PushView<'_>) -> io::Result<()>;
 }
 
 /// The resourceVersion a delta carries: its object's, or the list's or bookmark's for a whole-list

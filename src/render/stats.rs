@@ -4,6 +4,7 @@
 use std::time::{Duration, SystemTime};
 
 use super::delta_resource_version;
+use super::push::Push;
 use crate::cache::{Batch, DeltaType, FifoStats, Notification, ReflectorEventKind};
 use crate::object::Object;
 
@@ -48,6 +49,10 @@ pub struct InformerStats {
     pub lists: u64,
     /// The informer's event handlers, in registration order (none unless handlers are shown).
     pub handlers: Vec<HandlerStats>,
+    /// The informer runs an UndeltaStore (`--store undelta`): no queue, no batches, pushes.
+    pub undelta: bool,
+    /// What its pushes carried.
+    pub pushes: PushStats,
 }
 
 /// Counters of one event handler of a shared informer (one listener).
@@ -111,6 +116,49 @@ impl HandlerStats {
     }
 }
 
+/// The pushes of an UndeltaStore, counted: what "what does the kubelet see, and how often" asks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PushStats {
+    /// Pushes.
+    pub count: u64,
+    /// Objects handed over, summed over every push: the work the push function does.
+    pub objects: u64,
+    /// The size of the last push: what the store holds now.
+    pub last_size: usize,
+    /// The largest push.
+    pub max_size: usize,
+    /// Pushes identical to the previous one (same keys and resourceVersions).
+    pub unchanged: u64,
+    /// Keys added, removed and changed, summed over every push.
+    pub added: u64,
+    /// See `added`.
+    pub removed: u64,
+    /// See `added`.
+    pub changed: u64,
+}
+
+impl PushStats {
+    /// Objects per push on average (0 without pushes).
+    pub fn mean_size(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.objects as f64 / self.count as f64
+        }
+    }
+
+    fn merge(&mut self, other: &PushStats) {
+        self.count += other.count;
+        self.objects += other.objects;
+        self.last_size += other.last_size;
+        self.max_size = self.max_size.max(other.max_size);
+        self.unchanged += other.unchanged;
+        self.added += other.added;
+        self.removed += other.removed;
+        self.changed += other.changed;
+    }
+}
+
 /// The moment an informer synced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Synced {
@@ -143,6 +191,23 @@ impl InformerStats {
         self.waits.record(batch.waited());
         self.queue_len = batch.queue_len;
         if let Some(rv) = batch.deltas.newest().and_then(delta_resource_version) {
+            self.set_resource_version(rv);
+        }
+    }
+
+    /// Counts one push of an UndeltaStore.
+    pub fn record_push(&mut self, push: &Push) {
+        let p = &mut self.pushes;
+        let size = push.objects.len();
+        p.count += 1;
+        p.objects += size as u64;
+        p.last_size = size;
+        p.max_size = p.max_size.max(size);
+        p.unchanged += u64::from(push.is_unchanged());
+        p.added += push.added.len() as u64;
+        p.removed += push.removed.len() as u64;
+        p.changed += push.changed.len() as u64;
+        if let Some(rv) = &push.resource_version {
             self.set_resource_version(rv);
         }
     }
@@ -257,6 +322,8 @@ impl InformerStats {
             out.watches += s.watches;
             out.bookmarks += s.bookmarks;
             out.lists += s.lists;
+            out.undelta |= s.undelta;
+            out.pushes.merge(&s.pushes);
             match s.synced {
                 Some(synced) => {
                     latest = latest.max(synced.after);

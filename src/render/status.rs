@@ -49,28 +49,23 @@ pub fn initial_list_progress(informers: &[(&str, &InformerStats)]) -> Option<Ini
 }
 
 /// The footer: `queue 3 (peak 12) · 120 batches · Added 10 Updated 90 · coalesced 14 · rv 5021 ·
-/// watch 2m03s · synced`, control characters escaped ([`printable`]: the resourceVersion is the
+/// watch 2m03s · synced` (for an UndeltaStore `12 pushes · 41 objects held (max 41) · unchanged
+/// 2 · rv …`), control characters escaped ([`printable`]: the resourceVersion is the
 /// server's).
 pub fn status_line(informers: &[(&str, &InformerStats)], now: SystemTime) -> String {
     let all = InformerStats::merged(informers.iter().map(|(_, s)| *s));
-    let mut line = format!(
-        "queue {} (peak {}) · {}",
-        all.queue_len,
-        all.max_queue_len,
-        super::count(all.batches, "batch")
-    );
-    let counts: Vec<String> = DeltaType::ALL
-        .into_iter()
-        .filter(|t| all.count(*t) > 0)
-        .map(|t| format!("{t} {}", all.count(t)))
-        .collect();
-    if !counts.is_empty() {
-        let _ = write!(line, " · {}", counts.join(" "));
-    }
-    let _ = write!(line, " · coalesced {}", all.coalesced);
-    if all.dropped > 0 {
-        let _ = write!(line, " · dropped {}", all.dropped);
-    }
+    let mut line = if all.undelta {
+        // No queue: an UndeltaStore's pushes and what they carry.
+        format!(
+            "{} · {} held (max {}) · unchanged {}",
+            super::count(all.pushes.count, "push"),
+            super::count(all.pushes.last_size as u64, "object"),
+            all.pushes.max_size,
+            all.pushes.unchanged
+        )
+    } else {
+        queue_status(&all)
+    };
     if let Some(rv) = &all.resource_version {
         let _ = write!(line, " · rv {rv}");
     }
@@ -98,6 +93,30 @@ pub fn status_line(informers: &[(&str, &InformerStats)], now: SystemTime) -> Str
         let _ = write!(line, " · synced {synced}/{}", informers.len());
     }
     printable(&line).into_owned()
+}
+
+/// The footer's queue part: `queue 3 (peak 12) · 120 batches · Added 10 Updated 90 · coalesced
+/// 14`.
+fn queue_status(all: &InformerStats) -> String {
+    let mut line = format!(
+        "queue {} (peak {}) · {}",
+        all.queue_len,
+        all.max_queue_len,
+        super::count(all.batches, "batch")
+    );
+    let counts: Vec<String> = DeltaType::ALL
+        .into_iter()
+        .filter(|t| all.count(*t) > 0)
+        .map(|t| format!("{t} {}", all.count(t)))
+        .collect();
+    if !counts.is_empty() {
+        let _ = write!(line, " · {}", counts.join(" "));
+    }
+    let _ = write!(line, " · coalesced {}", all.coalesced);
+    if all.dropped > 0 {
+        let _ = write!(line, " · dropped {}", all.dropped);
+    }
+    line
 }
 
 fn whole_seconds(d: Duration) -> String {
@@ -304,5 +323,23 @@ mod tests {
         s.dropped = 2;
         let line = status_line(&[("pods", &s)], now);
         assert!(line.contains("· coalesced 0 · dropped 2 ·"), "{line}");
+    }
+
+    #[test]
+    fn the_footer_of_an_undelta_store_counts_pushes() {
+        let mut s = InformerStats {
+            undelta: true,
+            ..InformerStats::default()
+        };
+        s.pushes.count = 12;
+        s.pushes.last_size = 41;
+        s.pushes.max_size = 43;
+        s.pushes.unchanged = 2;
+        let line = status_line(&[("pods", &s)], SystemTime::UNIX_EPOCH);
+        assert!(
+            line.starts_with("12 pushes · 41 objects held (max 43) · unchanged 2 · no watch"),
+            "{line}"
+        );
+        assert!(!line.contains("queue"), "{line}");
     }
 }

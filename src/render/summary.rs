@@ -1,6 +1,6 @@
 //! The table printed on stderr when a watch ends (Ctrl-C, `--until-synced`, `--max-batches`):
 //! what the informer popped and how its queue behaved, one column per resource (and a total when
-//! several ran).
+//! several ran). With `--store undelta` there is no queue: the table counts the pushes instead.
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
@@ -33,6 +33,59 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
         cells.extend(columns.iter().map(|(_, s)| value(s)));
         cells
     };
+    let undelta = columns.iter().any(|(_, s)| s.undelta);
+    if undelta {
+        push_rows(&mut table, &row);
+    } else {
+        queue_rows(&mut table, &columns, &row);
+    }
+    table.add_row(row("relists", &|s| s.relists.to_string()));
+    table.add_row(row("watch restarts", &|s| s.watch_restarts().to_string()));
+    table.add_row(row("bookmarks", &|s| s.bookmarks.to_string()));
+    let counted = if undelta { "push" } else { "batch" };
+    table.add_row(row("time to HasSynced", &|s| match s.synced {
+        Some(synced) => format!(
+            "{} ({})",
+            human_duration(synced.after),
+            super::count(synced.batches, counted)
+        ),
+        None => "not synced".to_owned(),
+    }));
+    for column in table.column_iter_mut().skip(1) {
+        column.set_cell_alignment(CellAlignment::Right);
+    }
+    let mut text = table.to_string();
+    text.push('\n');
+    if let Some(handlers) = handler_table(informers) {
+        text.push_str(&handlers);
+    }
+    text
+}
+
+/// A row's cells: its label, then one value per column.
+type RowFn<'a> = dyn Fn(&str, &dyn Fn(&InformerStats) -> String) -> Vec<String> + 'a;
+
+/// What an UndeltaStore pushed: how often, how much, and how much of it was new.
+fn push_rows(table: &mut Table, row: &RowFn<'_>) {
+    table.add_row(row("pushes", &|s| s.pushes.count.to_string()));
+    table.add_row(row("  of which unchanged", &|s| {
+        s.pushes.unchanged.to_string()
+    }));
+    table.add_row(row("objects per push (mean / max)", &|s| {
+        format!("{:.2} / {}", s.pushes.mean_size(), s.pushes.max_size)
+    }));
+    table.add_row(row("objects pushed", &|s| s.pushes.objects.to_string()));
+    table.add_row(row("objects held now", &|s| s.pushes.last_size.to_string()));
+    table.add_row(row("keys added / removed / changed", &|s| {
+        format!(
+            "{} / {} / {}",
+            s.pushes.added, s.pushes.removed, s.pushes.changed
+        )
+    }));
+}
+
+/// What the informer popped and how its queue behaved.
+fn queue_rows(table: &mut Table, columns: &[(String, InformerStats)], row: &RowFn<'_>) {
     for type_ in DeltaType::ALL {
         // Only an atomic queue makes whole-list deltas: rows of zeros would be noise elsewhere.
         if type_.is_whole_list() && columns.iter().all(|(_, s)| s.count(type_) == 0) {
@@ -63,26 +116,6 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
         ),
         _ => "-".to_owned(),
     }));
-    table.add_row(row("relists", &|s| s.relists.to_string()));
-    table.add_row(row("watch restarts", &|s| s.watch_restarts().to_string()));
-    table.add_row(row("bookmarks", &|s| s.bookmarks.to_string()));
-    table.add_row(row("time to HasSynced", &|s| match s.synced {
-        Some(synced) => format!(
-            "{} ({})",
-            human_duration(synced.after),
-            super::count(synced.batches, "batch")
-        ),
-        None => "not synced".to_owned(),
-    }));
-    for column in table.column_iter_mut().skip(1) {
-        column.set_cell_alignment(CellAlignment::Right);
-    }
-    let mut text = table.to_string();
-    text.push('\n');
-    if let Some(handlers) = handler_table(informers) {
-        text.push_str(&handlers);
-    }
-    text
 }
 
 /// What each event handler got, one column per handler (`resource/handler` when several
@@ -256,5 +289,50 @@ mod tests {
             .map(|c| c.trim_matches(|c: char| c == '│' || c.is_whitespace()))
             .collect();
         assert_eq!(cells, ["dropped before a pop", "0", "3", "3"], "{text}");
+    }
+
+    #[test]
+    fn an_undelta_store_is_summed_up_by_its_pushes() {
+        let mut s = InformerStats {
+            undelta: true,
+            ..InformerStats::default()
+        };
+        s.pushes = crate::render::stats::PushStats {
+            count: 4,
+            objects: 10,
+            last_size: 2,
+            max_size: 4,
+            unchanged: 1,
+            added: 4,
+            removed: 2,
+            changed: 3,
+        };
+        s.record_synced(Synced {
+            batches: 1,
+            after: Duration::from_millis(3),
+        });
+        let text = summary_table(&[("pods", &s)]);
+        let cells = |label: &str| -> Vec<String> {
+            let line = text
+                .lines()
+                .find(|l| l.contains(&format!(" {label} ")))
+                .unwrap_or_else(|| panic!("no {label} row in\n{text}"));
+            line.split('┆')
+                .map(|c| {
+                    c.trim_matches(|c: char| c == '│' || c.is_whitespace())
+                        .to_owned()
+                })
+                .collect()
+        };
+        assert_eq!(cells("pushes"), ["pushes", "4"]);
+        assert_eq!(cells("of which unchanged")[1], "1");
+        assert_eq!(cells("objects per push (mean / max)")[1], "2.50 / 4");
+        assert_eq!(cells("objects pushed")[1], "10");
+        assert_eq!(cells("objects held now")[1], "2");
+        assert_eq!(cells("keys added / removed / changed")[1], "4 / 2 / 3");
+        assert_eq!(cells("time to HasSynced")[1], "3.0ms (1 push)");
+        for queue_row in ["batches", "queue", "coalesced", "Added"] {
+            assert!(!text.contains(queue_row), "{queue_row}: {text}");
+        }
     }
 }

@@ -13,6 +13,18 @@
 //! [`super::changes`]). `wide` adds uid, generation and owner, and lists every change.
 //! Reflector events are dimmed separator rows; bookmarks and list steps only when verbose.
 //!
+//! With `--store undelta` each row is a push of the UndeltaStore instead of a batch:
+//!
+//! ```text
+//! 14:03:07.123  #12  push  41 objects  +1 −0 ~1  add default/web-1  rv 1005
+//! 14:03:07.200  #13  push  41 objects  +0 −0 ~0  replace            rv 1006
+//! ```
+//!
+//! Columns: time, push sequence number, the resource (when several run), how many objects the
+//! push carried, the keys added, removed and changed since the previous push, the store call that
+//! pushed (with its key), the resourceVersion of its object or list, and `initial` for the push
+//! of the first list. `wide` lists the added (`+`), removed (`−`) and changed (`~`) keys.
+//!
 //! Column widths only grow, so rows line up once the widest values have been seen, and the same
 //! input always gives the same text. Without colour the output has no control codes at all: those
 //! in what the cluster says (object names, owners, resourceVersions, error messages) are written
@@ -30,8 +42,8 @@ use owo_colors::{OwoColorize, Style};
 
 use super::changes::{self, Change};
 use super::{
-    BatchView, Event, EventView, NotificationView, Renderer, count, delta_resource_version,
-    handler_call, plural, printable, whole_list_objects,
+    BatchView, Event, EventView, NotificationView, PushView, Renderer, count,
+    delta_resource_version, handler_call, plural, printable, whole_list_objects,
 };
 use crate::cache::reflector::RelistCause;
 use crate::cache::{
@@ -85,6 +97,9 @@ pub struct Timeline<W> {
     /// object and no delta type: their type cell says `object` instead of the `Sync` the adapter
     /// wraps it in.
     plain_fifo: bool,
+    /// The informers run an UndeltaStore (told by their `UndeltaStarted`): `synced` counts
+    /// pushes.
+    pushes: bool,
 }
 
 /// Widths of the variable columns, which only grow.
@@ -98,6 +113,9 @@ struct Widths {
     wait: usize,
     owner: usize,
     handler: usize,
+    /// Push rows: the object count, the `+a −r ~c` cell and the call.
+    size: usize,
+    diff: usize,
     call: usize,
 }
 
@@ -144,6 +162,7 @@ impl<W: Write> Timeline<W> {
             widths: Widths::default(),
             line: String::with_capacity(256),
             plain_fifo: false,
+            pushes: false,
         }
     }
 
@@ -381,10 +400,17 @@ impl<W: Write + Send> Renderer for Timeline<W> {
                 };
                 (row, Palette::dim())
             }
+            Event::UndeltaStarted => {
+                self.pushes = true;
+                (
+                    "store: UndeltaStore, the whole list pushed after every change".to_owned(),
+                    Palette::dim(),
+                )
+            }
             Event::Synced { batches, after } => (
                 format!(
                     "synced: HasSynced after {}, {}",
-                    count(batches, "batch"),
+                    count(batches, if self.pushes { "push" } else { "batch" }),
                     human_duration(after)
                 ),
                 Palette::dim(),
@@ -395,6 +421,10 @@ impl<W: Write + Send> Renderer for Timeline<W> {
                     printable(handler),
                     human_duration(after)
                 ),
+                Palette::dim(),
+            ),
+            Event::Reflector(ReflectorEventKind::Resync { .. }) if self.pushes => (
+                "resync tick: no push (an UndeltaStore's Resync does nothing)".to_owned(),
                 Palette::dim(),
             ),
             Event::Reflector(kind) => match describe(kind, verbose) {
@@ -482,6 +512,83 @@ impl<W: Write + Send> Renderer for Timeline<W> {
                 self.cell(&rvs, 0, Style::new());
                 self.paint("not delivered: resync not due", Palette::dim());
             }
+        }
+        self.flush_line()
+    }
+
+    fn push(&mut self, view: &PushView<'_>) -> io::Result<()> {
+        let push = view.push;
+        self.line.clear();
+        self.time(view.time);
+
+        let seq = format!("#{}", push.seq);
+        grow(&mut self.widths.seq, seq.chars().count());
+        pad(&mut self.line, self.widths.seq - seq.chars().count());
+        self.cell(&seq, 0, Palette::dim());
+
+        if self.options.show_resource {
+            let resource = printable(view.resource);
+            grow(&mut self.widths.resource, resource.chars().count());
+            self.cell(&resource, self.widths.resource, Style::new());
+        }
+        self.cell("push", 0, Palette::key());
+
+        let size = count(push.objects.len() as u64, "object");
+        grow(&mut self.widths.size, size.chars().count());
+        pad(&mut self.line, self.widths.size - size.chars().count());
+        self.cell(&size, 0, Style::new());
+
+        let parts = [
+            ('+', push.added.len(), Palette::delta(DeltaType::Added)),
+            ('−', push.removed.len(), Palette::delta(DeltaType::Deleted)),
+            ('~', push.changed.len(), Palette::delta(DeltaType::Updated)),
+        ];
+        let mut diff_len = 0;
+        for (i, (sign, n, style)) in parts.into_iter().enumerate() {
+            if i > 0 {
+                self.line.push(' ');
+                diff_len += 1;
+            }
+            let text = format!("{sign}{n}");
+            diff_len += text.chars().count();
+            self.paint(&text, if n > 0 { style } else { Palette::dim() });
+        }
+        grow(&mut self.widths.diff, diff_len);
+        pad(&mut self.line, self.widths.diff - diff_len);
+        self.line.push_str("  ");
+
+        let call = match &push.key {
+            Some(key) => format!("{} {}", push.call.as_str(), printable(key)),
+            None => push.call.as_str().to_owned(),
+        };
+        grow(
+            &mut self.widths.call,
+            call.chars().count().min(MAX_KEY_WIDTH),
+        );
+        self.cell(&call, self.widths.call, Style::new());
+
+        let rv = format!(
+            "rv {}",
+            printable(push.resource_version.as_deref().unwrap_or("-"))
+        );
+        grow(&mut self.widths.rv, rv.chars().count());
+        self.cell(&rv, self.widths.rv, Style::new());
+
+        let initial = if push.initial { "initial" } else { "" };
+        self.cell(initial, "initial".len(), Palette::dim());
+
+        if self.options.wide {
+            let mut keys = String::new();
+            for (sign, list) in [
+                ('+', &push.added),
+                ('−', &push.removed),
+                ('~', &push.changed),
+            ] {
+                for key in list {
+                    let _ = write!(keys, "{sign}{key} ");
+                }
+            }
+            self.line.push_str(&printable(keys.trim_end()));
         }
         self.flush_line()
     }

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::cache::{Controller, DeltaFifo, Indexer, Queue, RealFifo};
+use crate::render::{Push, StoreCall};
 
 fn pod(name: &str, rv: &str, phase: &str) -> Arc<Object> {
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
@@ -388,4 +389,86 @@ fn durations_read_like_a_person_writes_them() {
     assert_eq!(human_duration(Duration::from_millis(2010)), "2.01s");
     assert_eq!(human_duration(Duration::from_secs(62)), "1m02s");
     assert_eq!(human_duration(Duration::from_secs(3900)), "1h05m");
+}
+
+fn push(seq: u64, objects: Vec<Arc<Object>>, diff: [&[&str]; 3], call: StoreCall) -> Push {
+    let keys = |k: &[&str]| k.iter().map(|k| format!("default/{k}")).collect();
+    Push {
+        seq,
+        objects,
+        added: keys(diff[0]),
+        removed: keys(diff[1]),
+        changed: keys(diff[2]),
+        call,
+        key: (call != StoreCall::Replace).then(|| "default/web-1".to_owned()),
+        resource_version: Some(format!("{}", 1000 + seq)),
+        initial: seq == 1,
+    }
+}
+
+/// An UndeltaStore's session: its first line, two pushes, the sync, a resync tick.
+fn render_pushes(options: TimelineOptions) -> String {
+    let mut timeline = Timeline::new(Vec::new(), options);
+    let time = SystemTime::UNIX_EPOCH + T0;
+    let event = |event| EventView {
+        resource: "pods",
+        time,
+        event,
+    };
+    timeline.event(&event(Event::UndeltaStarted)).unwrap();
+    let first = push(
+        1,
+        vec![pod("web-0", "1", "Running"), pod("web-1", "1", "Running")],
+        [&["web-0", "web-1"], &[], &[]],
+        StoreCall::Replace,
+    );
+    let view = |push| PushView {
+        resource: "pods",
+        time,
+        push,
+    };
+    timeline.push(&view(&first)).unwrap();
+    let synced = Event::Synced {
+        batches: 1,
+        after: Duration::from_millis(3),
+    };
+    timeline.event(&event(synced)).unwrap();
+    let second = push(
+        12,
+        vec![pod("web-1", "12", "Running")],
+        [&[], &["web-0"], &["web-1"]],
+        StoreCall::Update,
+    );
+    timeline.push(&view(&second)).unwrap();
+    let resync = ReflectorEventKind::Resync { keys: 0 };
+    timeline.event(&event(Event::Reflector(&resync))).unwrap();
+    String::from_utf8(timeline.into_inner()).unwrap()
+}
+
+#[test]
+fn an_undelta_store_has_one_row_per_push() {
+    assert_eq!(
+        render_pushes(options()).lines().collect::<Vec<_>>(),
+        [
+            "22:13:20.250  ── store: UndeltaStore, the whole list pushed after every change",
+            "22:13:20.250  #1  push  2 objects  +2 −0 ~0  replace  rv 1001  initial",
+            "22:13:20.250  ── synced: HasSynced after 1 push, 3.0ms",
+            "22:13:20.250  #12  push   1 object  +0 −1 ~1  update default/web-1  rv 1012",
+            "22:13:20.250  ── resync tick: no push (an UndeltaStore's Resync does nothing)",
+        ]
+    );
+}
+
+#[test]
+fn a_wide_push_row_lists_the_keys_it_added_removed_and_changed() {
+    let text = render_pushes(TimelineOptions {
+        wide: true,
+        ..options()
+    });
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains(" push ")).collect();
+    assert!(
+        rows[0].ends_with("initial  +default/web-0 +default/web-1"),
+        "{text}"
+    );
+    assert!(rows[1].ends_with("−default/web-0 ~default/web-1"), "{text}");
 }

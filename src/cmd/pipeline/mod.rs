@@ -12,6 +12,9 @@
 //! Before anything is listed, each resource's first line says which client-go version it imitates,
 //! with every setting that came of it, and which queue it runs (`informer-start`).
 //!
+//! With `--store undelta` ([`undelta`]) a resource has no queue, no consumer and no Indexer: its
+//! Reflector writes into an UndeltaStore, and each push is written in the store call that made it.
+//!
 //! The pipeline is generic over where objects come from ([`ListerWatcher`]) and over time
 //! ([`Clock`]): a live cluster with tokio time for `watch`, a recording with a virtual clock for
 //! `replay`. It never touches HTTP itself. A source can ask for more through its [`Hooks`]: to
@@ -60,6 +63,7 @@ mod reader;
 mod sink;
 mod stdout;
 mod stop;
+mod undelta;
 mod view;
 
 use std::future::Future;
@@ -70,8 +74,8 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
-    ConsumerGroup, Consumption, IndexSpec, Informer, InformerError, InformerKind, ReflectorConfig,
-    ReflectorError, SharedInformerError,
+    ConsumerGroup, Consumption, IndexSpec, Informer, InformerError, InformerKind, Reflector,
+    ReflectorConfig, ReflectorError, SharedInformerError,
 };
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::source::ListerWatcher;
@@ -88,7 +92,7 @@ use stop::Stop;
 
 use super::informer::{QueueChoice, index_specs};
 use crate::cli::profile::Profile;
-use crate::cli::{InformerArgs, InformerKindArg};
+use crate::cli::{InformerArgs, InformerKindArg, StoreKind};
 
 /// Where one resource's objects come from, and its name in the output.
 pub struct Source<L> {
@@ -125,6 +129,9 @@ pub struct Settings {
     /// The client-go version imitated and its resolved settings, named by each informer's first
     /// line.
     pub profile: Profile,
+    /// What each Reflector writes into: an informer's queue, or an UndeltaStore (then `queue`
+    /// and `indices` are not used; see `undelta.rs`).
+    pub store: StoreKind,
     /// Indices every Indexer gets.
     pub indices: Vec<IndexSpec>,
     /// How the time a batch waited in its queue is shown: `None` as measured; `Some(x)`
@@ -135,22 +142,39 @@ pub struct Settings {
 
 impl Settings {
     /// Settings from the shared informer flags and their resolved `profile`; index specs that do
-    /// not parse are usage errors.
+    /// not parse are usage errors, and so are the flags an UndeltaStore has no use for.
     pub fn new(
         view: View,
         informer: &InformerArgs,
         profile: Profile,
+        store: StoreKind,
         reflector: ReflectorConfig,
     ) -> anyhow::Result<Self> {
+        refuse_store_flags(store, informer, &view)?;
         Ok(Settings {
             view,
             reflector,
             queue: QueueChoice::from_profile(&profile),
             profile,
+            store,
             indices: index_specs(informer)?,
             wait_scale: None,
         })
     }
+}
+
+/// Refuses, with `--store undelta`, the flags about a queue, its consumer, an Indexer or
+/// handlers, which an UndeltaStore does not have: a usage error of one line. Called before
+/// anything else reads those flags, so that this is the line a user sees.
+pub fn refuse_store_flags(
+    store: StoreKind,
+    informer: &InformerArgs,
+    view: &View,
+) -> anyhow::Result<()> {
+    if store == StoreKind::Undelta {
+        undelta::refuse_flags(informer, view)?;
+    }
+    Ok(())
 }
 
 /// How a session ended without an error.
@@ -273,6 +297,7 @@ impl Pipeline {
             reflector,
             queue,
             profile,
+            store,
             indices,
             wait_scale,
         } = settings;
@@ -292,7 +317,9 @@ impl Pipeline {
         ));
         let group = idle.group();
 
+        // The informers, and for each resource its informer (none for an UndeltaStore).
         let mut informers = Vec::new();
+        let mut per_resource = Vec::new();
         let mut runs = Vec::new();
         for (index, source) in sources.into_iter().enumerate() {
             let Hooks {
@@ -301,6 +328,28 @@ impl Pipeline {
                 informer: slot,
                 inline,
             } = source.hooks;
+            if store == StoreKind::Undelta {
+                // No queue, no consumer: each store call pushes, and writes its push.
+                let target = undelta::UndeltaResyncs {
+                    output: output.clone(),
+                    index,
+                    also: observer,
+                };
+                let reflector = undelta::reflector(
+                    source.lister_watcher,
+                    reflector.clone(),
+                    index,
+                    output.clone(),
+                    clock.clone(),
+                    target.clone(),
+                );
+                if let Some(slot) = slot {
+                    slot.fill(Arc::new(target));
+                }
+                per_resource.push(None);
+                runs.push((Runner::Store(reflector), end));
+                continue;
+            }
             let sink = Arc::new(InformerOutput {
                 output: output.clone(),
                 index,
@@ -347,11 +396,12 @@ impl Pipeline {
                 slot.fill(informer.clone());
             }
             informers.push(informer.clone());
-            runs.push((informer, source.lister_watcher, end));
+            per_resource.push(Some(informer.clone()));
+            runs.push((Runner::Informer(informer, source.lister_watcher), end));
         }
         idle.attach(informers.clone());
 
-        let runs = join_all(runs.into_iter().map(|(informer, lister_watcher, end)| {
+        let runs = join_all(runs.into_iter().map(|(runner, end)| {
             let (stop, reflector, clock) = (stop.clone(), reflector.clone(), clock.clone());
             async move {
                 // Set when the source ran dry (rather than the session being stopped).
@@ -362,7 +412,23 @@ impl Pipeline {
                         None => std::future::pending().await,
                     }
                 };
-                let result = informer.run(lister_watcher, reflector, clock, until).await;
+                let result = match runner {
+                    Runner::Informer(informer, lister_watcher) => {
+                        informer.run(lister_watcher, reflector, clock, until).await
+                    }
+                    Runner::Store(store_reflector) => {
+                        let until = async {
+                            tokio::select! {
+                                () = until => {}
+                                () = stop.wait() => {}
+                            }
+                        };
+                        store_reflector
+                            .run(until)
+                            .await
+                            .map_err(InformerError::Reflector)
+                    }
+                };
                 if result.is_err() {
                     stop.request(Ended::Failed);
                 }
@@ -393,7 +459,7 @@ impl Pipeline {
             let mut tick = tokio::time::interval(STATUS_REFRESH);
             loop {
                 tick.tick().await;
-                output.refresh_status(&informers);
+                output.refresh_status(&per_resource);
             }
         };
         // Ctrl-C, SIGTERM or SIGHUP (a second one exits at once). A task of its own: the rest of
@@ -465,7 +531,7 @@ impl Pipeline {
                 | Ended::EndOfInput
         );
         if normal && view.summary {
-            let _ = io::stderr().write_all(output.summary(&informers).as_bytes());
+            let _ = io::stderr().write_all(output.summary(&per_resource).as_bytes());
         }
         Ok(ended)
     }
@@ -478,6 +544,12 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// What runs one resource: an informer, or a Reflector feeding an UndeltaStore.
+enum Runner<L> {
+    Informer(Arc<Informer>, L),
+    Store(Reflector<L>),
 }
 
 /// What each informer's run gave: its result, and how its source ended if it ran dry.

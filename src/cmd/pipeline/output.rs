@@ -19,7 +19,9 @@ use kubectl_deltas::render::profile::InformerProfile;
 use kubectl_deltas::render::stats::{HandlerStats, InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::render::summary::summary_table;
-use kubectl_deltas::render::{BatchView, Delivered, Event, EventView, NotificationView, Renderer};
+use kubectl_deltas::render::{
+    BatchView, Delivered, Event, EventView, NotificationView, Push, PushView, Renderer,
+};
 
 use super::Ended;
 use super::stdout::GaveUp;
@@ -50,8 +52,10 @@ struct State {
     closed: bool,
     /// The first write error.
     failed: Option<io::Error>,
-    /// Batches written.
+    /// Batches written (pushes, for an UndeltaStore).
     shown: u64,
+    /// Pushes of every UndeltaStore so far: the last push's sequence number.
+    pushes: u64,
     stats: Vec<InformerStats>,
     synced: Vec<bool>,
 }
@@ -82,6 +86,7 @@ impl Output {
                 closed: false,
                 failed: None,
                 shown: 0,
+                pushes: 0,
                 stats: vec![InformerStats::default(); n],
                 synced: vec![false; n],
             }),
@@ -309,8 +314,57 @@ impl Output {
         self.write(&mut state, |r| r.event(&view));
     }
 
-    /// A reflector event of resource `index`.
-    pub(super) fn event(&self, index: usize, event: &ReflectorEvent, fifo: &dyn Queue<Object>) {
+    /// Says that resource `index` runs an UndeltaStore instead of a queue: its first line.
+    pub(super) fn undelta_started(&self, index: usize) {
+        let mut state = self.lock();
+        state.stats[index].undelta = true;
+        if state.closed {
+            return;
+        }
+        let view = EventView {
+            resource: &self.names[index],
+            time: self.clock.wall(),
+            event: Event::UndeltaStarted,
+        };
+        self.write(&mut state, |r| r.event(&view));
+    }
+
+    /// Handles a push of resource `index`'s UndeltaStore, made at `time`: numbers it (one
+    /// sequence across resources, in the order pushes happen: each is handled in the store call
+    /// that made it), counts it, writes it if the view shows it, reports the sync of the first
+    /// one, and applies the limits as [`batch`](Output::batch) does.
+    pub(super) fn push(&self, index: usize, mut push: Push, time: SystemTime) {
+        let mut state = self.lock();
+        state.pushes += 1;
+        push.seq = state.pushes;
+        state.stats[index].record_push(&push);
+        let shown = !(self.view.since_now && push.initial);
+        if !state.closed && shown {
+            let view = PushView {
+                resource: &self.names[index],
+                time,
+                push: &push,
+            };
+            self.write(&mut state, |r| r.push(&view));
+            state.shown += 1;
+            if !state.closed && self.view.max_batches.is_some_and(|max| state.shown >= max) {
+                self.close(&mut state, Ended::MaxBatches);
+            }
+        }
+        // An UndeltaStore has synced once it was written: its first push.
+        if !state.synced[index] {
+            let pushes = state.stats[index].pushes.count;
+            self.synced(&mut state, index, pushes, time);
+        }
+    }
+
+    /// A reflector event of resource `index`, whose queue is `fifo` (`None`: an UndeltaStore).
+    pub(super) fn event(
+        &self,
+        index: usize,
+        event: &ReflectorEvent,
+        fifo: Option<&dyn Queue<Object>>,
+    ) {
         let mut state = self.lock();
         state.stats[index].record_event(&event.kind, event.at);
         if state.closed {
@@ -327,6 +381,7 @@ impl Output {
         // queue, whose empty `ReplacedAll` is popped like any other.
         if let ReflectorEventKind::ListDone { items: 0, .. } = event.kind
             && !state.synced[index]
+            && let Some(fifo) = fifo
             && fifo.kind() != QueueKind::Atomic
             && !fifo.stats().populated
         {
@@ -335,15 +390,16 @@ impl Output {
     }
 
     /// Runs the queue's resync and writes its row (at `at`), both under the output lock, so the
-    /// row comes before any of the Sync batches it queued. Returns the resync's event.
+    /// row comes before any of the Sync batches it queued. Returns the resync's event. Without a
+    /// queue (an UndeltaStore, whose `Resync` pushes nothing, as client-go's), only the row.
     pub(super) fn resync(
         &self,
         index: usize,
-        fifo: &dyn Queue<Object>,
+        fifo: Option<&dyn Queue<Object>>,
         at: SystemTime,
     ) -> ReflectorEvent {
         let mut state = self.lock();
-        let keys = fifo.resync();
+        let keys = fifo.map_or(0, |fifo| fifo.resync());
         let event = ReflectorEvent {
             at,
             kind: ReflectorEventKind::Resync { keys },
@@ -361,7 +417,7 @@ impl Output {
     }
 
     /// Redraws the status bar from the counters and the queues' current lengths.
-    pub(super) fn refresh_status(&self, informers: &[Arc<Informer>]) {
+    pub(super) fn refresh_status(&self, informers: &[Option<Arc<Informer>>]) {
         let stats = {
             let mut state = self.lock();
             for (stats, informer) in state.stats.iter_mut().zip(informers) {
@@ -375,7 +431,7 @@ impl Output {
     }
 
     /// The summary table of the session so far.
-    pub(super) fn summary(&self, informers: &[Arc<Informer>]) -> String {
+    pub(super) fn summary(&self, informers: &[Option<Arc<Informer>>]) -> String {
         let mut state = self.lock();
         for (stats, informer) in state.stats.iter_mut().zip(informers) {
             record_informer(stats, informer);
@@ -398,8 +454,12 @@ impl Output {
     }
 }
 
-/// Takes an informer's own counters: its queue's, and its handlers' buffers.
-fn record_informer(stats: &mut InformerStats, informer: &Informer) {
+/// Takes an informer's own counters: its queue's, and its handlers' buffers (nothing for a
+/// resource without one: an UndeltaStore's).
+fn record_informer(stats: &mut InformerStats, informer: &Option<Arc<Informer>>) {
+    let Some(informer) = informer else {
+        return;
+    };
     stats.record_queue(&informer.queue_stats());
     for (handler, listener) in stats.handlers.iter_mut().zip(informer.listeners()) {
         let listener = listener.stats();

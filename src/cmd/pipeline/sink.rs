@@ -34,7 +34,7 @@ impl InformerSink for InformerOutput {
     }
 
     fn event(&self, event: ReflectorEvent, queue: &dyn Queue<Object>) {
-        self.output.event(self.index, &event, queue);
+        self.output.event(self.index, &event, Some(queue));
         if let Some(also) = &self.also {
             also.observe(event);
         }
@@ -43,7 +43,7 @@ impl InformerSink for InformerOutput {
     /// The queue's resync and its row, both under the output's lock, so that the row precedes
     /// the Sync batches it queued; then the source's observer.
     fn resync(&self, at: SystemTime, queue: &dyn Queue<Object>) {
-        let event = self.output.resync(self.index, queue, at);
+        let event = self.output.resync(self.index, Some(queue), at);
         if let Some(also) = &self.also {
             also.observe(event);
         }

@@ -121,6 +121,7 @@ fn settings(view: View) -> Settings {
         reflector: ReflectorConfig::default(),
         queue: QueueChoice::default(),
         profile: Profile::default(),
+        store: crate::cli::StoreKind::Informer,
         indices: Vec::new(),
         wait_scale: None,
     }

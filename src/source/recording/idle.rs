@@ -118,29 +118,36 @@ impl ResyncHook for Informer {
     }
 }
 
-/// The informer a replay feeds, when it is built after the replay (by a session that builds
-/// one informer per source): empty until [`fill`](InformerSlot::fill)ed, and until then its
-/// turns and resyncs do nothing (nothing can be queued before the informer runs).
+/// What a replay feeds: it takes turns with the replay and resyncs where the recording says.
+pub trait ReplayTarget: Quiescence + ResyncHook {}
+
+impl<T: Quiescence + ResyncHook> ReplayTarget for T {}
+
+/// The informer (or other store) a replay feeds, when it is built after the replay (by a
+/// session that builds one per source): empty until [`fill`](InformerSlot::fill)ed, and until
+/// then its turns and resyncs do nothing (nothing can be queued before it runs).
 #[derive(Default)]
-pub struct InformerSlot(OnceLock<Arc<Informer>>);
+pub struct InformerSlot(OnceLock<Arc<dyn ReplayTarget>>);
 
 impl fmt::Debug for InformerSlot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("InformerSlot").field(&self.0.get()).finish()
+        f.debug_struct("InformerSlot")
+            .field("filled", &self.0.get().is_some())
+            .finish()
     }
 }
 
 impl InformerSlot {
-    /// Puts `informer` in the slot; a second one is ignored.
-    pub fn fill(&self, informer: Arc<Informer>) {
-        let _ = self.0.set(informer);
+    /// Puts `target` in the slot; a second one is ignored.
+    pub fn fill(&self, target: Arc<dyn ReplayTarget>) {
+        let _ = self.0.set(target);
     }
 }
 
 impl Quiescence for InformerSlot {
     fn idle(&self, next: Instant) -> BoxFuture<'_, ()> {
         match self.0.get() {
-            Some(informer) => informer.idle(next),
+            Some(target) => target.idle(next),
             None => Box::pin(std::future::ready(())),
         }
     }
@@ -148,20 +155,18 @@ impl Quiescence for InformerSlot {
 
 impl ResyncHook for InformerSlot {
     fn resync(&self, at: SystemTime) {
-        if let Some(informer) = self.0.get() {
-            Informer::resync(informer, at);
+        if let Some(target) = self.0.get() {
+            target.resync(at);
         }
     }
 
     fn period(&self) -> Option<Duration> {
-        self.0
-            .get()
-            .and_then(|informer| informer.external_resync_period())
+        self.0.get().and_then(|target| target.period())
     }
 
     fn tick(&self, at: SystemTime) {
-        if let Some(informer) = self.0.get() {
-            informer.resync_tick(at);
+        if let Some(target) = self.0.get() {
+            target.tick(at);
         }
     }
 }

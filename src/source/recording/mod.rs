@@ -64,7 +64,7 @@ mod writer;
 pub use clock::ReplayClock;
 pub use error::RecordingError;
 pub use format::{FORMAT_VERSION, Header, Line, Record, RecordedResource, RequestKind};
-pub use idle::{InformerSlot, InlineDrain, Quiescence, ResyncHook};
+pub use idle::{InformerSlot, InlineDrain, Quiescence, ReplayTarget, ResyncHook};
 pub use reader::{MAX_LINE, RecordingReader};
 pub use record::{RecordOptions, Recorder, RecordingTee, ResyncRecorder};
 pub use replay::{Pace, RecordingListerWatcher, ReplayEnd, ReplaySummary};
