@@ -347,7 +347,7 @@ impl Pipeline {
                     slot.fill(Arc::new(target));
                 }
                 per_resource.push(None);
-                runs.push((Runner::Store(reflector), end));
+                runs.push((Runner::Store(Box::new(reflector)), end));
                 continue;
             }
             let sink = Arc::new(InformerOutput {
@@ -549,7 +549,7 @@ impl Drop for AbortOnDrop {
 /// What runs one resource: an informer, or a Reflector feeding an UndeltaStore.
 enum Runner<L> {
     Informer(Arc<Informer>, L),
-    Store(Reflector<L>),
+    Store(Box<Reflector<L>>),
 }
 
 /// What each informer's run gave: its result, and how its source ended if it ran dry.
