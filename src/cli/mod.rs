@@ -121,8 +121,8 @@ Examples:
   # Config maps as JSON lines for a script, with a resync every 30 seconds
   kubectl deltas watch cm -o jsonl --resync 30s --object meta
 
-  # A slow handler behind client-go's RealFIFO: see deltas pile up and pop together
-  kubectl deltas watch pods --fifo real --batch-pop 10 --handler-delay 200ms";
+  # What two event handlers receive, one slow, one with its own resync period
+  kubectl deltas watch pods --resync 1m --handler web,resync=30s --handler audit,delay=2s";
 
 const INDEX_EXAMPLES: &str = "\
 Examples:
