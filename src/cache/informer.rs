@@ -26,6 +26,7 @@
 //! never on thread timing.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
@@ -154,7 +155,7 @@ pub struct Informer {
     /// The resync timer's period, decided by `run`: the Reflector's resync period, or with
     /// handlers the shared informer's check period.
     resync_period: OnceLock<Option<Duration>>,
-    /// The controller's group, reachable while the consumer thread holds the controller.
+    /// The controller's group: its pop numbers and batches in hand.
     group: Arc<ConsumerGroup>,
     config: InformerConfig,
     sink: Arc<dyn InformerSink>,
@@ -166,6 +167,8 @@ pub struct Informer {
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Woken after every batch and every Reflector event: what a wait for the sync watches.
     progress: Notify,
+    /// Tasks waiting on `progress`: a batch pays for waking them only when there are some.
+    progress_waiters: AtomicUsize,
 }
 
 impl std::fmt::Debug for Informer {
@@ -224,10 +227,12 @@ impl Informer {
             clock: OnceLock::new(),
             thread: Mutex::new(None),
             progress: Notify::new(),
+            progress_waiters: AtomicUsize::new(0),
         })
     }
 
-    /// Registers a handler of a [`InformerKind::Shared`] informer, before [`run`](Informer::run):
+    /// Registers a handler of a [`InformerKind::Shared`] informer (a plain one ignores it), before
+    /// [`run`](Informer::run):
     /// as client-go's `AddEventHandler` with `resync: None` (the informer's own resync period),
     /// as `AddEventHandlerWithResyncPeriod` otherwise (0: no resyncs for this handler). Handlers
     /// are registered in this order when the informer runs.
@@ -244,8 +249,9 @@ impl Informer {
         });
     }
 
-    /// The handler of a [`InformerKind::Plain`] informer, run inside each pop, under the queue's
-    /// lock, with the batch's handler calls; set before [`run`](Informer::run).
+    /// The handler of a [`InformerKind::Plain`] informer (a shared one ignores it), run inside
+    /// each pop, under the queue's lock, with the batch's handler calls; set before
+    /// [`run`](Informer::run).
     pub fn handle_in_pop(&self, handler: InPop<Object>) {
         *lock(&self.in_pop) = Some(handler);
     }
@@ -301,6 +307,7 @@ impl Informer {
                 let progressed = self.progress.notified();
                 tokio::pin!(progressed);
                 progressed.as_mut().enable();
+                let _waiting = Waiting::on(&self.progress_waiters);
                 if self.has_synced() {
                     return;
                 }
@@ -331,7 +338,14 @@ impl Informer {
         let mut controller = Controller::new(self.queue.clone(), self.indexer.clone())
             .batch_pop(self.config.batch_pop)
             .group(self.group.clone());
+        // Each kind calls its own handlers: a plain informer has no listeners, a shared one
+        // nothing inside the pop.
         let handlers = std::mem::take(&mut *lock(&self.handlers));
+        let in_pop = lock(&self.in_pop).take();
+        let (handlers, in_pop) = match self.config.kind {
+            InformerKind::Shared => (handlers, None),
+            InformerKind::Plain => (Vec::new(), in_pop),
+        };
         if !handlers.is_empty() {
             let own = reflector.resync.unwrap_or_default();
             let shared = Arc::new(SharedInformer::new(self.indexer.clone(), own, clock_handle));
@@ -363,7 +377,7 @@ impl Informer {
         if self.config.external_resync {
             reflector.resync = None;
         }
-        if let Some(in_pop) = lock(&self.in_pop).take() {
+        if let Some(in_pop) = in_pop {
             controller = controller.in_pop(in_pop);
         }
         let _ = self.controller.set(controller);
@@ -416,7 +430,7 @@ impl Informer {
     /// queues it and reports it ([`InformerSink::resync`]).
     pub fn resync(&self, at: SystemTime) {
         self.sink.resync(at, self.queue.as_ref());
-        self.progress.notify_waiters();
+        self.progressed();
     }
 
     /// Pops until the queue is empty (or the informer is cancelled), on the caller's thread,
@@ -485,9 +499,7 @@ impl Informer {
             // Every call left, however late on the clock a slow handler makes them.
             Consumption::Inline => {
                 let _turn = lock(&self.turn);
-                while !self.cancel.is_cancelled() && shared.call_until(FAR_FUTURE.with(|t| *t)) > 0
-                {
-                }
+                while !self.cancel.is_cancelled() && shared.call_until(far_future()) > 0 {}
             }
             Consumption::Thread => {
                 let listeners = shared.processor().listeners();
@@ -554,7 +566,32 @@ impl Informer {
         let at = self.clock.get().map_or_else(SystemTime::now, |c| c.wall());
         self.sink.batch(batch, at, self.queue.as_ref());
         controller.consumer_group().handled();
-        self.progress.notify_waiters();
+        self.progressed();
+    }
+}
+
+impl Informer {
+    /// Wakes the waits for the sync, if any.
+    fn progressed(&self) {
+        if self.progress_waiters.load(Ordering::SeqCst) > 0 {
+            self.progress.notify_waiters();
+        }
+    }
+}
+
+/// Counts a waiter on `progress` while it lives.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn on(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -569,9 +606,9 @@ struct HandlerSpec {
     resync: Option<Duration>,
 }
 
-thread_local! {
-    /// Later than any handler call of a replay: what `finish` calls inline handlers until.
-    static FAR_FUTURE: Instant = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
+/// Later than any handler call of a replay: what `finish` calls inline handlers until.
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600)
 }
 
 /// Hands the Reflector's events to the informer's sink.
@@ -581,7 +618,7 @@ impl ReflectorObserver for SinkObserver {
     fn observe(&self, event: ReflectorEvent) {
         let informer = &self.0;
         informer.sink.event(event, informer.queue.as_ref());
-        informer.progress.notify_waiters();
+        informer.progressed();
     }
 }
 
