@@ -112,7 +112,8 @@ pub enum Consumption {
 pub trait InformerSink: Send + Sync + 'static {
     /// A batch popped and applied to the Indexer, stamped `at` by the informer's clock; called
     /// on the consumer's thread, in pop order, outside the cache's locks. The next pop waits
-    /// for it to return, as client-go's `processLoop` waits for its handlers.
+    /// for it to return (client-go's `processLoop` waits only for `process`, which for a shared
+    /// informer is `HandleDeltas`: keep this quick).
     fn batch(&self, batch: Batch<Object>, at: SystemTime, queue: &dyn Queue<Object>);
 
     /// A step of the Reflector (a list, a watch, a bookmark, a backoff…), when it happens.
@@ -300,7 +301,9 @@ impl Informer {
     }
 
     /// Completes once [`has_synced`](Informer::has_synced) holds (checked after every batch and
-    /// every Reflector event), or the informer is cancelled.
+    /// every Reflector event), or the informer is cancelled. An empty first list queues nothing,
+    /// and its `ListDone` comes before the queue's `replace`: its sync is noticed at the next
+    /// event (the watch opening), or by a caller that knows the list is in (`cmd/one_shot.rs`).
     pub async fn synced(&self) {
         let synced = async {
             loop {
@@ -403,9 +406,11 @@ impl Informer {
     }
 
     /// A tick of the resync timer (the Reflector's, or the source's with
-    /// [`InformerConfig::external_resync`]): client-go's `ShouldResync` (with handlers, each one
+    /// [`InformerConfig::external_resync`]): with handlers, client-go's `ShouldResync` (each one
     /// is marked by whether its own period is due, and the queue resyncs only if one is), then
-    /// the resync.
+    /// the resync. Without handlers the queue resyncs at every tick, where client-go's
+    /// `shouldResync` would find no listener due: deliberately, so that `--resync` shows the
+    /// queue's resyncs without a handler (as one default handler would make them).
     pub fn resync_tick(&self, at: SystemTime) {
         let due = self
             .shared
@@ -426,8 +431,19 @@ impl Informer {
         self.resync_period.get().copied().flatten()
     }
 
-    /// A resync now, regardless of the handlers' periods (a recorded `RESYNC` line): the sink
-    /// queues it and reports it ([`InformerSink::resync`]).
+    /// A resync that a recorded informer did (a recording's `RESYNC` line): its ticks found some
+    /// handler due, so the queue resyncs whatever these handlers' periods; they are marked by
+    /// their own periods all the same (`ShouldResync`), which decides who gets the sync
+    /// notifications.
+    pub fn recorded_resync(&self, at: SystemTime) {
+        if let Some(shared) = self.shared.get() {
+            let _ = shared.should_resync();
+        }
+        self.resync(at);
+    }
+
+    /// A resync now, regardless of the handlers' periods: the sink queues it and reports it
+    /// ([`InformerSink::resync`]).
     pub fn resync(&self, at: SystemTime) {
         self.sink.resync(at, self.queue.as_ref());
         self.progressed();
@@ -503,9 +519,15 @@ impl Informer {
             }
             Consumption::Thread => {
                 let listeners = shared.processor().listeners();
+                let cancel = self.cancel.clone();
                 let waited = tokio::task::spawn_blocking(move || {
                     for listener in listeners {
-                        while !listener.wait_drained(Duration::from_millis(100)) {}
+                        // `false` at once for a listener stopped in a call: the cancel ends that.
+                        while !listener.wait_drained(Duration::from_millis(100))
+                            && !cancel.is_cancelled()
+                        {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
                     }
                 });
                 tokio::select! {
@@ -558,7 +580,16 @@ impl Informer {
             let Some(batch) = controller.process_next() else {
                 return;
             };
-            self.handle(controller, batch);
+            let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.handle(controller, batch);
+            }));
+            if let Err(panic) = handled {
+                // Whatever waits for this batch (the next pop's turn) must not wait forever:
+                // the informer stops, and whoever joins this thread hears of the panic.
+                self.group.handled();
+                self.cancel.cancel();
+                std::panic::resume_unwind(panic);
+            }
         }
     }
 

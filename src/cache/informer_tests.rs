@@ -262,3 +262,32 @@ async fn a_resync_goes_through_the_sink_which_queues_it() {
         "the sink decides where the resync happens; its Sync delta is popped after"
     );
 }
+
+/// A sink that panics on its first batch.
+struct Panics;
+
+impl InformerSink for Panics {
+    fn batch(&self, _: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {
+        panic!("a renderer bug");
+    }
+
+    fn event(&self, _: ReflectorEvent, _: &dyn Queue<Object>) {}
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consumer_that_panics_stops_the_informer_instead_of_hanging_it() {
+    let cancel = CancellationToken::new();
+    let group = Arc::new(ConsumerGroup::default());
+    let config = InformerConfig::default();
+    let informer = Informer::new(config, Arc::new(Panics), group.clone(), cancel.clone());
+    informer.queue.add(cm("ns", "a", 1));
+    started(&informer).await;
+    tokio::time::timeout(PATIENCE, cancel.cancelled())
+        .await
+        .expect("the panic cancels the informer");
+    assert_eq!(group.in_hand(), 0, "the batch no longer counts as in hand");
+    assert!(
+        !informer.shut_down().await,
+        "the panic is reported by the join"
+    );
+}

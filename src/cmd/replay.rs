@@ -42,12 +42,9 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
              never wait for the consumer; add --speed X to see it",
         );
     }
-    let resync_given = args.informer.resync.0.is_some()
-        || view
-            .handlers
-            .iter()
-            .any(|h| h.resync.is_some_and(|p| !p.is_zero()));
-    if resync_given {
+    // Without the informer's own period no handler resyncs (client-go's rule, which a warning
+    // then points out), and the recording's RESYNC lines are followed.
+    if args.informer.resync.0.is_some() {
         notes.push(
             "resyncs are timed from --resync and the handlers' periods on the recording's \
              clock, as a live informer's would be; the recording's RESYNC lines are ignored",

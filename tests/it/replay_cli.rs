@@ -940,3 +940,75 @@ async fn recordings_redact_the_last_applied_configuration_of_secrets() {
         text(&out.stderr)
     );
 }
+
+/// The pops of a replay, as `seq key types` lines, from its JSON lines.
+fn pops(stdout: &[u8]) -> Vec<String> {
+    json_lines(stdout)
+        .iter()
+        .filter(|l| l["kind"] == "batch")
+        .map(|l| {
+            let types: Vec<&str> = l["deltas"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["type"].as_str().unwrap())
+                .collect();
+            format!("{} {} {}", l["seq"], l["key"], types.join(","))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn showing_handlers_changes_no_pop_of_a_recording_with_resyncs() {
+    // The recording's RESYNC lines are resyncs its queue did: they happen whatever handlers this
+    // replay registers (which only decides who gets the sync notifications).
+    let path = bundled("resync");
+    let args = |extra: &[&'static str]| {
+        let mut args = vec!["replay", path_str(&path), "-q", "-o", "jsonl"];
+        args.extend_from_slice(extra);
+        args
+    };
+    let plain = run_offline(&args(&[]), None).await;
+    let shown = run_offline(&args(&["--view", "both"]), None).await;
+    let handlers = run_offline(&args(&["--handler", "a", "--handler", "b,delay=2s"]), None).await;
+    let plain = pops(&plain.stdout);
+    assert!(plain.iter().any(|p| p.ends_with(" Sync")), "{plain:?}");
+    assert_eq!(pops(&shown.stdout), plain);
+    assert_eq!(pops(&handlers.stdout), plain);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_batches_counts_pops_even_when_only_handlers_are_shown() {
+    let path = bundled("resync");
+    let out = run_offline(
+        &[
+            "replay",
+            path_str(&path),
+            "-q",
+            "-o",
+            "jsonl",
+            "--view",
+            "handlers",
+            "--max-batches",
+            "2",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0));
+    let lines = json_lines(&out.stdout);
+    assert!(
+        lines.iter().all(|l| l["kind"] != "batch"),
+        "no pop is shown"
+    );
+    let seqs: Vec<u64> = lines
+        .iter()
+        .filter(|l| l["kind"] == "notification")
+        .map(|l| l["seq"].as_u64().unwrap())
+        .collect();
+    assert!(!seqs.is_empty(), "{lines:?}");
+    assert!(
+        seqs.iter().all(|s| *s <= 2),
+        "only the first two pops' calls: {seqs:?}"
+    );
+}

@@ -13,8 +13,8 @@ use kubectl_deltas::cache::{ConsumerGroup, Informer};
 use super::stop::Stop;
 
 /// A cheap, cloneable handle on the consumers' progress. The pipeline is idle when every queue is
-/// empty and no consumer holds a batch it has not finished handling (rendering it and any
-/// `--handler-delay`).
+/// empty and no consumer holds a batch it has not finished handling (rendering it, and a plain
+/// informer's handler inside the pop).
 ///
 /// It says nothing about events a source has handed to a Reflector that the Reflector has not
 /// queued yet. A source that wants "everything I gave so far has been rendered" waits at the point

@@ -30,19 +30,14 @@
 //! pipeline's resync, which writes the resync row and queues the Sync deltas under that mutex:
 //! the row then always precedes the batches it caused.
 //!
-//! ## When stdout is slower than the watch
-//! Nothing is buffered between the queue and stdout: a consumer writes (and flushes) its batch,
-//! sleeps `--handler-delay` if asked, and only then pops again. While it writes, the Reflector
-//! keeps queueing. In a DeltaFIFO, changes to a key that is already queued coalesce into that
-//! key's Deltas, so the queue holds at most one entry per key; each entry still keeps every
-//! delta queued for it until it is popped, so memory grows with the rate of changes while the
-//! consumer lags, as in client-go's DeltaFIFO. A slow reader (or a slow handler) therefore
-//! shows as a growing queue depth and coalesced deltas in the status footer and the summary, and
-//! as batches carrying several deltas, never as lost or reordered output. A RealFIFO merges
-//! nothing: its queue grows by one entry per change, as client-go's does. client-go applies
-//! backpressure through the queue's lock instead (its handler runs under it); here the Reflector
-//! is never blocked by the renderer, except for the moment it writes one of its own event rows.
-//! Reflector events are written when they happen and are few, so they are not queued.
+//! ## When stdout or a handler is slower than the watch
+//! Nothing is buffered between the queue and stdout: a consumer writes (and flushes) its batch
+//! and only then pops again, while its Reflector keeps queueing. A shared informer's handlers
+//! take their `delay` on their own threads, their buffers growing, the queue not; a plain
+//! informer's handler takes it inside the pop, under the queue's lock, so the Reflector's queue
+//! calls wait for it (client-go's `NewInformer`). In a DeltaFIFO, changes to a key that is
+//! already queued coalesce into that key's Deltas; a RealFIFO merges nothing. docs/design.md
+//! ("When stdout or a handler is slower than the watch") says what each shows.
 //!
 //! ## Ending
 //! Ctrl-C (SIGINT, SIGTERM, SIGHUP), the `shutdown` future, `--until-synced` and `--max-batches`
@@ -389,7 +384,15 @@ impl Pipeline {
             // on a replay's thread, it takes no time (the replay never waits for it).
             if let Some(delay) = view.plain_handler_delay().filter(|_| !inline) {
                 let stop = stop.clone();
-                informer.handle_in_pop(Arc::new(move |_| stop.sleep(delay)));
+                // client-go's `newInformer` calls its handler once per delta (`processDeltas`).
+                informer.handle_in_pop(Arc::new(move |notifications| {
+                    for _ in notifications {
+                        if stop.requested() {
+                            return;
+                        }
+                        stop.sleep(delay);
+                    }
+                }));
             }
             output.informer_started(index, queue.kind, queue.batch_pop, &profile);
             if let Some(slot) = slot {

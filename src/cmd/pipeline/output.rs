@@ -1,19 +1,23 @@
 //! The one place a session writes: the renderer behind one mutex, the statistics, the limits
 //! (`--max-batches`, `--until-synced`) and the stop request they raise.
 //!
-//! Lock order: this mutex, then a queue's. Consumers pop before taking it; observers and the
-//! resync ticker take it and may then call into a queue (`resync`, `stats`); nothing that holds a
-//! queue's lock ever waits for this one.
+//! Lock order: this mutex, then a queue's (a resync's row and its `resync()`), then a shared
+//! informer's (its processor's lock, then a listener's buffer: `stats`). Consumers pop before
+//! taking it; handler threads take it between two calls, holding nothing else; nothing that holds
+//! a queue's lock ever waits for this one (a plain informer's handler, which works under its
+//! queue's lock, only sleeps there). The footer and the summary read the queues' and listeners'
+//! counters before taking it, so that a plain handler's long hold of its queue's lock does not
+//! hold up every writer.
 
 use std::io;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
-    Batch, Delivery, Distribution, FifoStats, Informer, Queue, QueueKind, ReflectorEvent,
-    ReflectorEventKind,
+    Batch, Delivery, Distribution, FifoStats, Informer, ListenerStats, Queue, QueueKind,
+    ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::render::profile::InformerProfile;
 use kubectl_deltas::render::stats::{HandlerStats, InformerStats, Synced};
@@ -27,6 +31,9 @@ use super::Ended;
 use super::stdout::GaveUp;
 use super::stop::Stop;
 use super::view::View;
+
+/// How often a wait for a turn looks at the stop.
+const TURN_CHECK: Duration = Duration::from_millis(50);
 
 pub(super) struct Output {
     state: Mutex<State>,
@@ -124,6 +131,19 @@ impl Output {
         }
     }
 
+    /// Waits for `next_turn` to move. With a timeout: a stop (a consumer that died holding its
+    /// turn stops the session) must end the wait, and the stop does not know this condition
+    /// variable.
+    fn wait_for_turn<'a>(&self, mut state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        state.waiting_for_turn += 1;
+        let (mut state, _) = self
+            .turn
+            .wait_timeout(state, TURN_CHECK)
+            .unwrap_or_else(|e| e.into_inner());
+        state.waiting_for_turn -= 1;
+        state
+    }
+
     /// Ends the output after the line just written.
     fn close(&self, state: &mut State, reason: Ended) {
         state.closed = true;
@@ -145,20 +165,21 @@ impl Output {
         let shown = self.view.shows(batch);
         let pop_shown = shown && self.view.shows_pops();
         let mut state = self.lock();
-        while state.next_turn < batch.seq {
-            state.waiting_for_turn += 1;
-            state = self.turn.wait(state).unwrap_or_else(|e| e.into_inner());
-            state.waiting_for_turn -= 1;
+        while state.next_turn < batch.seq && !self.stop.requested() {
+            state = self.wait_for_turn(state);
         }
         state.stats[index].record_batch(batch);
         state.stats[index].record_queue(fifo);
-        if !state.closed && pop_shown {
-            let view = BatchView {
-                resource: &self.names[index],
-                time,
-                batch,
-            };
-            self.write(&mut state, |r| r.batch(&view));
+        if !state.closed && shown {
+            if pop_shown {
+                let view = BatchView {
+                    resource: &self.names[index],
+                    time,
+                    batch,
+                };
+                self.write(&mut state, |r| r.batch(&view));
+            }
+            // `--max-batches` counts pops, shown or not (`--view handlers`).
             state.shown += 1;
         }
         for skip in skipped {
@@ -180,8 +201,7 @@ impl Output {
             };
             self.write(&mut state, |r| r.notification(&view));
         }
-        if !state.closed && pop_shown && self.view.max_batches.is_some_and(|max| state.shown >= max)
-        {
+        if !state.closed && shown && self.view.max_batches.is_some_and(|max| state.shown >= max) {
             self.close(&mut state, Ended::MaxBatches);
         }
         if fifo.synced && !state.synced[index] {
@@ -232,9 +252,7 @@ impl Output {
     ) {
         let mut state = self.lock();
         while state.next_turn <= delivery.batch && !self.stop.requested() {
-            state.waiting_for_turn += 1;
-            state = self.turn.wait(state).unwrap_or_else(|e| e.into_inner());
-            state.waiting_for_turn -= 1;
+            state = self.wait_for_turn(state);
         }
         let Some(stats) = state.stats[index].handlers.get_mut(handler) else {
             return;
@@ -418,10 +436,13 @@ impl Output {
 
     /// Redraws the status bar from the counters and the queues' current lengths.
     pub(super) fn refresh_status(&self, informers: &[Option<Arc<Informer>>]) {
+        // Read before taking the output's lock: a plain informer's handler holds its queue's
+        // lock for as long as it works.
+        let counters: Vec<_> = informers.iter().map(informer_counters).collect();
         let stats = {
             let mut state = self.lock();
-            for (stats, informer) in state.stats.iter_mut().zip(informers) {
-                record_informer(stats, informer);
+            for (stats, counters) in state.stats.iter_mut().zip(&counters) {
+                record_counters(stats, counters);
             }
             state.stats.clone()
         };
@@ -432,9 +453,10 @@ impl Output {
 
     /// The summary table of the session so far.
     pub(super) fn summary(&self, informers: &[Option<Arc<Informer>>]) -> String {
+        let counters: Vec<_> = informers.iter().map(informer_counters).collect();
         let mut state = self.lock();
-        for (stats, informer) in state.stats.iter_mut().zip(informers) {
-            record_informer(stats, informer);
+        for (stats, counters) in state.stats.iter_mut().zip(&counters) {
+            record_counters(stats, counters);
         }
         let pairs: Vec<(&str, &InformerStats)> = self
             .names
@@ -454,15 +476,21 @@ impl Output {
     }
 }
 
-/// Takes an informer's own counters: its queue's, and its handlers' buffers (nothing for a
-/// resource without one: an UndeltaStore's).
-fn record_informer(stats: &mut InformerStats, informer: &Option<Arc<Informer>>) {
-    let Some(informer) = informer else {
+/// An informer's own counters: its queue's, and each handler's listener's; `None` for a resource
+/// without one (an UndeltaStore's).
+fn informer_counters(informer: &Option<Arc<Informer>>) -> Option<(FifoStats, Vec<ListenerStats>)> {
+    let informer = informer.as_ref()?;
+    let listeners = informer.listeners().iter().map(|l| l.stats()).collect();
+    Some((informer.queue_stats(), listeners))
+}
+
+/// Takes an informer's own counters into its statistics.
+fn record_counters(stats: &mut InformerStats, counters: &Option<(FifoStats, Vec<ListenerStats>)>) {
+    let Some((queue, listeners)) = counters else {
         return;
     };
-    stats.record_queue(&informer.queue_stats());
-    for (handler, listener) in stats.handlers.iter_mut().zip(informer.listeners()) {
-        let listener = listener.stats();
+    stats.record_queue(queue);
+    for (handler, listener) in stats.handlers.iter_mut().zip(listeners) {
         handler.record_listener(listener.depth, listener.max_depth, listener.abandoned);
     }
 }

@@ -72,11 +72,11 @@ impl<F: FnMut() + Send + 'static> Quiescence for InlineDrain<F> {
     }
 }
 
-/// Receives a recording's `RESYNC` lines (each the tick of the recorded informer's resync timer
-/// that made its queue resync), at their place among the other lines: everything before has
-/// been applied to the queue, nothing after yet.
+/// Receives a recording's `RESYNC` lines (each a resync the recorded queue did, its timer's tick
+/// having found a handler due), at their place among the other lines: everything before has been
+/// applied to the queue, nothing after yet.
 pub trait ResyncHook: Send + Sync + 'static {
-    /// Resync now, unconditionally; `at` is the recorded time.
+    /// The queue resyncs now, as it did when recorded; `at` is the recorded time.
     fn resync(&self, at: SystemTime);
 
     /// The period of a resync timer that the replay should run on its clock instead of
@@ -87,9 +87,8 @@ pub trait ResyncHook: Send + Sync + 'static {
         None
     }
 
-    /// A tick of the resync timer at `at`: a recorded `RESYNC` line, or a computed tick. By
-    /// default a resync; an informer with handlers resyncs only if one of them is due
-    /// ([`Informer::resync_tick`]).
+    /// A computed tick of the resync timer at `at`. By default a resync; an informer with
+    /// handlers resyncs only if one of them is due ([`Informer::resync_tick`]).
     fn tick(&self, at: SystemTime) {
         self.resync(at);
     }
@@ -101,12 +100,13 @@ impl<F: Fn(SystemTime) + Send + Sync + 'static> ResyncHook for F {
     }
 }
 
-/// A recorded resync is what the informer's queue did; with a resync period of its own
+/// A recorded resync is what the informer's queue did, whatever its handlers' periods (which
+/// still decide which of them get its sync notifications); with a resync period of its own
 /// ([`InformerConfig::external_resync`](crate::cache::InformerConfig::external_resync)), the
 /// informer's timer ticks on the replay's clock instead.
 impl ResyncHook for Informer {
     fn resync(&self, at: SystemTime) {
-        Informer::resync(self, at);
+        self.recorded_resync(at);
     }
 
     fn period(&self) -> Option<Duration> {

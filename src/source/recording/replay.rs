@@ -431,13 +431,12 @@ impl Shared {
                     ..
                 }) => {
                     self.gate(cur, t).await;
-                    // A recorded tick of the informer's resync timer. With a period of its own,
-                    // the hook's ticks are computed (`gate`), and the recorded ones would come
-                    // twice.
+                    // A resync the recorded queue did. With a period of its own, the hook's
+                    // ticks are computed (`gate`), and the recorded ones would come twice.
                     if let Some(hook) = self.resync.get()
                         && hook.period().is_none()
                     {
-                        hook.tick(self.clock_wall());
+                        hook.resync(self.clock_wall());
                     }
                 }
                 other => {
