@@ -158,7 +158,7 @@ async fn the_slow_handler_replays_to_its_goldens() {
     };
     assert_eq!((relist_syncs("periodic"), relist_syncs("slow")), (2, 0));
     assert!(
-        rows_with(&timeline, "410 → relist").len() >= 1,
+        !rows_with(&timeline, "410 → relist").is_empty(),
         "{timeline}"
     );
 }
