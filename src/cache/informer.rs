@@ -153,6 +153,9 @@ pub struct Informer {
     in_pop: Mutex<Option<InPop<Object>>>,
     /// The shared informer of the handlers, built by `run` if any handler was added.
     shared: OnceLock<Arc<SharedInformer<Object>>>,
+    /// The listener of each handler, in registration order, kept past the processor's `stop`
+    /// (which unregisters them): the summary reads their counters after the run.
+    listeners: OnceLock<Vec<Arc<ProcessorListener<Object>>>>,
     /// The resync timer's period, decided by `run`: the Reflector's resync period, or with
     /// handlers the shared informer's check period.
     resync_period: OnceLock<Option<Duration>>,
@@ -220,6 +223,7 @@ impl Informer {
             handlers: Mutex::default(),
             in_pop: Mutex::default(),
             shared: OnceLock::new(),
+            listeners: OnceLock::new(),
             resync_period: OnceLock::new(),
             group,
             config,
@@ -262,12 +266,10 @@ impl Informer {
         self.shared.get()
     }
 
-    /// The listener of each handler, in registration order (empty before `run`).
+    /// The listener of each handler, in registration order (empty before `run`), also once
+    /// stopped.
     pub fn listeners(&self) -> Vec<Arc<ProcessorListener<Object>>> {
-        self.shared
-            .get()
-            .map(|shared| shared.processor().listeners())
-            .unwrap_or_default()
+        self.listeners.get().cloned().unwrap_or_default()
     }
 
     /// The cache, for reading: only the consumer writes to it.
@@ -352,6 +354,7 @@ impl Informer {
         if !handlers.is_empty() {
             let own = reflector.resync.unwrap_or_default();
             let shared = Arc::new(SharedInformer::new(self.indexer.clone(), own, clock_handle));
+            let mut listeners = Vec::with_capacity(handlers.len());
             for spec in handlers {
                 let registered = match spec.resync {
                     None => shared.add_event_handler(spec.name, spec.handler),
@@ -359,8 +362,9 @@ impl Informer {
                         shared.add_event_handler_with_resync_period(spec.name, spec.handler, period)
                     }
                 };
-                registered.map_err(InformerError::Handlers)?;
+                listeners.push(registered.map_err(InformerError::Handlers)?.listener);
             }
+            let _ = self.listeners.set(listeners);
             let queue = self.queue.clone();
             let synced = move || queue.has_synced();
             let period = match self.config.consumption {

@@ -10,7 +10,8 @@ use super::*;
 use crate::cache::listwatch::{
     ListPage, ListRequest, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
 };
-use crate::cache::reflector::TokioClock;
+use crate::cache::reflector::{Clock, TokioClock};
+use crate::cache::test_handlers::{ManualClock, Recorder};
 use crate::cache::test_objects::{cm, rv};
 
 /// Generous: only there so that a broken test fails instead of hanging.
@@ -289,5 +290,202 @@ async fn a_consumer_that_panics_stops_the_informer_instead_of_hanging_it() {
     assert!(
         !informer.shut_down().await,
         "the panic is reported by the join"
+    );
+}
+
+/// A test's [`ManualClock`] as the `Clock + Clone` an informer runs on.
+#[derive(Clone)]
+struct Manual(Arc<ManualClock>);
+
+impl Clock for Manual {
+    fn now(&self) -> std::time::Instant {
+        self.0.now()
+    }
+
+    fn wall(&self) -> SystemTime {
+        self.0.wall()
+    }
+
+    fn sleep(&self, duration: Duration) -> futures_util::future::BoxFuture<'static, ()> {
+        self.0.sleep(duration)
+    }
+}
+
+/// Runs `informer` (registering its handlers) on `clock` with the informer's own resync
+/// `period`, its Reflector stopped at once, so that a test can queue by hand.
+async fn started_with(informer: &Arc<Informer>, clock: Manual, period: Duration) {
+    let listed = Listed {
+        objects: Vec::new(),
+    };
+    let config = ReflectorConfig {
+        resync: Some(period),
+        ..ReflectorConfig::default()
+    };
+    let run = informer.run(listed, config, clock, std::future::ready(()));
+    run.await.expect("the informer starts");
+}
+
+/// client-go's `sharedIndexInformer.HandleDeltas` → `processDeltas` → `distribute` and
+/// `processorListener.add`: in a shared informer, a handler stuck in a call does not hold the
+/// pop. Each update of one key is popped on its own while the handler is stuck (nothing
+/// coalesces in the queue), and waits in the handler's buffer instead; then every one is
+/// delivered, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_informer_pops_at_once_while_its_handler_is_stuck() {
+    let seen = Arc::new(Seen::default());
+    let informer = informer(
+        Consumption::Thread,
+        seen.clone(),
+        Arc::default(),
+        CancellationToken::new(),
+    );
+    let recorder = Recorder::default();
+    let (handler, mut gate) = recorder.gated();
+    informer.add_event_handler("slow", handler, None);
+    started(&informer).await;
+    informer.queue.add(cm("ns", "a", 1));
+    assert_eq!(gate.wait_entered(), "add ns/a@1");
+    for v in 2..=6 {
+        informer.queue.add(cm("ns", "a", v));
+        // Popped while the handler is still inside its first call.
+        tokio::time::timeout(PATIENCE, async {
+            while !informer.queue_is_empty() || seen.lines().len() < v as usize {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await
+        .expect("the pop returns while the handler is stuck");
+    }
+    assert_eq!(
+        seen.lines(),
+        [
+            "#1 ns/a", "#2 ns/a", "#3 ns/a", "#4 ns/a", "#5 ns/a", "#6 ns/a"
+        ]
+    );
+    let listener = &informer.listeners()[0];
+    assert_eq!(listener.stats().depth, 5, "the buffer holds the rest");
+    assert!(recorder.lines().is_empty());
+    gate.open();
+    gate.release_one();
+    assert!(listener.wait_drained(PATIENCE));
+    let expected: Vec<String> = std::iter::once("add ns/a@1".to_owned())
+        .chain((1..=5).map(|v| format!("update ns/a {v}->{}", v + 1)))
+        .collect();
+    assert_eq!(recorder.lines(), expected);
+    assert!(informer.shut_down().await);
+}
+
+/// client-go's `NewInformer` (`newInformer` → `processDeltas` inside `Pop`, under the queue's
+/// lock): while the plain informer's handler runs, a producer's queue call waits; it returns once
+/// the handler does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_informer_makes_the_producer_wait_while_its_handler_runs() {
+    let seen = Arc::new(Seen::default());
+    let config = InformerConfig {
+        kind: InformerKind::Plain,
+        ..InformerConfig::default()
+    };
+    let informer = Informer::new(
+        config,
+        seen.clone(),
+        Arc::default(),
+        CancellationToken::new(),
+    );
+    let (entered_tx, entered) = std::sync::mpsc::channel::<()>();
+    let (release, release_rx) = std::sync::mpsc::channel::<()>();
+    let release_rx = Mutex::new(release_rx);
+    let entered_tx = Mutex::new(entered_tx);
+    informer.handle_in_pop(Arc::new(
+        move |_: &[crate::cache::Notification<Object>]| {
+            let _ = entered_tx.lock().unwrap().send(());
+            let _ = release_rx.lock().unwrap().recv();
+        },
+    ));
+    started(&informer).await;
+    informer.queue.add(cm("ns", "a", 1));
+    entered.recv_timeout(PATIENCE).expect("the handler runs");
+
+    let (added_tx, added) = std::sync::mpsc::channel::<()>();
+    let producer = {
+        let informer = informer.clone();
+        std::thread::spawn(move || {
+            informer.queue.add(cm("ns", "b", 2));
+            added_tx.send(()).unwrap();
+        })
+    };
+    // Not a timing assertion: however slow the machine, the add cannot return before the
+    // release below; a broken lock only shows up sooner.
+    assert!(
+        added.recv_timeout(Duration::from_millis(200)).is_err(),
+        "the producer's add returned while the handler ran"
+    );
+    release.send(()).unwrap();
+    added
+        .recv_timeout(PATIENCE)
+        .expect("the add returns after the handler");
+    producer.join().unwrap();
+    drop(release);
+    assert!(informer.shut_down().await);
+    assert_eq!(seen.lines()[..1], ["#1 ns/a"]);
+}
+
+/// client-go's `sharedIndexInformer.OnUpdate` → `distribute(…, isSync)` with `isSync` from equal
+/// resourceVersions, and `sharedProcessor.shouldResync` run by the informer's resync timer:
+/// through the informer, an unchanged object after a relist reaches every handler until the
+/// first resync check, then only the one whose own period is due (here the informer's 30 s;
+/// the other registered with 0).
+#[tokio::test]
+async fn unchanged_objects_reach_handlers_by_their_own_resync_period() {
+    let clock = ManualClock::new();
+    let seen = Arc::new(Seen::default());
+    let informer = informer(
+        Consumption::Inline,
+        seen.clone(),
+        Arc::default(),
+        CancellationToken::new(),
+    );
+    let (periodic, never) = (Recorder::default(), Recorder::default());
+    informer.add_event_handler("periodic", periodic.handler(), None);
+    informer.add_event_handler("never", never.handler(), Some(Duration::ZERO));
+    started_with(&informer, Manual(clock.clone()), Duration::from_secs(30)).await;
+    assert_eq!(informer.external_resync_period(), None);
+
+    informer
+        .queue
+        .replace(vec![cm("ns", "a", 1), cm("ns", "b", 2)], "2");
+    informer.drain();
+    clock.set(Duration::from_secs(5));
+    // A relist before any resync check: every listener is still marked syncing.
+    informer
+        .queue
+        .replace(vec![cm("ns", "a", 1), cm("ns", "b", 3)], "3");
+    informer.drain();
+    let before = ["update ns/a 1->1 (sync)", "update ns/b 2->3"];
+    assert_eq!(periodic.take()[2..], before);
+    assert_eq!(never.take()[2..], before);
+
+    // The check at 30 s: `periodic` is due (and re-marked), `never` is not.
+    clock.set(Duration::from_secs(30));
+    informer.resync_tick(SystemTime::UNIX_EPOCH + Duration::from_secs(30));
+    informer.drain();
+    assert_eq!(
+        periodic.take(),
+        ["update ns/a 1->1 (sync)", "update ns/b 3->3 (sync)"]
+    );
+    assert!(never.take().is_empty());
+
+    clock.set(Duration::from_secs(40));
+    informer
+        .queue
+        .replace(vec![cm("ns", "a", 1), cm("ns", "b", 4)], "4");
+    informer.drain();
+    assert_eq!(
+        periodic.take(),
+        ["update ns/a 1->1 (sync)", "update ns/b 3->4"]
+    );
+    assert_eq!(
+        never.take(),
+        ["update ns/b 3->4"],
+        "the unchanged one is filtered"
     );
 }

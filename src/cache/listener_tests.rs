@@ -266,3 +266,108 @@ fn dispatch_calls_the_resource_event_handler() {
     assert!(l.wait_drained(DEADLINE));
     assert_eq!(*counts.lock().unwrap(), (1, 1, 1));
 }
+
+/// A handler that takes `cost` per call on the inline clock and records each call's begin time
+/// (after the start) and, through `synced`, when the registration synced.
+struct Timed {
+    cost: Duration,
+    start: Instant,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl ListenerHandler<Object> for Timed {
+    fn handle(&mut self, d: &Delivery<'_, Object>) {
+        let at = d.started_at - self.start;
+        let line = format!(
+            "{} at {}s depth {}",
+            crate::cache::test_handlers::describe(d.notification),
+            at.as_secs(),
+            d.depth
+        );
+        self.log.lock().unwrap().push(line);
+    }
+
+    fn cost(&self) -> Duration {
+        self.cost
+    }
+
+    fn synced(&mut self, at: Instant) {
+        let line = format!("synced at {}s", (at - self.start).as_secs());
+        self.log.lock().unwrap().push(line);
+    }
+}
+
+/// client-go's `processorListener.run` driven inline (a replay's clock): a call begins at
+/// max(when its notification was added, when the previous call ended) and lasts the handler's
+/// `cost`, so a slow handler's notifications wait in the buffer; nothing is called for a listener
+/// whose thread runs.
+#[test]
+fn inline_calls_begin_at_the_later_of_added_and_the_previous_end() {
+    let clock = ManualClock::new();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let handler = Timed {
+        cost: Duration::from_secs(2),
+        start: clock.now(),
+        log: log.clone(),
+    };
+    let l = listener(handler, clock.clone(), synced());
+    l.add(update("a", 1, 2));
+    l.add(update("a", 2, 3));
+    clock.set(Duration::from_secs(5));
+    l.add(update("a", 3, 4));
+    assert_eq!(l.next_call(), Some(clock.at(Duration::ZERO)));
+    assert!(l.call_next());
+    assert_eq!(l.next_call(), Some(clock.at(Duration::from_secs(2))));
+    assert!(l.call_next());
+    assert_eq!(
+        l.next_call(),
+        Some(clock.at(Duration::from_secs(5))),
+        "added after the previous call ended: begins when added"
+    );
+    assert!(l.call_next());
+    assert!(!l.call_next(), "nothing left");
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "update ns/a 1->2 at 0s depth 2",
+            "update ns/a 2->3 at 2s depth 1",
+            "update ns/a 3->4 at 5s depth 0",
+        ]
+    );
+    assert_eq!(l.stats().max_waited, Duration::from_secs(2));
+}
+
+/// client-go's `processorListener.HasSynced` driven inline: the synced notice is due at the end
+/// of the call that processed the last initial-list add (not at its begin, not before), and is
+/// told once.
+#[test]
+fn inline_synced_notice_is_due_at_the_end_of_the_last_initial_call() {
+    let clock = ManualClock::new();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let handler = Timed {
+        cost: Duration::from_secs(3),
+        start: clock.now(),
+        log: log.clone(),
+    };
+    let l = listener(handler, clock.clone(), synced());
+    l.add(initial_add("a"));
+    l.add(initial_add("b"));
+    l.add(update("a", 1, 2));
+    assert!(l.call_next());
+    assert_eq!(l.synced_due(), None, "one initial add still buffered");
+    assert!(l.call_next());
+    assert_eq!(l.synced_due(), Some(clock.at(Duration::from_secs(6))));
+    assert!(l.call_next());
+    assert!(l.tell_synced());
+    assert!(!l.tell_synced(), "told once");
+    assert_eq!(l.synced_due(), None);
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "add ns/a@1 initial at 0s depth 2",
+            "add ns/b@1 initial at 3s depth 1",
+            "update ns/a 1->2 at 6s depth 0",
+            "synced at 6s",
+        ]
+    );
+}

@@ -317,3 +317,109 @@ fn a_new_check_period_rederives_every_listener_period() {
     p.resync_check_period_changed(secs(20));
     assert_eq!(a.resync_period(), secs(45));
 }
+
+/// A handler driven inline that takes `cost` per call and writes `name event at Ns` to a log
+/// shared by every listener, so the log shows the order `call_until` made the calls in.
+struct Timed {
+    name: &'static str,
+    cost: Duration,
+    start: std::time::Instant,
+    lines: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Timed {
+    fn new(
+        name: &'static str,
+        cost: u64,
+        clock: &Arc<ManualClock>,
+        lines: &Arc<std::sync::Mutex<Vec<String>>>,
+    ) -> Self {
+        Timed {
+            name,
+            cost: secs(cost),
+            start: clock.now(),
+            lines: lines.clone(),
+        }
+    }
+}
+
+impl ListenerHandler<Object> for Timed {
+    fn handle(&mut self, d: &Delivery<'_, Object>) {
+        let at = (d.started_at - self.start).as_secs();
+        let what = crate::cache::test_handlers::describe(d.notification);
+        self.lines
+            .lock()
+            .unwrap()
+            .push(format!("{} {what} at {at}s", self.name));
+    }
+
+    fn cost(&self) -> Duration {
+        self.cost
+    }
+
+    fn synced(&mut self, at: std::time::Instant) {
+        let at = (at - self.start).as_secs();
+        self.lines
+            .lock()
+            .unwrap()
+            .push(format!("{} synced at {at}s", self.name));
+    }
+}
+
+/// What a replay does in place of client-go's per-listener goroutines (`processorListener.run`):
+/// `call_until` makes every inline call that begins by `until`, earliest first across listeners,
+/// registration order breaking ties; a registration's synced notice (`processorListener.HasSynced`
+/// turning true) comes at the end of the call that processed the last initial add, in time order
+/// with the other listeners' calls.
+#[test]
+fn call_until_orders_calls_across_listeners_by_time_then_registration() {
+    let clock = ManualClock::new();
+    let mut plan = ResyncPlan::new(Duration::ZERO);
+    let p = processor(&clock);
+    let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let slow = listener(
+        &mut plan,
+        &clock,
+        "slow",
+        Timed::new("slow", 2, &clock, &lines),
+        None,
+    );
+    let fast = listener(
+        &mut plan,
+        &clock,
+        "fast",
+        Timed::new("fast", 0, &clock, &lines),
+        None,
+    );
+    p.add_listener(slow.clone()).unwrap();
+    p.add_listener(fast.clone()).unwrap();
+    p.start_inline();
+
+    for name in ["a", "b"] {
+        p.distribute(
+            Notification::Add {
+                obj: cm("ns", name, 1),
+                is_in_initial_list: true,
+            },
+            false,
+        );
+    }
+    clock.set(secs(3));
+    p.distribute(update("a", 1, 2), false);
+    assert_eq!(p.call_until(clock.at(secs(3))), 6);
+    assert_eq!(slow.stats().depth, 1, "its third call begins at 4 s");
+    assert_eq!(p.call_until(clock.at(secs(10))), 2);
+    assert_eq!(
+        *lines.lock().unwrap(),
+        [
+            "slow add ns/a@1 initial at 0s",
+            "fast add ns/a@1 initial at 0s",
+            "fast add ns/b@1 initial at 0s",
+            "fast synced at 0s",
+            "slow add ns/b@1 initial at 2s",
+            "fast update ns/a 1->2 at 3s",
+            "slow synced at 4s",
+            "slow update ns/a 1->2 at 4s",
+        ]
+    );
+}

@@ -449,10 +449,18 @@ pub fn parse_handler(text: &str) -> Result<HandlerArg, String> {
         resync: None,
         delay: None,
     };
+    let mut seen: Vec<&str> = Vec::new();
     for part in parts {
         let (key, value) = part.split_once('=').unwrap_or((part, ""));
+        let key = key.trim();
+        if seen.contains(&key) {
+            return Err(format!(
+                "{key}= is given twice for handler {name:?}: give each setting once"
+            ));
+        }
+        seen.push(key);
         let period = |value: &str| parse_period(value).map(|p| p.0);
-        match key.trim() {
+        match key {
             "resync" => handler.resync = Some(period(value)?.unwrap_or_default()),
             "delay" => handler.delay = period(value)?,
             other => {

@@ -29,8 +29,10 @@ async fn replay(name: &str, args: &[&str]) -> String {
     let out = run_offline(&all, None).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "replay {name}: {stderr}");
+    // With a resync period, a replay computes its resyncs and says so, even with -q.
+    let computed_resyncs = "kubectl-deltas: note: resyncs are timed from --resync";
     assert!(
-        stderr.is_empty(),
+        stderr.lines().all(|l| l.starts_with(computed_resyncs)),
         "replay {name} -q wrote on stderr: {stderr}"
     );
     String::from_utf8(out.stdout).unwrap()
@@ -91,4 +93,105 @@ async fn the_resync_period_replays_to_its_goldens() {
     let first_tick = timeline.find("── resync tick").unwrap();
     let first_sync = timeline.find("  Sync  ").unwrap();
     assert!(first_tick < first_sync, "{timeline}");
+}
+
+/// The handlers that tell `slow-handler.jsonl`'s story (docs/recordings/README.md).
+const SLOW_HANDLER_ARGS: [&str; 6] = [
+    "--resync",
+    "30s",
+    "--handler",
+    "slow,delay=2s,resync=0",
+    "--handler",
+    "periodic",
+];
+
+/// `slow-handler.jsonl` with a slow handler without a resync period and a fast one with the
+/// informer's 30 s: the slow handler's buffer grows while every pop returns at once, and the
+/// relist's unchanged objects reach only `periodic` (the resync check at 30 s unmarked `slow`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_slow_handler_replays_to_its_goldens() {
+    // By default (one handler, no delay): pops only, like every other recording.
+    let (default_timeline, _) = replay_matches_goldens("slow-handler").await;
+    assert!(
+        rows_with(&default_timeline, "  OnUpdate").is_empty(),
+        "{default_timeline}"
+    );
+    let mut jsonl_args = SLOW_HANDLER_ARGS.to_vec();
+    jsonl_args.extend(["-o", "jsonl", "--object", "meta"]);
+    let jsonl = replay("slow-handler", &jsonl_args).await;
+    golden("replay_slow-handler.handlers.jsonl.txt", &jsonl);
+    let timeline = replay("slow-handler", &SLOW_HANDLER_ARGS).await;
+    golden("replay_slow-handler.handlers.timeline.txt", &timeline);
+
+    let lines = support::binary::json_lines(jsonl.as_bytes());
+    let notifications = |handler: &str| -> Vec<&serde_json::Value> {
+        lines
+            .iter()
+            .filter(|l| l["kind"] == "notification" && l["handler"] == handler)
+            .collect()
+    };
+    let slow = notifications("slow");
+    let depths: Vec<u64> = slow
+        .iter()
+        .filter_map(|n| n["bufferDepth"].as_u64())
+        .collect();
+    assert!(
+        depths.iter().any(|&d| d >= 5),
+        "the buffer grows: {depths:?}"
+    );
+    let burst: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "batch" && l["deltas"][0]["type"] == "Updated")
+        .collect();
+    assert_eq!(burst.len(), 5, "{jsonl}");
+    assert!(
+        burst.iter().all(|b| b["queueDepth"] == 0),
+        "the queue stays empty during the burst: {jsonl}"
+    );
+    // The relist's unchanged objects: sync notifications, to `periodic` only.
+    let relist_syncs = |handler: &str| {
+        notifications(handler)
+            .iter()
+            .filter(|n| n["isSync"] == true && n["delivered"] == true)
+            .filter(|n| n["seq"].as_u64() > Some(11))
+            .count()
+    };
+    assert_eq!((relist_syncs("periodic"), relist_syncs("slow")), (2, 0));
+    assert!(
+        !rows_with(&timeline, "410 → relist").is_empty(),
+        "{timeline}"
+    );
+}
+
+/// The two-handler scenario of `resync.jsonl` through every `--client-go` profile: what each
+/// version's informer hands each handler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_handlers_replay_to_their_goldens_through_every_profile() {
+    for version in ["1.28", "1.32", "1.33", "1.35", "latest"] {
+        let args = [
+            "--client-go",
+            version,
+            "--resync",
+            "1s",
+            "--handler",
+            "a",
+            "--handler",
+            "b,delay=2s,resync=0",
+        ];
+        let timeline = replay("resync", &args).await;
+        golden(
+            &format!("replay_resync.two-handlers.client-go-{version}.timeline.txt"),
+            &timeline,
+        );
+        assert!(rows_with(&timeline, "→ b ").len() >= 3, "{timeline}");
+        // `b` has no resync period: the resync checks unmark it, `a` gets the resyncs.
+        assert!(
+            !rows_with(&timeline, "→ a  OnUpdate (resync)").is_empty(),
+            "{timeline}"
+        );
+        assert!(
+            rows_with(&timeline, "→ b  OnUpdate (resync)").is_empty(),
+            "{timeline}"
+        );
+    }
 }

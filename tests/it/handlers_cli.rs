@@ -1,0 +1,543 @@
+//! What each handler receives (issue #17), through the binary: `--handler`, `--informer` and
+//! `--view` on the command line and their usage errors, the `notification` JSON lines and
+//! `handler-synced` events, the summary's handler table, and live watches against the fake API
+//! server with a slow handler (`shared`: its buffer grows, the queue does not) and with `plain`
+//! (the handler runs inside the pop).
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use support::binary::{Running, json_lines, run_offline, stderr};
+use support::fake_apiserver::FakeApiServer;
+
+fn recording(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/recordings")
+        .join(format!("{name}.jsonl"))
+}
+
+/// Replays bundled recording `name` with `args`; checks the exit code is 0; returns stdout and
+/// stderr.
+async fn replay(name: &str, args: &[&str]) -> (String, String) {
+    let path = recording(name);
+    let mut all = vec!["replay", path.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = run_offline(&all, None).await;
+    assert_eq!(out.status.code(), Some(0), "{all:?}: {}", stderr(&out));
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The story of `slow-handler.jsonl` (docs/recordings/README.md).
+const SLOW: [&str; 6] = [
+    "--resync",
+    "30s",
+    "--handler",
+    "slow,delay=2s,resync=0",
+    "--handler",
+    "periodic",
+];
+
+/// A row of the summary table: its cells after the label.
+fn summary_row<'a>(summary: &'a str, label: &str) -> Vec<&'a str> {
+    let line = summary
+        .lines()
+        .find(|l| {
+            let cells: Vec<&str> = l.split(['│', '┆']).map(str::trim).collect();
+            cells.get(1) == Some(&label)
+        })
+        .unwrap_or_else(|| panic!("no {label:?} row in\n{summary}"));
+    line.split(['│', '┆'])
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .skip(1)
+        .collect()
+}
+
+/// Handler rows of a timeline (`→ NAME …` delivered, `✗ NAME …` not delivered).
+fn handler_rows(timeline: &str) -> Vec<&str> {
+    timeline
+        .lines()
+        .filter(|l| {
+            let rest = l.split_once("  ").map_or("", |(_, r)| r).trim_start();
+            rest.starts_with("→ ") || rest.starts_with("✗ ")
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_handler_flags_are_usage_errors_of_one_sentence() {
+    let path = recording("resync");
+    let path = path.to_str().unwrap();
+    for (args, says) in [
+        (
+            &["--handler", "a/b"][..],
+            r#""a/b" is not a handler name: use letters, digits, '-', '_' or '.'"#,
+        ),
+        (&["--handler", ",delay=1s"], r#""" is not a handler name"#),
+        (
+            &["--handler", "a,foo=1"],
+            r#"unknown handler setting "foo": expected resync=DURATION or delay=DURATION"#,
+        ),
+        (
+            &["--handler", "a,delay=1s,delay=2s"],
+            r#"delay= is given twice for handler "a": give each setting once"#,
+        ),
+        (
+            &["--handler", "a,delay=soon"],
+            "expected a duration such as 30s, 5m, 1h30m or 250ms",
+        ),
+        (
+            &["--handler", "a,resync=-1s"],
+            "expected a duration such as 30s",
+        ),
+        (
+            &["--handler", "a", "--handler-delay", "1s"],
+            "--handler-delay is the default handler's delay: with --handler, give each handler \
+             its own (--handler NAME,delay=DURATION)",
+        ),
+        (
+            &[
+                "--handler",
+                "a",
+                "--handler",
+                "b",
+                "--handler",
+                "a,delay=1s",
+            ],
+            "--handler a is given twice: each handler needs a name of its own",
+        ),
+        (
+            &["--informer", "plain", "--handler", "a", "--handler", "b"],
+            "--informer plain has one handler (client-go's NewInformer takes one)",
+        ),
+        (
+            &["--informer", "plain", "--handler", "a,resync=1s"],
+            "--informer plain has no per-handler resync period",
+        ),
+        (
+            &["--informer", "plain", "--view", "handlers"],
+            "--informer plain calls its handler inside the pop",
+        ),
+        (&["--view", "queue"], "invalid value 'queue' for '--view"),
+        (
+            &["--informer", "both"],
+            "invalid value 'both' for '--informer",
+        ),
+    ] {
+        let mut all = vec!["replay", path];
+        all.extend_from_slice(args);
+        let out = run_offline(&all, None).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        // One sentence on one line (clap adds its `--help` hint below it).
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+            .filter(|l| !l.starts_with("  [possible values"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {err}");
+        assert!(lines[0].contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+/// `--view` decides for every format: `pops` has no handler rows, `handlers` no pop rows, `both`
+/// both; the default is `both` with more than one handler and `pops` with the default handler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn view_decides_what_each_format_shows() {
+    let two = ["--handler", "a", "--handler", "b,delay=2s,resync=0"];
+    fn rows<'a>(view: Option<&'a str>, args: &[&'a str]) -> Vec<&'a str> {
+        let mut all = args.to_vec();
+        all.push("-q");
+        if let Some(view) = view {
+            all.extend(["--view", view]);
+        }
+        all
+    }
+    let pops = |timeline: &str| timeline.lines().filter(|l| l.contains("  #")).count();
+
+    let (default_one, _) = replay("resync", &rows(None, &[])).await;
+    assert!(pops(&default_one) > 0 && handler_rows(&default_one).is_empty());
+    let (default_two, _) = replay("resync", &rows(None, &two)).await;
+    let (both, _) = replay("resync", &rows(Some("both"), &two)).await;
+    assert_eq!(default_two, both, "two handlers: both by default");
+    assert!(pops(&both) > 0 && !handler_rows(&both).is_empty());
+
+    let (only_pops, _) = replay("resync", &rows(Some("pops"), &two)).await;
+    assert!(pops(&only_pops) > 0 && handler_rows(&only_pops).is_empty());
+    let pop_rows = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !handler_rows(t).contains(l) && !l.contains("── handler "))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        pop_rows(&only_pops),
+        pop_rows(&both),
+        "--view pops: the rows of pops"
+    );
+    let (only_handlers, _) = replay("resync", &rows(Some("handlers"), &two)).await;
+    assert_eq!(pops(&only_handlers), 0, "{only_handlers}");
+    let squeezed = |rows: Vec<&str>| -> Vec<String> {
+        rows.iter()
+            .map(|r| r.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    assert_eq!(
+        squeezed(handler_rows(&only_handlers)),
+        squeezed(handler_rows(&both))
+    );
+
+    // A delay on the default handler puts its notifications in view too.
+    let (delayed, _) = replay("resync", &["-q", "--handler-delay", "1s"]).await;
+    assert!(!handler_rows(&delayed).is_empty(), "{delayed}");
+
+    let kinds = |jsonl: &str| -> Vec<String> {
+        let mut kinds: Vec<String> = json_lines(jsonl.as_bytes())
+            .iter()
+            .map(|l| l["kind"].as_str().unwrap().to_owned())
+            .collect();
+        kinds.dedup();
+        kinds.sort();
+        kinds.dedup();
+        kinds
+    };
+    for (view, batches, notifications) in [
+        ("pops", true, false),
+        ("handlers", false, true),
+        ("both", true, true),
+    ] {
+        let mut all = rows(Some(view), &two);
+        all.extend(["-o", "jsonl"]);
+        let (jsonl, _) = replay("resync", &all).await;
+        let kinds = kinds(&jsonl);
+        assert_eq!(
+            kinds.contains(&"batch".into()),
+            batches,
+            "{view}: {kinds:?}"
+        );
+        assert_eq!(
+            kinds.contains(&"notification".into()),
+            notifications,
+            "{view}: {kinds:?}"
+        );
+    }
+}
+
+/// Every field of a `notification` line and a `handler-synced` event, with its type.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notification_lines_and_handler_synced_events_have_every_field() {
+    let mut args = SLOW.to_vec();
+    args.extend(["-q", "-o", "jsonl"]);
+    let (jsonl, _) = replay("slow-handler", &args).await;
+    let lines = json_lines(jsonl.as_bytes());
+    let notifications: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "notification")
+        .collect();
+    assert!(!notifications.is_empty());
+    let mut types = std::collections::BTreeSet::new();
+    for n in &notifications {
+        let obj = n.as_object().unwrap();
+        let delivered = n["delivered"].as_bool().expect("delivered: bool");
+        let mut expected = vec![
+            "kind",
+            "time",
+            "resource",
+            "handler",
+            "seq",
+            "type",
+            "isSync",
+            "isInInitialList",
+            "key",
+            "oldResourceVersion",
+            "newResourceVersion",
+            "tombstone",
+            "delivered",
+        ];
+        if delivered {
+            expected.extend(["bufferDepth", "waitMs"]);
+        }
+        let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+        keys.sort();
+        expected.sort();
+        assert_eq!(keys, expected, "{n}");
+        assert!(n["time"].as_str().unwrap().ends_with('Z'), "{n}");
+        assert_eq!(n["resource"], "configmaps");
+        assert!(["slow", "periodic"].contains(&n["handler"].as_str().unwrap()));
+        assert!(n["seq"].as_u64().unwrap() >= 1, "{n}");
+        let type_ = n["type"].as_str().unwrap();
+        types.insert(type_.to_owned());
+        let sync = n["isSync"].as_bool().unwrap();
+        let initial = n["isInInitialList"].as_bool().unwrap();
+        assert!(n["key"].as_str().unwrap().starts_with("demo/"), "{n}");
+        let new = n["newResourceVersion"].as_str().unwrap();
+        match type_ {
+            "add" => assert!(n["oldResourceVersion"].is_null(), "{n}"),
+            "update" => {
+                let old = n["oldResourceVersion"].as_str().unwrap();
+                assert_eq!(sync, old == new, "isSync is equal resourceVersions: {n}");
+                assert!(!initial, "{n}");
+            }
+            other => panic!("unexpected type {other}: {n}"),
+        }
+        assert!(!n["tombstone"].as_bool().unwrap());
+        if delivered {
+            n["bufferDepth"].as_u64().expect("bufferDepth: integer");
+            assert!(n["waitMs"].as_f64().unwrap() >= 0.0, "{n}");
+        } else {
+            assert!(sync, "only sync notifications go undelivered: {n}");
+        }
+    }
+    assert_eq!(types.into_iter().collect::<Vec<_>>(), ["add", "update"]);
+
+    let synced: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["event"] == "handler-synced")
+        .collect();
+    assert_eq!(synced.len(), 2, "one per handler: {jsonl}");
+    for event in &synced {
+        let mut keys: Vec<&str> = event
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            ["afterMs", "event", "handler", "kind", "resource", "time"],
+            "{event}"
+        );
+        assert_eq!(event["kind"], "reflector");
+        assert!(event["afterMs"].as_f64().unwrap() >= 0.0);
+    }
+    let after = |handler: &str| {
+        synced.iter().find(|e| e["handler"] == handler).unwrap()["afterMs"]
+            .as_f64()
+            .unwrap()
+    };
+    // The slow handler processed three initial adds at 2 s each.
+    assert!(after("slow") >= 6000.0, "{jsonl}");
+    assert!(after("periodic") < after("slow"), "{jsonl}");
+}
+
+/// A tombstone reaches OnDelete as a notification line with `tombstone: true`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relist_tombstone_reaches_on_delete_in_the_jsonl() {
+    let (jsonl, _) = replay(
+        "expired-watch",
+        &[
+            "-q",
+            "-o",
+            "jsonl",
+            "--view",
+            "handlers",
+            "--handler",
+            "web",
+        ],
+    )
+    .await;
+    let deletes: Vec<Value> = json_lines(jsonl.as_bytes())
+        .into_iter()
+        .filter(|l| l["kind"] == "notification" && l["type"] == "delete")
+        .collect();
+    assert_eq!(deletes.len(), 1, "{jsonl}");
+    assert_eq!(deletes[0]["key"], "demo/worker-2");
+    assert_eq!(deletes[0]["tombstone"], true);
+    assert_eq!(deletes[0]["handler"], "web");
+}
+
+/// The summary's handler table: a column per handler, its counts, its largest buffer (read
+/// after the informer stopped) and its time to HasSynced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_summary_has_a_column_per_handler() {
+    let (_, stderr) = replay("slow-handler", &SLOW).await;
+    let table = stderr.rfind("┌").expect(&stderr);
+    let summary = &stderr[table..];
+    assert_eq!(
+        summary_row(summary, "handler"),
+        ["slow", "periodic"],
+        "{summary}"
+    );
+    assert_eq!(summary_row(summary, "OnAdd"), ["4", "4"], "{summary}");
+    assert_eq!(summary_row(summary, "OnUpdate"), ["6", "11"], "{summary}");
+    assert_eq!(
+        summary_row(summary, "of which resyncs"),
+        ["0", "5"],
+        "{summary}"
+    );
+    assert_eq!(summary_row(summary, "OnDelete"), ["0", "0"], "{summary}");
+    assert_eq!(
+        summary_row(summary, "resyncs not delivered"),
+        ["5", "0"],
+        "{summary}"
+    );
+    assert_eq!(
+        summary_row(summary, "max buffer depth"),
+        ["7", "1"],
+        "{summary}"
+    );
+    assert_eq!(
+        summary_row(summary, "time to HasSynced"),
+        ["6.00s", "5.0ms"],
+        "{summary}"
+    );
+}
+
+fn cm(name: &str, value: &str) -> Value {
+    json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})
+}
+
+async fn server_with_configmaps(n: usize) -> (FakeApiServer, tempfile::TempDir, PathBuf) {
+    let server = FakeApiServer::start().await;
+    for i in 0..n {
+        server.create("configmaps", cm(&format!("cm-{i}"), "v"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    (server, dir, kubeconfig)
+}
+
+/// A live shared informer with a slow handler: every pop returns at once, the queue stays
+/// short, while the handler's buffer grows; it still gets every update, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_a_slow_handler_grows_its_buffer_not_the_queue() {
+    let (server, _dir, kubeconfig) = server_with_configmaps(1).await;
+    let args = [
+        "watch",
+        "cm",
+        "-o",
+        "jsonl",
+        "--object",
+        "none",
+        "--handler",
+        "slow,delay=300ms",
+        "--view",
+        "both",
+    ];
+    let mut bin = Running::spawn(&kubeconfig, &args);
+    tokio::task::block_in_place(|| {
+        bin.read_until("the sync", |l| l.contains(r#""event":"synced""#));
+    });
+    for v in 1..=6 {
+        server.update("configmaps", cm("cm-0", &v.to_string()));
+    }
+    let seen = std::sync::atomic::AtomicUsize::new(0);
+    tokio::task::block_in_place(|| {
+        bin.read_until("the six updates' handler calls", |l| {
+            let update = l.contains(r#""kind":"notification""#) && l.contains(r#""type":"update""#);
+            update && seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 == 6
+        });
+    });
+    let ended = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+    let lines = json_lines(ended.stdout.as_bytes());
+    let live_batches: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "batch" && l["initial"] == false)
+        .collect();
+    let deltas: usize = live_batches
+        .iter()
+        .map(|b| b["deltas"].as_array().unwrap().len())
+        .sum();
+    let updates: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "notification" && l["type"] == "update")
+        .collect();
+    // processDeltas: one OnUpdate per delta, however the pops grouped them.
+    assert_eq!((deltas, updates.len()), (6, 6), "{lines:#?}");
+    let depths: Vec<u64> = updates
+        .iter()
+        .map(|n| n["bufferDepth"].as_u64().unwrap())
+        .collect();
+    let max_queue = live_batches
+        .iter()
+        .map(|b| b["queueDepth"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    let max_buffer = *depths.iter().max().unwrap();
+    assert!(
+        max_buffer > max_queue,
+        "the buffer grew ({depths:?}), not the queue ({max_queue})"
+    );
+    assert_eq!(depths.last(), Some(&0), "{depths:?}");
+    let waits: Vec<f64> = updates
+        .iter()
+        .map(|n| n["waitMs"].as_f64().unwrap())
+        .collect();
+    assert!(waits.iter().any(|&w| w > 0.0), "{waits:?}");
+    let seqs: Vec<u64> = updates.iter().map(|n| n["seq"].as_u64().unwrap()).collect();
+    let mut sorted = seqs.clone();
+    sorted.sort();
+    assert_eq!(seqs, sorted, "delivered in pop order");
+    // Deltas that arrive within one pop's turn still coalesce (a DeltaFIFO's pop takes a key's
+    // every delta), but the handler's time is spent out of the queue's way.
+    let stderr = &ended.stderr;
+    let table = &stderr[stderr.rfind("┌").expect(stderr)..];
+    let max_buffer: u64 = summary_row(table, "max buffer depth")[0].parse().unwrap();
+    let max_queue: u64 = summary_row(stderr, "max queue depth")[0].parse().unwrap();
+    assert!(max_buffer > max_queue, "{stderr}");
+}
+
+/// A live plain informer (`cache.NewInformer`): the handler runs inside the pop, so the pops do
+/// not return while it runs; the queue holds what arrives meanwhile, and the notifications are
+/// the pops' own (no buffer).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_plain_runs_the_handler_inside_the_pop() {
+    let (server, _dir, kubeconfig) = server_with_configmaps(1).await;
+    let args = [
+        "watch",
+        "cm",
+        "-o",
+        "jsonl",
+        "--object",
+        "none",
+        "--informer",
+        "plain",
+        "--handler-delay",
+        "300ms",
+    ];
+    let mut bin = Running::spawn(&kubeconfig, &args);
+    tokio::task::block_in_place(|| {
+        bin.read_until("the sync", |l| l.contains(r#""event":"synced""#));
+    });
+    for i in 1..=4 {
+        server.create("configmaps", cm(&format!("new-{i}"), "v"));
+    }
+    tokio::task::block_in_place(|| {
+        bin.read_until("the last add's pop", |l| {
+            l.contains(r#""kind":"batch""#) && l.contains(r#""key":"default/new-4""#)
+        });
+    });
+    let ended = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+    let lines = json_lines(ended.stdout.as_bytes());
+    assert!(
+        !lines.iter().any(|l| l["kind"] == "notification"),
+        "plain shows pops only: {lines:#?}"
+    );
+    let live: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "batch" && l["initial"] == false)
+        .collect();
+    assert_eq!(live.len(), 4, "{lines:#?}");
+    // Each pop returns only once its handler call (300 ms) did: the pops are at least that far
+    // apart, though the four adds came at once. (A lower bound: a slow machine only widens it.)
+    let seconds = |b: &Value| -> f64 {
+        let time = b["time"].as_str().unwrap();
+        let clock = time.split_once('T').unwrap().1.trim_end_matches('Z');
+        let parts: Vec<f64> = clock.split(':').map(|p| p.parse().unwrap()).collect();
+        parts[0] * 3600.0 + parts[1] * 60.0 + parts[2]
+    };
+    for pair in live.windows(2) {
+        let gap = seconds(pair[1]) - seconds(pair[0]);
+        assert!(gap >= 0.299, "pops {gap}s apart: {live:#?}");
+    }
+}
