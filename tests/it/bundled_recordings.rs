@@ -9,21 +9,14 @@
 //! They are made by `tests/tools/generate_recordings.rs`; see `docs/recordings/README.md`.
 
 use crate::support;
-
-use std::path::PathBuf;
+use crate::support::paths::bundled;
 
 use support::binary::run_offline;
 use support::golden::golden;
 
-fn recording(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("docs/recordings")
-        .join(format!("{name}.jsonl"))
-}
-
 /// Replays a bundled recording with `args`; returns stdout.
 async fn replay(name: &str, args: &[&str]) -> String {
-    let path = recording(name);
+    let path = bundled(name);
     let mut all = vec!["replay", path.to_str().unwrap(), "-q"];
     all.extend_from_slice(args);
     let out = run_offline(&all, None).await;

@@ -5,23 +5,18 @@
 //! (the handler runs inside the pop).
 
 use crate::support;
+use crate::support::paths::{bundled, summary_row};
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use support::binary::{Running, json_lines, run_offline, stderr};
 use support::fake_apiserver::FakeApiServer;
 
-fn recording(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("docs/recordings")
-        .join(format!("{name}.jsonl"))
-}
-
 /// Replays bundled recording `name` with `args`; checks the exit code is 0; returns stdout and
 /// stderr.
 async fn replay(name: &str, args: &[&str]) -> (String, String) {
-    let path = recording(name);
+    let path = bundled(name);
     let mut all = vec!["replay", path.to_str().unwrap()];
     all.extend_from_slice(args);
     let out = run_offline(&all, None).await;
@@ -42,22 +37,6 @@ const SLOW: [&str; 6] = [
     "periodic",
 ];
 
-/// A row of the summary table: its cells after the label.
-fn summary_row<'a>(summary: &'a str, label: &str) -> Vec<&'a str> {
-    let line = summary
-        .lines()
-        .find(|l| {
-            let cells: Vec<&str> = l.split(['│', '┆']).map(str::trim).collect();
-            cells.get(1) == Some(&label)
-        })
-        .unwrap_or_else(|| panic!("no {label:?} row in\n{summary}"));
-    line.split(['│', '┆'])
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .skip(1)
-        .collect()
-}
-
 /// Handler rows of a timeline (`→ NAME …` delivered, `✗ NAME …` not delivered).
 fn handler_rows(timeline: &str) -> Vec<&str> {
     timeline
@@ -71,7 +50,7 @@ fn handler_rows(timeline: &str) -> Vec<&str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_handler_flags_are_usage_errors_of_one_sentence() {
-    let path = recording("resync");
+    let path = bundled("resync");
     let path = path.to_str().unwrap();
     for (args, says) in [
         (

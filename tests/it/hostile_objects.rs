@@ -5,6 +5,7 @@
 //! terminal.
 
 use crate::support;
+use crate::support::paths::path_str;
 
 use std::path::{Path, PathBuf};
 
@@ -24,10 +25,6 @@ async fn server() -> (FakeApiServer, tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = server.write_kubeconfig(dir.path());
     (server, dir, kubeconfig)
-}
-
-fn path_str(path: &Path) -> &str {
-    path.to_str().unwrap()
 }
 
 fn text(out: &[u8]) -> String {

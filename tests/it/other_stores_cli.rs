@@ -10,6 +10,7 @@ use std::process::Stdio;
 use crate::support::binary::{Running, json_lines, offline_command, run_offline, stderr};
 use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::golden::golden;
+use crate::support::paths::hand_written;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -26,12 +27,6 @@ fn bundled() -> Vec<(String, PathBuf)> {
         .collect();
     all.sort();
     all
-}
-
-fn hand_written(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/recordings")
-        .join(format!("{name}.jsonl"))
 }
 
 /// Replays `path` with `args`; returns stdout and stderr, after checking the exit code is 0.

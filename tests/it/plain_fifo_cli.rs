@@ -8,6 +8,7 @@
 //! counts it as dropped before a pop.
 
 use crate::support;
+use crate::support::paths::hand_written;
 
 use std::path::{Path, PathBuf};
 
@@ -27,12 +28,6 @@ fn all_recordings() -> Vec<PathBuf> {
     }
     paths.sort();
     paths
-}
-
-fn hand_written(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/recordings")
-        .join(format!("{name}.jsonl"))
 }
 
 /// Replays `path` with `args`; returns stdout and stderr, after checking the exit code is 0.

@@ -4,23 +4,13 @@
 //! `index --replay` answers from the recording's final state.
 
 use crate::support;
+use crate::support::paths::{bundled, path_str};
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use support::binary::{Running, json_lines, run, run_offline};
 use support::fake_apiserver::{FakeApiServer, Fault, Verb};
-
-fn bundled(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("docs/recordings")
-        .join(format!("{name}.jsonl"))
-}
-
-fn path_str(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
 
 fn cm(name: &str, value: &str) -> Value {
     json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})

@@ -5,6 +5,7 @@
 //! generous deadline.
 
 use crate::support;
+use crate::support::paths::{bundled, path_str};
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
@@ -15,16 +16,6 @@ use std::time::Duration;
 use serde_json::json;
 use support::binary::{PATIENCE, Running, command, offline_command, run_offline};
 use support::fake_apiserver::FakeApiServer;
-
-fn bundled(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("docs/recordings")
-        .join(format!("{name}.jsonl"))
-}
-
-fn path_str(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
 
 fn text(out: &[u8]) -> String {
     String::from_utf8_lossy(out).into_owned()

@@ -3,8 +3,8 @@
 //! `--force`), resource arguments that do not name one resource, and the small print of `index`.
 
 use crate::support;
+use crate::support::paths::path_str;
 
-use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::json;
@@ -13,10 +13,6 @@ use support::fake_apiserver::{FakeApiServer, Fault, Verb};
 
 fn text(out: &[u8]) -> String {
     String::from_utf8_lossy(out).into_owned()
-}
-
-fn path_str(path: &Path) -> &str {
-    path.to_str().unwrap()
 }
 
 /// The binary with no kubeconfig anywhere: reaching for the cluster would be exit 3.

@@ -3,6 +3,7 @@
 //! queue, with golden files, is in `watch_scenario.rs`.
 
 use crate::support;
+use crate::support::paths::summary_row;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -23,22 +24,6 @@ async fn server_with_configmaps(n: usize) -> (FakeApiServer, tempfile::TempDir, 
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = server.write_kubeconfig(dir.path());
     (server, dir, kubeconfig)
-}
-
-/// A row of the summary table: its cells after the label.
-fn summary_row<'a>(summary: &'a str, label: &str) -> Vec<&'a str> {
-    let line = summary
-        .lines()
-        .find(|l| {
-            let cells: Vec<&str> = l.split(['│', '┆']).map(str::trim).collect();
-            cells.get(1) == Some(&label)
-        })
-        .unwrap_or_else(|| panic!("no {label:?} row in\n{summary}"));
-    line.split(['│', '┆'])
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .skip(1)
-        .collect()
 }
 
 /// Rows with column padding collapsed to one space.

@@ -19,6 +19,7 @@
 //! them races with the consumer. Everything else is in output order.
 
 use crate::support;
+use crate::support::paths::summary_row;
 
 use std::sync::OnceLock;
 
@@ -337,19 +338,6 @@ async fn the_timeline_of_the_scenario_matches_the_golden_file() {
         "watch_scenario.timeline.txt",
         &normalised_timeline(&run.stdout),
     );
-}
-
-/// A row of the summary table: its label and cells.
-fn summary_row<'a>(summary: &'a str, label: &str) -> Vec<&'a str> {
-    let line = summary
-        .lines()
-        .find(|l| l.trim_start_matches(['│', ' ']).starts_with(label))
-        .unwrap_or_else(|| panic!("no {label:?} row in\n{summary}"));
-    line.split(['│', '┆'])
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .skip(1)
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
