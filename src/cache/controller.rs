@@ -78,6 +78,18 @@ impl<K> Clone for Notification<K> {
     }
 }
 
+impl<K: CacheObject> Notification<K> {
+    /// The key of the object it is about (a tombstone's own key for a deletion).
+    pub fn key(&self) -> String {
+        match self {
+            Notification::Add { obj, .. } | Notification::Update { new: obj, .. } => {
+                object_key(obj.as_ref())
+            }
+            Notification::Delete { obj } => obj.key(),
+        }
+    }
+}
+
 impl<K> Notification<K> {
     /// Calls the matching method of `handler`.
     pub fn dispatch(&self, handler: &mut impl ResourceEventHandler<K>) {

@@ -14,7 +14,7 @@ use super::{
     millis, rfc3339_micros, whole_list_objects,
 };
 use crate::cache::reflector::{RelistCause, WatchEndReason};
-use crate::cache::{Batch, Delta, Notification, QueueKind, ReflectorEventKind, object_key};
+use crate::cache::{Batch, Delta, Notification, QueueKind, ReflectorEventKind};
 use crate::object::Object;
 use crate::timestamp::Rfc3339;
 
@@ -278,35 +278,21 @@ pub(crate) struct NotificationRecord<'a> {
 impl<'a> NotificationRecord<'a> {
     pub(crate) fn new(view: &NotificationView<'a>) -> Self {
         let rv = |obj: &'a Object| obj.resource_version();
-        let (type_, initial, key, old, new, tombstone) = match view.notification {
+        let (type_, initial, old, new, tombstone) = match view.notification {
             Notification::Add {
                 obj,
                 is_in_initial_list,
-            } => (
-                "add",
-                *is_in_initial_list,
-                object_key(obj.as_ref()),
-                None,
-                rv(obj),
-                false,
-            ),
-            Notification::Update { old, new } => (
-                "update",
-                false,
-                object_key(new.as_ref()),
-                rv(old),
-                rv(new),
-                false,
-            ),
+            } => ("add", *is_in_initial_list, None, rv(obj), false),
+            Notification::Update { old, new } => ("update", false, rv(old), rv(new), false),
             Notification::Delete { obj } => (
                 "delete",
                 false,
-                obj.key(),
                 obj.object().and_then(|o| rv(o)),
                 None,
                 obj.is_tombstone(),
             ),
         };
+        let key = view.notification.key();
         NotificationRecord {
             kind: "notification",
             time: rfc3339_micros(view.time),

@@ -1,6 +1,7 @@
 //! What an informer did, counted for the status footer and the summary table. Pure: it is fed
 //! batches, queue counters and reflector events, and never reads a clock or draws anything.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::delta_resource_version;
@@ -58,8 +59,8 @@ pub struct InformerStats {
 /// Counters of one event handler of a shared informer (one listener).
 #[derive(Debug, Clone, Default)]
 pub struct HandlerStats {
-    /// Its name.
-    pub name: String,
+    /// Its name (shared: every row of the handler names it).
+    pub name: Arc<str>,
     /// `OnAdd`, `OnUpdate` and `OnDelete` calls.
     pub adds: u64,
     /// See `adds`.
@@ -84,9 +85,9 @@ pub struct HandlerStats {
 
 impl HandlerStats {
     /// A handler named `name`, with nothing counted.
-    pub fn new(name: impl Into<String>) -> Self {
+    pub fn new(name: &str) -> Self {
         HandlerStats {
-            name: name.into(),
+            name: Arc::from(name),
             ..HandlerStats::default()
         }
     }

@@ -129,7 +129,7 @@ fn handler_table(informers: &[(&str, &InformerStats)]) -> Option<String> {
                 let name = if several {
                     format!("{resource}/{}", h.name)
                 } else {
-                    h.name.clone()
+                    h.name.to_string()
                 };
                 (name, h)
             })

@@ -46,9 +46,7 @@ use super::{
     delta_resource_version, handler_call, plural, printable, whole_list_objects,
 };
 use crate::cache::reflector::RelistCause;
-use crate::cache::{
-    Batch, Delta, DeltaType, Notification, QueueKind, ReflectorEventKind, object_key,
-};
+use crate::cache::{Batch, Delta, DeltaType, Notification, QueueKind, ReflectorEventKind};
 use crate::object::Object;
 
 /// How the timeline looks.
@@ -247,11 +245,8 @@ fn rows(batch: &Batch<Object>) -> Vec<Row<'_>> {
         }];
     }
     // Each key appears once in such a batch: a delta's handler call is the one about its key.
-    let keyed: Vec<(String, &Notification<Object>)> = batch
-        .notifications
-        .iter()
-        .map(|n| (notification_key(n), n))
-        .collect();
+    let keyed: Vec<(String, &Notification<Object>)> =
+        batch.notifications.iter().map(|n| (n.key(), n)).collect();
     deltas
         .iter()
         .enumerate()
@@ -271,15 +266,6 @@ fn rows(batch: &Batch<Object>) -> Vec<Row<'_>> {
             }
         })
         .collect()
-}
-
-fn notification_key(notification: &Notification<Object>) -> String {
-    match notification {
-        Notification::Add { obj, .. } | Notification::Update { new: obj, .. } => {
-            object_key(obj.as_ref())
-        }
-        Notification::Delete { obj } => obj.key(),
-    }
 }
 
 impl<W: Write> Timeline<W> {
@@ -480,7 +466,7 @@ impl<W: Write + Send> Renderer for Timeline<W> {
             Notification::Delete { .. } => Palette::delta(DeltaType::Deleted),
         };
         self.cell(&call, self.widths.call, style);
-        let key = notification_key(view.notification);
+        let key = view.notification.key();
         let key = printable(&key);
         grow(&mut self.widths.key, key.chars().count().min(MAX_KEY_WIDTH));
         self.cell(&key, self.widths.key, Palette::key());

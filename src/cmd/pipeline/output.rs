@@ -237,7 +237,7 @@ impl Output {
 
     /// Resource `index` has these handlers, in registration order.
     pub(super) fn handlers_started(&self, index: usize, names: &[String]) {
-        self.lock().stats[index].handlers = names.iter().map(HandlerStats::new).collect();
+        self.lock().stats[index].handlers = names.iter().map(|n| HandlerStats::new(n)).collect();
     }
 
     /// Handler `handler` of resource `index` began a call at `time`: counted, and written if
