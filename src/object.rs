@@ -29,7 +29,7 @@ use serde_json::value::RawValue;
 
 use crate::timestamp::Rfc3339;
 
-mod json_text;
+pub(crate) mod json_text;
 mod meta;
 
 use json_text::{Key, string_end};
@@ -87,7 +87,12 @@ impl Object {
     /// Decodes an object from its JSON text, copying the text of its fields where it is compact
     /// (as the API server and recordings write it) instead of transcoding them.
     pub fn from_json(json: &RawValue) -> Result<Self, serde_json::Error> {
-        let mut de = serde_json::Deserializer::from_str(json.get());
+        Self::from_json_text(json.get())
+    }
+
+    /// [`from_json`](Self::from_json) of text not yet known to be JSON: checked as it is read.
+    pub fn from_json_text(json: &str) -> Result<Self, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(json);
         let obj = de.deserialize_map(ObjectVisitor::<Borrow>(PhantomData))?;
         de.end()?;
         Ok(obj)

@@ -234,4 +234,4 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
 
 #[cfg(test)]
 #[path = "json_text_tests.rs"]
-mod tests;
+pub(crate) mod tests;

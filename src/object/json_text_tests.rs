@@ -60,7 +60,7 @@ fn nesting_counts_the_deepest_bracket_outside_strings() {
 }
 
 /// Arbitrary JSON values, nested a few levels, with keys that need escapes now and then.
-fn json_value() -> impl Strategy<Value = Value> {
+pub(crate) fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),

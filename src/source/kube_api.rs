@@ -10,7 +10,8 @@ use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::sync::Arc;
 
-use crate::object::{FromJson, Object, describe_raw, raw_entry, without_position};
+use crate::object::{Object, describe_raw, raw_entry, without_position};
+use crate::source::list_body::{ItemSplitter, SplitError};
 use futures_util::StreamExt;
 use futures_util::io::AsyncBufReadExt as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
@@ -127,19 +128,40 @@ impl KubeListerWatcher {
 impl ListerWatcher for KubeListerWatcher {
     async fn list(&self, req: &ListRequest) -> Result<ListPage, SourceError> {
         let http_req = self.list_request(req)?;
-        // `Client::request` does the same, less `FromJson`: items are read from the page's text.
-        let body = read_body(&self.client, http_req).await?;
-        let text = std::str::from_utf8(&body)
-            .map_err(|e| SourceError::Stream(format!("undecodable response: {e}")))?;
-        let list: ListBody =
-            serde_json::from_str(text).map_err(|error| undecodable_list(text, &error))?;
+        // `Client::request` does the same, less the decoding: items are decoded from the page's
+        // text as it arrives (`list_body`).
+        let mut items = Vec::new();
+        let mut splitter = ItemSplitter::new();
+        let mut decode = |text: &[u8]| {
+            let object = std::str::from_utf8(text)
+                .map_err(|e| e.to_string())
+                .and_then(|text| {
+                    Object::from_json_text(text).map_err(|error| {
+                        format!("{}: {}", describe_raw(text), without_position(&error))
+                    })
+                })
+                .map_err(|why| {
+                    SourceError::Stream(format!(
+                        "undecodable response: item {} of the list, {why}",
+                        items.len() + 1
+                    ))
+                })?;
+            items.push(object);
+            Ok(())
+        };
+        read_body(&self.client, http_req, |piece| {
+            splitter.feed(piece, &mut decode)
+        })
+        .await?;
+        let rest = splitter.finish()?;
+        let list: ListRest = serde_json::from_slice(&rest).map_err(|error| {
+            SourceError::Stream(format!(
+                "undecodable response: {}",
+                without_position(&error)
+            ))
+        })?;
         Ok(ListPage {
-            items: list
-                .items
-                .into_iter()
-                .flatten()
-                .map(|item| item.0)
-                .collect(),
+            items,
             resource_version: list.metadata.resource_version.unwrap_or_default(),
             continue_token: list.metadata.continue_.filter(|c| !c.is_empty()),
             remaining_item_count: list.metadata.remaining_item_count,
@@ -190,79 +212,58 @@ impl ListerWatcher for KubeListerWatcher {
     }
 }
 
-/// Why a list page did not decode: which item, when one did not.
-fn undecodable_list(text: &str, error: &serde_json::Error) -> SourceError {
-    #[derive(Deserialize)]
-    struct Items<'a> {
-        #[serde(borrow)]
-        items: Option<Vec<&'a RawValue>>,
-    }
-    let items = serde_json::from_str::<Items<'_>>(text)
-        .ok()
-        .and_then(|l| l.items);
-    for (i, item) in items.iter().flatten().enumerate() {
-        if let Err(item_error) = Object::from_json(item) {
-            return SourceError::Stream(format!(
-                "undecodable response: item {} of the list, {}: {}",
-                i + 1,
-                describe_raw(item.get()),
-                without_position(&item_error)
-            ));
-        }
-    }
-    SourceError::Stream(format!("undecodable response: {error}"))
-}
-
 /// The response's body, read as `Client::request_text` reads it (error statuses included, as its
-/// `handle_api_errors` makes them), with one copy instead of three.
+/// `handle_api_errors` makes them), each piece of a success handed to `piece` as it arrives.
 ///
 /// `request_text` holds every chunk until the last, copies them into one buffer, then that buffer
 /// into a `String`: a 7.5 MiB list page took 22.5 MiB, which jemalloc does not hand back in the
 /// lifetime of a short command, nor reuse for the objects decoded next (docs/benchmarks.md). Here
-/// each chunk is appended to the body as it arrives and dropped, so that hyper reuses its read
-/// buffer, into a buffer of the announced `Content-Length`; a body of unknown length (chunked)
-/// grows by doubling.
+/// each chunk is handed over as it arrives and dropped, so that hyper reuses its read buffer.
 async fn read_body(
     client: &Client,
     request: http::Request<Vec<u8>>,
-) -> Result<Vec<u8>, SourceError> {
+    mut piece: impl FnMut(&[u8]) -> Result<(), SourceError>,
+) -> Result<(), SourceError> {
     use http_body_util::BodyExt as _;
     let response = client
         .send(request.map(kube::client::Body::from))
         .await
         .map_err(source_error)?;
     let code = response.status();
-    let announced = response
-        .headers()
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
-        .unwrap_or(0);
-    // A length the server announces is trusted up to a size no list page reaches.
-    let mut bytes = Vec::with_capacity(announced.min(1 << 30));
+    let failed = code.is_client_error() || code.is_server_error();
+    let mut error_body = Vec::new();
     let mut body = response.into_body();
     while let Some(frame) = body.frame().await {
         if let Ok(data) = frame.map_err(source_error)?.into_data() {
-            bytes.extend_from_slice(&data);
+            if failed {
+                error_body.extend_from_slice(&data);
+            } else {
+                piece(&data)?;
+            }
         }
     }
-    if code.is_client_error() || code.is_server_error() {
-        let text = String::from_utf8_lossy(&bytes);
+    if failed {
+        let text = String::from_utf8_lossy(&error_body);
         let status = serde_json::from_str::<Status>(&text).unwrap_or_else(|_| {
             Status::failure(text.trim(), "Failed to parse error data").with_code(code.as_u16())
         });
         return Err(SourceError::Api(api_status(&status)));
     }
-    Ok(bytes)
+    Ok(())
 }
 
-/// A list page: `kube::api::ObjectList`'s fields that a list uses.
+/// A list page's members other than `items`: `kube::api::ObjectList`'s metadata.
 #[derive(Deserialize)]
-struct ListBody {
+struct ListRest {
     #[serde(default)]
     metadata: ListMeta,
-    /// `null` for an empty list, from some servers.
-    #[serde(default)]
-    items: Option<Vec<FromJson>>,
+}
+
+/// A list body that is not a list.
+impl From<SplitError> for SourceError {
+    fn from(error: SplitError) -> Self {
+        SourceError::Stream(format!("undecodable response: {error}"))
+    }
 }
 
 /// A line of a watch stream: `{"type": …, "object": …}`, the object left as text.
@@ -592,5 +593,40 @@ mod tests {
         };
         assert_eq!(api.code, 502);
         assert_eq!(api.message, "<h1>Bad gateway</h1>");
+    }
+
+    #[tokio::test]
+    async fn an_undecodable_list_says_which_item_or_where_the_list_breaks() {
+        let error_of = |body: &str| {
+            let body = body.to_owned();
+            async move {
+                let lw = configmaps(chunked_server(200, "application/json", body).await);
+                match lw.list(&ListRequest::default()).await {
+                    Err(SourceError::Stream(why)) => why,
+                    other => panic!("not a stream error: {other:?}"),
+                }
+            }
+        };
+        // Which item, named, and what is wrong with it, whichever piece it arrived in.
+        let why = error_of(
+            r#"{"metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b","labels":{"n":1}}}]}"#,
+        )
+        .await;
+        assert!(
+            why.starts_with(r#"undecodable response: item 2 of the list, "b": in metadata"#),
+            "{why}"
+        );
+        // A body cut short: the list never ended.
+        let why = error_of(r#"{"metadata":{"resourceVersion":"7"},"items":[{"metadata":{"#).await;
+        assert_eq!(
+            why,
+            "undecodable response: the body ended before the list did at byte 58 of the list"
+        );
+        // The list's own metadata.
+        let why = error_of(r#"{"metadata":{"resourceVersion":7},"items":[]}"#).await;
+        assert_eq!(
+            why,
+            "undecodable response: invalid type: integer `7`, expected a string"
+        );
     }
 }

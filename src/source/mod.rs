@@ -2,6 +2,7 @@
 pub mod cluster;
 pub mod discovery;
 pub mod kube_api;
+pub mod list_body;
 pub mod proxy;
 pub mod recording;
 pub mod selector;

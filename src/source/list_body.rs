@@ -1,0 +1,344 @@
+//! A list response's body read as it arrives: each item of `items` is handed over once its last
+//! byte is in, so that decoding the objects overlaps the transfer instead of following it.
+//!
+//! client-go reads a list page whole (`ListWatch.List` returns the decoded `runtime.Object`), and
+//! so did this tool. A page of 5000 objects took as long to decode after its last byte as a tenth
+//! of its transfer (docs/benchmarks.md, "Starting up"). [`ItemSplitter`] finds where each item
+//! ends with a byte scanner that jumps through strings, and keeps only the bytes of the item in
+//! progress; the members other than `items` (`kind`, `apiVersion`, `metadata`) are gathered into
+//! a small object of their own, decoded at the end. Whatever the order of the members.
+//!
+//! The scanner checks the list's own punctuation (braces, brackets, colons, commas) and only
+//! finds the ends of values; each value is then parsed by serde_json whole (an item by
+//! [`Object::from_json_text`](crate::object::Object::from_json_text), the other members at the
+//! end), so a body is accepted only if it is valid JSON, and valid JSON is split exactly where
+//! a parser would split it.
+
+use std::fmt;
+
+/// Why a list body's text is not a list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} at byte {at} of the list")]
+pub struct SplitError {
+    what: &'static str,
+    at: usize,
+}
+
+/// Where the scanner is in the list's structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Before the list's `{`.
+    Start,
+    /// After `{`: a key or `}`.
+    KeyOrEnd,
+    /// After `,` between members: a key.
+    Key,
+    /// Inside a key (a string).
+    InKey,
+    /// After a key: `:`.
+    Colon { items: bool },
+    /// After `:`: the value's first byte.
+    Value { items: bool },
+    /// Inside a member's value (`items` only when it is not an array).
+    InValue { items: bool },
+    /// After a member: `,` or `}`.
+    MemberEnd,
+    /// After `[` of `items`: an item or `]`.
+    ItemOrEnd,
+    /// After `,` between items: an item.
+    Item,
+    /// Inside an item.
+    InItem,
+    /// After an item: `,` or `]`.
+    ItemEnd,
+    /// After the list's `}`: only whitespace.
+    Done,
+}
+
+/// The end of one JSON value whose text arrives in pieces: bracket depth and string state,
+/// kept between pieces so that no byte is scanned twice.
+#[derive(Debug, Clone, Copy, Default)]
+struct ValueScan {
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+    /// A number, `true`, `false` or `null`: ends at the first delimiter.
+    scalar: bool,
+}
+
+impl ValueScan {
+    /// Begins a value whose first byte is `first`; scanning starts at that byte.
+    fn begin(first: u8) -> Self {
+        ValueScan {
+            scalar: !matches!(first, b'{' | b'[' | b'"'),
+            ..ValueScan::default()
+        }
+    }
+
+    /// Scans `bytes[i..]`: the index just past the value's end, if it is within `bytes`.
+    fn advance(&mut self, bytes: &[u8], mut i: usize) -> Option<usize> {
+        if self.scalar {
+            return bytes[i..]
+                .iter()
+                .position(|&b| is_delimiter(b))
+                .map(|at| i + at);
+        }
+        while i < bytes.len() {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                    i += 1;
+                    continue;
+                }
+                // Most of an object's text is strings: jump to the next quote or backslash.
+                i += memchr::memchr2(b'"', b'\\', &bytes[i..])?;
+                if bytes[i] == b'\\' {
+                    self.escaped = true;
+                } else {
+                    self.in_string = false;
+                    if self.depth == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            match bytes[i] {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    // Unbalanced text ends the value here; the parser then rejects it.
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        None
+    }
+}
+
+/// Whitespace or the punctuation that ends a scalar.
+fn is_delimiter(b: u8) -> bool {
+    matches!(b, b',' | b':' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Splits a list body's text, fed in pieces, into its items and the rest (module docs).
+pub struct ItemSplitter {
+    /// The bytes not yet handed over: from the start of the value in progress, if any.
+    buf: Vec<u8>,
+    /// How far `buf` has been scanned.
+    scanned: usize,
+    /// Where the value in progress starts in `buf`.
+    value_start: usize,
+    /// How many bytes were dropped from the front of `buf`: positions in errors count from the
+    /// body's start.
+    dropped: usize,
+    state: State,
+    value: ValueScan,
+    /// The list without `items`: `{` and each other member, `,`-separated.
+    rest: Vec<u8>,
+    /// Whether `items` was seen: a second one is refused, as serde refuses a duplicate field.
+    seen_items: bool,
+}
+
+impl fmt::Debug for ItemSplitter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ItemSplitter")
+            .field("state", &self.state)
+            .field("buffered", &self.buf.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ItemSplitter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ItemSplitter {
+    /// A splitter at the start of a body.
+    pub fn new() -> Self {
+        ItemSplitter {
+            buf: Vec::new(),
+            scanned: 0,
+            value_start: 0,
+            dropped: 0,
+            state: State::Start,
+            value: ValueScan::default(),
+            rest: b"{".to_vec(),
+            seen_items: false,
+        }
+    }
+
+    /// Takes the next piece of the body and hands each item completed in it to `item`, as text
+    /// (not yet checked to be JSON). An error of `item` stops the split and is returned.
+    pub fn feed<E: From<SplitError>>(
+        &mut self,
+        piece: &[u8],
+        mut item: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.buf.extend_from_slice(piece);
+        self.scan(&mut item)?;
+        // Keep only the value in progress (or nothing): a page never sits whole in memory.
+        let keep_from = if self.in_value() {
+            self.value_start
+        } else {
+            self.scanned
+        };
+        if keep_from > 0 {
+            self.buf.drain(..keep_from);
+            self.dropped += keep_from;
+            self.scanned -= keep_from;
+            self.value_start = self.value_start.saturating_sub(keep_from);
+        }
+        Ok(())
+    }
+
+    /// The end of the body: the list's members other than `items`, as the text of one JSON
+    /// object, for the caller to decode. An error if the body ended before the list did.
+    pub fn finish(mut self) -> Result<Vec<u8>, SplitError> {
+        match self.state {
+            State::Done => {
+                self.rest.push(b'}');
+                Ok(self.rest)
+            }
+            State::Start => Err(self.error("an empty body instead of a list", 0)),
+            _ => Err(self.error("the body ended before the list did", self.buf.len())),
+        }
+    }
+
+    fn in_value(&self) -> bool {
+        matches!(
+            self.state,
+            State::InKey | State::InValue { .. } | State::InItem
+        )
+    }
+
+    fn error(&self, what: &'static str, at: usize) -> SplitError {
+        SplitError {
+            what,
+            at: self.dropped + at,
+        }
+    }
+
+    /// Runs the state machine over the unscanned bytes.
+    fn scan<E: From<SplitError>>(
+        &mut self,
+        item: &mut impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        while self.scanned < self.buf.len() {
+            let i = self.scanned;
+            if self.in_value() {
+                let Some(end) = self.value.advance(&self.buf, i) else {
+                    self.scanned = self.buf.len();
+                    return Ok(());
+                };
+                self.end_value(end, item)?;
+                continue;
+            }
+            let b = self.buf[i];
+            self.scanned = i + 1;
+            if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                continue;
+            }
+            self.state = match (self.state, b) {
+                (State::Start, b'{') => State::KeyOrEnd,
+                (State::KeyOrEnd | State::Key, b'"') => self.begin(i, b, State::InKey),
+                (State::KeyOrEnd | State::MemberEnd, b'}') => State::Done,
+                (State::Colon { items }, b':') => State::Value { items },
+                (State::Value { items: true }, b'[') => State::ItemOrEnd,
+                (State::Value { items }, b) if !is_delimiter(b) => {
+                    self.begin(i, b, State::InValue { items })
+                }
+                (State::MemberEnd, b',') => State::Key,
+                (State::ItemOrEnd | State::ItemEnd, b']') => State::MemberEnd,
+                (State::ItemOrEnd | State::Item, b) if !is_delimiter(b) => {
+                    self.begin(i, b, State::InItem)
+                }
+                (State::ItemEnd, b',') => State::Item,
+                (state, _) => return Err(self.error(unexpected(state), i).into()),
+            };
+        }
+        Ok(())
+    }
+
+    /// Starts a value (or key) whose first byte, `first`, is at `at`.
+    fn begin(&mut self, at: usize, first: u8, state: State) -> State {
+        self.value_start = at;
+        self.value = ValueScan::begin(first);
+        self.scanned = at;
+        state
+    }
+
+    /// The value in progress ends just before `end`.
+    fn end_value<E: From<SplitError>>(
+        &mut self,
+        end: usize,
+        item: &mut impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let text = &self.buf[self.value_start..end];
+        self.state = match self.state {
+            State::InKey => {
+                let items = serde_json::from_slice::<std::borrow::Cow<'_, str>>(text)
+                    .is_ok_and(|key| key == "items");
+                if items {
+                    if self.seen_items {
+                        return Err(self.error("a second `items`", self.value_start).into());
+                    }
+                    self.seen_items = true;
+                } else {
+                    if self.rest.len() > 1 {
+                        self.rest.push(b',');
+                    }
+                    self.rest.extend_from_slice(text);
+                    self.rest.push(b':');
+                }
+                State::Colon { items }
+            }
+            // `"items": null`, as some servers send an empty list: no member of the rest.
+            State::InValue { items: true } if text == b"null" => State::MemberEnd,
+            State::InValue { items: true } => {
+                let at = self.value_start;
+                return Err(self
+                    .error("`items` is neither an array nor null", at)
+                    .into());
+            }
+            State::InValue { items: false } => {
+                self.rest.extend_from_slice(text);
+                State::MemberEnd
+            }
+            State::InItem => {
+                item(text)?;
+                State::ItemEnd
+            }
+            state => unreachable!("a value ends only inside one, not in {state:?}"),
+        };
+        self.scanned = end;
+        Ok(())
+    }
+}
+
+/// What the scanner expected in `state`.
+fn unexpected(state: State) -> &'static str {
+    match state {
+        State::Start => "expected `{` opening the list",
+        State::KeyOrEnd => "expected a key or `}`",
+        State::Key => "expected a key",
+        State::Colon { .. } => "expected `:` after a key",
+        State::Value { .. } => "expected a value",
+        State::MemberEnd => "expected `,` or `}` after a member",
+        State::ItemOrEnd | State::Item => "expected an item",
+        State::ItemEnd => "expected `,` or `]` after an item",
+        State::Done => "expected nothing after the list",
+        State::InKey | State::InValue { .. } | State::InItem => "unexpected byte",
+    }
+}
+
+#[cfg(test)]
+#[path = "list_body_tests.rs"]
+mod tests;
