@@ -122,6 +122,41 @@ fn a_replay_whose_reader_goes_away_ends_quietly() {
     }
 }
 
+/// A session that ends by itself (the end of the file, `--max-batches`, `--until-synced`) while
+/// its reader is slow loses nothing: every line written before the end reaches the reader, as
+/// many as a prompt reader gets. Only a stop from outside gives up on a reader that does not
+/// read (`ctrl_c_does_not_wait_for_a_reader_that_does_not_read`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_reader_gets_every_line_of_a_session_that_ends_by_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    // Far more than a pipe holds.
+    let big = big_list(dir.path(), 5000);
+    for limit in [
+        vec![],
+        vec!["--max-batches", "4000"],
+        vec!["--until-synced"],
+    ] {
+        let mut args = vec!["replay", path_str(&big), "-o", "jsonl", "-q"];
+        args.extend(&limit);
+        let prompt = run_offline(&args, None).await;
+        assert_eq!(prompt.status.code(), Some(0), "{}", text(&prompt.stderr));
+        let lines = text(&prompt.stdout).lines().count();
+        assert!(lines > 4000, "{limit:?}: {lines} lines");
+        let (status, stderr) = shell(&format!(
+            // `read` takes a byte per system call: the pipe stays full to the end.
+            "'{}' {} | (sleep 0.3; n=0; while IFS= read -r _; do n=$((n+1)); done; echo $n >&2); \
+             exit ${{PIPESTATUS[0]}}",
+            env!("CARGO_BIN_EXE_kubectl-deltas"),
+            args.iter()
+                .map(|a| format!("'{a}'"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+        assert_eq!(status.code(), Some(0), "{limit:?}: {stderr}");
+        assert_eq!(stderr.trim(), lines.to_string(), "{limit:?}");
+    }
+}
+
 /// `replay resync.jsonl --speed 1000 --handler-delay 1000s`: the first batch's handler never
 /// finishes on its own, and the recording has ended by the time `signal` comes.
 fn stop_a_busy_handler_with(signal: &str) {

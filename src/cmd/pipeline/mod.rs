@@ -83,6 +83,7 @@ pub use view::View;
 use handler::ShownHandler;
 use output::Output;
 use sink::InformerOutput;
+use stdout::Drain;
 use stop::Stop;
 
 use super::informer::{QueueChoice, index_specs};
@@ -269,7 +270,7 @@ impl Pipeline {
     ) -> Result<Ended, PipelineError> {
         let reader_gone = reader::stdout_reader_gone();
         let out = stdout::stdout(self.stop.clone());
-        self.run_into(sources, clock, shutdown, out, reader_gone)
+        self.run_with(sources, clock, shutdown, out, reader_gone)
             .await
     }
 
@@ -280,6 +281,22 @@ impl Pipeline {
         clock: C,
         shutdown: impl Future<Output = ()>,
         out: Box<dyn Write + Send>,
+        reader_gone: impl Future<Output = ()>,
+    ) -> Result<Ended, PipelineError> {
+        let out = stdout::Stdout {
+            writer: out,
+            drain: Drain::default(),
+        };
+        self.run_with(sources, clock, shutdown, out, reader_gone)
+            .await
+    }
+
+    async fn run_with<L: ListerWatcher, C: Clock + Clone>(
+        self,
+        sources: Vec<Source<L>>,
+        clock: C,
+        shutdown: impl Future<Output = ()>,
+        out: stdout::Stdout,
         reader_gone: impl Future<Output = ()>,
     ) -> Result<Ended, PipelineError> {
         let Pipeline {
@@ -303,11 +320,12 @@ impl Pipeline {
         let shared_clock: Arc<dyn Clock> = Arc::new(clock.clone());
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
         let output = Arc::new(Output::new(
-            view.renderer(out, names.len() > 1),
+            view.renderer(out.writer, names.len() > 1),
             names.clone(),
             view.clone(),
             StatusBar::new(view.status, view.stdout_is_terminal),
             stop.clone(),
+            out.drain,
             shared_clock.clone(),
         ));
         let group = idle.group();
@@ -444,6 +462,8 @@ impl Pipeline {
             if all_ran_dry && !stop.requested() {
                 // What the sources gave is all queued: the consumers drain it, then the end.
                 join_all(informers.iter().map(|informer| informer.finish())).await;
+                // What they wrote is out before the stop, which gives up on a full pipe.
+                drain(&output).await;
                 let failed = outcomes
                     .iter()
                     .any(|(_, ran_dry)| matches!(ran_dry, Some(Err(_))));
@@ -492,6 +512,7 @@ impl Pipeline {
         drop(signalled);
 
         let joined = shut_down(&informers).await;
+        drain(&output).await;
         output.status.clear();
         let mut source_failure = None;
         for (index, (result, ran_dry)) in outcomes.into_iter().enumerate() {
@@ -560,6 +581,12 @@ type InformerOutcome = (
     Result<(), InformerError>,
     Option<Result<(), Box<dyn std::error::Error + Send + Sync>>>,
 );
+
+/// Waits until what the output was given is written, off the runtime's threads.
+async fn drain(output: &Arc<Output>) {
+    let output = output.clone();
+    let _ = tokio::task::spawn_blocking(move || output.drain()).await;
+}
 
 /// Closes the queues (a consumer blocked in `pop` then returns) and waits for the consumers,
 /// which the stop requested before has told to finish the batch in hand.

@@ -28,7 +28,7 @@ use kubectl_deltas::render::{
 };
 
 use super::Ended;
-use super::stdout::GaveUp;
+use super::stdout::{Drain, GaveUp};
 use super::stop::Stop;
 use super::view::View;
 
@@ -43,6 +43,8 @@ pub(super) struct Output {
     view: View,
     pub(super) status: StatusBar,
     pub(super) stop: Arc<Stop>,
+    /// Waits until what the renderer wrote is out.
+    drain: Drain,
     clock: Arc<dyn Clock>,
     started: Instant,
 }
@@ -81,6 +83,7 @@ impl Output {
         view: View,
         status: StatusBar,
         stop: Arc<Stop>,
+        drain: Drain,
         clock: Arc<dyn Clock>,
     ) -> Self {
         let n = names.len();
@@ -102,6 +105,7 @@ impl Output {
             view,
             status,
             stop,
+            drain,
             clock,
             started,
         }
@@ -111,23 +115,36 @@ impl Output {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Writes with the status bar lifted; a failure closes the output and stops the session
-    /// (quietly if the reader went away, or if the stop made the write give up on a reader that
-    /// did not read: what it could not write is dropped).
+    /// Writes with the status bar lifted; a failure closes the output and stops the session.
     fn write(&self, state: &mut State, write: impl FnOnce(&mut dyn Renderer) -> io::Result<()>) {
         let renderer = &mut *state.renderer;
         if let Err(error) = self.status.suspend(|| write(renderer)) {
-            state.closed = true;
-            if GaveUp::is(&error) {
-                return;
-            }
-            let reason = if error.kind() == io::ErrorKind::BrokenPipe {
-                Ended::OutputClosed
-            } else {
-                Ended::Failed
-            };
-            state.failed.get_or_insert(error);
-            self.stop.request(reason);
+            self.fail(state, error);
+        }
+    }
+
+    /// Closes the output after `error` and stops the session: quietly if the reader went away, or
+    /// if the stop made the write give up on a reader that did not read (what it could not write
+    /// is dropped).
+    fn fail(&self, state: &mut State, error: io::Error) {
+        state.closed = true;
+        if GaveUp::is(&error) {
+            return;
+        }
+        let reason = if error.kind() == io::ErrorKind::BrokenPipe {
+            Ended::OutputClosed
+        } else {
+            Ended::Failed
+        };
+        state.failed.get_or_insert(error);
+        self.stop.request(reason);
+    }
+
+    /// Waits until everything written so far is out (or the output failed, which stops the
+    /// session): before a stop that gives up on a reader that does not read, and at the end.
+    pub(super) fn drain(&self) {
+        if let Err(error) = self.drain.wait() {
+            self.fail(&mut self.lock(), error);
         }
     }
 
@@ -146,6 +163,9 @@ impl Output {
 
     /// Ends the output after the line just written.
     fn close(&self, state: &mut State, reason: Ended) {
+        if let Err(error) = self.drain.wait() {
+            self.fail(state, error);
+        }
         state.closed = true;
         self.stop.request(reason);
     }
