@@ -152,7 +152,8 @@ struct Pending {
     text: Vec<u8>,
     /// The writer is writing text it took.
     writing: bool,
-    /// The writer waits for text: only then does a hand-over pay for waking it.
+    /// The writer waits for text and nobody has woken it yet: only then does a hand-over pay for
+    /// waking it.
     idle: bool,
     /// The writer failed (or gave up at the stop): nothing more is written.
     failed: bool,
@@ -207,8 +208,8 @@ fn write_handed_over(shared: &Shared, out: &mut StopAware) {
         while state.text.is_empty() && !state.closed {
             state.idle = true;
             state = shared.handed.wait(state).unwrap_or_else(|e| e.into_inner());
-            state.idle = false;
         }
+        state.idle = false;
         if state.text.is_empty() {
             state.writing = false;
             shared.taken.notify_all();
@@ -254,7 +255,10 @@ impl Write for Coalescing {
                 .unwrap_or_else(|| io::Error::other(GaveUp)));
         }
         state.text.extend_from_slice(buf);
-        if state.idle {
+        // Woken once, after the lock is let go: a writer woken under it would only wait for it.
+        let wake = std::mem::take(&mut state.idle);
+        drop(state);
+        if wake {
             self.shared.handed.notify_one();
         }
         Ok(buf.len())
