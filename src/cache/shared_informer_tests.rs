@@ -23,10 +23,10 @@ struct Fixture {
 impl Fixture {
     fn new(resync_period: Duration) -> Self {
         let clock = ManualClock::new();
-        let indexer = Arc::new(Indexer::new());
+        let indexer = Indexer::new();
         let fifo = Arc::new(
             DeltaFifo::new()
-                .known_objects(indexer.clone())
+                .known_objects(Arc::new(indexer.reader()))
                 .emit_delta_type_replaced(true),
         );
         let informer = SharedInformer::new(indexer, resync_period, clock.clone());
