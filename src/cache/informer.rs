@@ -31,7 +31,7 @@
 //! never on thread timing.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
@@ -40,6 +40,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::controller::{Batch, ConsumerGroup, Controller, InPop};
+use super::delta::DeltaObject;
 use super::index_spec::IndexSpec;
 use super::indexer::{Indexer, IndexerReader};
 use super::listener::{ListenerHandler, ProcessorListener};
@@ -47,7 +48,7 @@ use super::listwatch::ListerWatcher;
 use super::queue::{FifoStats, Queue, QueueKind};
 use super::reflector::{
     Clock, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
-    ReflectorObserver,
+    ReflectorObserver, ReflectorStore,
 };
 use super::shared_informer::{SharedInformer, SharedInformerError};
 use crate::object::Object;
@@ -182,6 +183,8 @@ pub struct Informer {
     progress: Notify,
     /// Tasks waiting on `progress`: a batch pays for waking them only when there are some.
     progress_waiters: AtomicUsize,
+    /// The queue's `HasSynced` was seen true, and told (see `notice_sync`).
+    sync_noticed: AtomicBool,
 }
 
 impl std::fmt::Debug for Informer {
@@ -245,6 +248,7 @@ impl Informer {
             thread: Mutex::new(None),
             progress: Notify::new(),
             progress_waiters: AtomicUsize::new(0),
+            sync_noticed: AtomicBool::new(false),
         })
     }
 
@@ -314,10 +318,9 @@ impl Informer {
         self.queue.has_synced()
     }
 
-    /// Completes once [`has_synced`](Informer::has_synced) holds (checked after every batch and
-    /// every Reflector event), or the informer is cancelled. An empty first list queues nothing,
-    /// and its `ListDone` comes before the queue's `replace`: its sync is noticed at the next
-    /// event (the watch opening), or by a caller that knows the list is in (`cmd/one_shot.rs`).
+    /// Completes once [`has_synced`](Informer::has_synced) holds (checked after every batch, every
+    /// Reflector event, and every write of the Reflector into the queue: an empty first list
+    /// syncs the queue inside its `replace`, with no batch to pop), or the informer is cancelled.
     pub async fn synced(&self) {
         let synced = async {
             loop {
@@ -363,7 +366,8 @@ impl Informer {
         if self.config.consumption == Consumption::Thread {
             self.start_consumer().map_err(InformerError::Spawn)?;
         }
-        let reflector = Reflector::new(lister_watcher, self.queue.clone(), reflector)
+        let producer = Arc::new(Producer(self.clone()));
+        let reflector = Reflector::with_store(lister_watcher, producer, reflector)
             .observer(SinkObserver(self.clone()))
             .clock(clock)
             .known_objects(Arc::new(self.indexer.clone()))
@@ -646,6 +650,7 @@ impl Informer {
         self.sink.batch(batch, at, self.queue.as_ref());
         controller.consumer_group().handled();
         self.progressed();
+        self.notice_sync();
     }
 }
 
@@ -655,6 +660,75 @@ impl Informer {
         if self.progress_waiters.load(Ordering::SeqCst) > 0 {
             self.progress.notify_waiters();
         }
+    }
+
+    /// Called wherever the queue's `HasSynced` may have turned true: after each write of the
+    /// Reflector and each batch. The first time it holds, wakes the waits for the sync and lets
+    /// the handlers notice it ([`SharedInformer::notice_sync`]), even if nothing was popped or
+    /// handed to them: client-go's `DeltaFIFO.HasSynced` and `RealFIFO.HasSynced` are
+    /// `populated && initialPopulationCount == 0`, and their `Replace` of an empty list (with
+    /// nothing known to delete) sets both at once, so that list is synced by the `Replace`
+    /// itself. client-go's callers poll `HasSynced`; here it is noticed where it changes.
+    fn notice_sync(&self) {
+        if self.sync_noticed.load(Ordering::Acquire) || !self.queue.has_synced() {
+            return;
+        }
+        if self.sync_noticed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.progressed();
+        if let Some(shared) = self.shared.get() {
+            shared.notice_sync();
+        }
+    }
+}
+
+/// The informer's queue as its Reflector writes into it (what [`Reflector::new`] would adapt
+/// it to), noticing after each write whether the queue synced.
+struct Producer(Arc<Informer>);
+
+impl std::fmt::Debug for Producer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.queue.fmt(f)
+    }
+}
+
+impl ReflectorStore<Object> for Producer {
+    fn add(&self, obj: Arc<Object>) {
+        self.0.queue.add(obj);
+        self.0.notice_sync();
+    }
+
+    fn update(&self, obj: Arc<Object>) {
+        self.0.queue.update(obj);
+        self.0.notice_sync();
+    }
+
+    fn delete(&self, obj: DeltaObject<Object>) -> bool {
+        let queued = self.0.queue.delete(obj);
+        self.0.notice_sync();
+        queued
+    }
+
+    fn replace(&self, list: Vec<Arc<Object>>, resource_version: &str) {
+        self.0.queue.replace(list, resource_version);
+        self.0.notice_sync();
+    }
+
+    fn resync(&self) -> usize {
+        self.0.queue.resync()
+    }
+
+    fn bookmark(&self, resource_version: &str) {
+        self.0.queue.bookmark(resource_version);
+    }
+
+    fn has_synced(&self) -> bool {
+        self.0.queue.has_synced()
+    }
+
+    fn is_drained(&self) -> bool {
+        self.0.queue.is_empty()
     }
 }
 

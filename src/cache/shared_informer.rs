@@ -261,7 +261,7 @@ where
             self.processor.add_listener(listener.clone())?;
             return Ok(Registration { listener, resync });
         }
-        let _block = lock(&self.block_deltas);
+        let block = lock(&self.block_deltas);
         self.processor.add_listener(listener.clone())?;
         for (_, obj) in self.indexer.entries() {
             // Added before the registration is returned, so that nobody can see it synced
@@ -271,6 +271,9 @@ where
                 is_in_initial_list: true,
             }));
         }
+        drop((block, lifecycle));
+        // An empty cache gives the handler no call to notice its sync by.
+        listener.notice_sync();
         Ok(Registration { listener, resync })
     }
 
@@ -359,6 +362,15 @@ where
         };
         process_deltas(&mut distributor, &mut indexer, deltas, is_in_initial_list);
         distributor.out
+    }
+
+    /// The informer's `HasSynced` may have turned true with nothing handed to some handler (an
+    /// empty initial list): lets each listener notice it ([`ProcessorListener::notice_sync`]).
+    /// Call it whenever the queue may have synced, holding no lock of the cache or the queue.
+    pub fn notice_sync(&self) {
+        for listener in self.processor.listeners() {
+            listener.notice_sync();
+        }
     }
 
     /// The Reflector's `ShouldResync`, called on each tick of its resync timer:
