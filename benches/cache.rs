@@ -121,8 +121,8 @@ fn fifo_throughput(c: &mut Criterion) {
     group.bench_function("producer_consumer_1M_into_indexer", |b| {
         b.iter_batched(
             || {
-                let indexer = Arc::new(Indexer::new());
-                let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+                let indexer = Indexer::new();
+                let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
                 (fifo, indexer)
             },
             |(fifo, indexer)| {
@@ -136,7 +136,8 @@ fn fifo_throughput(c: &mut Criterion) {
                         fifo.close();
                     })
                 };
-                let controller = Controller::new(fifo, indexer.clone());
+                let mut controller = Controller::new(fifo, indexer);
+                let indexer = controller.indexer().clone();
                 let mut batches = 0;
                 while controller.process_next().is_some() {
                     batches += 1;
@@ -162,7 +163,7 @@ fn replace_throughput(c: &mut Criterion) {
     group.throughput(Throughput::Elements(N as u64));
     // A steady-state relist: the indexer knows 100k objects, the list brings 100k newer versions
     // of which 1% are new names (so 1% of the known ones become tombstones).
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     for obj in &known {
         indexer.add(obj.clone());
     }
@@ -176,7 +177,7 @@ fn replace_throughput(c: &mut Criterion) {
     group.bench_function("replace_100k_into_populated_fifo", |b| {
         b.iter_batched(
             || {
-                let fifo = DeltaFifo::new().known_objects(indexer.clone());
+                let fifo = DeltaFifo::new().known_objects(Arc::new(indexer.reader()));
                 // The queue is populated too: 1% of the keys have a pending update.
                 for obj in known.iter().step_by(100) {
                     fifo.update(obj.clone());
@@ -211,7 +212,7 @@ fn indexer_throughput(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let indexer = Indexer::new();
+                let mut indexer = Indexer::new();
                 for spec in &specs {
                     indexer.add_indexer(spec.name(), spec.index_func()).unwrap();
                 }
@@ -234,13 +235,13 @@ fn indexer_throughput(c: &mut Criterion) {
     group.bench_function("add_100k_with_3_indices_cold", |b| {
         b.iter_batched(
             || {
-                let indexer = Indexer::new();
+                let mut indexer = Indexer::new();
                 for spec in &specs {
                     indexer.add_indexer(spec.name(), spec.index_func()).unwrap();
                 }
                 indexer
             },
-            |indexer| {
+            |mut indexer| {
                 for obj in &objects {
                     indexer.add(obj.clone());
                 }

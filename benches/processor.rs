@@ -169,7 +169,7 @@ fn throughput(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let indexer = Arc::new(Indexer::new());
+                let mut indexer = Indexer::new();
                 for obj in &olds {
                     indexer.add(obj.clone());
                 }

@@ -66,9 +66,9 @@ fn pod(i: usize, rv: u64, phase: &str, restarts: u64) -> Arc<Object> {
 /// it, later ones update its phase or restart count, every 8th of those deletes it (the next
 /// event for that pod adds it again).
 fn scenario() -> Vec<Batch<Object>> {
-    let indexer = Arc::new(Indexer::new());
-    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
-    let controller = Controller::new(fifo.clone(), indexer);
+    let indexer = Indexer::new();
+    let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
+    let mut controller = Controller::new(fifo.clone(), indexer);
     let mut version = vec![0u64; PODS];
     let mut batches = Vec::with_capacity(EVENTS);
     for event in 0..EVENTS {

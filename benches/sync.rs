@@ -127,8 +127,9 @@ async fn library_sync(server: &FakeApiServer) -> (Duration, usize) {
     let mut config = kube::Config::new(server.url().parse().unwrap());
     config.default_namespace = "default".into();
     let client = client_without_retry(config).unwrap();
-    let indexer = Arc::new(Indexer::new());
-    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    let indexer = Indexer::new();
+    let cache = indexer.reader();
+    let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(cache.clone())));
     let lister_watcher = KubeListerWatcher::new(client, &configmaps(), Some("default"));
     let reflector_config = ReflectorConfig::default()
         .page_size(PAGE)
@@ -137,9 +138,9 @@ async fn library_sync(server: &FakeApiServer) -> (Duration, usize) {
     let reflector = Reflector::new(lister_watcher, fifo.clone(), reflector_config);
     let (synced_tx, synced_rx) = tokio::sync::oneshot::channel::<()>();
     let consumer = {
-        let (fifo, indexer) = (fifo.clone(), indexer.clone());
+        let fifo = fifo.clone();
         std::thread::spawn(move || {
-            let controller = Controller::new(fifo.clone(), indexer);
+            let mut controller = Controller::new(fifo.clone(), indexer);
             while controller.process_next().is_some() {
                 if fifo.has_synced() {
                     break;
@@ -155,7 +156,7 @@ async fn library_sync(server: &FakeApiServer) -> (Duration, usize) {
     let elapsed = started.elapsed();
     fifo.close();
     consumer.join().unwrap();
-    (elapsed, indexer.len())
+    (elapsed, cache.len())
 }
 
 /// Runs the binary until it reports `synced`; returns that time and its peak RSS in bytes.

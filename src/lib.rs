@@ -19,17 +19,18 @@
 //! let pods = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
 //! let pod = |name: &str| Arc::new(Object::new(name, &pods).within("default"));
 //!
-//! let indexer = Arc::new(Indexer::new());
+//! let mut indexer = Indexer::new();
 //! let spec: IndexSpec = "namespace".parse().unwrap();
 //! indexer.add_indexer(spec.name(), spec.index_func()).unwrap();
-//! let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+//! let cache = indexer.reader(); // read-only: the consumer below is the only writer
+//! let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(cache.clone())));
 //!
 //! // The reflector's initial list, then two watch events for the same key.
 //! fifo.replace(vec![pod("web-1"), pod("web-2")], "100");
 //! fifo.update(pod("web-1"));
 //! fifo.delete(pod("web-2"));
 //!
-//! let controller = Controller::new(fifo.clone(), indexer.clone());
+//! let mut controller = Controller::new(fifo.clone(), indexer);
 //! let first = controller.process_next().unwrap();
 //! assert_eq!(first.key.as_deref(), Some("default/web-1"));
 //! let types: Vec<DeltaType> = first.deltas.iter().map(|d| d.type_).collect();
@@ -38,7 +39,7 @@
 //!
 //! controller.process_next().unwrap(); // default/web-2: Replaced, Deleted
 //! assert!(fifo.has_synced());
-//! assert_eq!(indexer.index_keys("namespace", "default").unwrap().len(), 1);
+//! assert_eq!(cache.index_keys("namespace", "default").unwrap().len(), 1);
 //! ```
 //!
 //! [`source`] holds what talks to the outside world: resource discovery and resolution.

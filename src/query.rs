@@ -1,5 +1,6 @@
 //! Indexer queries as plain data: what `kubectl deltas index` answers, built from an
-//! [`Indexer`] once it has synced and handed to renderers, which never see the cache itself.
+//! [`Indexer`](crate::cache::Indexer)'s content once it has synced and handed to renderers, which
+//! never see the cache itself.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -9,7 +10,7 @@
 //! use kubectl_deltas::query::{Matches, ValueListing};
 //!
 //! let pods = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
-//! let indexer = Indexer::new();
+//! let mut indexer = Indexer::new();
 //! let spec: IndexSpec = "namespace".parse().unwrap();
 //! indexer.add_indexer(spec.name(), spec.index_func()).unwrap();
 //! indexer.add(Arc::new(Object::new("web-1", &pods).within("prod")));
@@ -30,7 +31,7 @@ use std::sync::Arc;
 
 use hashbrown::HashSet;
 
-use crate::cache::{Indexer, IndexerError, object_key};
+use crate::cache::{IndexerError, IndexerReader, object_key};
 use crate::object::Object;
 
 /// Every value of one index with the objects under it (client-go's `ListIndexFuncValues`, then
@@ -66,7 +67,10 @@ impl ValueRow {
 
 impl ValueListing {
     /// Lists index `index` of `indexer`.
-    pub fn from_indexer(indexer: &Indexer<Object>, index: &str) -> Result<Self, IndexerError> {
+    pub fn from_indexer(
+        indexer: &IndexerReader<Object>,
+        index: &str,
+    ) -> Result<Self, IndexerError> {
         let mut rows = Vec::new();
         let mut indexed: HashSet<Arc<str>> = HashSet::new();
         for (value, _) in indexer.index_value_counts(index)? {
@@ -135,7 +139,7 @@ pub struct Match {
 impl Matches {
     /// The objects of `indexer` indexed under any of `values` in index `index`.
     pub fn from_indexer(
-        indexer: &Indexer<Object>,
+        indexer: &IndexerReader<Object>,
         index: &str,
         values: &[String],
     ) -> Result<Self, IndexerError> {
@@ -193,8 +197,8 @@ mod tests {
         Arc::new(obj)
     }
 
-    fn indexer(spec: &str, objects: Vec<Arc<Object>>) -> Indexer<Object> {
-        let indexer = Indexer::new();
+    fn indexer(spec: &str, objects: Vec<Arc<Object>>) -> crate::cache::Indexer<Object> {
+        let mut indexer = crate::cache::Indexer::new();
         let spec: IndexSpec = spec.parse().unwrap();
         indexer.add_indexer(spec.name(), spec.index_func()).unwrap();
         objects.into_iter().for_each(|o| indexer.add(o));

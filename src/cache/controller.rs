@@ -1,11 +1,13 @@
 //! The consumer side of an informer: pop a batch from the [`Queue`] (a [`DeltaFifo`] by default),
 //! apply it to the [`Indexer`] as client-go's `processDeltas` does, and hand it to handlers.
 //!
-//! The indexer is updated inside the pop (under the queue lock, as client-go), so `has_synced`
-//! implies the indexer holds the whole initial list. Handlers run after the pop returns, outside
-//! every lock: a slow handler lets deltas pile up in the queue (coalescing, in a DeltaFIFO) instead
-//! of blocking the producer, much as a shared informer's per-listener buffers decouple handlers
-//! from the queue.
+//! The consumer is the cache's only writer, by type: a [`Controller`] owns the [`Indexer`] (or
+//! the [`SharedInformer`] it applies through does), its pops take `&mut self`, and what it hands
+//! out is an [`IndexerReader`]. The indexer is updated inside the pop (under the queue lock, as
+//! client-go), so `has_synced` implies the indexer holds the whole initial list. Handlers run
+//! after the pop returns, outside every lock: a slow handler lets deltas pile up in the queue
+//! (coalescing, in a DeltaFIFO) instead of blocking the producer, much as a shared informer's
+//! per-listener buffers decouple handlers from the queue.
 
 use std::fmt;
 use std::ops::ControlFlow;
@@ -19,7 +21,7 @@ use tokio::sync::Notify;
 
 use super::delta::{DeletedFinalStateUnknown, DeltaObject, DeltaType, Deltas, ListInfo};
 use super::delta_fifo::DeltaFifo;
-use super::indexer::Indexer;
+use super::indexer::{Indexer, IndexerReader};
 use super::processor::Distribution;
 use super::queue::Queue;
 use super::shared_informer::{ResourceVersioned, SharedInformer};
@@ -125,10 +127,10 @@ impl<K> ResourceEventHandler<K> for Vec<Notification<K>> {
     }
 }
 
-/// Applies `deltas` to `store`, oldest first, and tells `handler`, as client-go's `processDeltas`:
-/// `Sync`, `Replaced`, `Added` and `Updated` update the object if its key is in the store
-/// (`on_update(old, new)`) and add it otherwise (`on_add`); `Deleted` removes it (`on_delete`, with
-/// the tombstone if that is what was queued). The whole-list deltas of an atomic queue:
+/// Applies `deltas` to `store` (the cache's writer), oldest first, and tells `handler`, as
+/// client-go's `processDeltas`: `Sync`, `Replaced`, `Added` and `Updated` update the object if its
+/// key is in the store (`on_update(old, new)`) and add it otherwise (`on_add`); `Deleted` removes it
+/// (`on_delete`, with the tombstone if that is what was queued). The whole-list deltas of an atomic queue:
 /// - `ReplacedAll` replaces the whole store with the listed objects, then reports a tombstone
 ///   deletion for every stored key absent from the list (in key order), then an update or an add
 ///   for every listed object (in list order), as client-go's `processReplacedAllInfo`: the same
@@ -142,7 +144,7 @@ impl<K> ResourceEventHandler<K> for Vec<Notification<K>> {
 /// payload on a per-object type, or the reverse) is skipped.
 pub fn process_deltas<K: CacheObject>(
     handler: &mut impl ResourceEventHandler<K>,
-    store: &Indexer<K>,
+    store: &mut Indexer<K>,
     deltas: &Deltas<K>,
     is_in_initial_list: bool,
 ) {
@@ -181,7 +183,7 @@ pub fn process_deltas<K: CacheObject>(
 /// store that already reflects what they are told.
 fn replace_all<K: CacheObject>(
     handler: &mut impl ResourceEventHandler<K>,
-    store: &Indexer<K>,
+    store: &mut Indexer<K>,
     info: &ListInfo<K>,
     is_in_initial_list: bool,
 ) {
@@ -229,8 +231,8 @@ pub struct Batch<K> {
     /// What applying each delta did to the indexer (old states for updates, in particular; one
     /// notification per object a whole-list delta touched).
     pub notifications: Vec<Notification<K>>,
-    /// With a shared informer ([`Controller::shared`]): what was handed to its handlers, one
-    /// distribution per notification, in the same order; empty otherwise.
+    /// With a shared informer ([`Controller::with_shared_informer`]): what was handed to its
+    /// handlers, one distribution per notification, in the same order; empty otherwise.
     pub distributions: Vec<Distribution<K>>,
     /// Whether the batch belonged to the initial list.
     pub is_in_initial_list: bool,
@@ -268,21 +270,31 @@ impl<K, F: FnMut(&Batch<K>) -> ControlFlow<()>> BatchHandler<K> for F {
     }
 }
 
-/// The informer's consumer: owns the pop loop over a queue that feeds an indexer.
+/// The informer's consumer: owns the pop loop over a queue that feeds an indexer, and the
+/// indexer's writer (itself, or through the shared informer it applies batches with).
 ///
 /// `Q` is the queue: a [`DeltaFifo`] unless said otherwise, any [`Queue`] implementation, or
 /// `dyn Queue<K>` when the queue is chosen at run time.
 pub struct Controller<K, Q: ?Sized = DeltaFifo<K>> {
     fifo: Arc<Q>,
-    indexer: Arc<Indexer<K>>,
+    /// Where each pop is applied.
+    apply: Apply<K>,
+    /// What [`indexer`](Controller::indexer) hands out.
+    reader: IndexerReader<K>,
     /// Most deltas one pop takes (client-go's `PopBatch`); 1 pops one at a time.
     batch_pop: usize,
     /// Numbers the pops and counts the batches in hand; its own unless shared.
     group: Arc<ConsumerGroup>,
-    /// A shared informer's `HandleDeltas` instead of a plain `process_deltas`.
-    shared: Option<Arc<SharedInformer<K>>>,
     /// Runs inside each pop, under the queue's lock, once the batch was applied.
     in_pop: Option<InPop<K>>,
+}
+
+/// How a [`Controller`] applies a pop, and who holds the cache's writer.
+enum Apply<K> {
+    /// `process_deltas` into the writer the controller owns.
+    Own(Indexer<K>),
+    /// A shared informer's `HandleDeltas`, into the writer the informer owns.
+    Shared(Arc<SharedInformer<K>>),
 }
 
 /// What a [`Controller`] runs inside each pop: the handler of a plain informer
@@ -294,7 +306,7 @@ impl<K, Q: ?Sized + fmt::Debug> fmt::Debug for Controller<K, Q> {
         f.debug_struct("Controller")
             .field("fifo", &self.fifo)
             .field("batch_pop", &self.batch_pop)
-            .field("shared", &self.shared.is_some())
+            .field("shared", &matches!(self.apply, Apply::Shared(_)))
             .finish_non_exhaustive()
     }
 }
@@ -358,26 +370,33 @@ where
     K: CacheObject + ResourceVersioned + Send + Sync + 'static,
     Q: Queue<K> + ?Sized,
 {
-    /// A consumer popping from `fifo` into `indexer`, one batch per pop. The queue should have been
-    /// built with the indexer as its known objects (except the atomic one, which takes none), or
-    /// deletions of unseen objects and relist tombstones are lost.
-    pub fn new(fifo: Arc<Q>, indexer: Arc<Indexer<K>>) -> Self {
-        Controller {
-            fifo,
-            indexer,
-            batch_pop: 1,
-            group: Arc::default(),
-            shared: None,
-            in_pop: None,
-        }
+    /// A consumer popping from `fifo` into `indexer`, which it owns from now on: the cache's
+    /// only writer (register its indices first). One batch per pop. The queue should have been
+    /// built with a reader of the indexer as its known objects (except the atomic one, which
+    /// takes none), or deletions of unseen objects and relist tombstones are lost.
+    pub fn new(fifo: Arc<Q>, indexer: Indexer<K>) -> Self {
+        let reader = indexer.reader();
+        Self::applying(fifo, Apply::Own(indexer), reader)
     }
 
-    /// Processes each pop as a shared informer's `HandleDeltas` ([`SharedInformer::handle_deltas`],
-    /// over the same indexer): applied, then distributed to its handlers' listeners; each batch
-    /// then also says what each handler was given ([`Batch::distributions`]).
-    pub fn shared(mut self, informer: Arc<SharedInformer<K>>) -> Self {
-        self.shared = Some(informer);
-        self
+    /// A consumer that processes each pop as `informer`'s `HandleDeltas`
+    /// ([`SharedInformer::handle_deltas`], into the indexer the informer owns): applied, then
+    /// distributed to its handlers' listeners; each batch then also says what each handler was
+    /// given ([`Batch::distributions`]).
+    pub fn with_shared_informer(fifo: Arc<Q>, informer: Arc<SharedInformer<K>>) -> Self {
+        let reader = informer.indexer().clone();
+        Self::applying(fifo, Apply::Shared(informer), reader)
+    }
+
+    fn applying(fifo: Arc<Q>, apply: Apply<K>, reader: IndexerReader<K>) -> Self {
+        Controller {
+            fifo,
+            apply,
+            reader,
+            batch_pop: 1,
+            group: Arc::default(),
+            in_pop: None,
+        }
     }
 
     /// Runs `in_pop` inside each pop, under the queue's lock, after the batch was applied: a
@@ -408,9 +427,9 @@ where
         &self.fifo
     }
 
-    /// The cache.
-    pub fn indexer(&self) -> &Arc<Indexer<K>> {
-        &self.indexer
+    /// The cache, for reading: the controller is its only writer.
+    pub fn indexer(&self) -> &IndexerReader<K> {
+        &self.reader
     }
 
     /// The group this controller numbers its pops in.
@@ -420,18 +439,18 @@ where
 
     /// Blocks for the next batch, applies it, and returns it; `None` once the queue is closed and
     /// drained.
-    pub fn process_next(&self) -> Option<Batch<K>> {
+    pub fn process_next(&mut self) -> Option<Batch<K>> {
         self.next(true)
     }
 
     /// Like [`process_next`](Controller::process_next) but returns `None` at once when nothing is
     /// queued (closed or not).
-    pub fn try_process_next(&self) -> Option<Batch<K>> {
+    pub fn try_process_next(&mut self) -> Option<Batch<K>> {
         self.next(false)
     }
 
     /// Pops and handles batches until the queue is closed and drained or `handler` breaks.
-    pub fn run(&self, handler: &mut impl BatchHandler<K>) {
+    pub fn run(&mut self, handler: &mut impl BatchHandler<K>) {
         while let Some(batch) = self.process_next() {
             let flow = handler.on_batch(&batch);
             self.group.handled();
@@ -442,23 +461,23 @@ where
     }
 
     /// One pop (waiting for one if `block`), applied to the indexer under the queue's lock.
-    fn next(&self, block: bool) -> Option<Batch<K>> {
+    fn next(&mut self, block: bool) -> Option<Batch<K>> {
         let mut notifications = Vec::new();
         let mut distributions = Vec::new();
         let mut seq = 0;
         let mut process = |deltas: &Deltas<K>, initial: bool| {
             seq = self.group.popped();
-            match &self.shared {
-                Some(shared) => {
+            match &mut self.apply {
+                Apply::Shared(shared) => {
                     distributions = shared.handle_batch(seq, deltas, initial);
                     notifications = distributions
                         .iter()
                         .map(|d| (*d.notification).clone())
                         .collect();
                 }
-                None => {
+                Apply::Own(indexer) => {
                     notifications.reserve(deltas.len());
-                    process_deltas(&mut notifications, &self.indexer, deltas, initial);
+                    process_deltas(&mut notifications, indexer, deltas, initial);
                 }
             }
             if let Some(in_pop) = &self.in_pop {

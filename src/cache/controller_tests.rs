@@ -7,7 +7,7 @@ use crate::object::Object;
 
 use super::*;
 use crate::cache::test_objects::{cm, rv};
-use crate::cache::{DeletedFinalStateUnknown, Delta, ListInfo, QueueKind, RealFifo};
+use crate::cache::{DeletedFinalStateUnknown, Delta, IndexerReader, ListInfo, QueueKind, RealFifo};
 
 /// Records handler calls as compact strings.
 #[derive(Default)]
@@ -41,17 +41,17 @@ fn add_like_deltas_add_a_missing_object_and_update_a_present_one() {
         DeltaType::Replaced,
         DeltaType::Sync,
     ] {
-        let store = Indexer::new();
+        let mut store = Indexer::new();
         let mut log = Log::default();
         process_deltas(
             &mut log,
-            &store,
+            &mut store,
             &deltas(vec![Delta::new(type_, cm("ns", "a", 1))]),
             true,
         );
         process_deltas(
             &mut log,
-            &store,
+            &mut store,
             &deltas(vec![Delta::new(type_, cm("ns", "a", 2))]),
             false,
         );
@@ -62,7 +62,7 @@ fn add_like_deltas_add_a_missing_object_and_update_a_present_one() {
 
 #[test]
 fn deltas_apply_oldest_to_newest() {
-    let store = Indexer::new();
+    let mut store = Indexer::new();
     let mut log = Log::default();
     let batch = deltas(vec![
         Delta::new(DeltaType::Added, cm("ns", "a", 1)),
@@ -70,7 +70,7 @@ fn deltas_apply_oldest_to_newest() {
         Delta::new(DeltaType::Deleted, cm("ns", "a", 2)),
         Delta::new(DeltaType::Added, cm("ns", "a", 3)),
     ]);
-    process_deltas(&mut log, &store, &batch, false);
+    process_deltas(&mut log, &mut store, &batch, false);
     assert_eq!(
         log.0,
         [
@@ -85,7 +85,7 @@ fn deltas_apply_oldest_to_newest() {
 
 #[test]
 fn deleted_removes_the_object_and_passes_tombstones_through() {
-    let store = Indexer::new();
+    let mut store = Indexer::new();
     store.add(cm("ns", "a", 1));
     let mut log = Log::default();
     let tombstone = DeletedFinalStateUnknown {
@@ -94,7 +94,7 @@ fn deleted_removes_the_object_and_passes_tombstones_through() {
     };
     process_deltas(
         &mut log,
-        &store,
+        &mut store,
         &deltas(vec![Delta::new(DeltaType::Deleted, tombstone)]),
         false,
     );
@@ -104,9 +104,10 @@ fn deleted_removes_the_object_and_passes_tombstones_through() {
 
 #[test]
 fn controller_applies_the_initial_list_then_a_relist_with_tombstones() {
-    let indexer = Arc::new(Indexer::new());
-    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
-    let controller = Controller::new(fifo.clone(), indexer.clone());
+    let indexer = Indexer::new();
+    let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
+    let mut controller = Controller::new(fifo.clone(), indexer);
+    let indexer = controller.indexer().clone();
 
     fifo.replace(vec![cm("ns", "a", 1), cm("ns", "b", 2)], "2");
     let mut seen = Vec::new();
@@ -140,9 +141,9 @@ fn controller_applies_the_initial_list_then_a_relist_with_tombstones() {
 
 #[test]
 fn run_stops_when_the_handler_breaks() {
-    let indexer = Arc::new(Indexer::new());
-    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
-    let controller = Controller::new(fifo.clone(), indexer);
+    let indexer = Indexer::new();
+    let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
+    let mut controller = Controller::new(fifo.clone(), indexer);
     for n in 0..3 {
         fifo.add(cm("ns", &format!("o{n}"), n));
     }
@@ -163,7 +164,7 @@ fn whole_list(type_: DeltaType, rv: &str, objects: Vec<Arc<Object>>) -> Delta<Ob
     )
 }
 
-fn cached(store: &Indexer<Object>) -> Vec<(String, u64)> {
+fn cached(store: &IndexerReader<Object>) -> Vec<(String, u64)> {
     store
         .entries()
         .into_iter()
@@ -173,7 +174,7 @@ fn cached(store: &Indexer<Object>) -> Vec<(String, u64)> {
 
 #[test]
 fn replaced_all_replaces_the_store_then_reports_deletions_then_adds_and_updates_in_list_order() {
-    let store = Indexer::new();
+    let mut store = Indexer::new();
     for (name, rv) in [("a", 1), ("b", 2), ("c", 3)] {
         store.add(cm("ns", name, rv));
     }
@@ -181,7 +182,7 @@ fn replaced_all_replaces_the_store_then_reports_deletions_then_adds_and_updates_
     let list = vec![cm("ns", "d", 5), cm("ns", "a", 4)];
     process_deltas(
         &mut log,
-        &store,
+        &mut store,
         &deltas(vec![whole_list(DeltaType::ReplacedAll, "9", list)]),
         true,
     );
@@ -199,8 +200,8 @@ fn replaced_all_replaces_the_store_then_reports_deletions_then_adds_and_updates_
 
 #[test]
 fn replaced_all_handlers_see_a_store_that_already_holds_the_list() {
-    struct Probe<'a>(&'a Indexer<Object>, Vec<usize>);
-    impl ResourceEventHandler<Object> for Probe<'_> {
+    struct Probe(IndexerReader<Object>, Vec<usize>);
+    impl ResourceEventHandler<Object> for Probe {
         fn on_add(&mut self, _: &Arc<Object>, _: bool) {
             self.1.push(self.0.len());
         }
@@ -209,13 +210,13 @@ fn replaced_all_handlers_see_a_store_that_already_holds_the_list() {
             self.1.push(self.0.len());
         }
     }
-    let store = Indexer::new();
+    let mut store = Indexer::new();
     store.add(cm("ns", "gone", 1));
-    let mut probe = Probe(&store, Vec::new());
+    let mut probe = Probe(store.reader(), Vec::new());
     let list = vec![cm("ns", "a", 2), cm("ns", "b", 3)];
     process_deltas(
         &mut probe,
-        &store,
+        &mut store,
         &deltas(vec![whole_list(DeltaType::ReplacedAll, "9", list)]),
         false,
     );
@@ -224,13 +225,13 @@ fn replaced_all_handlers_see_a_store_that_already_holds_the_list() {
 
 #[test]
 fn sync_all_reports_an_update_of_every_stored_object_to_itself_in_key_order() {
-    let store = Indexer::new();
+    let mut store = Indexer::new();
     store.add(cm("ns", "b", 2));
     store.add(cm("ns", "a", 1));
     let mut log = Log::default();
     process_deltas(
         &mut log,
-        &store,
+        &mut store,
         &deltas(vec![whole_list(DeltaType::SyncAll, "", vec![])]),
         false,
     );
@@ -240,12 +241,12 @@ fn sync_all_reports_an_update_of_every_stored_object_to_itself_in_key_order() {
 
 #[test]
 fn bookmark_changes_nothing_and_calls_no_handler() {
-    let store = Indexer::new();
+    let mut store = Indexer::new();
     store.add(cm("ns", "a", 1));
     let mut log = Log::default();
     process_deltas(
         &mut log,
-        &store,
+        &mut store,
         &deltas(vec![whole_list(DeltaType::Bookmark, "7", vec![])]),
         false,
     );
@@ -255,7 +256,7 @@ fn bookmark_changes_nothing_and_calls_no_handler() {
 
 #[test]
 fn a_delta_whose_type_and_payload_disagree_is_skipped() {
-    let store = Indexer::new();
+    let mut store = Indexer::new();
     store.add(cm("ns", "a", 1));
     let mut log = Log::default();
     let batch = deltas(vec![
@@ -263,16 +264,17 @@ fn a_delta_whose_type_and_payload_disagree_is_skipped() {
         whole_list(DeltaType::Added, "7", vec![cm("ns", "b", 3)]),
         Delta::new(DeltaType::ReplacedAll, cm("ns", "c", 4)),
     ]);
-    process_deltas(&mut log, &store, &batch, false);
+    process_deltas(&mut log, &mut store, &batch, false);
     assert!(log.0.is_empty());
     assert_eq!(cached(&store), [("ns/a".into(), 1)]);
 }
 
 #[test]
 fn controller_pops_a_queue_chosen_at_run_time_one_delta_at_a_time() {
-    let indexer = Arc::new(Indexer::new());
-    let fifo = QueueKind::Real.build(indexer.clone(), true);
-    let controller = Controller::new(fifo.clone(), indexer.clone());
+    let indexer = Indexer::new();
+    let fifo = QueueKind::Real.build(Arc::new(indexer.reader()), true);
+    let mut controller = Controller::new(fifo.clone(), indexer);
+    let indexer = controller.indexer().clone();
     fifo.replace(vec![cm("ns", "a", 1)], "1");
     fifo.update(cm("ns", "a", 2));
     let first = controller.try_process_next().unwrap();
@@ -287,9 +289,10 @@ fn controller_pops_a_queue_chosen_at_run_time_one_delta_at_a_time() {
 
 #[test]
 fn controller_batch_pop_applies_several_keys_in_one_batch() {
-    let indexer = Arc::new(Indexer::new());
-    let fifo = Arc::new(RealFifo::new(indexer.clone()));
-    let controller = Controller::new(fifo.clone(), indexer.clone()).batch_pop(10);
+    let indexer = Indexer::new();
+    let fifo = Arc::new(RealFifo::new(Arc::new(indexer.reader())));
+    let mut controller = Controller::new(fifo.clone(), indexer).batch_pop(10);
+    let indexer = controller.indexer().clone();
     for n in 0..3 {
         fifo.add(cm("ns", &format!("o{n}"), n));
     }
@@ -302,9 +305,10 @@ fn controller_batch_pop_applies_several_keys_in_one_batch() {
 
 #[test]
 fn controller_applies_an_atomic_relist_as_one_batch() {
-    let indexer = Arc::new(Indexer::new());
+    let indexer = Indexer::new();
     let fifo: Arc<dyn Queue<Object>> = Arc::new(RealFifo::atomic());
-    let controller = Controller::new(fifo.clone(), indexer.clone());
+    let mut controller = Controller::new(fifo.clone(), indexer);
+    let indexer = controller.indexer().clone();
     fifo.replace(vec![cm("ns", "a", 1), cm("ns", "b", 2)], "2");
     let initial = controller.try_process_next().unwrap();
     assert_eq!(initial.key, None);

@@ -212,7 +212,8 @@ impl<K> DeltaFifo<K> {
         Self::default()
     }
 
-    /// Sets the store of objects the consumer has applied (normally the [`Indexer`](super::Indexer)).
+    /// Sets the store of objects the consumer has applied (normally a reader of the
+    /// [`Indexer`](super::Indexer)).
     pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {
         self.known_objects = Some(known);
         self

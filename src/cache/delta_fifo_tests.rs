@@ -11,13 +11,13 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::cache::test_objects::{cm, node, rv};
-use crate::cache::{Controller, Indexer, object_key};
+use crate::cache::{Controller, Indexer, IndexerReader, object_key};
 
 type Fifo = DeltaFifo<Object>;
 
 /// A FIFO whose known objects are `indexer`, as an informer builds it.
-fn fifo_with(indexer: &Arc<Indexer<Object>>) -> Fifo {
-    DeltaFifo::new().known_objects(indexer.clone())
+fn fifo_with(indexer: &IndexerReader<Object>) -> Fifo {
+    DeltaFifo::new().known_objects(Arc::new(indexer.clone()))
 }
 
 /// `(type, rv, tombstone)` of each queued delta of `key`.
@@ -152,7 +152,7 @@ fn every_mutation_marks_the_queue_populated() {
 
 #[test]
 fn delete_of_an_object_neither_queued_nor_known_is_ignored() {
-    let indexer = Arc::new(Indexer::new());
+    let indexer = Indexer::new();
     let fifo = fifo_with(&indexer);
     assert!(!fifo.delete(cm("ns", "ghost", 1)));
     assert!(fifo.is_empty());
@@ -164,7 +164,7 @@ fn delete_of_an_object_neither_queued_nor_known_is_ignored() {
 
 #[test]
 fn delete_of_a_known_or_queued_object_is_queued() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     indexer.add(cm("ns", "known", 1));
     let fifo = fifo_with(&indexer);
     assert!(fifo.delete(cm("ns", "known", 2)));
@@ -246,7 +246,7 @@ fn replace_queues_sync_in_legacy_mode() {
 
 #[test]
 fn replace_tombstones_a_queued_but_unlisted_key_with_its_newest_queued_object() {
-    let indexer = Arc::new(Indexer::new());
+    let indexer = Indexer::new();
     let fifo = fifo_with(&indexer);
     fifo.add(cm("ns", "gone", 1));
     fifo.update(cm("ns", "gone", 2));
@@ -264,7 +264,7 @@ fn replace_tombstones_a_queued_but_unlisted_key_with_its_newest_queued_object() 
 
 #[test]
 fn replace_unwraps_the_object_of_a_queued_tombstone() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     indexer.add(cm("ns", "gone", 1));
     let fifo = fifo_with(&indexer);
     // The first relist tombstones the known object; a second relist before the consumer pops must
@@ -282,7 +282,7 @@ fn replace_unwraps_the_object_of_a_queued_tombstone() {
 
 #[test]
 fn replace_tombstones_a_known_unlisted_key_with_nothing_queued_carrying_the_known_object() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     indexer.add(cm("ns", "kept", 1));
     indexer.add(cm("ns", "missed", 2));
     let fifo = fifo_with(&indexer);
@@ -293,7 +293,7 @@ fn replace_tombstones_a_known_unlisted_key_with_nothing_queued_carrying_the_know
 
 #[test]
 fn replace_does_not_tombstone_a_known_key_twice_when_it_is_queued() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     indexer.add(cm("ns", "a", 1));
     let fifo = fifo_with(&indexer);
     fifo.update(cm("ns", "a", 2));
@@ -310,7 +310,7 @@ fn replace_does_not_tombstone_a_known_key_twice_when_it_is_queued() {
 
 #[test]
 fn replace_tombstones_known_keys_in_sorted_order() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     for name in ["c", "a", "b"] {
         indexer.add(cm("ns", name, 1));
     }
@@ -321,7 +321,7 @@ fn replace_tombstones_known_keys_in_sorted_order() {
 
 #[test]
 fn first_replace_sets_initial_population_to_listed_plus_queued_deletions() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     indexer.add(cm("ns", "known-gone", 1));
     let fifo = fifo_with(&indexer);
     // Listed twice under one key: counted once, as client-go counts distinct keys.
@@ -362,7 +362,7 @@ fn adds_before_the_first_replace_make_the_queue_synced_at_once() {
 
 #[test]
 fn resync_queues_sync_for_known_objects_skipping_queued_keys() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     indexer.add(cm("ns", "a", 1));
     indexer.add(cm("ns", "b", 2));
     indexer.add(cm("ns", "c", 3));
@@ -570,9 +570,10 @@ proptest! {
     /// `process_deltas` leaves the indexer equal to the last state of every live object.
     #[test]
     fn random_operations_keep_invariants_and_converge(ops in proptest::collection::vec(op(), 1..60)) {
-        let indexer = Arc::new(Indexer::new());
+        let indexer = Indexer::new();
         let fifo = Arc::new(fifo_with(&indexer));
-        let controller = Controller::new(fifo.clone(), indexer.clone());
+        let mut controller = Controller::new(fifo.clone(), indexer);
+        let indexer = controller.indexer().clone();
         // What the server holds: key → resourceVersion.
         let mut truth: BTreeMap<String, u64> = BTreeMap::new();
         let mut next_rv = 1;

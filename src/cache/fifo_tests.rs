@@ -482,14 +482,14 @@ fn a_blocked_pop_waits_for_an_object_not_for_an_entry() {
 #[test]
 fn pop_deltas_hands_out_one_sync_delta_and_process_deltas_applies_it() {
     let fifo = F::new();
-    let indexer = Indexer::new();
+    let mut indexer = Indexer::new();
     fifo.replace(vec![a(1)], "1");
     fifo.add(b(2));
     fifo.update(a(3));
     let mut notifications: Vec<Notification<Object>> = Vec::new();
     let mut popped = Vec::new();
     while let Some(p) = fifo.try_pop_deltas(&mut |deltas, initial| {
-        process_deltas(&mut notifications, &indexer, deltas, initial);
+        process_deltas(&mut notifications, &mut indexer, deltas, initial);
     }) {
         let delta = p.deltas.oldest().unwrap();
         assert_eq!(p.deltas.len(), 1);

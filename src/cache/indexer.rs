@@ -1,7 +1,15 @@
 //! The Indexer: client-go's `threadSafeStore` with named indices, maintained incrementally.
 //!
-//! One writer (the consumer's `process_deltas`) and many readers (queries, the DeltaFIFO's
-//! known-objects checks) share it through an `RwLock`.
+//! One writer and many readers, as types: the [`Indexer`] is the cache's only writer and is not
+//! `Clone`; its writes take `&mut self`, so whoever owns it (an informer's consumer, which applies
+//! each popped batch with [`process_deltas`](super::process_deltas)) writes alone, which the
+//! compiler checks. Everyone else holds an [`IndexerReader`] obtained from it: a cheap, cloneable
+//! handle on the same content (queries, renderers, the queue's known-objects checks, a shared
+//! informer's late handlers). Both sides meet at one `RwLock`: a reader sees each write whole.
+//!
+//! This is kube-runtime's `reflector::store::{Writer, Store}` split. client-go differs on
+//! purpose: its informer's `GetIndexer()` returns the writable `Indexer` to anyone, and "the
+//! consumer is its only writer" is a convention there.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -35,7 +43,7 @@ pub type IndexFunc<K> = Arc<dyn for<'a> Fn(&'a K) -> IndexValues<'a> + Send + Sy
 ///     let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
 ///     node.map(Cow::Borrowed).into_iter().collect()
 /// });
-/// let indexer = Indexer::<Pod>::new();
+/// let mut indexer = Indexer::<Pod>::new();
 /// indexer.add_indexer("node", by_node).unwrap();
 /// ```
 pub fn index_func<K, F>(f: F) -> IndexFunc<K>
@@ -107,31 +115,92 @@ thread_local! {
     static KEY_BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
-/// A thread-safe object store with named indices (client-go's `cache.Indexer`).
+/// A thread-safe object store with named indices (client-go's `cache.Indexer`): the writing side,
+/// owned by the cache's one writer.
+///
+/// Not `Clone`, and every write takes `&mut self`: there is one writer, and it writes alone.
+/// Register the indices ([`add_indexer`](Indexer::add_indexer)) before handing it to the
+/// consumer, and hand everyone else an [`IndexerReader`] ([`reader`](Indexer::reader)). The
+/// writer reads as its readers do (it dereferences to one), seeing its own writes at once.
+///
+/// A reader cannot write:
+///
+/// ```compile_fail,E0599
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kubectl_deltas::cache::Indexer;
+///
+/// let indexer = Indexer::<Pod>::new();
+/// let reader = indexer.reader();
+/// reader.add(Arc::new(Pod::default())); // no method `add` on `IndexerReader`
+/// ```
+///
+/// and neither can a second holder of the writer, which only borrows it:
+///
+/// ```compile_fail,E0596
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kubectl_deltas::cache::Indexer;
+///
+/// fn write_through_a_share(indexer: &Indexer<Pod>) {
+///     indexer.add(Arc::new(Pod::default())); // `indexer` is a `&` reference
+/// }
+/// ```
 pub struct Indexer<K> {
-    state: RwLock<State<K>>,
+    /// The handle the writer reads through and hands out copies of.
+    reader: IndexerReader<K>,
+}
+
+/// A read-only handle on an [`Indexer`]'s content: cheap to clone (one reference count), and
+/// every clone sees the writer's changes as they are made (kube-runtime's `Store`).
+///
+/// What an informer gives everyone but its consumer
+/// ([`Informer::indexer`](super::Informer::indexer)), where client-go's `GetIndexer()` hands out
+/// the writable store itself. It is the [`KnownObjects`] a queue consults.
+pub struct IndexerReader<K> {
+    state: Arc<RwLock<State<K>>>,
+}
+
+impl<K> Clone for IndexerReader<K> {
+    fn clone(&self) -> Self {
+        IndexerReader {
+            state: self.state.clone(),
+        }
+    }
 }
 
 impl<K> Default for Indexer<K> {
     fn default() -> Self {
         Indexer {
-            state: RwLock::new(State {
-                slot_of: HashMap::default(),
-                slots: Vec::new(),
-                free: Vec::new(),
-                indices: HashMap::default(),
-            }),
+            reader: IndexerReader {
+                state: Arc::new(RwLock::new(State {
+                    slot_of: HashMap::default(),
+                    slots: Vec::new(),
+                    free: Vec::new(),
+                    indices: HashMap::default(),
+                })),
+            },
         }
     }
 }
 
 impl<K> fmt::Debug for Indexer<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.read();
-        f.debug_struct("Indexer")
-            .field("items", &state.slot_of.len())
-            .field("indices", &state.indices.keys().collect::<Vec<_>>())
-            .finish()
+        self.reader.debug_as("Indexer", f)
+    }
+}
+
+impl<K> fmt::Debug for IndexerReader<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.debug_as("IndexerReader", f)
+    }
+}
+
+impl<K> std::ops::Deref for Indexer<K> {
+    type Target = IndexerReader<K>;
+
+    fn deref(&self) -> &IndexerReader<K> {
+        &self.reader
     }
 }
 
@@ -141,14 +210,55 @@ impl<K> Indexer<K> {
         Self::default()
     }
 
+    /// A read-only handle on this store, for anyone but the writer.
+    pub fn reader(&self) -> IndexerReader<K> {
+        self.reader.clone()
+    }
+
+    fn write(&mut self) -> RwLockWriteGuard<'_, State<K>> {
+        // See `IndexerReader::read` on poisoning.
+        self.reader.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a named index and indexes the objects already stored (newer client-go allows adding
+    /// indexers to a running store; so does the writer here, which is why readers cannot).
+    pub fn add_indexer(
+        &mut self,
+        name: impl Into<String>,
+        func: IndexFunc<K>,
+    ) -> Result<(), IndexerError> {
+        let name = name.into();
+        let mut guard = self.write();
+        let state = &mut *guard;
+        if state.indices.contains_key(&name) {
+            return Err(IndexerError::DuplicateIndex(name));
+        }
+        let mut index = Index::default();
+        for (slot, entry) in state.slots.iter().enumerate() {
+            if let Some(entry) = entry {
+                for value in func(&entry.obj) {
+                    insert_slot(&mut index, value, slot as Slot);
+                }
+            }
+        }
+        state.indices.insert(name, NamedIndex { func, index });
+        Ok(())
+    }
+}
+
+impl<K> IndexerReader<K> {
     // A panic while holding the lock cannot leave the maps half-updated in a way later readers would
     // trip over (each mutation is a few map operations), so a poisoned lock is still usable.
     fn read(&self) -> RwLockReadGuard<'_, State<K>> {
         self.state.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self) -> RwLockWriteGuard<'_, State<K>> {
-        self.state.write().unwrap_or_else(|e| e.into_inner())
+    fn debug_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.read();
+        f.debug_struct(name)
+            .field("items", &state.slot_of.len())
+            .field("indices", &state.indices.keys().collect::<Vec<_>>())
+            .finish()
     }
 
     /// Number of objects stored.
@@ -198,31 +308,6 @@ impl<K> Indexer<K> {
         let mut names: Vec<String> = self.read().indices.keys().cloned().collect();
         names.sort_unstable();
         names
-    }
-
-    /// Adds a named index and indexes the objects already stored (newer client-go allows adding
-    /// indexers to a running store; so do we).
-    pub fn add_indexer(
-        &self,
-        name: impl Into<String>,
-        func: IndexFunc<K>,
-    ) -> Result<(), IndexerError> {
-        let name = name.into();
-        let mut guard = self.write();
-        let state = &mut *guard;
-        if state.indices.contains_key(&name) {
-            return Err(IndexerError::DuplicateIndex(name));
-        }
-        let mut index = Index::default();
-        for (slot, entry) in state.slots.iter().enumerate() {
-            if let Some(entry) = entry {
-                for value in func(&entry.obj) {
-                    insert_slot(&mut index, value, slot as Slot);
-                }
-            }
-        }
-        state.indices.insert(name, NamedIndex { func, index });
-        Ok(())
     }
 
     /// The values `obj` has under index `name` (what the index function returns for it).
@@ -286,31 +371,7 @@ impl<K> Indexer<K> {
     }
 }
 
-impl<K: CacheObject> Indexer<K> {
-    /// Stores `obj` under its key, replacing any previous object and updating every index.
-    pub fn add(&self, obj: Arc<K>) {
-        self.upsert(obj);
-    }
-
-    /// Same as [`Indexer::add`]: the store does not distinguish (as in client-go).
-    pub fn update(&self, obj: Arc<K>) {
-        self.add(obj)
-    }
-
-    /// Removes the object (or the tombstone's key) and its index entries, returning what was
-    /// stored. Deleting an absent key is a no-op.
-    pub fn delete(&self, obj: &DeltaObject<K>) -> Option<Arc<K>> {
-        KEY_BUF.with_borrow_mut(|key| {
-            obj.write_key(key);
-            self.delete_key(key)
-        })
-    }
-
-    /// Removes the object stored under `key`, if any.
-    pub fn delete_key(&self, key: &str) -> Option<Arc<K>> {
-        self.write().remove(key)
-    }
-
+impl<K: CacheObject> IndexerReader<K> {
     /// The object stored under the key of `obj`.
     pub fn get(&self, obj: &K) -> Option<Arc<K>> {
         KEY_BUF.with_borrow_mut(|key| {
@@ -318,9 +379,35 @@ impl<K: CacheObject> Indexer<K> {
             self.get_by_key(key)
         })
     }
+}
+
+impl<K: CacheObject> Indexer<K> {
+    /// Stores `obj` under its key, replacing any previous object and updating every index.
+    pub fn add(&mut self, obj: Arc<K>) {
+        self.upsert(obj);
+    }
+
+    /// Same as [`Indexer::add`]: the store does not distinguish (as in client-go).
+    pub fn update(&mut self, obj: Arc<K>) {
+        self.add(obj)
+    }
+
+    /// Removes the object (or the tombstone's key) and its index entries, returning what was
+    /// stored. Deleting an absent key is a no-op.
+    pub fn delete(&mut self, obj: &DeltaObject<K>) -> Option<Arc<K>> {
+        KEY_BUF.with_borrow_mut(|key| {
+            obj.write_key(key);
+            self.delete_key(key)
+        })
+    }
+
+    /// Removes the object stored under `key`, if any.
+    pub fn delete_key(&mut self, key: &str) -> Option<Arc<K>> {
+        self.write().remove(key)
+    }
 
     /// Replaces the whole content with `list`, rebuilding every index.
-    pub fn replace(&self, list: impl IntoIterator<Item = Arc<K>>) {
+    pub fn replace(&mut self, list: impl IntoIterator<Item = Arc<K>>) {
         let mut guard = self.write();
         let state = &mut *guard;
         state.slot_of.clear();
@@ -338,7 +425,7 @@ impl<K: CacheObject> Indexer<K> {
 
     /// Stores `obj` and returns the object it replaced: client-go's `Get` + `Add`/`Update` under
     /// one lock, which is what `process_deltas` needs.
-    pub(crate) fn upsert(&self, obj: Arc<K>) -> Option<Arc<K>> {
+    pub(crate) fn upsert(&mut self, obj: Arc<K>) -> Option<Arc<K>> {
         KEY_BUF.with_borrow_mut(|key| {
             write_object_key(obj.as_ref(), key);
             self.write().put(key, obj)
@@ -462,14 +549,14 @@ fn insert_slot(index: &mut Index, value: Cow<'_, str>, slot: Slot) {
     }
 }
 
-impl<K: Send + Sync> KnownObjects<K> for Indexer<K> {
+impl<K: Send + Sync> KnownObjects<K> for IndexerReader<K> {
     fn list_keys(&self) -> Vec<Arc<str>> {
         // Unsorted: the FIFO only sorts the few keys it queues tombstones for.
         self.read().entries().map(|e| e.key.clone()).collect()
     }
 
     fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
-        Indexer::get_by_key(self, key)
+        IndexerReader::get_by_key(self, key)
     }
 }
 

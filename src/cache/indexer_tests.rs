@@ -15,7 +15,7 @@ fn labelled(ns: &str, name: &str, rv: u64, tier: &str) -> Arc<Object> {
 }
 
 fn with_tier_index() -> Indexer<Object> {
-    let indexer = Indexer::new();
+    let mut indexer = Indexer::new();
     indexer
         .add_indexer("tier", IndexSpec::Label("tier".into()).index_func())
         .unwrap();
@@ -28,7 +28,7 @@ fn strings(keys: Vec<Arc<str>>) -> Vec<String> {
 
 #[test]
 fn store_add_update_get_list_and_delete() {
-    let indexer = Indexer::new();
+    let mut indexer = Indexer::new();
     indexer.add(cm("ns", "a", 1));
     indexer.add(node("n1", 2));
     indexer.update(cm("ns", "a", 3));
@@ -57,7 +57,7 @@ fn store_add_update_get_list_and_delete() {
 
 #[test]
 fn store_replace_swaps_content_and_rebuilds_indices() {
-    let indexer = with_tier_index();
+    let mut indexer = with_tier_index();
     indexer.add(labelled("ns", "a", 1, "web"));
     indexer.replace([labelled("ns", "b", 2, "db"), labelled("ns", "c", 3, "db")]);
     assert_eq!(strings(indexer.list_keys()), ["ns/b", "ns/c"]);
@@ -70,7 +70,7 @@ fn store_replace_swaps_content_and_rebuilds_indices() {
 
 #[test]
 fn indices_follow_updates_and_drop_empty_values() {
-    let indexer = with_tier_index();
+    let mut indexer = with_tier_index();
     indexer.add(labelled("ns", "a", 1, "web"));
     indexer.add(labelled("ns", "b", 2, "web"));
     indexer.update(labelled("ns", "a", 3, "db"));
@@ -90,7 +90,7 @@ fn indices_follow_updates_and_drop_empty_values() {
 
 #[test]
 fn multi_valued_indices_index_an_object_under_every_value() {
-    let indexer = Indexer::new();
+    let mut indexer = Indexer::new();
     indexer
         .add_indexer("labels", IndexSpec::Labels.index_func())
         .unwrap();
@@ -140,7 +140,7 @@ fn unknown_index_name_is_a_clear_error() {
 
 #[test]
 fn adding_an_indexer_to_a_populated_store_indexes_existing_objects() {
-    let indexer = Indexer::new();
+    let mut indexer = Indexer::new();
     indexer.add(labelled("ns", "a", 1, "web"));
     indexer
         .add_indexer("tier", IndexSpec::Label("tier".into()).index_func())

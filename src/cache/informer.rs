@@ -9,9 +9,14 @@
 //! ```
 //!
 //! Invariants:
-//! - The consumer is the Indexer's only writer: it applies each batch inside the pop, under the
-//!   queue's lock, so [`has_synced`](Informer::has_synced) implies the Indexer holds the whole
-//!   initial list, as `HasSynced` does in client-go.
+//! - The consumer is the Indexer's only writer, by type: the informer builds the [`Indexer`],
+//!   registers its indices, and moves it to the consumer when it runs (into the [`Controller`],
+//!   or the [`SharedInformer`] the controller applies through); everyone else, the queue's
+//!   known-objects checks included, holds an [`IndexerReader`] ([`indexer`](Informer::indexer)).
+//!   client-go's `GetIndexer()` hands out the writable store instead.
+//! - The consumer applies each batch inside the pop, under the queue's lock, so
+//!   [`has_synced`](Informer::has_synced) implies the Indexer holds the whole initial list, as
+//!   `HasSynced` does in client-go.
 //! - The sink sees each batch after the pop returned, outside every lock of the cache, in the
 //!   order of the pops; a batch counts as in hand (see [`ConsumerGroup`]) until the sink returns.
 //! - Resyncs are timed by the Reflector (client-go's `watchWithResync`: only while it watches) or
@@ -26,7 +31,7 @@
 //! never on thread timing.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
@@ -35,14 +40,15 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::controller::{Batch, ConsumerGroup, Controller, InPop};
+use super::delta::DeltaObject;
 use super::index_spec::IndexSpec;
-use super::indexer::Indexer;
+use super::indexer::{Indexer, IndexerReader};
 use super::listener::{ListenerHandler, ProcessorListener};
 use super::listwatch::ListerWatcher;
 use super::queue::{FifoStats, Queue, QueueKind};
 use super::reflector::{
     Clock, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
-    ReflectorObserver,
+    ReflectorObserver, ReflectorStore,
 };
 use super::shared_informer::{SharedInformer, SharedInformerError};
 use crate::object::Object;
@@ -142,9 +148,13 @@ impl InformerSink for NoSink {
 /// documentation). Shared as `Arc<Informer>`: a replay source holds it to drain it and resync it.
 pub struct Informer {
     queue: Arc<dyn Queue<Object>>,
-    indexer: Arc<Indexer<Object>>,
-    /// The consumer, built by `run`; popped by the consumer thread, or by `drain`.
-    controller: OnceLock<Controller<Object, dyn Queue<Object>>>,
+    /// The cache, for everyone but the consumer.
+    indexer: IndexerReader<Object>,
+    /// The cache's writer, from `new` until `run` moves it to the consumer.
+    writer: Mutex<Option<Indexer<Object>>>,
+    /// The consumer, built by `run`; locked for its life by the consumer thread, or by each
+    /// `drain`.
+    controller: Mutex<Option<Controller<Object, dyn Queue<Object>>>>,
     /// Serializes `drain`s: one turn at a time.
     turn: Mutex<()>,
     /// Handlers registered before `run`, which registers them with the shared informer.
@@ -173,6 +183,8 @@ pub struct Informer {
     progress: Notify,
     /// Tasks waiting on `progress`: a batch pays for waking them only when there are some.
     progress_waiters: AtomicUsize,
+    /// The queue's `HasSynced` was seen true, and told (see `notice_sync`).
+    sync_noticed: AtomicBool,
 }
 
 impl std::fmt::Debug for Informer {
@@ -208,17 +220,20 @@ impl Informer {
         group: Arc<ConsumerGroup>,
         cancel: CancellationToken,
     ) -> Arc<Self> {
-        let indexer = Indexer::new();
+        let mut writer = Indexer::new();
         for spec in &config.indices {
             // Index names are the specs' canonical text; a repeated spec keeps its first index.
-            let _ = indexer.add_indexer(spec.name(), spec.index_func());
+            let _ = writer.add_indexer(spec.name(), spec.index_func());
         }
-        let indexer = Arc::new(indexer);
-        let queue = config.queue.build(indexer.clone(), config.emit_replaced);
+        let indexer = writer.reader();
+        let queue = config
+            .queue
+            .build(Arc::new(indexer.clone()), config.emit_replaced);
         Arc::new(Informer {
             queue,
             indexer,
-            controller: OnceLock::new(),
+            writer: Mutex::new(Some(writer)),
+            controller: Mutex::new(None),
             turn: Mutex::new(()),
             handlers: Mutex::default(),
             in_pop: Mutex::default(),
@@ -233,6 +248,7 @@ impl Informer {
             thread: Mutex::new(None),
             progress: Notify::new(),
             progress_waiters: AtomicUsize::new(0),
+            sync_noticed: AtomicBool::new(false),
         })
     }
 
@@ -272,8 +288,8 @@ impl Informer {
         self.listeners.get().cloned().unwrap_or_default()
     }
 
-    /// The cache, for reading: only the consumer writes to it.
-    pub fn indexer(&self) -> &Arc<Indexer<Object>> {
+    /// The cache, for reading: only the consumer writes to it. Clone the handle to keep it.
+    pub fn indexer(&self) -> &IndexerReader<Object> {
         &self.indexer
     }
 
@@ -302,10 +318,9 @@ impl Informer {
         self.queue.has_synced()
     }
 
-    /// Completes once [`has_synced`](Informer::has_synced) holds (checked after every batch and
-    /// every Reflector event), or the informer is cancelled. An empty first list queues nothing,
-    /// and its `ListDone` comes before the queue's `replace`: its sync is noticed at the next
-    /// event (the watch opening), or by a caller that knows the list is in (`cmd/one_shot.rs`).
+    /// Completes once [`has_synced`](Informer::has_synced) holds (checked after every batch, every
+    /// Reflector event, and every write of the Reflector into the queue: an empty first list
+    /// syncs the queue inside its `replace`, with no batch to pop), or the informer is cancelled.
     pub async fn synced(&self) {
         let synced = async {
             loop {
@@ -340,61 +355,22 @@ impl Informer {
         let clock_handle: Arc<dyn Clock> = Arc::new(clock.clone());
         let _ = self.clock.set(clock_handle.clone());
         let mut reflector = reflector;
-        let mut controller = Controller::new(self.queue.clone(), self.indexer.clone())
-            .batch_pop(self.config.batch_pop)
-            .group(self.group.clone());
-        // Each kind calls its own handlers: a plain informer has no listeners, a shared one
-        // nothing inside the pop.
-        let handlers = std::mem::take(&mut *lock(&self.handlers));
-        let in_pop = lock(&self.in_pop).take();
-        let (handlers, in_pop) = match self.config.kind {
-            InformerKind::Shared => (handlers, None),
-            InformerKind::Plain => (Vec::new(), in_pop),
-        };
-        if !handlers.is_empty() {
-            let own = reflector.resync.unwrap_or_default();
-            let shared = Arc::new(SharedInformer::new(self.indexer.clone(), own, clock_handle));
-            let mut listeners = Vec::with_capacity(handlers.len());
-            for spec in handlers {
-                let registered = match spec.resync {
-                    None => shared.add_event_handler(spec.name, spec.handler),
-                    Some(period) => {
-                        shared.add_event_handler_with_resync_period(spec.name, spec.handler, period)
-                    }
-                };
-                listeners.push(registered.map_err(InformerError::Handlers)?.listener);
-            }
-            let _ = self.listeners.set(listeners);
-            let queue = self.queue.clone();
-            let synced = move || queue.has_synced();
-            let period = match self.config.consumption {
-                Consumption::Thread => shared.start(synced),
-                Consumption::Inline => shared.start_inline(synced),
-            }
-            .map_err(InformerError::Handlers)?;
-            // The timer ticks at the resync check period; each tick resyncs the queue only if
-            // some handler is due (`ShouldResync`).
-            reflector.resync = period;
-            controller = controller.shared(shared.clone());
-            let _ = self.shared.set(shared);
+        // The first run moves the cache's writer into the consumer it builds; a later one runs
+        // another Reflector into the same queue, for the same consumer.
+        if let Some(indexer) = lock(&self.writer).take() {
+            self.build_consumer(indexer, &mut reflector, clock_handle)?;
         }
-        let _ = self
-            .resync_period
-            .set(reflector.resync.filter(|p| !p.is_zero()));
         if self.config.external_resync {
             reflector.resync = None;
         }
-        if let Some(in_pop) = in_pop {
-            controller = controller.in_pop(in_pop);
-        }
-        let _ = self.controller.set(controller);
         if self.config.consumption == Consumption::Thread {
             self.start_consumer().map_err(InformerError::Spawn)?;
         }
-        let reflector = Reflector::new(lister_watcher, self.queue.clone(), reflector)
+        let producer = Arc::new(Producer(self.clone()));
+        let reflector = Reflector::with_store(lister_watcher, producer, reflector)
             .observer(SinkObserver(self.clone()))
             .clock(clock)
-            .known_objects(self.indexer.clone())
+            .known_objects(Arc::new(self.indexer.clone()))
             .resync_with({
                 let informer = self.clone();
                 move |at| informer.resync_tick(at)
@@ -407,6 +383,76 @@ impl Informer {
         };
         reflector.run(until).await?;
         Ok(())
+    }
+
+    /// Builds the consumer, which takes the cache's writer: with handlers, over a shared
+    /// informer whose check period becomes `reflector`'s resync period.
+    fn build_consumer(
+        &self,
+        indexer: Indexer<Object>,
+        reflector: &mut ReflectorConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Result<(), InformerError> {
+        // Each kind calls its own handlers: a plain informer has no listeners, a shared one
+        // nothing inside the pop.
+        let handlers = std::mem::take(&mut *lock(&self.handlers));
+        let in_pop = lock(&self.in_pop).take();
+        let (handlers, in_pop) = match self.config.kind {
+            InformerKind::Shared => (handlers, None),
+            InformerKind::Plain => (Vec::new(), in_pop),
+        };
+        let mut controller = if handlers.is_empty() {
+            Controller::new(self.queue.clone(), indexer)
+        } else {
+            let shared = self.start_handlers(indexer, handlers, reflector, clock)?;
+            Controller::with_shared_informer(self.queue.clone(), shared)
+        }
+        .batch_pop(self.config.batch_pop)
+        .group(self.group.clone());
+        let _ = self
+            .resync_period
+            .set(reflector.resync.filter(|p| !p.is_zero()));
+        if let Some(in_pop) = in_pop {
+            controller = controller.in_pop(in_pop);
+        }
+        *lock(&self.controller) = Some(controller);
+        Ok(())
+    }
+
+    /// Builds the shared informer of `handlers`, which takes the cache's writer, registers them
+    /// and starts them; the resync timer becomes the informer's check period.
+    fn start_handlers(
+        &self,
+        indexer: Indexer<Object>,
+        handlers: Vec<HandlerSpec>,
+        reflector: &mut ReflectorConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Arc<SharedInformer<Object>>, InformerError> {
+        let own = reflector.resync.unwrap_or_default();
+        let shared = Arc::new(SharedInformer::new(indexer, own, clock));
+        let mut listeners = Vec::with_capacity(handlers.len());
+        for spec in handlers {
+            let registered = match spec.resync {
+                None => shared.add_event_handler(spec.name, spec.handler),
+                Some(period) => {
+                    shared.add_event_handler_with_resync_period(spec.name, spec.handler, period)
+                }
+            };
+            listeners.push(registered.map_err(InformerError::Handlers)?.listener);
+        }
+        let _ = self.listeners.set(listeners);
+        let queue = self.queue.clone();
+        let synced = move || queue.has_synced();
+        let period = match self.config.consumption {
+            Consumption::Thread => shared.start(synced),
+            Consumption::Inline => shared.start_inline(synced),
+        }
+        .map_err(InformerError::Handlers)?;
+        // The timer ticks at the resync check period; each tick resyncs the queue only if
+        // some handler is due (`ShouldResync`).
+        reflector.resync = period;
+        let _ = self.shared.set(shared.clone());
+        Ok(shared)
     }
 
     /// A tick of the resync timer (the Reflector's, or the source's with
@@ -464,10 +510,11 @@ impl Informer {
         if self.config.consumption != Consumption::Inline {
             return;
         }
-        let Some(controller) = self.controller.get() else {
+        let _turn = lock(&self.turn);
+        let mut controller = lock(&self.controller);
+        let Some(controller) = controller.as_mut() else {
             return;
         };
-        let _turn = lock(&self.turn);
         self.call_handlers_until_now();
         while !self.cancel.is_cancelled() {
             let Some(batch) = controller.try_process_next() else {
@@ -577,7 +624,8 @@ impl Informer {
 
     /// The consumer thread: pops until the queue is closed and drained, or a cancellation.
     fn consume(&self) {
-        let Some(controller) = self.controller.get() else {
+        let mut controller = lock(&self.controller);
+        let Some(controller) = controller.as_mut() else {
             return;
         };
         while !self.cancel.is_cancelled() {
@@ -602,6 +650,7 @@ impl Informer {
         self.sink.batch(batch, at, self.queue.as_ref());
         controller.consumer_group().handled();
         self.progressed();
+        self.notice_sync();
     }
 }
 
@@ -611,6 +660,75 @@ impl Informer {
         if self.progress_waiters.load(Ordering::SeqCst) > 0 {
             self.progress.notify_waiters();
         }
+    }
+
+    /// Called wherever the queue's `HasSynced` may have turned true: after each write of the
+    /// Reflector and each batch. The first time it holds, wakes the waits for the sync and lets
+    /// the handlers notice it ([`SharedInformer::notice_sync`]), even if nothing was popped or
+    /// handed to them: client-go's `DeltaFIFO.HasSynced` and `RealFIFO.HasSynced` are
+    /// `populated && initialPopulationCount == 0`, and their `Replace` of an empty list (with
+    /// nothing known to delete) sets both at once, so that list is synced by the `Replace`
+    /// itself. client-go's callers poll `HasSynced`; here it is noticed where it changes.
+    fn notice_sync(&self) {
+        if self.sync_noticed.load(Ordering::Acquire) || !self.queue.has_synced() {
+            return;
+        }
+        if self.sync_noticed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.progressed();
+        if let Some(shared) = self.shared.get() {
+            shared.notice_sync();
+        }
+    }
+}
+
+/// The informer's queue as its Reflector writes into it (what [`Reflector::new`] would adapt
+/// it to), noticing after each write whether the queue synced.
+struct Producer(Arc<Informer>);
+
+impl std::fmt::Debug for Producer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.queue.fmt(f)
+    }
+}
+
+impl ReflectorStore<Object> for Producer {
+    fn add(&self, obj: Arc<Object>) {
+        self.0.queue.add(obj);
+        self.0.notice_sync();
+    }
+
+    fn update(&self, obj: Arc<Object>) {
+        self.0.queue.update(obj);
+        self.0.notice_sync();
+    }
+
+    fn delete(&self, obj: DeltaObject<Object>) -> bool {
+        let queued = self.0.queue.delete(obj);
+        self.0.notice_sync();
+        queued
+    }
+
+    fn replace(&self, list: Vec<Arc<Object>>, resource_version: &str) {
+        self.0.queue.replace(list, resource_version);
+        self.0.notice_sync();
+    }
+
+    fn resync(&self) -> usize {
+        self.0.queue.resync()
+    }
+
+    fn bookmark(&self, resource_version: &str) {
+        self.0.queue.bookmark(resource_version);
+    }
+
+    fn has_synced(&self) -> bool {
+        self.0.queue.has_synced()
+    }
+
+    fn is_drained(&self) -> bool {
+        self.0.queue.is_empty()
     }
 }
 

@@ -98,7 +98,9 @@ pub trait ListenerHandler<K>: Send + 'static {
     }
 
     /// The registration has synced ([`ProcessorListener::has_synced`]): told once, right after
-    /// the call that processed the last initial-list notification, `at` that call's end.
+    /// the call that processed the last initial-list notification, `at` that call's end; or,
+    /// with no such call left, when the sync is noticed
+    /// ([`notice_sync`](ProcessorListener::notice_sync): an empty initial list).
     fn synced(&mut self, _at: Instant) {}
 }
 
@@ -214,12 +216,23 @@ struct Buffer<K> {
     idle_waiters: usize,
     /// Inline only: when the previous handler call ended, in the clock's time.
     free_at: Option<Instant>,
-    /// Inline only: when the registration synced, until the handler is told.
+    /// When the registration synced, until the handler is told: by an inline turn
+    /// ([`ProcessorListener::tell_synced`]), or by the thread if
+    /// [`notice_sync`](ProcessorListener::notice_sync) found it synced between two calls.
     synced_at: Option<Instant>,
-    /// The handler was told the registration synced.
+    /// The handler was told the registration synced, or will be (`synced_at`).
     told_synced: bool,
+    /// A thread calls the handler (set by `start`): it tells a pending `synced_at` itself.
+    threaded: bool,
     /// Counters; `depth` and `busy` are filled in by `stats()` from the fields above.
     stats: ListenerStats,
+}
+
+impl<K> Buffer<K> {
+    /// Nothing buffered, no call running, and for a thread no sync left to tell.
+    fn is_idle(&self) -> bool {
+        self.pending.is_empty() && !self.busy && !(self.threaded && self.synced_at.is_some())
+    }
 }
 
 struct Shared<K> {
@@ -316,6 +329,7 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
                     free_at: None,
                     synced_at: None,
                     told_synced: false,
+                    threaded: false,
                     stats: ListenerStats::default(),
                 }),
                 ready: Condvar::new(),
@@ -344,6 +358,7 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
         let Some(handler) = lock(&self.handler).take() else {
             return Ok(());
         };
+        self.shared.lock().threaded = true;
         let shared = self.shared.clone();
         let thread = thread::Builder::new()
             .name(format!("handler {}", self.name))
@@ -424,6 +439,34 @@ impl<K> ProcessorListener<K> {
         self.shared.tracker.has_synced()
     }
 
+    /// Lets the handler hear that the registration has synced when no handler call is left to
+    /// notice it after: the informer synced with nothing for this handler (an empty initial list,
+    /// which client-go's `DeltaFIFO.Replace` and `RealFIFO.Replace` sync at once), or the handler
+    /// joined a synced informer whose cache is empty. A listener otherwise notices its sync at the
+    /// end of the call that processed its last initial-list add.
+    ///
+    /// Told at the clock's now (or when the call in progress ends, inline), on the handler's
+    /// thread or at the next inline turn; once, whoever notices first. Asks the informer's
+    /// `HasSynced`, which takes the queue's lock: call it holding no lock of the cache.
+    pub fn notice_sync(&self) {
+        if !self.shared.tracker.has_synced() {
+            return;
+        }
+        let mut buffer = self.shared.lock();
+        // Something buffered or running: the end of that call notices the sync, as always.
+        if buffer.closed || buffer.told_synced || buffer.busy || !buffer.pending.is_empty() {
+            return;
+        }
+        let now = self.shared.clock.now();
+        buffer.told_synced = true;
+        buffer.synced_at = Some(buffer.free_at.map_or(now, |free| free.max(now)));
+        let wake = std::mem::take(&mut buffer.thread_asleep);
+        drop(buffer);
+        if wake {
+            self.shared.ready.notify_one();
+        }
+    }
+
     /// Counters, read under the buffer's lock (which the thread never holds during a handler call).
     pub fn stats(&self) -> ListenerStats {
         let buffer = self.shared.lock();
@@ -469,8 +512,8 @@ impl<K> ProcessorListener<K> {
         let mut buffer = self.shared.lock();
         buffer.idle_waiters += 1;
         let drained = loop {
-            if buffer.closed || (buffer.pending.is_empty() && !buffer.busy) {
-                break buffer.pending.is_empty() && !buffer.busy;
+            if buffer.closed || buffer.is_idle() {
+                break buffer.is_idle();
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -687,6 +730,15 @@ fn run<K: 'static>(shared: &Shared<K>, mut handler: Box<dyn ListenerHandler<K>>)
         let pending = loop {
             if buffer.closed {
                 return;
+            }
+            if let Some(at) = buffer.synced_at.take() {
+                // Noticed between two calls (`notice_sync`), told as one.
+                buffer.busy = true;
+                drop(buffer);
+                handler.synced(at);
+                buffer = shared.lock();
+                buffer.busy = false;
+                continue;
             }
             if let Some(pending) = buffer.pending.pop_front() {
                 break pending;

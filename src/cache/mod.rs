@@ -38,7 +38,7 @@ pub use delta_fifo::{DeltaFifo, PopError, Popped, ProcessError};
 pub use expiration_cache::{ExpirationCache, ExpirationPolicy, TimestampedEntry, TtlPolicy};
 pub use fifo::{Fifo, PoppedObject};
 pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
-pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, index_func};
+pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, IndexerReader, index_func};
 pub use informer::{
     Consumption, Informer, InformerConfig, InformerError, InformerKind, InformerSink, NoSink,
 };

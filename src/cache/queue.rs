@@ -77,10 +77,10 @@ impl QueueKind {
     }
 
     /// Builds a queue of this kind, as client-go's `newQueueFIFO` does: `known` is the consumer's
-    /// store (the [`Indexer`](super::Indexer)), consulted by the DeltaFIFO and the RealFIFO but
-    /// never by the atomic one nor the plain FIFO. `emit_delta_type_replaced` chooses `Replaced` (true, the informer
-    /// default) or the legacy `Sync` for listed objects; the atomic queue emits `ReplacedAll` either
-    /// way.
+    /// store (a reader of the [`Indexer`](super::Indexer)), consulted by the DeltaFIFO and the
+    /// RealFIFO but never by the atomic one nor the plain FIFO. `emit_delta_type_replaced` chooses
+    /// `Replaced` (true, the informer default) or the legacy `Sync` for listed objects; the atomic
+    /// queue emits `ReplacedAll` either way.
     pub fn build<K>(
         self,
         known: Arc<dyn KnownObjects<K>>,

@@ -15,7 +15,7 @@ use crate::cache::{Controller, DeltaType, Indexer, object_key};
 #[test]
 fn build_makes_the_queue_its_kind_names() {
     for kind in QueueKind::ALL {
-        let queue = kind.build::<Object>(Arc::new(Indexer::new()), true);
+        let queue = kind.build::<Object>(Arc::new(Indexer::new().reader()), true);
         assert_eq!(queue.kind(), kind);
     }
     let names: Vec<String> = QueueKind::ALL.iter().map(ToString::to_string).collect();
@@ -25,7 +25,7 @@ fn build_makes_the_queue_its_kind_names() {
 #[test]
 fn build_passes_the_legacy_sync_choice_to_the_per_object_queues() {
     for kind in [QueueKind::Delta, QueueKind::Real] {
-        let queue = kind.build::<Object>(Arc::new(Indexer::new()), false);
+        let queue = kind.build::<Object>(Arc::new(Indexer::new().reader()), false);
         queue.replace(vec![cm("ns", "a", 1)], "1");
         let popped = queue.try_pop_batch(1, &mut |_, _| {}).unwrap();
         assert_eq!(
@@ -57,7 +57,7 @@ fn the_delta_fifo_drops_a_deletion_the_real_fifo_delivers() {
         (QueueKind::Real, true),
         (QueueKind::Atomic, true),
     ] {
-        let queue = kind.build::<Object>(Arc::new(Indexer::new()), true);
+        let queue = kind.build::<Object>(Arc::new(Indexer::new().reader()), true);
         assert_eq!(queue.delete(cm("ns", "ghost", 1).into()), queued, "{kind}");
         assert_eq!(queue.len(), usize::from(queued), "{kind}");
     }
@@ -139,9 +139,10 @@ fn script(ops: Vec<Op>) -> (Vec<Call>, BTreeMap<String, u64>) {
 
 /// Runs `calls` through a queue of `kind` and its consumer, drains it, and returns the cache.
 fn run(kind: QueueKind, calls: &[Call], batch_pop: usize) -> BTreeMap<String, u64> {
-    let indexer = Arc::new(Indexer::new());
-    let queue = kind.build(indexer.clone(), true);
-    let controller = Controller::new(queue.clone(), indexer.clone()).batch_pop(batch_pop);
+    let indexer = Indexer::new();
+    let queue = kind.build(Arc::new(indexer.reader()), true);
+    let mut controller = Controller::new(queue.clone(), indexer).batch_pop(batch_pop);
+    let indexer = controller.indexer().clone();
     for call in calls {
         match call {
             Call::Add(obj) => queue.add(obj.clone()),

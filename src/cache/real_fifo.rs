@@ -162,9 +162,9 @@ impl<K> RealFifo<K> {
         }
     }
 
-    /// The informer's RealFIFO (`InOrderInformers`): `known` is the consumer's store (normally the
-    /// [`Indexer`](super::Indexer)), which `replace` and `resync` consult. client-go requires it in
-    /// this mode, and so does this constructor.
+    /// The informer's RealFIFO (`InOrderInformers`): `known` is the consumer's store (normally a
+    /// reader of the [`Indexer`](super::Indexer)), which `replace` and `resync` consult. client-go
+    /// requires it in this mode, and so does this constructor.
     pub fn new(known: Arc<dyn KnownObjects<K>>) -> Self {
         Self::with_mode(Mode::PerObject { known })
     }

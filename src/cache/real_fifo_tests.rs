@@ -7,19 +7,19 @@ use std::time::Duration;
 use crate::object::Object;
 
 use super::*;
-use crate::cache::Indexer;
 use crate::cache::test_objects::{cm, rv};
+use crate::cache::{Indexer, IndexerReader};
 
 type Fifo = RealFifo<Object>;
 
 /// A per-object RealFIFO whose known objects are `indexer`, as an informer builds it.
-fn fifo_with(indexer: &Arc<Indexer<Object>>) -> Fifo {
-    RealFifo::new(indexer.clone())
+fn fifo_with(indexer: &IndexerReader<Object>) -> Fifo {
+    RealFifo::new(Arc::new(indexer.clone()))
 }
 
 /// A per-object RealFIFO whose consumer knows nothing yet.
 fn fifo() -> Fifo {
-    fifo_with(&Arc::new(Indexer::new()))
+    fifo_with(&Indexer::new())
 }
 
 /// `(type, key, rv, tombstone)` of a delta; key `-` for a whole-list delta, whose `rv` is the
@@ -145,7 +145,7 @@ fn add_update_delete_and_replace_mark_the_queue_populated_resync_and_bookmark_do
 
 #[test]
 fn replace_queues_tombstones_before_the_listed_objects() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     indexer.add(cm("ns", "known-gone", 1));
     let fifo = fifo_with(&indexer);
     fifo.add(cm("ns", "queued-gone", 2));
@@ -221,7 +221,7 @@ fn replace_keeps_a_queued_deletion_of_a_listed_key_before_its_replaced() {
 
 #[test]
 fn replace_tombstones_a_known_unlisted_key_with_nothing_queued_carrying_the_known_object() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     indexer.add(cm("ns", "kept", 1));
     indexer.add(cm("ns", "missed", 2));
     let fifo = fifo_with(&indexer);
@@ -237,7 +237,7 @@ fn replace_tombstones_a_known_unlisted_key_with_nothing_queued_carrying_the_know
 
 #[test]
 fn replace_does_not_tombstone_a_known_key_that_has_anything_queued() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     indexer.add(cm("ns", "updated", 1));
     indexer.add(cm("ns", "deleted", 2));
     let fifo = fifo_with(&indexer);
@@ -258,7 +258,7 @@ fn replace_does_not_tombstone_a_known_key_that_has_anything_queued() {
 
 #[test]
 fn replace_tombstones_known_keys_in_sorted_order() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     for name in ["c", "a", "b"] {
         indexer.add(cm("ns", name, 1));
     }
@@ -290,7 +290,7 @@ fn replace_queues_sync_in_legacy_mode() {
 
 #[test]
 fn first_replace_sets_the_initial_population_to_every_queued_delta() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     indexer.add(cm("ns", "known-gone", 1));
     let fifo = fifo_with(&indexer);
     // One tombstone and three listed objects, two of them under one key: four deltas.
@@ -333,7 +333,7 @@ fn adds_before_the_first_replace_make_the_queue_synced_at_once() {
 
 #[test]
 fn resync_queues_sync_for_known_keys_with_nothing_queued_in_key_order() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     for (name, rv) in [("c", 3), ("a", 1), ("b", 2)] {
         indexer.add(cm("ns", name, rv));
     }

@@ -2,6 +2,10 @@
 //! (`tools/cache/shared_informer.go`) as a thin composition of the [`Indexer`], a
 //! [`SharedProcessor`] and a [`ResyncPlan`].
 //!
+//! The informer owns the Indexer, its writer, as client-go's does; it writes only in
+//! [`handle_deltas`](SharedInformer::handle_deltas), and [`indexer`](SharedInformer::indexer)
+//! hands out an [`IndexerReader`] (client-go's `GetIndexer()` hands out the writable store).
+//!
 //! Each popped batch goes through [`handle_deltas`](SharedInformer::handle_deltas), client-go's
 //! `HandleDeltas`: [`process_deltas`] applies it to the indexer with the informer as the handler,
 //! and the informer's `OnAdd`/`OnUpdate`/`OnDelete` distribute one notification per delta (never a
@@ -25,7 +29,7 @@ use crate::object::Object;
 
 use super::controller::{Notification, ResourceEventHandler, process_deltas};
 use super::delta::{DeltaObject, Deltas};
-use super::indexer::Indexer;
+use super::indexer::{Indexer, IndexerReader};
 use super::listener::{ListenerHandler, ListenerId, ProcessorListener, UpstreamSynced};
 use super::processor::{Distribution, SharedProcessor};
 use super::reflector::Clock;
@@ -118,7 +122,7 @@ struct Lifecycle {
 ///     Arc::new(pod)
 /// };
 ///
-/// let informer = SharedInformer::new(Arc::new(Indexer::new()), Duration::ZERO, Arc::new(TokioClock));
+/// let informer = SharedInformer::new(Indexer::new(), Duration::ZERO, Arc::new(TokioClock));
 /// let (tx, rx) = mpsc::channel();
 /// let web = informer
 ///     .add_event_handler("web", move |d: &Delivery<'_, Object>| {
@@ -130,7 +134,7 @@ struct Lifecycle {
 ///         tx.send((kind, d.is_sync)).unwrap();
 ///     })
 ///     .unwrap();
-/// let fifo = Arc::new(DeltaFifo::new().known_objects(informer.indexer().clone()));
+/// let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(informer.indexer().clone())));
 /// let synced = fifo.clone();
 /// assert_eq!(informer.start(move || synced.has_synced()).unwrap(), None); // no resync timer
 ///
@@ -149,15 +153,16 @@ struct Lifecycle {
 /// informer.stop();
 /// ```
 pub struct SharedInformer<K> {
-    indexer: Arc<Indexer<K>>,
+    indexer: IndexerReader<K>,
     processor: SharedProcessor<K>,
     clock: Arc<dyn Clock>,
     /// `startedLock`. Lock order: `lifecycle`, then `block_deltas`, then the processor's lock.
     lifecycle: Mutex<Lifecycle>,
     /// `blockDeltas`: held while a batch is applied and distributed, and while a late handler
     /// joins, so that a late handler sees each change either in its initial `OnAdd`s or as a
-    /// notification, never both and never neither.
-    block_deltas: Mutex<()>,
+    /// notification, never both and never neither. It holds the cache's writer, which only
+    /// `handle_batch` uses.
+    block_deltas: Mutex<Indexer<K>>,
     /// The informer's `HasSynced` (the queue's), set by `start`; false before.
     upstream: Arc<OnceLock<UpstreamSynced>>,
 }
@@ -180,20 +185,21 @@ impl<K> SharedInformer<K>
 where
     K: CacheObject + ResourceVersioned + Send + Sync + 'static,
 {
-    /// An informer over `indexer` whose own resync period is `resync_period` (the factory's
+    /// An informer that owns `indexer` (the cache's writer, its indices registered) and whose own
+    /// resync period is `resync_period` (the factory's
     /// default; 0: no resyncs at all, see [`ResyncPlan`]), as `NewSharedIndexInformerWithOptions`.
     /// `clock` decides resync due-ness and stamps buffer waits, so a replay's virtual clock drives
     /// both.
-    pub fn new(indexer: Arc<Indexer<K>>, resync_period: Duration, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(indexer: Indexer<K>, resync_period: Duration, clock: Arc<dyn Clock>) -> Self {
         SharedInformer {
-            indexer,
+            indexer: indexer.reader(),
             processor: SharedProcessor::new(clock.clone()),
             clock,
             lifecycle: Mutex::new(Lifecycle {
                 plan: ResyncPlan::new(resync_period),
                 stopped: false,
             }),
-            block_deltas: Mutex::new(()),
+            block_deltas: Mutex::new(indexer),
             upstream: Arc::new(OnceLock::new()),
         }
     }
@@ -255,7 +261,7 @@ where
             self.processor.add_listener(listener.clone())?;
             return Ok(Registration { listener, resync });
         }
-        let _block = lock(&self.block_deltas);
+        let block = lock(&self.block_deltas);
         self.processor.add_listener(listener.clone())?;
         for (_, obj) in self.indexer.entries() {
             // Added before the registration is returned, so that nobody can see it synced
@@ -265,6 +271,9 @@ where
                 is_in_initial_list: true,
             }));
         }
+        drop((block, lifecycle));
+        // An empty cache gives the handler no call to notice its sync by.
+        listener.notice_sync();
         Ok(Registration { listener, resync })
     }
 
@@ -345,14 +354,23 @@ where
         deltas: &Deltas<K>,
         is_in_initial_list: bool,
     ) -> Vec<Distribution<K>> {
-        let _block = lock(&self.block_deltas);
+        let mut indexer = lock(&self.block_deltas);
         let mut distributor = Distributor {
             processor: &self.processor,
             batch,
             out: Vec::with_capacity(deltas.len()),
         };
-        process_deltas(&mut distributor, &self.indexer, deltas, is_in_initial_list);
+        process_deltas(&mut distributor, &mut indexer, deltas, is_in_initial_list);
         distributor.out
+    }
+
+    /// The informer's `HasSynced` may have turned true with nothing handed to some handler (an
+    /// empty initial list): lets each listener notice it ([`ProcessorListener::notice_sync`]).
+    /// Call it whenever the queue may have synced, holding no lock of the cache or the queue.
+    pub fn notice_sync(&self) {
+        for listener in self.processor.listeners() {
+            listener.notice_sync();
+        }
     }
 
     /// The Reflector's `ShouldResync`, called on each tick of its resync timer:
@@ -377,8 +395,9 @@ impl<K> SharedInformer<K> {
         self.upstream.get().is_some_and(|synced| synced())
     }
 
-    /// The cache.
-    pub fn indexer(&self) -> &Arc<Indexer<K>> {
+    /// The cache, for reading: only [`handle_deltas`](SharedInformer::handle_deltas) writes to
+    /// it.
+    pub fn indexer(&self) -> &IndexerReader<K> {
         &self.indexer
     }
 

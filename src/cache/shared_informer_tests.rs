@@ -23,10 +23,10 @@ struct Fixture {
 impl Fixture {
     fn new(resync_period: Duration) -> Self {
         let clock = ManualClock::new();
-        let indexer = Arc::new(Indexer::new());
+        let indexer = Indexer::new();
         let fifo = Arc::new(
             DeltaFifo::new()
-                .known_objects(indexer.clone())
+                .known_objects(Arc::new(indexer.reader()))
                 .emit_delta_type_replaced(true),
         );
         let informer = SharedInformer::new(indexer, resync_period, clock.clone());
@@ -378,4 +378,39 @@ fn handlers_cannot_join_a_stopped_informer_and_can_leave() {
         error.to_string(),
         "handler \"late\" was not added: the shared informer has stopped already"
     );
+}
+
+/// A registration with nothing to process syncs with the informer, though no handler call is
+/// left to notice it after: its handler is told once the informer's empty first list synced
+/// ([`SharedInformer::notice_sync`]), and a handler joining a synced informer whose cache is
+/// empty is told at once. Each is told once.
+#[test]
+fn a_registration_with_nothing_to_process_is_told_it_synced() {
+    struct Told(std::sync::mpsc::Sender<&'static str>, &'static str);
+    impl ListenerHandler<Object> for Told {
+        fn handle(&mut self, _: &Delivery<'_, Object>) {}
+        fn synced(&mut self, _: std::time::Instant) {
+            let _ = self.0.send(self.1);
+        }
+    }
+    let f = Fixture::new(Duration::ZERO);
+    let (tx, rx) = std::sync::mpsc::channel();
+    f.informer
+        .add_event_handler("early", Told(tx.clone(), "early"))
+        .unwrap();
+    f.start();
+    // client-go's `DeltaFIFO.Replace` of an empty list: synced, nothing to pop.
+    f.fifo.replace(Vec::new(), "1");
+    assert!(f.informer.has_synced());
+    assert!(f.drain().is_empty());
+    f.informer.notice_sync();
+    assert_eq!(rx.recv_timeout(DEADLINE), Ok("early"));
+    let late = f
+        .informer
+        .add_event_handler("late", Told(tx, "late"))
+        .unwrap();
+    assert_eq!(rx.recv_timeout(DEADLINE), Ok("late"));
+    f.informer.notice_sync();
+    settle(&[&late]);
+    assert!(rx.try_recv().is_err(), "told once");
 }

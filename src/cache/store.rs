@@ -80,7 +80,8 @@ pub fn key_from_parts(namespace: Option<&str>, name: &str) -> String {
 }
 
 /// What a [`DeltaFifo`](super::DeltaFifo) needs to know about the objects the consumer has already
-/// applied: client-go's `KeyListerGetter`, implemented by the [`Indexer`](super::Indexer).
+/// applied: client-go's `KeyListerGetter`, implemented by the read handle of the
+/// [`Indexer`](super::Indexer), an [`IndexerReader`](super::IndexerReader).
 ///
 /// The FIFO calls these while holding its own lock, so implementations must not call back into
 /// the FIFO.

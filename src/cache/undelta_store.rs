@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::delta::DeltaObject;
-use super::indexer::Indexer;
+use super::indexer::{Indexer, IndexerReader};
 use super::reflector::ReflectorStore;
 use super::store::{CacheObject, KnownObjects, object_key};
 
@@ -32,11 +32,11 @@ use super::store::{CacheObject, KnownObjects, object_key};
 /// it must not write to the store; reading it (with [`list`](UndeltaStore::list) and the like) is
 /// fine.
 pub struct UndeltaStore<K, F> {
-    /// The objects: client-go's embedded `Store`.
-    store: Indexer<K>,
-    /// client-go's `PushFunc`. Held across each change and its push, so that pushes follow the
-    /// order of the changes.
-    push: Mutex<F>,
+    /// The objects: client-go's embedded `Store`, read here.
+    store: IndexerReader<K>,
+    /// client-go's `PushFunc`, with the store's writer. Held across each change and its push, so
+    /// that pushes follow the order of the changes.
+    push: Mutex<(Indexer<K>, F)>,
     /// True once anything was written: the kubelet's "this source has sent its first update".
     populated: AtomicBool,
 }
@@ -52,9 +52,10 @@ impl<K, F> fmt::Debug for UndeltaStore<K, F> {
 impl<K, F: FnMut(&[Arc<K>])> UndeltaStore<K, F> {
     /// An empty store that will push to `push`.
     pub fn new(push: F) -> Self {
+        let writer = Indexer::new();
         UndeltaStore {
-            store: Indexer::new(),
-            push: Mutex::new(push),
+            store: writer.reader(),
+            push: Mutex::new((writer, push)),
             populated: AtomicBool::new(false),
         }
     }
@@ -90,16 +91,17 @@ impl<K, F: FnMut(&[Arc<K>])> UndeltaStore<K, F> {
 
     // A panic in the push function leaves the store changed and unpushed; the next change pushes
     // the whole content again, so a poisoned lock is still usable.
-    fn lock(&self) -> MutexGuard<'_, F> {
+    fn lock(&self) -> MutexGuard<'_, (Indexer<K>, F)> {
         self.push.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Applies `change` to the store and pushes the result, under the push lock.
-    fn change_and_push(&self, change: impl FnOnce(&Indexer<K>)) {
-        let mut push = self.lock();
-        change(&self.store);
+    fn change_and_push(&self, change: impl FnOnce(&mut Indexer<K>)) {
+        let mut guard = self.lock();
+        let (writer, push) = &mut *guard;
+        change(writer);
         self.populated.store(true, Ordering::Release);
-        (*push)(&self.list());
+        push(&self.list());
     }
 }
 

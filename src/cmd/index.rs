@@ -12,7 +12,9 @@ use std::time::SystemTime;
 
 use anyhow::anyhow;
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{Consumption, IndexSpec, Indexer, Informer, InformerSink, NoSink};
+use kubectl_deltas::cache::{
+    Consumption, IndexSpec, IndexerReader, Informer, InformerSink, NoSink,
+};
 use kubectl_deltas::query::{Matches, ValueListing};
 use kubectl_deltas::render::count;
 use kubectl_deltas::render::index::{IndexRenderer, write_keys};
@@ -89,7 +91,7 @@ async fn from_cluster(
 /// Queries the synced cache and writes the answer; ages are told from `now` (the present if
 /// `None`).
 fn answer(
-    indexer: &Indexer<Object>,
+    indexer: &IndexerReader<Object>,
     spec: &IndexSpec,
     scope: &str,
     now: Option<SystemTime>,

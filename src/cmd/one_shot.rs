@@ -4,9 +4,8 @@
 //! with the listed objects (docs/queues.md).
 //!
 //! No watch is opened: [`ListOnly`] hands the Reflector a watch that never starts, so the cache
-//! holds exactly the listed state, whatever changes while the consumer drains the queue. The
-//! Reflector asking for that watch is also the sign that its list is in the queue, which is how an
-//! empty list (no batch to pop) is noticed.
+//! holds exactly the listed state, whatever changes while the consumer drains the queue. An empty
+//! list (no batch to pop) syncs the queue in its `replace`, which [`Informer::synced`] notices.
 //!
 //! Generic over the [`ListerWatcher`], so a recording can feed it as well as a cluster.
 
@@ -26,7 +25,6 @@ use kubectl_deltas::source::{
     ListPage, ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest,
     WatchStream,
 };
-use tokio::sync::Notify;
 
 /// Runs `lister_watcher` through `informer` until its cache has synced, then stops the
 /// Reflector and the consumer. Transient failures are retried as `watch` retries them (a
@@ -38,24 +36,13 @@ pub async fn sync<L: ListerWatcher>(
     config: ReflectorConfig,
     failure: impl FnOnce(ReflectorError) -> anyhow::Error,
 ) -> anyhow::Result<()> {
-    let listed = Arc::new(Notify::new());
     let lister_watcher = ListOnly {
         inner: lister_watcher,
-        listed: listed.clone(),
-    };
-    let synced = async {
-        tokio::select! {
-            () = informer.synced() => {}
-            // An empty list queues nothing, so no pop wakes the wait above; the list is in the
-            // queue once the watch is asked for.
-            () = async {
-                listed.notified().await;
-                informer.synced().await;
-            } => {}
-        }
     };
     let clock = kubectl_deltas::cache::reflector::TokioClock;
-    let result = informer.run(lister_watcher, config, clock, synced).await;
+    let result = informer
+        .run(lister_watcher, config, clock, informer.synced())
+        .await;
     let joined = informer.shut_down().await;
     match result {
         Ok(()) if joined => Ok(()),
@@ -70,8 +57,6 @@ pub async fn sync<L: ListerWatcher>(
 /// (`sendInitialEvents`) goes through, closed right after its initial events.
 pub struct ListOnly<L> {
     inner: L,
-    /// Notified when the Reflector asks for a plain watch, that is once its list is in the queue.
-    listed: Arc<Notify>,
 }
 
 impl<L: ListerWatcher> ListerWatcher for ListOnly<L> {
@@ -84,7 +69,6 @@ impl<L: ListerWatcher> ListerWatcher for ListOnly<L> {
             let stream = self.inner.watch(req).await?;
             return Ok(until_initial_events_end(stream));
         }
-        self.listed.notify_one();
         std::future::pending().await
     }
 

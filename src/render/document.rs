@@ -110,7 +110,7 @@ mod tests {
             .unwrap();
         let fifo = Arc::new(DeltaFifo::new());
         fifo.add(Arc::new(obj));
-        Controller::new(fifo, Arc::new(Indexer::new()))
+        Controller::new(fifo, Indexer::new())
             .try_process_next()
             .unwrap()
     }

@@ -238,7 +238,7 @@ mod tests {
     use std::sync::Arc;
 
     fn cached(objects: Vec<Value>, spec: &str) -> Indexer<Object> {
-        let indexer = Indexer::new();
+        let mut indexer = Indexer::new();
         let spec: IndexSpec = spec.parse().unwrap();
         indexer.add_indexer(spec.name(), spec.index_func()).unwrap();
         for value in objects {

@@ -537,13 +537,13 @@ mod tests {
 
     #[test]
     fn a_batch_is_one_flushed_line_with_every_schema_field() {
-        let indexer = Arc::new(Indexer::new());
+        let mut indexer = Indexer::new();
         // `gone` is already in the cache, so the relist that does not list it tombstones it.
         indexer.add(cm("gone", "5"));
-        let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+        let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
         fifo.replace(vec![cm("a", "10")], "10");
         fifo.update(cm("a", "11"));
-        let controller = Controller::new(fifo.clone(), indexer);
+        let mut controller = Controller::new(fifo.clone(), indexer);
         let mut out = JsonLines::new(Vec::new(), ObjectMode::Meta, false);
         write(&mut out, &controller.try_process_next().unwrap());
         write(&mut out, &controller.try_process_next().unwrap());
@@ -589,12 +589,12 @@ mod tests {
 
     #[test]
     fn whole_list_deltas_have_no_key_and_count_their_objects() {
-        let indexer = Arc::new(Indexer::new());
+        let indexer = Indexer::new();
         let queue = Arc::new(RealFifo::atomic());
         queue.replace(vec![cm("a", "1"), cm("b", "2")], "2");
         queue.bookmark("7");
         queue.resync();
-        let controller = Controller::new(queue.clone(), indexer);
+        let mut controller = Controller::new(queue.clone(), indexer);
         // Even with whole objects asked for: a relist is counted, not repeated.
         let mut out = JsonLines::new(Vec::new(), ObjectMode::Full, false);
         while let Some(batch) = controller.try_process_next() {
@@ -631,12 +631,12 @@ mod tests {
 
     #[test]
     fn each_delta_of_a_batch_of_several_keys_has_its_own_key() {
-        let indexer = Arc::new(Indexer::new());
-        let queue = Arc::new(RealFifo::new(indexer.clone()));
+        let indexer = Indexer::new();
+        let queue = Arc::new(RealFifo::new(Arc::new(indexer.reader())));
         queue.add(cm("a", "1"));
         queue.add(cm("b", "2"));
         queue.update(cm("a", "3"));
-        let controller = Controller::new(queue.clone(), indexer).batch_pop(5);
+        let mut controller = Controller::new(queue.clone(), indexer).batch_pop(5);
         let mut out = JsonLines::new(Vec::new(), ObjectMode::None, false);
         while let Some(batch) = controller.try_process_next() {
             write(&mut out, &batch);
@@ -684,7 +684,7 @@ mod tests {
     fn object_none_omits_the_field() {
         let fifo = Arc::new(DeltaFifo::new());
         fifo.add(cm("a", "1"));
-        let controller = Controller::new(fifo, Arc::new(Indexer::new()));
+        let mut controller = Controller::new(fifo, Indexer::new());
         let mut out = JsonLines::new(Vec::new(), ObjectMode::None, false);
         write(&mut out, &controller.try_process_next().unwrap());
         let line: Value = serde_json::from_slice(&out.into_inner()).unwrap();

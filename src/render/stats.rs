@@ -488,14 +488,14 @@ mod tests {
 
     #[test]
     fn batches_count_deltas_by_type_and_queue_counters_come_from_the_fifo() {
-        let indexer = Arc::new(Indexer::new());
+        let mut indexer = Indexer::new();
         indexer.add(cm("gone", "1"));
-        let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+        let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
         fifo.replace(vec![cm("a", "10")], "10");
         fifo.update(cm("a", "11"));
         fifo.update(cm("a", "12"));
         let mut stats = InformerStats::default();
-        let controller = Controller::new(fifo.clone(), indexer);
+        let mut controller = Controller::new(fifo.clone(), indexer);
         while let Some(batch) = controller.try_process_next() {
             stats.record_batch(&batch);
         }
@@ -517,11 +517,11 @@ mod tests {
 
     #[test]
     fn whole_list_deltas_count_once_and_carry_the_resource_version() {
-        let indexer = Arc::new(Indexer::new());
+        let indexer = Indexer::new();
         let queue = Arc::new(crate::cache::RealFifo::atomic());
         queue.replace(vec![cm("a", "10"), cm("b", "11")], "12");
         let mut stats = InformerStats::default();
-        let controller = Controller::new(queue.clone(), indexer);
+        let mut controller = Controller::new(queue.clone(), indexer);
         let batch = controller.try_process_next().unwrap();
         stats.record_batch(&batch);
         assert_eq!(stats.count(DeltaType::ReplacedAll), 1);

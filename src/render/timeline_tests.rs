@@ -26,24 +26,12 @@ fn options() -> TimelineOptions {
     }
 }
 
-/// Renders every batch the FIFO holds, then returns the text.
-fn render(
-    fifo: &Arc<DeltaFifo<Object>>,
-    indexer: &Arc<Indexer<Object>>,
+/// Renders every batch `controller`'s queue holds, then returns the text.
+fn render<Q: Queue<Object> + ?Sized>(
+    controller: &mut Controller<Object, Q>,
     options: TimelineOptions,
-) -> String {
-    render_popping(fifo, indexer, options, 1)
-}
-
-/// Renders every batch any queue holds, popping up to `batch_pop` deltas at a time.
-fn render_popping<Q: Queue<Object> + ?Sized>(
-    fifo: &Arc<Q>,
-    indexer: &Arc<Indexer<Object>>,
-    options: TimelineOptions,
-    batch_pop: usize,
 ) -> String {
     let mut timeline = Timeline::new(Vec::new(), options);
-    let controller = Controller::new(fifo.clone(), indexer.clone()).batch_pop(batch_pop);
     while let Some(batch) = controller.try_process_next() {
         let view = BatchView {
             resource: "pods",
@@ -76,35 +64,38 @@ fn without_waits(text: &str) -> Vec<String> {
 
 #[test]
 fn rows_show_time_seq_key_types_rv_wait_initial_and_changes() {
-    let indexer = Arc::new(Indexer::new());
-    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    let indexer = Indexer::new();
+    let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
+    let mut controller = Controller::new(fifo.clone(), indexer);
     fifo.replace(vec![pod("web-1", "10", "Pending")], "10");
-    let initial = render(&fifo, &indexer, options());
+    let initial = render(&mut controller, options());
     fifo.update(pod("web-1", "11", "Pending"));
     fifo.update(pod("web-1", "12", "Running"));
     fifo.update(pod("web-1", "13", "Running"));
-    let updated = render(&fifo, &indexer, options());
+    let updated = render(&mut controller, options());
     assert_eq!(
         without_waits(&initial),
         ["22:13:20.250  #1  default/web-1  Replaced  rv 10  <wait>  initial"]
     );
-    // Three updates coalesced; the change is from the state before the first to after the last.
+    // Three updates coalesced, in the consumer's second pop; the change is from the state before
+    // the first to after the last.
     assert_eq!(
         without_waits(&updated),
         [
-            "22:13:20.250  #1  default/web-1  Updated×3  rv 13  <wait>           status.phase Pending→Running"
+            "22:13:20.250  #2  default/web-1  Updated×3  rv 13  <wait>           status.phase Pending→Running"
         ]
     );
 }
 
 #[test]
 fn sync_without_change_says_so_and_tombstones_are_marked() {
-    let indexer = Arc::new(Indexer::new());
+    let mut indexer = Indexer::new();
     indexer.add(pod("gone", "3", "Running"));
     indexer.add(pod("kept", "4", "Running"));
-    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
+    let mut controller = Controller::new(fifo.clone(), indexer);
     fifo.resync();
-    let synced = render(&fifo, &indexer, options());
+    let synced = render(&mut controller, options());
     assert!(
         synced
             .lines()
@@ -114,7 +105,7 @@ fn sync_without_change_says_so_and_tombstones_are_marked() {
 
     // A relist that no longer lists `gone`.
     fifo.replace(vec![pod("kept", "4", "Running")], "20");
-    let relisted = render(&fifo, &indexer, options());
+    let relisted = render(&mut controller, options());
     let rows: Vec<&str> = relisted.lines().collect();
     assert!(
         rows[0].contains("default/kept") && rows[0].contains("Replaced"),
@@ -129,15 +120,15 @@ fn sync_without_change_says_so_and_tombstones_are_marked() {
 
 #[test]
 fn colours_only_when_asked_for() {
-    let indexer = Arc::new(Indexer::new());
-    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    let indexer = Indexer::new();
+    let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
+    let mut controller = Controller::new(fifo.clone(), indexer);
     fifo.add(pod("a", "1", "Pending"));
-    let plain = render(&fifo, &indexer, options());
+    let plain = render(&mut controller, options());
     assert!(!plain.contains('\x1b'), "{plain:?}");
     fifo.add(pod("b", "2", "Pending"));
     let coloured = render(
-        &fifo,
-        &indexer,
+        &mut controller,
         TimelineOptions {
             color: true,
             ..options()
@@ -150,8 +141,9 @@ fn colours_only_when_asked_for() {
 
 #[test]
 fn wide_rows_add_uid_generation_owner_and_every_change() {
-    let indexer = Arc::new(Indexer::new());
-    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    let indexer = Indexer::new();
+    let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
+    let mut controller = Controller::new(fifo.clone(), indexer);
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
     let with_owner = |rv: &str, n: i64| {
         let mut obj = Object::new("web-1", &ar).within("default");
@@ -169,11 +161,10 @@ fn wide_rows_add_uid_generation_owner_and_every_change() {
         Arc::new(obj)
     };
     fifo.add(with_owner("1", 1));
-    render(&fifo, &indexer, options());
+    render(&mut controller, options());
     fifo.update(with_owner("2", 2));
     let wide = render(
-        &fifo,
-        &indexer,
+        &mut controller,
         TimelineOptions {
             wide: true,
             ..options()
@@ -186,10 +177,10 @@ fn wide_rows_add_uid_generation_owner_and_every_change() {
         wide.contains("spec.d 1→2, metadata.generation 1→2"),
         "{wide}"
     );
-    let narrow = render(&fifo, &indexer, options());
+    let narrow = render(&mut controller, options());
     assert!(narrow.is_empty());
     fifo.update(with_owner("3", 3));
-    let narrow = render(&fifo, &indexer, options());
+    let narrow = render(&mut controller, options());
     assert!(
         narrow.ends_with("spec.a 2→3, spec.b 2→3, spec.c 2→3 (+2 more)\n"),
         "{narrow}"
@@ -198,8 +189,9 @@ fn wide_rows_add_uid_generation_owner_and_every_change() {
 
 #[test]
 fn secret_values_stay_out_of_change_summaries() {
-    let indexer = Arc::new(Indexer::new());
-    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    let indexer = Indexer::new();
+    let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
+    let mut controller = Controller::new(fifo.clone(), indexer);
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&());
     let secret = |rv: &str, password: &str| {
         let mut obj = Object::new("db", &ar).within("default");
@@ -209,14 +201,13 @@ fn secret_values_stay_out_of_change_summaries() {
         Arc::new(obj)
     };
     fifo.add(secret("1", "b2xk"));
-    render(&fifo, &indexer, options());
+    render(&mut controller, options());
     fifo.update(secret("2", "bmV3"));
-    let text = render(&fifo, &indexer, options());
+    let text = render(&mut controller, options());
     assert!(text.ends_with("data.password <redacted>\n"), "{text}");
     fifo.update(secret("3", "bmV4"));
     let shown = render(
-        &fifo,
-        &indexer,
+        &mut controller,
         TimelineOptions {
             show_secret_data: true,
             ..options()
@@ -301,7 +292,7 @@ fn squeezed(text: &str) -> Vec<String> {
 
 #[test]
 fn whole_list_deltas_are_one_row_each_with_their_object_count() {
-    let indexer = Arc::new(Indexer::new());
+    let indexer = Indexer::new();
     let queue = Arc::new(RealFifo::atomic());
     queue.replace(
         vec![pod("a", "1", "Pending"), pod("b", "2", "Pending")],
@@ -314,7 +305,10 @@ fn whole_list_deltas_are_one_row_each_with_their_object_count() {
         "6",
     );
     queue.resync();
-    let text = render_popping(&queue, &indexer, options(), 1);
+    let text = render(
+        &mut Controller::new(queue.clone(), indexer).batch_pop(1),
+        options(),
+    );
     assert_eq!(
         squeezed(&text),
         [
@@ -329,8 +323,8 @@ fn whole_list_deltas_are_one_row_each_with_their_object_count() {
 
 #[test]
 fn a_batch_of_several_keys_is_a_row_per_delta_with_its_own_changes() {
-    let indexer = Arc::new(Indexer::new());
-    let queue = Arc::new(RealFifo::new(indexer.clone()));
+    let indexer = Indexer::new();
+    let queue = Arc::new(RealFifo::new(Arc::new(indexer.reader())));
     queue.replace(
         vec![pod("a", "1", "Pending"), pod("b", "2", "Pending")],
         "2",
@@ -338,7 +332,10 @@ fn a_batch_of_several_keys_is_a_row_per_delta_with_its_own_changes() {
     queue.update(pod("a", "3", "Running"));
     queue.add(pod("c", "4", "Pending"));
     queue.delete(pod("b", "5", "Pending").into());
-    let text = render_popping(&queue, &indexer, options(), 3);
+    let text = render(
+        &mut Controller::new(queue.clone(), indexer).batch_pop(3),
+        options(),
+    );
     // Rows of one pop share its number; the wait is the batch's, on its first row.
     assert_eq!(
         squeezed(&text),

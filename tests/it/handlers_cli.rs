@@ -520,3 +520,104 @@ async fn live_plain_runs_the_handler_inside_the_pop() {
         assert!(gap >= 0.299, "pops {gap}s apart: {live:#?}");
     }
 }
+
+/// A recording whose first list is empty, then one `ADDED` 10ms later, written in `dir`.
+fn empty_first_list(dir: &std::path::Path) -> PathBuf {
+    let header = r#"{"kind":"header","v":1,"resource":{"group":"","version":"v1","kind":"ConfigMap","plural":"configmaps","namespaced":true},"namespace":"default","startedAt":"2026-01-05T10:00:00Z"}"#;
+    let list = r#"{"t":0,"type":"LIST","resourceVersion":"1","items":[]}"#;
+    let added = r#"{"t":10,"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"default","resourceVersion":"2"}}}"#;
+    let path = dir.join("empty-first-list.jsonl");
+    std::fs::write(&path, [header, list, added].join("\n") + "\n").unwrap();
+    path
+}
+
+/// The handler table of a summary on stderr.
+fn handler_table(stderr: &str) -> &str {
+    &stderr[stderr
+        .rfind("┌")
+        .unwrap_or_else(|| panic!("no summary: {stderr}"))..]
+}
+
+/// An empty first list syncs the informer in its `Replace` (client-go's DeltaFIFO and RealFIFO
+/// set `populated` with nothing to pop), and with it each handler's registration, which gets no
+/// call to notice its sync after: it is told at once, whatever the queue. Before, the summary
+/// gave the time of the handler's first later call, or `not synced` when the replay ended at the
+/// sync.
+#[tokio::test]
+async fn an_empty_first_list_syncs_every_handler_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = empty_first_list(dir.path());
+    for fifo in ["delta", "real", "atomic", "plain"] {
+        for until_synced in [false, true] {
+            let mut args = vec![
+                "replay",
+                path.to_str().unwrap(),
+                "--fifo",
+                fifo,
+                "--handler",
+                "a",
+                "-o",
+                "jsonl",
+                "--view",
+                "both",
+            ];
+            if until_synced {
+                args.push("--until-synced");
+            }
+            let out = run_offline(&args, None).await;
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+            assert_eq!(
+                summary_row(handler_table(&err), "time to HasSynced"),
+                ["0µs"],
+                "{args:?}: {err}"
+            );
+            if until_synced {
+                continue;
+            }
+            let lines = json_lines(&out.stdout);
+            let synced = lines
+                .iter()
+                .position(|l| l["event"] == "handler-synced")
+                .unwrap_or_else(|| panic!("{args:?}: no handler-synced in {lines:#?}"));
+            assert_eq!(lines[synced]["afterMs"], 0.0, "{args:?}");
+            assert_eq!(lines[synced]["handler"], "a", "{args:?}");
+            let call = lines
+                .iter()
+                .position(|l| l["kind"] == "notification")
+                .unwrap_or_else(|| panic!("{args:?}: no call in {lines:#?}"));
+            assert!(synced < call, "{args:?}: {lines:#?}");
+        }
+    }
+}
+
+/// Live, against an empty collection: the handler's thread hears of its sync though no
+/// notification ever comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_an_empty_collection_syncs_the_handler_without_a_call() {
+    let (_server, _dir, kubeconfig) = server_with_configmaps(0).await;
+    for fifo in ["delta", "atomic"] {
+        let args = [
+            "watch",
+            "cm",
+            "-o",
+            "jsonl",
+            "--fifo",
+            fifo,
+            "--handler",
+            "a",
+            "--view",
+            "both",
+        ];
+        let mut bin = Running::spawn(&kubeconfig, &args);
+        tokio::task::block_in_place(|| {
+            bin.read_until("the handler's sync", |l| {
+                l.contains(r#""event":"handler-synced""#)
+            });
+        });
+        let ended = tokio::task::block_in_place(|| bin.interrupt());
+        assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+        let synced = summary_row(handler_table(&ended.stderr), "time to HasSynced");
+        assert_ne!(synced, ["not synced"], "{}", ended.stderr);
+    }
+}

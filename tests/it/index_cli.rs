@@ -1143,3 +1143,37 @@ async fn the_last_applied_configuration_of_secrets_stays_redacted() {
         assert_ok(&cluster.run(&allowed).await);
     }
 }
+
+/// An empty collection syncs the queue in its `replace`, with no batch to pop: `index` notices
+/// it there and answers at once, whatever the queue, listed live (with a plain list or a
+/// streaming one) or replayed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_collection_is_indexed_at_once_with_every_queue() {
+    let server = FakeApiServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let recording = dir.path().join("empty.jsonl");
+    let header = r#"{"kind":"header","v":1,"resource":{"group":"","version":"v1","kind":"ConfigMap","plural":"configmaps","namespaced":true},"namespace":"default","startedAt":"2026-01-05T10:00:00Z"}"#;
+    let list = r#"{"t":0,"type":"LIST","resourceVersion":"1","items":[]}"#;
+    std::fs::write(&recording, [header, list].join("\n") + "\n").unwrap();
+    let replay = ["--replay", recording.to_str().unwrap()];
+    for fifo in ["delta", "real", "atomic", "plain"] {
+        for source in [&["cm"][..], &["cm", "--watch-list"], &replay] {
+            let mut args = vec!["index"];
+            args.extend_from_slice(source);
+            args.extend_from_slice(&["--by", "namespace", "--fifo", fifo]);
+            let out = if source == replay {
+                support::binary::run_offline(&args, None).await
+            } else {
+                run(&kubeconfig, &args, &[]).await
+            };
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+            assert_eq!(stdout(&out), "", "{args:?}");
+            assert!(
+                stderr(&out).contains("to index"),
+                "{args:?}: {}",
+                stderr(&out)
+            );
+        }
+    }
+}

@@ -15,8 +15,9 @@ use kubectl_deltas::cache::UndeltaStore;
 use kubectl_deltas::cache::backoff::BackoffConfig;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
-    Controller, DeltaFifo, DeltaObject, ExpirationCache, Fifo, Indexer, Notification, Reflector,
-    ReflectorConfig, ReflectorEvent, ReflectorEventKind, object_key, process_deltas,
+    Controller, DeltaFifo, DeltaObject, ExpirationCache, Fifo, Indexer, IndexerReader,
+    Notification, Reflector, ReflectorConfig, ReflectorEvent, ReflectorEventKind, object_key,
+    process_deltas,
 };
 use kubectl_deltas::source::recording::{
     InlineDrain, Pace, RecordingListerWatcher, RecordingReader, ReplayClock,
@@ -69,7 +70,7 @@ fn show_calls(notifications: &[Notification<Object>]) -> Vec<String> {
         .collect()
 }
 
-fn cached(indexer: &Indexer<Object>) -> Vec<String> {
+fn cached(indexer: &IndexerReader<Object>) -> Vec<String> {
     indexer
         .entries()
         .into_iter()
@@ -119,10 +120,11 @@ struct Heard {
 
 /// `name` through a DeltaFIFO, popped by the informer's controller into an indexer.
 async fn through_delta_fifo(name: &str) -> Heard {
-    let indexer = Arc::new(Indexer::<Object>::new());
-    let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+    let indexer = Indexer::<Object>::new();
+    let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
     let calls: Log<String> = Arc::default();
-    let controller = Controller::new(fifo.clone(), indexer.clone());
+    let mut controller = Controller::new(fifo.clone(), indexer);
+    let indexer = controller.indexer().clone();
     let sink = calls.clone();
     let drain = move || {
         while let Some(batch) = controller.try_process_next() {
@@ -145,15 +147,16 @@ async fn through_delta_fifo(name: &str) -> Heard {
 /// `name` through a plain FIFO, popped (in the `Queue` shape) into an indexer by the same
 /// `process_deltas`; also the FIFO's `(coalesced, dropped)` counts.
 async fn through_fifo(name: &str) -> (Heard, (u64, u64)) {
-    let indexer = Arc::new(Indexer::<Object>::new());
+    let mut consumer_indexer = Indexer::<Object>::new();
+    let indexer = consumer_indexer.reader();
     let fifo = Arc::new(Fifo::<Object>::new());
     let calls: Log<String> = Arc::default();
-    let (sink, consumer_fifo, consumer_indexer) = (calls.clone(), fifo.clone(), indexer.clone());
+    let (sink, consumer_fifo) = (calls.clone(), fifo.clone());
     let drain = move || {
         let mut notifications = Vec::new();
         while consumer_fifo
             .try_pop_deltas(&mut |deltas, initial| {
-                process_deltas(&mut notifications, &consumer_indexer, deltas, initial);
+                process_deltas(&mut notifications, &mut consumer_indexer, deltas, initial);
             })
             .is_some()
         {}

@@ -14,9 +14,9 @@ use kubectl_deltas::Object;
 use kubectl_deltas::cache::backoff::BackoffConfig;
 use kubectl_deltas::cache::reflector::{Phase, WatchEndReason};
 use kubectl_deltas::cache::{
-    Batch, Consumption, Controller, DeltaFifo, DeltaObject, Indexer, Informer, InformerConfig,
-    InformerError, InformerSink, Queue, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent,
-    ReflectorEventKind,
+    Batch, Consumption, Controller, DeltaFifo, DeltaObject, Indexer, IndexerReader, Informer,
+    InformerConfig, InformerError, InformerSink, Queue, Reflector, ReflectorConfig, ReflectorError,
+    ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::source::recording::{
     Pace, RecordOptions, RecordedResource, Recorder, RecordingError, RecordingListerWatcher,
@@ -757,7 +757,7 @@ async fn answers_that_do_not_fit_the_request_end_the_replay_naming_the_line() {
 struct Live {
     server: FakeApiServer,
     fifo: Arc<DeltaFifo<Object>>,
-    indexer: Arc<Indexer<Object>>,
+    indexer: IndexerReader<Object>,
     recorder: Recorder,
     batches: Arc<Mutex<Vec<String>>>,
     events: Arc<Mutex<Vec<ReflectorEventKind>>>,
@@ -768,8 +768,8 @@ struct Live {
 
 impl Live {
     async fn start(server: FakeApiServer, path: &Path) -> Live {
-        let indexer = Arc::new(Indexer::<Object>::new());
-        let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+        let indexer = Indexer::<Object>::new();
+        let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
         let client =
             client_without_retry(kube::Config::new(server.url().parse().unwrap())).unwrap();
         let configmaps =
@@ -793,7 +793,8 @@ impl Live {
         });
         let batches = Arc::new(Mutex::new(Vec::new()));
         let sink = batches.clone();
-        let controller = Controller::new(fifo.clone(), indexer.clone());
+        let mut controller = Controller::new(fifo.clone(), indexer);
+        let indexer = controller.indexer().clone();
         let consumer = std::thread::spawn(move || {
             while let Some(batch) = controller.process_next() {
                 sink.lock().unwrap().push(show(&batch));

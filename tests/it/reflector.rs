@@ -17,8 +17,8 @@ use tokio::task::JoinHandle;
 use kubectl_deltas::cache::backoff::BackoffConfig;
 use kubectl_deltas::cache::reflector::{Phase, RelistCause, WatchEndReason};
 use kubectl_deltas::cache::{
-    Controller, DeltaFifo, DeltaType, Indexer, Reflector, ReflectorConfig, ReflectorError,
-    ReflectorEvent, ReflectorEventKind,
+    Controller, DeltaFifo, DeltaType, Indexer, IndexerReader, KnownObjects, Reflector,
+    ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::source::{KubeListerWatcher, client_without_retry};
 use support::fake_apiserver::{FakeApiServer, Fault, Request, Verb};
@@ -57,7 +57,7 @@ struct Popped {
 struct Harness {
     server: FakeApiServer,
     fifo: Arc<DeltaFifo<Object>>,
-    indexer: Arc<Indexer<Object>>,
+    indexer: IndexerReader<Object>,
     events: Arc<Mutex<Vec<ReflectorEventKind>>>,
     batches: Arc<Mutex<Vec<Popped>>>,
     shutdown: Option<oneshot::Sender<()>>,
@@ -75,11 +75,11 @@ impl Harness {
         config: ReflectorConfig,
         customize: impl FnOnce(
             Reflector<KubeListerWatcher>,
-            Arc<Indexer<Object>>,
+            IndexerReader<Object>,
         ) -> Reflector<KubeListerWatcher>,
     ) -> Harness {
-        let indexer: Arc<Indexer<Object>> = Arc::new(Indexer::new());
-        let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
+        let indexer = Indexer::new();
+        let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
         let client = client_without_retry(kube::Config::new(server.url().parse().expect("url")))
             .expect("client");
         let lw = KubeListerWatcher::new(client, &configmaps(), Some("default"));
@@ -95,7 +95,8 @@ impl Harness {
 
         let batches = Arc::new(Mutex::new(Vec::new()));
         let sink = batches.clone();
-        let controller = Controller::new(fifo.clone(), indexer.clone());
+        let mut controller = Controller::new(fifo.clone(), indexer);
+        let indexer = controller.indexer().clone();
         let consumer = std::thread::spawn(move || {
             while let Some(batch) = controller.process_next() {
                 let popped = Popped {
@@ -990,6 +991,34 @@ async fn streaming_list_falls_back_to_list_and_watch_on_422() {
     h.stop().await.expect("clean stop");
 }
 
+/// The cache as a consistency check sees it, with keys hidden on demand: how a test makes the
+/// cache diverge from the server, now that only the consumer can write to it.
+struct Hiding {
+    cache: IndexerReader<Object>,
+    hidden: Arc<Mutex<Vec<String>>>,
+}
+
+impl Hiding {
+    fn hides(&self, key: &str) -> bool {
+        self.hidden.lock().unwrap().iter().any(|k| k == key)
+    }
+}
+
+impl KnownObjects<Object> for Hiding {
+    fn list_keys(&self) -> Vec<Arc<str>> {
+        let mut keys = KnownObjects::list_keys(&self.cache);
+        keys.retain(|k| !self.hides(k));
+        keys
+    }
+
+    fn get_by_key(&self, key: &str) -> Option<Arc<Object>> {
+        if self.hides(key) {
+            return None;
+        }
+        self.cache.get_by_key(key)
+    }
+}
+
 #[tokio::test]
 async fn consistency_check_reports_drift_only_when_the_cache_diverges() {
     let server = FakeApiServer::start().await;
@@ -997,15 +1026,23 @@ async fn consistency_check_reports_drift_only_when_the_cache_diverges() {
         server.create("configmaps", cm(name, "1"));
     }
     let config = fast_config().verify_every(Duration::from_millis(100));
-    let h = Harness::start_with(server, config, |r, indexer| r.known_objects(indexer)).await;
+    let hidden: Arc<Mutex<Vec<String>>> = Arc::default();
+    let hide = hidden.clone();
+    let h = Harness::start_with(server, config, move |r, cache| {
+        r.known_objects(Arc::new(Hiding {
+            cache,
+            hidden: hide,
+        }))
+    })
+    .await;
     h.until_synced().await;
     h.until_event("a consistent report", |e| {
         matches!(e, ReflectorEventKind::Drift(report) if report.is_consistent() && report.listed == 2)
     })
     .await;
 
-    // Tamper with the cache behind the informer's back.
-    h.indexer.delete_key("default/a");
+    // The cache diverges from the server: the check stops seeing `a` in it.
+    hidden.lock().unwrap().push("default/a".into());
     h.until_event(
         "a drift report",
         |e| matches!(e, ReflectorEventKind::Drift(report) if report.missing == ["default/a"]),

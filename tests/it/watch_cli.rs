@@ -309,3 +309,23 @@ async fn a_closed_pipe_ends_the_watch_quietly_with_exit_0() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stderr(&out), "");
 }
+
+/// `--until-synced` on an empty collection ends at the sync, whatever the queue, with a plain
+/// list or a streaming one, with or without a handler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_collection_ends_until_synced_with_every_queue() {
+    let (_server, _dir, kubeconfig) = server_with_configmaps(0).await;
+    for fifo in ["delta", "real", "atomic", "plain"] {
+        for list in [&[][..], &["--watch-list"]] {
+            for handler in [&[][..], &["--handler", "a"]] {
+                let mut args = vec!["watch", "configmaps", "-o", "jsonl", "--until-synced"];
+                args.extend_from_slice(&["--fifo", fifo]);
+                args.extend_from_slice(list);
+                args.extend_from_slice(handler);
+                let out = run(&kubeconfig, &args).await;
+                assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+                assert_eq!(events(&lines(&out)).last(), Some(&"synced"), "{args:?}");
+            }
+        }
+    }
+}

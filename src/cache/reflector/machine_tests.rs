@@ -604,7 +604,7 @@ fn bookmark(rv: &str, initial_events_end: bool) -> WatchEvent {
 #[tokio::test]
 async fn a_watch_bookmark_is_queued_by_an_atomic_queue_and_ignored_by_the_others() {
     for kind in QueueKind::ALL {
-        let queue = kind.build(Arc::new(crate::cache::Indexer::new()), true);
+        let queue = kind.build(Arc::new(crate::cache::Indexer::new().reader()), true);
         let m = watch_into(
             queue.clone(),
             false,

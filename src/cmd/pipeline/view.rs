@@ -384,9 +384,9 @@ mod tests {
 
     #[test]
     fn a_query_matches_the_old_or_the_new_object() {
-        let indexer = Arc::new(Indexer::new());
-        let fifo = Arc::new(DeltaFifo::new().known_objects(indexer.clone()));
-        let controller = Controller::new(fifo.clone(), indexer);
+        let indexer = Indexer::new();
+        let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
+        let mut controller = Controller::new(fifo.clone(), indexer);
         fifo.add(pod("web-1", "node-a"));
         let added = controller.try_process_next().unwrap();
         // Moved to another node: the update leaves node-a and enters node-b.
@@ -402,9 +402,9 @@ mod tests {
 
     #[test]
     fn a_query_matches_a_relist_by_its_listed_or_deleted_objects() {
-        let indexer = Arc::new(Indexer::new());
+        let indexer = Indexer::new();
         let queue = Arc::new(RealFifo::atomic());
-        let controller = Controller::new(queue.clone(), indexer);
+        let mut controller = Controller::new(queue.clone(), indexer);
         let on = |node: &str| -> Query { format!("field:spec.nodeName={node}").parse().unwrap() };
         queue.replace(vec![pod("web-1", "node-a")], "1");
         let listed = controller.try_process_next().unwrap();
