@@ -11,8 +11,9 @@
 //! `REPLAY_BENCH_EVENTS` overrides the number of events, e.g. to profile with fewer.
 //!
 //! `cargo bench --bench replay -- binary` measures the release binary instead, as a user runs
-//! it: `kubectl-deltas replay FILE -o jsonl --object meta -q > /dev/null` on the same two files,
-//! wall time and the child's peak RSS (its own `VmHWM`, sampled every 2 ms while it runs: see
+//! it: `kubectl-deltas replay FILE -o jsonl --object meta -q` on the same two files, into
+//! /dev/null and into a pipe whose reader takes what comes (as `| cat`), wall time and the child's
+//! peak RSS (its own `VmHWM`, sampled every 2 ms while it runs: see
 //! `benches/sync.rs` for why not `getrusage`). Build it first with `cargo build --release`;
 //! `KUBECTL_DELTAS_BIN` points elsewhere.
 
@@ -175,18 +176,47 @@ async fn replay(path: &Path) -> Figures {
     }
 }
 
-/// Runs the release binary's replay of `path` into /dev/null; returns its wall time and peak RSS
-/// in bytes.
-fn binary_replay(path: &Path) -> (Duration, u64) {
+/// Where the binary's replay writes.
+#[derive(Clone, Copy)]
+enum Destination {
+    /// `> /dev/null`.
+    DevNull,
+    /// `| cat > /dev/null`: a pipe whose reader takes what comes, as a script reading JSON lines.
+    Pipe,
+}
+
+impl Destination {
+    fn describe(self) -> &'static str {
+        match self {
+            Destination::DevNull => "> /dev/null",
+            Destination::Pipe => "| a reader",
+        }
+    }
+}
+
+/// Runs the release binary's replay of `path` into `into`; returns its wall time and peak RSS in
+/// bytes.
+fn binary_replay(path: &Path, into: Destination) -> (Duration, u64) {
     let started = Instant::now();
+    let stdout = match into {
+        Destination::DevNull => Stdio::from(std::fs::File::create("/dev/null").unwrap()),
+        Destination::Pipe => Stdio::piped(),
+    };
     let mut child = common::spawn(
         Command::new(common::release_binary())
             .arg("replay")
             .arg(path)
             .args(["-o", "jsonl", "--object", "meta", "-q"])
-            .stdout(Stdio::from(std::fs::File::create("/dev/null").unwrap())),
+            .stdout(stdout),
     );
+    // The reader: takes whatever is there, as `cat` does.
+    let reader = child.stdout.take().map(|mut out| {
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()).unwrap())
+    });
     let (succeeded, peak) = common::wait_with_peak(&mut child);
+    if let Some(reader) = reader {
+        reader.join().unwrap();
+    }
     let elapsed = started.elapsed();
     assert!(succeeded, "the replay of {path:?} failed");
     (elapsed, peak)
@@ -204,12 +234,18 @@ fn main() {
             let path = dir.path().join(format!("replay-{events_per_t}.jsonl"));
             generate(&path, n, events_per_t);
             let size = std::fs::metadata(&path).unwrap().len() as f64 / (1024.0 * 1024.0);
-            for run in 1..=2 {
-                let (elapsed, peak) = binary_replay(&path);
+            for (run, into) in [
+                (1, Destination::DevNull),
+                (2, Destination::DevNull),
+                (1, Destination::Pipe),
+                (2, Destination::Pipe),
+            ] {
+                let (elapsed, peak) = binary_replay(&path, into);
                 println!(
                     "replay/binary/{events_per_t}_per_t (run {run}): {n} events + a {KEYS}-item \
-                     LIST ({size:.0} MiB), -o jsonl --object meta > /dev/null, in {:.2} s = \
+                     LIST ({size:.0} MiB), -o jsonl --object meta {}, in {:.2} s = \
                      {:.0} events/s; peak RSS {:.0} MiB",
+                    into.describe(),
                     elapsed.as_secs_f64(),
                     n as f64 / elapsed.as_secs_f64(),
                     peak as f64 / (1024.0 * 1024.0),
