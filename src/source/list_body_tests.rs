@@ -72,39 +72,25 @@ fn members_in_any_order_with_whitespace_and_an_empty_or_null_items() {
 
 #[test]
 fn text_that_is_no_list_is_refused_with_where() {
-    let refused = |text: &str| split(&[text.as_bytes()]).unwrap_err().to_string();
-    assert_eq!(
-        refused(""),
-        "an empty body instead of a list at byte 0 of the list"
-    );
-    assert_eq!(
-        refused("[]"),
-        "expected `{` opening the list at byte 0 of the list"
-    );
-    assert_eq!(
-        refused(r#"{"items":[{"a":1}"#),
-        "the body ended before the list did at byte 17 of the list"
-    );
-    assert_eq!(
-        refused(r#"{"items":[{},]}"#),
-        "expected an item at byte 13 of the list"
-    );
-    assert_eq!(
-        refused(r#"{"items":{}}"#),
-        "`items` is neither an array nor null at byte 9 of the list"
-    );
-    assert_eq!(
-        refused(r#"{"items":[],"items":[]}"#),
-        "a second `items` at byte 12 of the list"
-    );
-    assert_eq!(
-        refused(r#"{"a":1} {}"#),
-        "expected nothing after the list at byte 8 of the list"
-    );
-    assert_eq!(
-        refused(r#"{"a":,}"#),
-        "expected a value at byte 5 of the list"
-    );
+    for (text, why) in [
+        ("", "an empty body instead of a list at byte 0"),
+        ("[]", "expected `{` opening the list at byte 0"),
+        (
+            r#"{"items":[{"a":1}"#,
+            "the body ended before the list did at byte 17",
+        ),
+        (r#"{"items":[{},]}"#, "expected an item at byte 13"),
+        (
+            r#"{"items":{}}"#,
+            "`items` is neither an array nor null at byte 9",
+        ),
+        (r#"{"items":[],"items":[]}"#, "a second `items` at byte 12"),
+        (r#"{"a":1} {}"#, "expected nothing after the list at byte 8"),
+        (r#"{"a":,}"#, "expected a value at byte 5"),
+    ] {
+        let refused = split(&[text.as_bytes()]).unwrap_err().to_string();
+        assert_eq!(refused, format!("{why} of the list"), "{text}");
+    }
 }
 
 #[test]
@@ -160,6 +146,15 @@ fn list_text(
     format!("{{{}}}", parts.join(sep))
 }
 
+/// A parsed list's items (none for `null`) and its other members.
+fn as_serde_json_splits(mut list: Map<String, Value>) -> (Vec<Value>, Map<String, Value>) {
+    let items = match list.remove("items") {
+        Some(Value::Array(items)) => items,
+        _ => vec![],
+    };
+    (items, list)
+}
+
 proptest! {
     /// Valid lists split into what serde_json reads: the items, and the other members.
     #[test]
@@ -182,15 +177,8 @@ proptest! {
         let (split_items, rest) = split(&text.as_bytes().chunks(piece).collect::<Vec<_>>()).unwrap();
         let split_items: Vec<Value> =
             split_items.iter().map(|i| serde_json::from_str(i).unwrap()).collect();
-        let expected_items = match parsed.get("items") {
-            Some(Value::Array(items)) => items.clone(),
-            _ => vec![],
-        };
-        prop_assert_eq!(split_items, expected_items);
-        let mut expected_rest = parsed.clone();
-        expected_rest.remove("items");
         let rest: Map<String, Value> = serde_json::from_str(&rest).unwrap();
-        prop_assert_eq!(rest, expected_rest);
+        prop_assert_eq!((split_items, rest), as_serde_json_splits(parsed));
     }
 
     /// Arbitrary text never panics; what is accepted with items and rest that parse is a list
@@ -207,14 +195,7 @@ proptest! {
         let rest: Result<Map<String, Value>, _> = serde_json::from_str(&rest);
         if let (Ok(items), Ok(rest)) = (items, rest) {
             let parsed: Map<String, Value> = serde_json::from_str(&text).expect("a list");
-            let expected_items = match parsed.get("items") {
-                Some(Value::Array(items)) => items.clone(),
-                _ => vec![],
-            };
-            prop_assert_eq!(items, expected_items);
-            let mut expected_rest = parsed.clone();
-            expected_rest.remove("items");
-            prop_assert_eq!(rest, expected_rest);
+            prop_assert_eq!((items, rest), as_serde_json_splits(parsed));
         }
     }
 }
