@@ -274,6 +274,45 @@ async fn ctrl_c_does_not_wait_for_a_reader_that_does_not_read() {
     );
 }
 
+/// Ctrl-C while nobody reads a full pipe: what the reader finds afterwards are whole JSON lines.
+/// The output goes out many lines per write; a write cut anywhere but after a line would leave
+/// the reader half a line at the end, which a JSON-lines reader cannot parse.
+#[test]
+fn a_stop_while_nobody_reads_leaves_the_reader_whole_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = big_list(dir.path(), 5000);
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let mut cmd = offline_command(&["replay", path_str(&big), "-o", "jsonl", "-q"]);
+    cmd.stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped());
+    let bin = Running::with_stdio(cmd);
+    // The pipe fills, and the lines rendered meanwhile wait to go out together. Two pages are then
+    // read, and the next write of many lines fills them.
+    std::thread::sleep(Duration::from_millis(500));
+    let mut head = [0; 8192];
+    reader.read_exact(&mut head).expect("the replay writes");
+    std::thread::sleep(Duration::from_millis(300));
+    bin.signal("INT");
+    let ended = bin.wait();
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+    let mut rest = Vec::new();
+    reader.read_to_end(&mut rest).unwrap();
+    let rest = String::from_utf8(rest).unwrap();
+    let tail = &rest[rest.len().saturating_sub(200)..];
+    assert!(
+        rest.len() > 8192 && rest.ends_with('\n'),
+        "a torn line: {tail:?}"
+    );
+    // Whole lines after the first break in what was read.
+    for line in rest.lines().skip(1) {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(line).is_ok(),
+            "a torn line: {line}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_a_gzip_recording_with_its_trailer_and_the_summary() {
     let server = FakeApiServer::start().await;

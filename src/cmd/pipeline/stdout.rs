@@ -114,7 +114,7 @@ impl Write for StopAware {
             }
             // Writable, or an error condition that the write reports (a reader gone: EPIPE).
             if fds[0].revents != 0 {
-                return self.file.write(&buf[..buf.len().min(CHUNK)]);
+                return self.file.write(&buf[..whole_lines(buf)]);
             }
             if fds[1].revents != 0 {
                 return Err(io::Error::other(GaveUp));
@@ -125,6 +125,18 @@ impl Write for StopAware {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// How much of `buf` to write at once: at most [`CHUNK`], ending after a newline where there is
+/// one. A write of at most `PIPE_BUF` bytes goes into a pipe whole or not at all, so a stop that
+/// gives up between two writes leaves the reader whole lines (of up to `CHUNK` bytes), never the
+/// first half of one: the writer thread hands over many lines at once, and a JSON-lines reader
+/// must not end on a torn line.
+fn whole_lines(buf: &[u8]) -> usize {
+    if buf.len() <= CHUNK {
+        return buf.len();
+    }
+    memchr::memrchr(b'\n', &buf[..CHUNK]).map_or(CHUNK, |newline| newline + 1)
 }
 
 /// The error of a write given up at the stop: what it held is dropped, quietly.
