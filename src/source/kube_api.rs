@@ -154,7 +154,10 @@ impl ListerWatcher for KubeListerWatcher {
         })
         .await?;
         let rest = splitter.finish()?;
-        let list: ListRest = serde_json::from_slice(&rest).map_err(|error| {
+        // Checked whole: serde_json skips the members `ListRest` ignores without checking them.
+        let rest = std::str::from_utf8(&rest)
+            .map_err(|e| SourceError::Stream(format!("undecodable response: {e}")))?;
+        let list: ListRest = serde_json::from_str(rest).map_err(|error| {
             SourceError::Stream(format!(
                 "undecodable response: {}",
                 without_position(&error)
@@ -524,7 +527,12 @@ mod tests {
 
     /// A loopback server answering every request with `status`, `content_type` and `body`, sent
     /// in small chunks of unannounced length (`Transfer-Encoding: chunked`).
-    async fn chunked_server(status: u16, content_type: &'static str, body: String) -> Client {
+    async fn chunked_server(
+        status: u16,
+        content_type: &'static str,
+        body: impl Into<Vec<u8>>,
+    ) -> Client {
+        let body: Vec<u8> = body.into();
         use http_body_util::StreamBody;
         use hyper::body::Frame;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -534,7 +542,6 @@ mod tests {
                 let body = body.clone();
                 let service = hyper::service::service_fn(move |_| {
                     let chunks: Vec<Result<Frame<bytes::Bytes>, std::convert::Infallible>> = body
-                        .as_bytes()
                         .chunks(7)
                         .map(|c| Ok(Frame::data(bytes::Bytes::copy_from_slice(c))))
                         .collect();
@@ -578,7 +585,7 @@ mod tests {
     #[tokio::test]
     async fn error_statuses_read_as_kube_reads_them() {
         let status = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps is forbidden","reason":"Forbidden","code":403}"#;
-        let lw = configmaps(chunked_server(403, "application/json", status.into()).await);
+        let lw = configmaps(chunked_server(403, "application/json", status).await);
         let SourceError::Api(api) = lw.list(&ListRequest::default()).await.unwrap_err() else {
             panic!("not an API error");
         };
@@ -586,8 +593,7 @@ mod tests {
         assert_eq!(api.message, "configmaps is forbidden");
 
         // A proxy's page instead of a Status: its text, with the HTTP code.
-        let lw =
-            configmaps(chunked_server(502, "text/html", "<h1>Bad gateway</h1>\n".into()).await);
+        let lw = configmaps(chunked_server(502, "text/html", "<h1>Bad gateway</h1>\n").await);
         let SourceError::Api(api) = lw.list(&ListRequest::default()).await.unwrap_err() else {
             panic!("not an API error");
         };
@@ -621,6 +627,18 @@ mod tests {
         assert_eq!(
             why,
             "undecodable response: the body ended before the list did at byte 58 of the list"
+        );
+        // Text that is not UTF-8, in a member nothing reads.
+        let lw = configmaps(
+            chunked_server(
+                200,
+                "application/json",
+                b"{\"kind\":\"\xff\",\"items\":[]}".to_vec(),
+            )
+            .await,
+        );
+        assert!(
+            matches!(lw.list(&ListRequest::default()).await, Err(SourceError::Stream(why)) if why.contains("invalid utf-8")),
         );
         // The list's own metadata.
         let why = error_of(r#"{"metadata":{"resourceVersion":7},"items":[]}"#).await;
