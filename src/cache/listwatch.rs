@@ -174,8 +174,9 @@ pub enum SourceError {
     /// failures, timeouts.
     #[error("the API server could not be reached: {0}")]
     Connect(String),
-    /// An open watch broke: the connection dropped mid-stream or an event could not be decoded.
-    #[error("the watch stream broke: {0}")]
+    /// A response broke off or could not be read: a list page that is no list or holds an object
+    /// that does not decode, or an open watch whose connection dropped mid-stream.
+    #[error("the server's response could not be read: {0}")]
     Stream(String),
     /// The request could not be made at all (invalid parameters, a client-side bug).
     #[error("the request could not be made: {0}")]

@@ -314,3 +314,42 @@ async fn control_characters_from_the_cluster_never_reach_the_terminal() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_with_an_undecodable_object_names_it_and_retries_until_it_is_gone() {
+    let (server, _dir, kubeconfig) = server().await;
+    server.create(
+        "widgets.example.com",
+        json!({"metadata": {"name": "good", "namespace": "default"}}),
+    );
+    // A label value that is not a string: no ObjectMeta reads it, and the whole list fails.
+    server.create(
+        "widgets.example.com",
+        json!({"metadata": {"name": "bad", "namespace": "default", "labels": {"n": 1}}}),
+    );
+    let mut bin = Running::spawn(&kubeconfig, &["watch", "widgets", "-o", "jsonl"]);
+    let backoff = tokio::task::block_in_place(|| {
+        bin.read_until("the failed list's backoff", |l| {
+            l.contains(r#""event":"backoff""#)
+        })
+    });
+    // Which object, and what is wrong with it (items come in key order: `bad` first).
+    assert!(
+        backoff.contains(
+            r#""error":"the server's response could not be read: undecodable response: item 1 of the list, \"default/bad\": in metadata"#
+        ) && backoff.contains("expected a string")
+            && backoff.contains(r#""phase":"list""#),
+        "{backoff}"
+    );
+    // As client-go, the list is retried after its backoff; once the object is gone, it syncs.
+    server.delete("widgets.example.com", "default", "bad");
+    let synced = tokio::task::block_in_place(|| {
+        bin.read_until("the sync", |l| l.contains(r#""event":"synced""#))
+    });
+    assert!(synced.contains(r#""batches":1"#), "{synced}");
+    let ended = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+    let out = ended.stdout;
+    assert!(out.contains(r#""key":"default/good""#), "{out}");
+    assert!(!out.contains(r#""key":"default/bad""#), "{out}");
+}
