@@ -190,6 +190,26 @@ impl<W: Write> Timeline<W> {
         self.line.push_str("  ");
     }
 
+    /// Starts a numbered row (a pop's, a push's): its time, `#seq` right-aligned, its resource.
+    fn numbered(&mut self, time: SystemTime, seq: u64, resource: &str) {
+        self.line.clear();
+        self.time(time);
+        let seq = format!("#{seq}");
+        grow(&mut self.widths.seq, seq.chars().count());
+        pad(&mut self.line, self.widths.seq - seq.chars().count());
+        self.cell(&seq, 0, Palette::dim());
+        self.resource(resource);
+    }
+
+    /// The resource's column, when rows of several resources are merged.
+    fn resource(&mut self, resource: &str) {
+        if self.options.show_resource {
+            let resource = printable(resource);
+            grow(&mut self.widths.resource, resource.chars().count());
+            self.cell(&resource, self.widths.resource, Style::new());
+        }
+    }
+
     fn flush_line(&mut self) -> io::Result<()> {
         let end = self.line.trim_end_matches(' ').len();
         self.line.truncate(end);
@@ -271,19 +291,7 @@ fn rows(batch: &Batch<Object>) -> Vec<Row<'_>> {
 impl<W: Write> Timeline<W> {
     fn row(&mut self, view: &BatchView<'_>, row: &Row<'_>) -> io::Result<()> {
         let batch = view.batch;
-        self.line.clear();
-        self.time(view.time);
-
-        let seq = format!("#{}", batch.seq);
-        grow(&mut self.widths.seq, seq.chars().count());
-        pad(&mut self.line, self.widths.seq - seq.chars().count());
-        self.cell(&seq, 0, Palette::dim());
-
-        if self.options.show_resource {
-            let resource = printable(view.resource);
-            grow(&mut self.widths.resource, resource.chars().count());
-            self.cell(&resource, self.widths.resource, Style::new());
-        }
+        self.numbered(view.time, batch.seq, view.resource);
 
         let key = printable(&row.key);
         grow(&mut self.widths.key, key.chars().count().min(MAX_KEY_WIDTH));
@@ -433,11 +441,7 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         // Indented past the pop's sequence number, so that it reads as under the pop.
         pad(&mut self.line, self.widths.seq);
         self.line.push_str("  ");
-        if self.options.show_resource {
-            let resource = printable(view.resource);
-            grow(&mut self.widths.resource, resource.chars().count());
-            self.cell(&resource, self.widths.resource, Style::new());
-        }
+        self.resource(view.resource);
         let arrow = if view.delivered.is_some() {
             "→ "
         } else {
@@ -504,19 +508,7 @@ impl<W: Write + Send> Renderer for Timeline<W> {
 
     fn push(&mut self, view: &PushView<'_>) -> io::Result<()> {
         let push = view.push;
-        self.line.clear();
-        self.time(view.time);
-
-        let seq = format!("#{}", push.seq);
-        grow(&mut self.widths.seq, seq.chars().count());
-        pad(&mut self.line, self.widths.seq - seq.chars().count());
-        self.cell(&seq, 0, Palette::dim());
-
-        if self.options.show_resource {
-            let resource = printable(view.resource);
-            grow(&mut self.widths.resource, resource.chars().count());
-            self.cell(&resource, self.widths.resource, Style::new());
-        }
+        self.numbered(view.time, push.seq, view.resource);
         self.cell("push", 0, Palette::key());
 
         let size = count(push.objects.len() as u64, "object");
