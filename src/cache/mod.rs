@@ -26,7 +26,7 @@ mod store;
 #[cfg(test)]
 mod test_handlers;
 #[cfg(test)]
-mod test_objects;
+pub(crate) mod test_objects;
 mod undelta_store;
 
 pub use controller::{

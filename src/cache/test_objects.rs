@@ -24,6 +24,13 @@ pub fn cm(ns: &str, name: &str, rv: u64) -> Arc<Object> {
     Arc::new(obj)
 }
 
+/// A ConfigMap `default/name` at resourceVersion `rv`, with nothing but its metadata.
+pub fn bare_cm(name: &str, rv: &str) -> Arc<Object> {
+    let mut obj = Object::new(name, &resource("ConfigMap", "configmaps")).within("default");
+    obj.meta_mut().resource_version = Some(rv.into());
+    Arc::new(obj)
+}
+
 /// A cluster-scoped Node `name` at resourceVersion `rv`.
 pub fn node(name: &str, rv: u64) -> Arc<Object> {
     let mut obj = Object::new(name, &resource("Node", "nodes"));

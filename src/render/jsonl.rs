@@ -511,20 +511,13 @@ fn reflector_fields(kind: &ReflectorEventKind) -> (&'static str, serde_json::Map
 mod tests {
     use std::sync::Arc;
 
-    use kube::api::ApiResource;
     use serde_json::json;
 
     use std::time::SystemTime;
 
     use super::*;
+    use crate::cache::test_objects::bare_cm as cm;
     use crate::cache::{Batch, Controller, DeltaFifo, Indexer, Queue, RealFifo};
-
-    fn cm(name: &str, rv: &str) -> Arc<Object> {
-        let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
-        let mut obj = Object::new(name, &ar).within("default");
-        obj.meta_mut().resource_version = Some(rv.into());
-        Arc::new(obj)
-    }
 
     fn write(out: &mut JsonLines<Vec<u8>>, batch: &Batch<Object>) {
         let view = BatchView {

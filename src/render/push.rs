@@ -121,16 +121,8 @@ impl PushDiffer {
 
 #[cfg(test)]
 mod tests {
-    use kube::api::ApiResource;
-
     use super::*;
-
-    fn cm(name: &str, rv: &str) -> Arc<Object> {
-        let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
-        let mut obj = Object::new(name, &ar).within("default");
-        obj.meta_mut().resource_version = Some(rv.into());
-        Arc::new(obj)
-    }
+    use crate::cache::test_objects::bare_cm as cm;
 
     #[test]
     fn each_push_is_compared_with_the_previous_one_by_key_and_resource_version() {

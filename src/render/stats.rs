@@ -444,18 +444,10 @@ fn bucket_upper(i: usize) -> u64 {
 mod tests {
     use std::sync::Arc;
 
-    use kube::api::ApiResource;
-
     use super::*;
     use crate::cache::reflector::RelistCause;
+    use crate::cache::test_objects::bare_cm as cm;
     use crate::cache::{Controller, DeltaFifo, Indexer, Queue};
-
-    fn cm(name: &str, rv: &str) -> Arc<Object> {
-        let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
-        let mut obj = Object::new(name, &ar).within("default");
-        obj.meta_mut().resource_version = Some(rv.into());
-        Arc::new(obj)
-    }
 
     #[test]
     fn buckets_cover_every_value_without_gaps() {

@@ -190,6 +190,20 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    /// The cells of the summary row `label` of `text`.
+    fn cells(text: &str, label: &str) -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!(" {label} ")))
+            .unwrap_or_else(|| panic!("no {label} row in\n{text}"));
+        line.split('┆')
+            .map(|c| {
+                c.trim_matches(|c: char| c == '│' || c.is_whitespace())
+                    .to_owned()
+            })
+            .collect()
+    }
     use crate::render::stats::Synced;
 
     fn stats(added: u64, synced_ms: Option<u64>) -> InformerStats {
@@ -244,18 +258,7 @@ mod tests {
         atomic.deltas[DeltaType::ReplacedAll.index()] = 2;
         atomic.deltas[DeltaType::Bookmark.index()] = 4;
         let text = summary_table(&[("pods", &per_object), ("configmaps", &atomic)]);
-        let cells = |label: &str| -> Vec<String> {
-            let line = text
-                .lines()
-                .find(|l| l.contains(&format!(" {label} ")))
-                .unwrap_or_else(|| panic!("no {label} row in\n{text}"));
-            line.split('┆')
-                .map(|c| {
-                    c.trim_matches(|c: char| c == '│' || c.is_whitespace())
-                        .to_owned()
-                })
-                .collect()
-        };
+        let cells = |label: &str| cells(&text, label);
         assert_eq!(
             cells("ReplacedAll"),
             ["ReplacedAll", "0", "2", "2"],
@@ -312,18 +315,7 @@ mod tests {
             after: Duration::from_millis(3),
         });
         let text = summary_table(&[("pods", &s)]);
-        let cells = |label: &str| -> Vec<String> {
-            let line = text
-                .lines()
-                .find(|l| l.contains(&format!(" {label} ")))
-                .unwrap_or_else(|| panic!("no {label} row in\n{text}"));
-            line.split('┆')
-                .map(|c| {
-                    c.trim_matches(|c: char| c == '│' || c.is_whitespace())
-                        .to_owned()
-                })
-                .collect()
-        };
+        let cells = |label: &str| cells(&text, label);
         assert_eq!(cells("pushes"), ["pushes", "4"]);
         assert_eq!(cells("of which unchanged")[1], "1");
         assert_eq!(cells("objects per push (mean / max)")[1], "2.50 / 4");
