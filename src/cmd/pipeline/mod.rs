@@ -83,7 +83,6 @@ pub use view::View;
 use handler::ShownHandler;
 use output::Output;
 use sink::InformerOutput;
-use stdout::Drain;
 use stop::Stop;
 
 use super::informer::{QueueChoice, index_specs};
@@ -283,12 +282,14 @@ impl Pipeline {
         out: Box<dyn Write + Send>,
         reader_gone: impl Future<Output = ()>,
     ) -> Result<Ended, PipelineError> {
-        let out = stdout::Stdout {
-            writer: out,
-            drain: Drain::default(),
-        };
-        self.run_with(sources, clock, shutdown, out, reader_gone)
-            .await
+        self.run_with(
+            sources,
+            clock,
+            shutdown,
+            stdout::Stdout::direct(out),
+            reader_gone,
+        )
+        .await
     }
 
     async fn run_with<L: ListerWatcher, C: Clock + Clone>(

@@ -43,14 +43,21 @@ pub(super) struct Stdout {
     pub(super) drain: Drain,
 }
 
+impl Stdout {
+    /// Written directly by the renderer: nothing to drain.
+    pub(super) fn direct(writer: Box<dyn Write + Send>) -> Self {
+        Stdout {
+            writer,
+            drain: Drain::default(),
+        }
+    }
+}
+
 /// Standard output, given up on at `stop` when it cannot be written; `io::stdout()` if its
 /// descriptor cannot be duplicated.
 pub(super) fn stdout(stop: Arc<Stop>) -> Stdout {
     let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() else {
-        return Stdout {
-            writer: Box::new(io::stdout()),
-            drain: Drain::default(),
-        };
+        return Stdout::direct(Box::new(io::stdout()));
     };
     let file = File::from(fd);
     let terminal = file.is_terminal();
@@ -67,10 +74,7 @@ pub(super) fn stdout(stop: Arc<Stop>) -> Stdout {
     // Only a pipe or a socket has a reader that each write wakes; a file or /dev/null takes a
     // write for less than waking the writer thread would cost.
     if terminal || !may_block {
-        return Stdout {
-            writer: Box::new(out),
-            drain: Drain::default(),
-        };
+        return Stdout::direct(Box::new(out));
     }
     Coalescing::spawn(out)
 }
@@ -207,10 +211,7 @@ impl Coalescing {
                 drain: Drain(Some(shared)),
             },
             // `out` went with the closure: standard output itself, as when it cannot be duplicated.
-            Err(_) => Stdout {
-                writer: Box::new(io::stdout()),
-                drain: Drain::default(),
-            },
+            Err(_) => Stdout::direct(Box::new(io::stdout())),
         }
     }
 }
