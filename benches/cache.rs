@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{Controller, DeltaFifo, IndexSpec, Indexer, ProcessError};
+use kubectl_deltas::cache::{
+    Controller, DeltaFifo, IndexSpec, Indexer, ProcessError, Queue, ReflectorStore,
+};
 use serde_json::value::RawValue;
 
 /// `n` small pods spread over 10 namespaces, 20 apps and 50 nodes.

@@ -21,7 +21,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use jiff::tz::TimeZone;
 use kube::api::ApiResource;
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{Batch, Controller, DeltaFifo, Indexer};
+use kubectl_deltas::cache::{Batch, Controller, DeltaFifo, Indexer, ReflectorStore};
 use kubectl_deltas::render::document::{Documents, Format};
 use kubectl_deltas::render::jsonl::JsonLines;
 use kubectl_deltas::render::timeline::{Timeline, TimelineOptions};
@@ -81,7 +81,7 @@ fn scenario() -> Vec<Batch<Object>> {
         match version[i] {
             0 => fifo.add(obj),
             n if n % 8 == 7 => {
-                fifo.delete(obj);
+                fifo.delete(obj.into());
             }
             _ => fifo.update(obj),
         }

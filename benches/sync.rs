@@ -36,6 +36,7 @@ mod common;
 #[path = "../tests/it/support/mod.rs"]
 mod support;
 
+use kubectl_deltas::cache::Queue;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,7 +44,9 @@ use std::time::{Duration, Instant};
 use common::vm_hwm;
 use kube::api::ApiResource;
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig};
+use kubectl_deltas::cache::{
+    Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig, ReflectorStore,
+};
 use kubectl_deltas::source::{KubeListerWatcher, client_without_retry};
 use serde_json::{Value, json};
 use support::fake_apiserver::FakeApiServer;

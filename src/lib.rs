@@ -14,7 +14,9 @@
 //! use std::sync::Arc;
 //! use kube::api::ApiResource;
 //! use kubectl_deltas::Object;
-//! use kubectl_deltas::cache::{Controller, DeltaFifo, DeltaType, IndexSpec, Indexer};
+//! use kubectl_deltas::cache::{
+//!     Controller, DeltaFifo, DeltaType, IndexSpec, Indexer, ReflectorStore,
+//! };
 //!
 //! let pods = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
 //! let pod = |name: &str| Arc::new(Object::new(name, &pods).within("default"));
@@ -25,10 +27,11 @@
 //! let cache = indexer.reader(); // read-only: the consumer below is the only writer
 //! let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(cache.clone())));
 //!
-//! // The reflector's initial list, then two watch events for the same key.
+//! // The reflector's initial list, then two watch events for the same key, through the
+//! // producer contract every queue implements.
 //! fifo.replace(vec![pod("web-1"), pod("web-2")], "100");
 //! fifo.update(pod("web-1"));
-//! fifo.delete(pod("web-2"));
+//! fifo.delete(pod("web-2").into());
 //!
 //! let mut controller = Controller::new(fifo.clone(), indexer);
 //! let first = controller.process_next().unwrap();

@@ -5,9 +5,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::cache::CacheObject;
+use crate::cache::key::CacheObject;
 
-use super::store::write_object_key;
+use super::key::write_object_key;
 
 /// What happened to an object. The object carried by the [`Delta`] is its state *after* the
 /// change, except for [`DeltaType::Deleted`], which carries the last state known before deletion.
@@ -25,7 +25,7 @@ pub enum DeltaType {
     /// A periodic resync, or a listed object in the legacy mode where `replace` emits `Sync`.
     Sync,
     /// A whole relist as one delta (client-go's `ReplacedAll`, queued by an atomic
-    /// [`RealFifo`](super::RealFifo)): the payload is a [`DeltaObject::List`] with every listed
+    /// [`RealFifo`](crate::cache::RealFifo)): the payload is a [`DeltaObject::List`] with every listed
     /// object and the list's resourceVersion.
     ReplacedAll,
     /// A periodic resync as one delta (client-go's `SyncAll`, atomic mode): the consumer re-delivers
@@ -222,8 +222,8 @@ impl<K: CacheObject> Delta<K> {
 }
 
 /// Deltas handed out by one pop, oldest first, never empty: the changes queued for one key (a
-/// [`DeltaFifo`](super::DeltaFifo) batch), or consecutive deltas of a
-/// [`RealFifo`](super::RealFifo), possibly of different keys.
+/// [`DeltaFifo`](crate::cache::DeltaFifo) batch), or consecutive deltas of a
+/// [`RealFifo`](crate::cache::RealFifo), possibly of different keys.
 #[derive(Debug)]
 pub struct Deltas<K>(Vec<Delta<K>>);
 

@@ -1,65 +1,65 @@
-//! The informer cache of client-go's `tools/cache`: [`Reflector`] → a [`Queue`] ([`DeltaFifo`] or
-//! [`RealFifo`]) → [`Controller`] (`process_deltas`) → [`Indexer`]; the other stores a Reflector
-//! feeds ([`ReflectorStore`]s): the plain [`Fifo`], the [`UndeltaStore`] (the kubelet's pod
-//! source) and the [`ExpirationCache`]; and a shared informer's handlers: [`SharedInformer`] →
-//! [`SharedProcessor`] → one [`ProcessorListener`] per handler. Pure logic: no network, no
-//! terminal.
+//! The informer cache of client-go's `tools/cache`, one folder per concept, in the order data
+//! flows through them:
+//!
+//! ```text
+//!  listwatch ─▶ reflector/ ──writes into──▶ queue/ ──pop──▶ informer/ ──applies──▶ store/
+//!  (the source  List+Watch, relist,        DeltaFIFO,       consumer, process_deltas,   Indexer,
+//!   contract)   backoff, resync timer      RealFIFO, FIFO   shared informer, handlers   other stores
+//! ```
+//!
+//! | folder / file | what it is | client-go |
+//! |---|---|---|
+//! | [`listwatch`] | the `ListerWatcher` the Reflector depends on, what a source implements | `listwatch.go` |
+//! | [`reflector`] | the Reflector: an explicit state machine, its backoff, its consistency check | `reflector.go`, `wait/backoff.go` |
+//! | [`store`] (folder) | what a Reflector writes into ([`ReflectorStore`]), the [`Indexer`] and its index specs, the stores a Reflector may feed with no consumer ([`UndeltaStore`], [`ExpirationCache`]) | `store.go`, `thread_safe_store.go`, `index.go`, `undelta_store.go`, `expiration_cache.go` |
+//! | `queue/` | the [`Queue`] between the Reflector and the consumer, and its kinds ([`DeltaFifo`], [`RealFifo`], plain [`Fifo`]) | `delta_fifo.go`, `the_real_fifo.go`, `fifo.go` |
+//! | `informer/` | one resource's [`Informer`]: the consumer ([`Controller`], [`process_deltas`]) and a shared informer's handlers ([`SharedInformer`] → [`SharedProcessor`] → [`ProcessorListener`]) | `controller.go`, `shared_informer.go` |
+//! | `testing.rs` | fakes for tests of code built on the cache (the `testing` feature): a manual clock, a scripted `ListerWatcher` | `tools/cache/testing` |
+//! | `delta.rs`, `key.rs`, `clock.rs` | the vocabulary every folder shares: deltas, store keys, time | `delta_fifo.go`'s `Delta`, `store.go`'s key functions, `clock` |
+//!
+//! Imports point one way, against the flow of data where a contract is owned by its user: the
+//! shared leaves import nothing of the cache; `store/` imports only the leaves; `queue/` the
+//! leaves and `store/` (a queue is a [`ReflectorStore`] and consults the Indexer as
+//! [`KnownObjects`]); `reflector/` the leaves and `store/` (it writes into any [`ReflectorStore`],
+//! never naming a queue); `informer/` everything below it. Pure logic: no network, no terminal,
+//! nothing from `source/`, `render/` or the binary.
 
-pub mod backoff;
-mod controller;
+mod clock;
 mod delta;
-mod delta_fifo;
-mod expiration_cache;
-mod fifo;
-mod index_spec;
-mod indexer;
-mod informer;
-mod listener;
+pub mod informer;
+mod key;
 pub mod listwatch;
-mod processor;
-mod queue;
-mod real_fifo;
+pub mod queue;
 pub mod reflector;
-mod resync_plan;
-mod shared_informer;
-mod store;
+pub mod store;
 #[cfg(test)]
 mod test_handlers;
 #[cfg(test)]
 pub(crate) mod test_objects;
-mod undelta_store;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
-pub use controller::{
-    Batch, BatchHandler, ConsumerGroup, Controller, InPop, Notification, ResourceEventHandler,
-    process_deltas,
-};
+pub use clock::{Clock, TokioClock};
 pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
-pub use delta_fifo::{DeltaFifo, PopError, Popped, ProcessError};
-pub use expiration_cache::{ExpirationCache, ExpirationPolicy, TimestampedEntry, TtlPolicy};
-pub use fifo::{Fifo, PoppedObject};
-pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
-pub use indexer::{IndexFunc, IndexValues, Indexer, IndexerError, IndexerReader, index_func};
 pub use informer::{
-    Consumption, Informer, InformerConfig, InformerError, InformerKind, InformerSink, NoSink,
+    Batch, BatchHandler, ConsumerGroup, Consumption, Controller, Delivery, Dispatch, Distribution,
+    HandlerResync, InPop, Informer, InformerConfig, InformerError, InformerKind, InformerSink,
+    ListenerHandler, ListenerId, ListenerStats, MINIMUM_RESYNC_PERIOD, NoSink, Notification,
+    ProcessorListener, Registration, ResourceEventHandler, ResourceVersioned, ResyncPlan,
+    ResyncWarning, SharedInformer, SharedInformerError, SharedProcessor, UpstreamSynced,
+    determine_resync_period, is_sync, process_deltas,
 };
-pub use listener::{
-    Delivery, Dispatch, ListenerHandler, ListenerId, ListenerStats, ProcessorListener,
-    UpstreamSynced,
+pub use key::{CacheObject, key_from_parts, object_key, split_key, write_object_key};
+pub use queue::{
+    DeltaFifo, Fifo, FifoStats, PopError, Popped, PoppedDeltas, PoppedObject, ProcessError, Queue,
+    QueueKind, RealFifo,
 };
-pub use processor::{Distribution, SharedProcessor};
-pub use queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
-pub use real_fifo::RealFifo;
 pub use reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
-    ReflectorObserver, ReflectorStore,
-};
-pub use resync_plan::{
-    HandlerResync, MINIMUM_RESYNC_PERIOD, ResyncPlan, ResyncWarning, determine_resync_period,
-};
-pub use shared_informer::{
-    Registration, ResourceVersioned, SharedInformer, SharedInformerError, is_sync,
+    ReflectorObserver,
 };
 pub use store::{
-    CacheObject, KnownObjects, key_from_parts, object_key, split_key, write_object_key,
+    ExpirationCache, ExpirationPolicy, INDEX_SPEC_FORMS, IndexFunc, IndexSpec, IndexSpecError,
+    IndexValues, Indexer, IndexerError, IndexerReader, KnownObjects, ReflectorStore,
+    TimestampedEntry, TtlPolicy, UndeltaStore, index_func,
 };
-pub use undelta_store::UndeltaStore;

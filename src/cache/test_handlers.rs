@@ -4,11 +4,8 @@
 
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Duration;
 
-use futures_util::future::BoxFuture;
-
-use crate::cache::reflector::Clock;
 use crate::cache::test_objects::rv;
 use crate::cache::{Delivery, ListenerHandler, Notification};
 use crate::object::Object;
@@ -16,46 +13,7 @@ use crate::object::Object;
 /// Generous bound for waits on another thread: only reached when a test is already failing.
 pub const DEADLINE: Duration = Duration::from_secs(60);
 
-/// Time that moves only when a test says so.
-pub struct ManualClock {
-    start: Instant,
-    elapsed: Mutex<Duration>,
-}
-
-impl ManualClock {
-    pub fn new() -> Arc<Self> {
-        Arc::new(ManualClock {
-            start: Instant::now(),
-            elapsed: Mutex::new(Duration::ZERO),
-        })
-    }
-
-    /// Moves to `t` after the start (never backwards).
-    pub fn set(&self, t: Duration) {
-        let mut elapsed = self.elapsed.lock().unwrap();
-        *elapsed = (*elapsed).max(t);
-    }
-
-    /// The instant `t` after the start.
-    pub fn at(&self, t: Duration) -> Instant {
-        self.start + t
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Instant {
-        self.start + *self.elapsed.lock().unwrap()
-    }
-
-    fn wall(&self) -> SystemTime {
-        SystemTime::UNIX_EPOCH + *self.elapsed.lock().unwrap()
-    }
-
-    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
-        *self.elapsed.lock().unwrap() += duration;
-        Box::pin(std::future::ready(()))
-    }
-}
+pub use crate::cache::testing::ManualClock;
 
 /// A notification as a short line: `add ns/a@1 initial`, `update ns/a 1->2`,
 /// `delete ns/b@1 tombstone`.

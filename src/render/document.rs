@@ -99,6 +99,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+
+    use crate::cache::ReflectorStore;
     use crate::cache::{Controller, DeltaFifo, Indexer};
     use crate::object::Object;
 

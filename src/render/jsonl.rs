@@ -516,8 +516,9 @@ mod tests {
     use std::time::SystemTime;
 
     use super::*;
+
     use crate::cache::test_objects::bare_cm as cm;
-    use crate::cache::{Batch, Controller, DeltaFifo, Indexer, Queue, RealFifo};
+    use crate::cache::{Batch, Controller, DeltaFifo, Indexer, RealFifo, ReflectorStore};
 
     fn write(out: &mut JsonLines<Vec<u8>>, batch: &Batch<Object>) {
         let view = BatchView {

@@ -445,6 +445,8 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+
+    use crate::cache::ReflectorStore;
     use crate::cache::reflector::RelistCause;
     use crate::cache::test_objects::bare_cm as cm;
     use crate::cache::{Controller, DeltaFifo, Indexer, Queue};

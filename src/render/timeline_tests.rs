@@ -5,6 +5,8 @@ use kube::api::ApiResource;
 use serde_json::json;
 
 use super::*;
+
+use crate::cache::ReflectorStore;
 use crate::cache::{Controller, DeltaFifo, Indexer, Queue, RealFifo};
 use crate::render::{Push, StoreCall};
 

@@ -12,12 +12,12 @@ use std::time::Duration;
 use kube::core::ApiResource;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::UndeltaStore;
-use kubectl_deltas::cache::backoff::BackoffConfig;
+use kubectl_deltas::cache::reflector::BackoffConfig;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
     Controller, DeltaFifo, DeltaObject, ExpirationCache, Fifo, Indexer, IndexerReader,
-    Notification, Reflector, ReflectorConfig, ReflectorEvent, ReflectorEventKind, object_key,
-    process_deltas,
+    Notification, Queue, Reflector, ReflectorConfig, ReflectorEvent, ReflectorEventKind,
+    object_key, process_deltas,
 };
 use kubectl_deltas::source::recording::{
     InlineDrain, Pace, RecordingListerWatcher, RecordingReader, ReplayClock,
@@ -163,7 +163,7 @@ async fn through_fifo(name: &str) -> (Heard, (u64, u64)) {
         sink.lock().unwrap().extend(show_calls(&notifications));
     };
     replay(name, drain, |lw, config| {
-        Reflector::with_store(lw, fifo.clone(), config)
+        Reflector::new(lw, fifo.clone(), config)
     })
     .await;
     let stats = fifo.stats();
@@ -276,7 +276,7 @@ async fn an_undelta_store_pushes_the_whole_list_after_every_recorded_change() {
     replay(
         "coalescing.jsonl",
         || {},
-        |lw, config| Reflector::with_store(lw, store.clone(), config),
+        |lw, config| Reflector::new(lw, store.clone(), config),
     )
     .await;
     let pushes = pushes.lock().unwrap().clone();
@@ -324,7 +324,7 @@ async fn an_expiration_cache_ages_on_the_replays_clock() {
         ));
         let _ = cache.set(store.clone());
         let _ = clock.set(replay_clock);
-        Reflector::with_store(lw, store, config)
+        Reflector::new(lw, store, config)
     })
     .await;
     let seen = seen.lock().unwrap().clone();
@@ -424,7 +424,7 @@ async fn a_reflector_on_a_server_keeps_the_last_push_equal_to_the_servers_object
             events_sink.lock().unwrap().push(event.kind);
         }
     });
-    let reflector = Reflector::with_store(lw, store.clone(), config)
+    let reflector = Reflector::new(lw, store.clone(), config)
         .known_objects(store.clone())
         .observer(tx);
     let (stop_tx, stop_rx) = oneshot::channel::<()>();

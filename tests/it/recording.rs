@@ -11,12 +11,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::backoff::BackoffConfig;
+use kubectl_deltas::cache::reflector::BackoffConfig;
 use kubectl_deltas::cache::reflector::{Phase, WatchEndReason};
 use kubectl_deltas::cache::{
     Batch, Consumption, Controller, DeltaFifo, DeltaObject, Indexer, IndexerReader, Informer,
     InformerConfig, InformerError, InformerSink, Queue, Reflector, ReflectorConfig, ReflectorError,
-    ReflectorEvent, ReflectorEventKind,
+    ReflectorEvent, ReflectorEventKind, ReflectorStore,
 };
 use kubectl_deltas::source::recording::{
     Pace, RecordOptions, RecordedResource, Recorder, RecordingError, RecordingListerWatcher,

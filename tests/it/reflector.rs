@@ -14,11 +14,11 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use kubectl_deltas::cache::backoff::BackoffConfig;
+use kubectl_deltas::cache::reflector::BackoffConfig;
 use kubectl_deltas::cache::reflector::{Phase, RelistCause, WatchEndReason};
 use kubectl_deltas::cache::{
-    Controller, DeltaFifo, DeltaType, Indexer, IndexerReader, KnownObjects, Reflector,
-    ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
+    Controller, DeltaFifo, DeltaType, Indexer, IndexerReader, KnownObjects, Queue, Reflector,
+    ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind, ReflectorStore,
 };
 use kubectl_deltas::source::{KubeListerWatcher, client_without_retry};
 use support::fake_apiserver::{FakeApiServer, Fault, Request, Verb};

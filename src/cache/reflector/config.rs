@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::object::Object;
 
-use crate::cache::backoff::BackoffConfig;
+use super::backoff::BackoffConfig;
 
 /// Runs on every object before it reaches the FIFO (for instance to strip `managedFields`).
 pub type Transform = Arc<dyn Fn(&mut Object) + Send + Sync>;
@@ -16,13 +16,13 @@ pub type Transform = Arc<dyn Fn(&mut Object) + Send + Sync>;
 /// set.
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
 
-/// How a [`Reflector`](super::Reflector) lists and watches. The default is client-go's: pages
+/// How a [`Reflector`](crate::cache::Reflector) lists and watches. The default is client-go's: pages
 /// of 500, a `"0"` first list, random watch timeouts, no resync, list + watch.
 #[derive(Clone, Default)]
 pub struct ReflectorConfig {
     /// client-go's `WatchListPageSize`: when set, every list asks for pages of this size (0: one
     /// unpaged request), relists included. When `None` (the default), lists follow the Reflector's
-    /// own rule (see [`Reflector`](super::Reflector)): pages of [`DEFAULT_PAGE_SIZE`], except a
+    /// own rule (see [`Reflector`](crate::cache::Reflector)): pages of [`DEFAULT_PAGE_SIZE`], except a
     /// relist at a specific resourceVersion, which asks for everything at once so that the watch
     /// cache can answer it with current data; a server that paged the first `"0"` list keeps
     /// being paged.
@@ -39,7 +39,7 @@ pub struct ReflectorConfig {
     /// falling back to list + watch when the server refuses it.
     pub watch_list: bool,
     /// Period of the data consistency check against the cache; `None` never checks. Needs the
-    /// cache: see [`Reflector::known_objects`](super::Reflector::known_objects).
+    /// cache: see [`Reflector::known_objects`](crate::cache::Reflector::known_objects).
     pub verify_every: Option<Duration>,
     /// Backoff between failed attempts.
     pub backoff: BackoffConfig,

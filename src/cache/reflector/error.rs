@@ -2,7 +2,7 @@
 
 use crate::cache::listwatch::{ResourceTarget, SourceError};
 
-/// Why [`Reflector::run`](super::Reflector::run) gave up: the server refused the request in a way
+/// Why [`Reflector::run`](crate::cache::Reflector::run) gave up: the server refused the request in a way
 /// retrying cannot fix (401, 403, 404, an invalid request). Every other failure is retried.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReflectorError {

@@ -16,19 +16,19 @@ use crate::object::Object;
 use futures_util::StreamExt;
 use kube::core::TypeMeta;
 
-use super::clock::Clock;
+use super::backoff::Backoff;
 use super::config::ReflectorConfig;
 use super::error::{ReflectorError, is_terminal};
 use super::event::{
     Phase, ReflectorEvent, ReflectorEventKind, ReflectorObserver, RelistCause, WatchEndReason,
 };
-use super::store::ReflectorStore;
-use crate::cache::backoff::Backoff;
+use crate::cache::clock::Clock;
 use crate::cache::delta::DeltaObject;
+use crate::cache::key::object_key;
 use crate::cache::listwatch::{
     ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
 };
-use crate::cache::store::object_key;
+use crate::cache::store::ReflectorStore;
 
 use super::config::DEFAULT_PAGE_SIZE;
 

@@ -1,18 +1,16 @@
 //! The state machine driven step by step with a scripted ListerWatcher and a virtual clock:
 //! decisions that are hard to provoke on a server, and proof that nothing needs real time.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Duration;
 
 use crate::object::Object;
-use futures_util::StreamExt;
-use futures_util::future::BoxFuture;
 use kube::core::ApiResource;
 
 use super::*;
 use crate::cache::listwatch::{ApiStatus, ListPage};
 use crate::cache::reflector::event::NoObserver;
+use crate::cache::testing::{ManualClock, Reply, ScriptedListerWatcher};
 use crate::cache::{DeltaFifo, Queue, QueueKind};
 
 fn ar() -> ApiResource {
@@ -35,112 +33,22 @@ fn expired() -> SourceError {
     })
 }
 
-enum Reply {
-    List(Result<ListPage, SourceError>),
-    Watch(Result<Vec<Result<WatchEvent, SourceError>>, SourceError>),
-    /// A watch that delivers these events after staying open this long (tokio time; `None`:
-    /// stays open for good).
-    WatchAfter(Option<Duration>, Vec<WatchEvent>),
-}
-
-/// Answers requests from a script, in order, and records them.
-#[derive(Default)]
-struct Scripted {
-    replies: Mutex<VecDeque<Reply>>,
-    lists: Mutex<Vec<ListRequest>>,
-    watches: Mutex<Vec<WatchRequest>>,
-}
-
-impl Scripted {
-    fn new(replies: Vec<Reply>) -> Arc<Self> {
-        Arc::new(Scripted {
-            replies: Mutex::new(replies.into()),
-            ..Scripted::default()
-        })
-    }
-}
-
-impl ListerWatcher for Scripted {
-    async fn list(&self, req: &ListRequest) -> Result<ListPage, SourceError> {
-        self.lists.lock().unwrap().push(req.clone());
-        match self.replies.lock().unwrap().pop_front() {
-            Some(Reply::List(r)) => r,
-            _ => panic!("unexpected list {req:?}"),
-        }
-    }
-
-    async fn watch(&self, req: &WatchRequest) -> Result<WatchStream, SourceError> {
-        self.watches.lock().unwrap().push(req.clone());
-        let reply = self.replies.lock().unwrap().pop_front();
-        match reply {
-            Some(Reply::Watch(r)) => r.map(|events| futures_util::stream::iter(events).boxed()),
-            Some(Reply::WatchAfter(open, events)) => Ok(futures_util::stream::once(async move {
-                match open {
-                    Some(open) => tokio::time::sleep(open).await,
-                    None => std::future::pending().await,
-                }
-                futures_util::stream::iter(events.into_iter().map(Ok))
-            })
-            .flatten()
-            .boxed()),
-            _ => panic!("unexpected watch {req:?}"),
-        }
-    }
-
-    fn describe(&self) -> ResourceTarget {
-        ResourceTarget::new(ar(), Some("default".into()))
-    }
-}
-
-/// Time that only moves when someone sleeps.
-struct VirtualClock {
-    start: Instant,
-    elapsed: Mutex<Duration>,
-    sleeps: Mutex<Vec<Duration>>,
-}
-
-impl VirtualClock {
-    fn new() -> Arc<Self> {
-        Arc::new(VirtualClock {
-            start: Instant::now(),
-            elapsed: Mutex::new(Duration::ZERO),
-            sleeps: Mutex::new(Vec::new()),
-        })
-    }
-}
-
-impl Clock for VirtualClock {
-    fn now(&self) -> Instant {
-        self.start + *self.elapsed.lock().unwrap()
-    }
-
-    fn wall(&self) -> SystemTime {
-        SystemTime::UNIX_EPOCH + *self.elapsed.lock().unwrap()
-    }
-
-    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
-        *self.elapsed.lock().unwrap() += duration;
-        self.sleeps.lock().unwrap().push(duration);
-        Box::pin(std::future::ready(()))
-    }
-}
-
 /// What [`Reflector::new`] feeds: the queue as a [`ReflectorStore`].
 fn store(queue: Arc<dyn Queue<Object>>) -> Arc<dyn ReflectorStore<Object>> {
-    Arc::new(super::super::store::QueueStore(queue))
+    queue
 }
 
-fn machine(lw: Arc<Scripted>, clock: Arc<VirtualClock>) -> Machine<Scripted> {
+fn machine(lw: ScriptedListerWatcher, clock: Arc<ManualClock>) -> Machine<ScriptedListerWatcher> {
     machine_into(lw, clock, Arc::new(DeltaFifo::new()))
 }
 
 fn machine_into(
-    lw: Arc<Scripted>,
-    clock: Arc<VirtualClock>,
+    lw: ScriptedListerWatcher,
+    clock: Arc<ManualClock>,
     fifo: Arc<DeltaFifo<Object>>,
-) -> Machine<Scripted> {
+) -> Machine<ScriptedListerWatcher> {
     Machine::new(
-        lw,
+        Arc::new(lw),
         store(fifo),
         ReflectorConfig::default().seed(1),
         clock,
@@ -150,13 +58,17 @@ fn machine_into(
 }
 
 /// Steps until the script is used up and the machine waits for a new request.
-async fn run_script(m: &mut Machine<Scripted>, lw: &Scripted, mut state: State) -> State {
+async fn run_script(
+    m: &mut Machine<ScriptedListerWatcher>,
+    lw: &ScriptedListerWatcher,
+    mut state: State,
+) -> State {
     for _ in 0..100 {
         let asks = matches!(
             state,
             State::List { .. } | State::Paging(_) | State::Watch { .. }
         );
-        if asks && lw.replies.lock().unwrap().is_empty() {
+        if asks && lw.is_used_up() {
             return state;
         }
         state = m.step(state).await.expect("no terminal error");
@@ -175,7 +87,7 @@ fn page(items: Vec<Object>, rv: &str, cont: Option<&str>) -> Reply {
 
 #[tokio::test]
 async fn expired_list_at_the_last_rv_is_retried_from_empty_without_backoff() {
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         page(vec![obj("a", "3")], "10", None),
         Reply::Watch(Ok(vec![Ok(WatchEvent::Error(ApiStatus {
             code: 410,
@@ -186,21 +98,19 @@ async fn expired_list_at_the_last_rv_is_retried_from_empty_without_backoff() {
         Reply::List(Err(expired())),
         page(vec![obj("a", "21")], "25", None),
     ]);
-    let clock = VirtualClock::new();
+    let clock = ManualClock::new();
     let mut m = machine(lw.clone(), clock.clone());
     let state = m.initial_state();
     let state = run_script(&mut m, &lw, state).await;
 
     let lists: Vec<String> = lw
-        .lists
-        .lock()
-        .unwrap()
+        .lists()
         .iter()
         .map(|r| r.resource_version.clone())
         .collect();
     assert_eq!(lists, ["0", "10", ""]);
     // One backoff, after the expired watch; the second relist followed at once.
-    assert_eq!(clock.sleeps.lock().unwrap().len(), 1);
+    assert_eq!(clock.sleeps().len(), 1);
     assert!(
         matches!(&state, State::Watch { resource_version, send_initial_events: false } if resource_version == "25")
     );
@@ -208,10 +118,8 @@ async fn expired_list_at_the_last_rv_is_retried_from_empty_without_backoff() {
 }
 
 /// `(resourceVersion, limit)` of every list request so far.
-fn lists(lw: &Scripted) -> Vec<(String, Option<u32>)> {
-    lw.lists
-        .lock()
-        .unwrap()
+fn lists(lw: &ScriptedListerWatcher) -> Vec<(String, Option<u32>)> {
+    lw.lists()
         .iter()
         .map(|r| (r.resource_version.clone(), r.limit))
         .collect()
@@ -225,24 +133,24 @@ fn rv(s: &str, limit: Option<u32>) -> (String, Option<u32>) {
 async fn expired_continue_token_lists_again_unpaginated_at_the_same_rv() {
     // client-go's pager (`FullListIfExpired`): one list without a limit at the original
     // resourceVersion, keeping nothing of the earlier pages.
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         page(vec![obj("a", "3")], "10", Some("token")),
         Reply::List(Err(expired())),
         page(vec![obj("b", "4"), obj("c", "5")], "12", None),
     ]);
-    let clock = VirtualClock::new();
+    let clock = ManualClock::new();
     let fifo = Arc::new(DeltaFifo::new());
     let mut m = machine_into(lw.clone(), clock.clone(), fifo.clone());
     let state = m.initial_state();
     let state = run_script(&mut m, &lw, state).await;
-    let requests = lw.lists.lock().unwrap().clone();
+    let requests = lw.lists();
     assert_eq!(requests[1].continue_token.as_deref(), Some("token"));
     assert_eq!(requests[2].continue_token, None);
     assert_eq!(
         lists(&lw),
         [rv("0", Some(500)), rv("0", Some(500)), rv("0", None)]
     );
-    assert!(clock.sleeps.lock().unwrap().is_empty(), "no backoff");
+    assert!(clock.sleeps().is_empty(), "no backoff");
     // b and c; a, from the abandoned first page, is not queued.
     assert_eq!(fifo.len(), 2);
     assert!(matches!(state, State::Watch { resource_version, .. } if resource_version == "12"));
@@ -251,7 +159,7 @@ async fn expired_continue_token_lists_again_unpaginated_at_the_same_rv() {
 #[tokio::test]
 async fn a_relist_at_a_resource_version_asks_for_everything_so_the_watch_cache_answers() {
     // reflector.go `list`: `pager.PageSize = 0` when the resourceVersion is neither "" nor "0".
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         page(vec![obj("a", "3")], "10", None),
         Reply::Watch(Ok(vec![Ok(WatchEvent::Error(ApiStatus {
             code: 410,
@@ -261,7 +169,7 @@ async fn a_relist_at_a_resource_version_asks_for_everything_so_the_watch_cache_a
         }))])),
         page(vec![], "12", None),
     ]);
-    let mut m = machine(lw.clone(), VirtualClock::new());
+    let mut m = machine(lw.clone(), ManualClock::new());
     let state = m.initial_state();
     run_script(&mut m, &lw, state).await;
     assert_eq!(lists(&lw), [rv("0", Some(500)), rv("10", None)]);
@@ -278,13 +186,13 @@ async fn a_paginated_first_list_keeps_relists_paged_but_a_paged_consistent_list_
         }))]))
     };
     // A "0" list in pages: the server has no watch cache (client-go's `paginatedResult`).
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         page(vec![obj("a", "3")], "10", Some("t")),
         page(vec![obj("b", "4")], "10", None),
         expired_watch(),
         page(vec![], "12", None),
     ]);
-    let mut m = machine(lw.clone(), VirtualClock::new());
+    let mut m = machine(lw.clone(), ManualClock::new());
     let state = m.initial_state();
     run_script(&mut m, &lw, state).await;
     assert_eq!(
@@ -293,17 +201,17 @@ async fn a_paginated_first_list_keeps_relists_paged_but_a_paged_consistent_list_
     );
 
     // A "" list is always paged by etcd: that says nothing about a watch cache.
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         page(vec![obj("a", "3")], "10", Some("t")),
         page(vec![obj("b", "4")], "10", None),
         expired_watch(),
         page(vec![], "12", None),
     ]);
     let mut m = Machine::new(
-        lw.clone(),
+        Arc::new(lw.clone()),
         store(Arc::new(DeltaFifo::new())),
         ReflectorConfig::default().seed(1).consistent_list(true),
-        VirtualClock::new(),
+        ManualClock::new(),
         Arc::new(NoObserver),
         Arc::new(Shared::default()),
     );
@@ -317,16 +225,16 @@ async fn a_paginated_first_list_keeps_relists_paged_but_a_paged_consistent_list_
 
 #[tokio::test]
 async fn an_explicit_page_size_pages_every_list_as_watch_list_page_size_does() {
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         page(vec![obj("a", "3")], "10", None),
         Reply::Watch(Ok(vec![])),
         page(vec![], "12", None),
     ]);
     let mut m = Machine::new(
-        lw.clone(),
+        Arc::new(lw.clone()),
         store(Arc::new(DeltaFifo::new())),
         ReflectorConfig::default().seed(1).page_size(7),
-        VirtualClock::new(),
+        ManualClock::new(),
         Arc::new(NoObserver),
         Arc::new(Shared::default()),
     );
@@ -344,13 +252,13 @@ async fn a_too_large_resource_version_relists_from_empty_at_once() {
         message: "Too large resource version: 20, current: 12".into(),
         causes: vec!["ResourceVersionTooLarge".into()],
     });
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         page(vec![obj("a", "3")], "20", None),
         Reply::Watch(Ok(vec![])),
         Reply::List(Err(too_large)),
         page(vec![obj("a", "3")], "25", None),
     ]);
-    let clock = VirtualClock::new();
+    let clock = ManualClock::new();
     let mut m = machine(lw.clone(), clock.clone());
     let state = m.initial_state();
     let state = run_script(&mut m, &lw, state).await;
@@ -359,7 +267,7 @@ async fn a_too_large_resource_version_relists_from_empty_at_once() {
         [rv("0", Some(500)), rv("20", None), rv("", Some(500))]
     );
     // One backoff, after the very short watch; none between the two lists.
-    assert_eq!(clock.sleeps.lock().unwrap().len(), 1);
+    assert_eq!(clock.sleeps().len(), 1);
     assert!(matches!(state, State::Watch { resource_version, .. } if resource_version == "25"));
 }
 
@@ -373,7 +281,7 @@ async fn a_streaming_list_fallback_lasts_one_list_and_watch() {
             causes: Vec::new(),
         })))
     };
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         refused(),
         page(vec![obj("a", "3")], "10", None),
         Reply::Watch(Ok(vec![])),
@@ -382,19 +290,17 @@ async fn a_streaming_list_fallback_lasts_one_list_and_watch() {
         page(vec![], "11", None),
     ]);
     let mut m = Machine::new(
-        lw.clone(),
+        Arc::new(lw.clone()),
         store(Arc::new(DeltaFifo::new())),
         ReflectorConfig::default().seed(1).watch_list(true),
-        VirtualClock::new(),
+        ManualClock::new(),
         Arc::new(NoObserver),
         Arc::new(Shared::default()),
     );
     let state = m.initial_state();
     run_script(&mut m, &lw, state).await;
     let watches: Vec<(String, bool)> = lw
-        .watches
-        .lock()
-        .unwrap()
+        .watches()
         .iter()
         .map(|w| (w.resource_version.clone(), w.send_initial_events))
         .collect();
@@ -412,7 +318,7 @@ async fn a_streaming_list_fallback_lasts_one_list_and_watch() {
 #[tokio::test]
 async fn a_streaming_list_that_fails_with_a_server_error_falls_back_to_a_list() {
     // client-go's `watchList` retries only a refused connection or 429 (after a backoff).
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         Reply::Watch(Err(SourceError::Api(ApiStatus {
             code: 500,
             reason: "InternalError".into(),
@@ -421,9 +327,9 @@ async fn a_streaming_list_that_fails_with_a_server_error_falls_back_to_a_list() 
         }))),
         page(vec![], "10", None),
     ]);
-    let clock = VirtualClock::new();
+    let clock = ManualClock::new();
     let mut m = Machine::new(
-        lw.clone(),
+        Arc::new(lw.clone()),
         store(Arc::new(DeltaFifo::new())),
         ReflectorConfig::default().seed(1).watch_list(true),
         clock.clone(),
@@ -433,16 +339,16 @@ async fn a_streaming_list_that_fails_with_a_server_error_falls_back_to_a_list() 
     let state = m.initial_state();
     run_script(&mut m, &lw, state).await;
     assert_eq!(lists(&lw), [rv("0", Some(500))]);
-    assert!(clock.sleeps.lock().unwrap().is_empty());
+    assert!(clock.sleeps().is_empty());
 }
 
 #[tokio::test]
 async fn added_events_of_a_watch_from_zero_do_not_advance_the_rv() {
-    let lw = Scripted::new(vec![Reply::Watch(Ok(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![Reply::Watch(Ok(vec![
         Ok(WatchEvent::Added(Arc::new(obj("a", "7")))),
         Ok(WatchEvent::Added(Arc::new(obj("b", "5")))),
     ]))]);
-    let clock = VirtualClock::new();
+    let clock = ManualClock::new();
     let fifo = Arc::new(DeltaFifo::new());
     let mut m = machine_into(lw.clone(), clock, fifo.clone());
     let mut state = State::Watch {
@@ -459,12 +365,12 @@ async fn added_events_of_a_watch_from_zero_do_not_advance_the_rv() {
     );
     assert_eq!(fifo.len(), 2);
 
-    let lw = Scripted::new(vec![Reply::Watch(Ok(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![Reply::Watch(Ok(vec![
         Ok(WatchEvent::Added(Arc::new(obj("a", "7")))),
         Ok(WatchEvent::Modified(Arc::new(obj("b", "9")))),
         Ok(WatchEvent::Added(Arc::new(obj("c", "8")))),
     ]))]);
-    let mut m = machine(lw, VirtualClock::new());
+    let mut m = machine(lw, ManualClock::new());
     let mut state = State::Watch {
         resource_version: "".into(),
         send_initial_events: false,
@@ -482,25 +388,23 @@ async fn added_events_of_a_watch_from_zero_do_not_advance_the_rv() {
 
 #[tokio::test]
 async fn very_short_watch_is_measured_on_the_reflectors_clock() {
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         page(vec![], "10", None),
         // Ends at once without events: very short, so back off and relist at the last RV.
         Reply::Watch(Ok(vec![])),
         page(vec![], "11", None),
     ]);
-    let clock = VirtualClock::new();
+    let clock = ManualClock::new();
     let mut m = machine(lw.clone(), clock.clone());
     let state = m.initial_state();
     run_script(&mut m, &lw, state).await;
     let lists: Vec<String> = lw
-        .lists
-        .lock()
-        .unwrap()
+        .lists()
         .iter()
         .map(|r| r.resource_version.clone())
         .collect();
     assert_eq!(lists, ["0", "10"]);
-    let sleeps = clock.sleeps.lock().unwrap().clone();
+    let sleeps = clock.sleeps().clone();
     assert_eq!(sleeps.len(), 1);
     assert!(sleeps[0] >= Duration::from_millis(800) && sleeps[0] < Duration::from_millis(1600));
 }
@@ -514,28 +418,24 @@ async fn watch_open_errors_rewatch_or_relist_as_client_go() {
         message: "boom".into(),
         causes: Vec::new(),
     });
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         page(vec![], "10", None),
         Reply::Watch(Err(refused)),
         Reply::Watch(Err(internal)),
         page(vec![], "12", None),
     ]);
-    let mut m = machine(lw.clone(), VirtualClock::new());
+    let mut m = machine(lw.clone(), ManualClock::new());
     let state = m.initial_state();
     run_script(&mut m, &lw, state).await;
     let watches: Vec<String> = lw
-        .watches
-        .lock()
-        .unwrap()
+        .watches()
         .iter()
         .map(|r| r.resource_version.clone())
         .collect();
     // Refused: re-watch from the same RV; 500: relist at the last synced RV.
     assert_eq!(watches, ["10", "10"]);
     let lists: Vec<String> = lw
-        .lists
-        .lock()
-        .unwrap()
+        .lists()
         .iter()
         .map(|r| r.resource_version.clone())
         .collect();
@@ -544,7 +444,7 @@ async fn watch_open_errors_rewatch_or_relist_as_client_go() {
 
 #[tokio::test]
 async fn forbidden_watch_is_terminal() {
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         page(vec![], "10", None),
         Reply::Watch(Err(SourceError::Api(ApiStatus {
             code: 403,
@@ -553,7 +453,7 @@ async fn forbidden_watch_is_terminal() {
             causes: Vec::new(),
         }))),
     ]);
-    let mut m = machine(lw, VirtualClock::new());
+    let mut m = machine(lw, ManualClock::new());
     let mut state = m.initial_state();
     let error = loop {
         match m.step(state).await {
@@ -573,14 +473,17 @@ async fn watch_into(
     queue: Arc<dyn Queue<Object>>,
     send_initial_events: bool,
     events: Vec<WatchEvent>,
-) -> Machine<Scripted> {
+) -> Machine<ScriptedListerWatcher> {
     let steps = events.len() + 1;
-    let lw = Scripted::new(vec![Reply::Watch(Ok(events.into_iter().map(Ok).collect()))]);
+    let lw = ScriptedListerWatcher::configmaps(vec![Reply::Watch(Ok(events
+        .into_iter()
+        .map(Ok)
+        .collect()))]);
     let mut m = Machine::new(
-        lw,
+        Arc::new(lw),
         store(queue),
         ReflectorConfig::default().seed(1),
-        VirtualClock::new(),
+        ManualClock::new(),
         Arc::new(NoObserver),
         Arc::new(Shared::default()),
     );
@@ -648,7 +551,7 @@ async fn resyncs_tick_only_while_watching_and_restart_after_each_relist() {
         message: "etcd is down".into(),
         causes: Vec::new(),
     });
-    let lw = Scripted::new(vec![
+    let lw = ScriptedListerWatcher::configmaps(vec![
         page(vec![obj("a", "3")], "10", None),
         // Closed normally after 25 s: a re-watch, within the same watch phase.
         Reply::WatchAfter(Some(secs(25)), vec![]),
@@ -670,12 +573,12 @@ async fn resyncs_tick_only_while_watching_and_restart_after_each_relist() {
     let start = tokio::time::Instant::now();
     let ticks = Arc::new(Mutex::new(Vec::new()));
     let reflector = crate::cache::Reflector::new(
-        Arc::try_unwrap(lw).ok().expect("the only reference"),
+        lw,
         Arc::new(DeltaFifo::new()),
         ReflectorConfig::default()
             .seed(1)
             .resync(secs(10))
-            .backoff(crate::cache::backoff::BackoffConfig::default().seeded(1)),
+            .backoff(crate::cache::reflector::BackoffConfig::default().seeded(1)),
     )
     .resync_with({
         let ticks = ticks.clone();

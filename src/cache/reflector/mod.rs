@@ -24,12 +24,11 @@
 //!
 //! The caller owns the queue: it closes it after [`Reflector::run`] returns.
 
-mod clock;
+mod backoff;
 mod config;
 mod error;
 mod event;
 mod machine;
-mod store;
 mod verify;
 
 use std::convert::Infallible;
@@ -39,20 +38,18 @@ use std::time::{Duration, SystemTime};
 
 use crate::object::Object;
 
-pub use clock::{Clock, TokioClock};
+pub use crate::cache::clock::{Clock, TokioClock};
+pub use backoff::{Backoff, BackoffConfig};
 pub use config::{DEFAULT_PAGE_SIZE, ReflectorConfig, Transform};
 pub use error::ReflectorError;
 pub use event::{
     DriftReport, NoObserver, Phase, ReflectorEvent, ReflectorEventKind, ReflectorObserver,
     RelistCause, WatchEndReason,
 };
-pub use store::ReflectorStore;
 
-use super::queue::Queue;
-use super::store::KnownObjects;
 use crate::cache::listwatch::ListerWatcher;
+use crate::cache::store::{KnownObjects, ReflectorStore};
 use machine::{Machine, Shared};
-use store::QueueStore;
 use verify::Verifier;
 
 /// What a resync tick does, given the tick's time: client-go's `store.Resync()`.
@@ -81,22 +78,17 @@ impl<L> std::fmt::Debug for Reflector<L> {
 }
 
 impl<L: ListerWatcher> Reflector<L> {
-    /// A Reflector feeding `fifo` (any [`Queue`]: an `Arc<DeltaFifo<_>>` converts) from
-    /// `lister_watcher`, with tokio time and no observer.
-    pub fn new(lister_watcher: L, fifo: Arc<dyn Queue<Object>>, config: ReflectorConfig) -> Self {
-        Self::with_store(lister_watcher, Arc::new(QueueStore(fifo)), config)
-    }
-
-    /// A Reflector feeding any [`ReflectorStore`] (an `UndeltaStore`, a plain `Fifo`…), as
-    /// client-go's `NewReflector` takes any store.
-    pub fn with_store(
+    /// A Reflector feeding `store` from `lister_watcher`, with tokio time and no observer, as
+    /// client-go's `NewReflector` takes any store: an informer's queue (an `Arc<dyn Queue<_>>` or
+    /// an `Arc<DeltaFifo<_>>` coerces), an `UndeltaStore`, a plain `Fifo`…
+    pub fn new(
         lister_watcher: L,
-        fifo: Arc<dyn ReflectorStore<Object>>,
+        store: Arc<dyn ReflectorStore<Object>>,
         config: ReflectorConfig,
     ) -> Self {
         Reflector {
             lister_watcher: Arc::new(lister_watcher),
-            fifo,
+            fifo: store,
             config,
             observer: Arc::new(NoObserver),
             clock: Arc::new(TokioClock),

@@ -13,12 +13,13 @@ use std::time::Duration;
 
 use crate::object::Object;
 
-use super::clock::Clock;
 use super::event::{DriftReport, ReflectorEventKind};
 use super::machine::Shared;
-use super::store::ReflectorStore;
+use crate::cache::clock::Clock;
+use crate::cache::key::object_key;
 use crate::cache::listwatch::{ListRequest, ListerWatcher, ResourceVersionMatch, SourceError};
-use crate::cache::store::{KnownObjects, object_key};
+use crate::cache::store::KnownObjects;
+use crate::cache::store::ReflectorStore;
 
 /// How often, and how many times, a check waits for the consumer to drain the FIFO.
 const DRAIN_POLL: Duration = Duration::from_millis(50);

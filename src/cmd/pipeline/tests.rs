@@ -4,13 +4,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
 use kube::api::ApiResource;
 use kubectl_deltas::cache::reflector::TokioClock;
+use kubectl_deltas::cache::testing::{Reply, ScriptedListerWatcher, WhenDone};
 use kubectl_deltas::render::ObjectMode;
-use kubectl_deltas::source::{
-    ListPage, ListRequest, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
-};
+use kubectl_deltas::source::WatchEvent;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -20,62 +18,16 @@ use kubectl_deltas::Object;
 use kubectl_deltas::cache::QueueKind;
 
 /// Lists `objects` at resourceVersion 10, then serves one watch fed by a channel (later watches
-/// never deliver anything). Each event can be held back until the pipeline is idle, as an
-/// instant replay does.
-struct Scripted {
+/// never deliver anything).
+fn scripted(
     resource: ApiResource,
     objects: Vec<Object>,
-    events: Mutex<Option<mpsc::UnboundedReceiver<WatchEvent>>>,
-    pace: Option<Idle>,
-}
-
-impl Scripted {
-    fn new(
-        resource: ApiResource,
-        objects: Vec<Object>,
-    ) -> (Self, mpsc::UnboundedSender<WatchEvent>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let scripted = Scripted {
-            resource,
-            objects,
-            events: Mutex::new(Some(rx)),
-            pace: None,
-        };
-        (scripted, tx)
-    }
-}
-
-impl ListerWatcher for Scripted {
-    async fn list(&self, _req: &ListRequest) -> Result<ListPage, SourceError> {
-        Ok(ListPage {
-            items: self.objects.clone(),
-            resource_version: "10".into(),
-            continue_token: None,
-            remaining_item_count: None,
-        })
-    }
-
-    async fn watch(&self, _req: &WatchRequest) -> Result<WatchStream, SourceError> {
-        let Some(rx) = self.events.lock().unwrap().take() else {
-            return Ok(futures_util::stream::pending().boxed());
-        };
-        let pace = self.pace.clone();
-        let stream = tokio_stream::wrappers::UnboundedReceiverStream::new(rx).then(move |event| {
-            let pace = pace.clone();
-            async move {
-                // The Reflector asks for this event only after queueing the previous one.
-                if let Some(idle) = pace {
-                    idle.wait().await;
-                }
-                Ok(event)
-            }
-        });
-        Ok(stream.boxed())
-    }
-
-    fn describe(&self) -> ResourceTarget {
-        ResourceTarget::new(self.resource.clone(), Some("default".into()))
-    }
+) -> (ScriptedListerWatcher, mpsc::UnboundedSender<WatchEvent>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let replies = [Reply::list(objects, "10"), Reply::WatchFed(rx)];
+    let scripted = ScriptedListerWatcher::new(resource, Some("default"), replies)
+        .when_done(WhenDone::StayOpen);
+    (scripted, tx)
 }
 
 fn configmaps() -> ApiResource {
@@ -174,7 +126,7 @@ impl Captured {
 
 async fn run(
     pipeline: Pipeline,
-    sources: Vec<Source<Scripted>>,
+    sources: Vec<Source<ScriptedListerWatcher>>,
     out: &Captured,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> tokio::task::JoinHandle<Result<Ended, PipelineError>> {
@@ -185,12 +137,16 @@ async fn run(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paced_source_sees_every_event_rendered_before_it_sends_the_next() {
     let resource = configmaps();
-    let (mut source, events) = Scripted::new(resource.clone(), vec![object(&resource, "a", 5)]);
+    let (source, events) = scripted(resource.clone(), vec![object(&resource, "a", 5)]);
     let mut view = view();
     // A slow handler would make these updates coalesce, were the source not waiting for it.
     view.handler_delay = Some(Duration::from_millis(30));
     let pipeline = Pipeline::new(settings(view));
-    source.pace = Some(pipeline.idle());
+    let idle = pipeline.idle();
+    let source = source.pace(move || {
+        let idle = idle.clone();
+        Box::pin(async move { idle.wait().await })
+    });
     let out = Captured::default();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let task = run(
@@ -226,9 +182,8 @@ async fn a_paced_source_sees_every_event_rendered_before_it_sends_the_next() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_resources_merge_into_one_sequence_in_pop_order() {
     let (cm, secret) = (configmaps(), secrets());
-    let (cms, cm_events) =
-        Scripted::new(cm.clone(), vec![object(&cm, "a", 1), object(&cm, "b", 2)]);
-    let (secrets, secret_events) = Scripted::new(secret.clone(), vec![object(&secret, "s", 3)]);
+    let (cms, cm_events) = scripted(cm.clone(), vec![object(&cm, "a", 1), object(&cm, "b", 2)]);
+    let (secrets, secret_events) = scripted(secret.clone(), vec![object(&secret, "s", 3)]);
     let out = Captured::default();
     let mut view = view();
     view.max_batches = Some(5);
@@ -286,8 +241,7 @@ async fn several_resources_merge_into_one_sequence_in_pop_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_resync_row_precedes_the_sync_batches_it_queued() {
     let cm = configmaps();
-    let (source, _events) =
-        Scripted::new(cm.clone(), vec![object(&cm, "a", 1), object(&cm, "b", 2)]);
+    let (source, _events) = scripted(cm.clone(), vec![object(&cm, "a", 1), object(&cm, "b", 2)]);
     let out = Captured::default();
     let mut settings = settings(view());
     settings.reflector = settings.reflector.resync(Duration::from_millis(20));
@@ -329,7 +283,7 @@ async fn the_resync_row_precedes_the_sync_batches_it_queued() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_in_the_handler_is_not_idle_and_a_stop_releases_waiters() {
     let cm = configmaps();
-    let (source, events) = Scripted::new(cm.clone(), Vec::new());
+    let (source, events) = scripted(cm.clone(), Vec::new());
     let mut view = view();
     // A handler that never finishes on its own: the batch stays in hand until the stop.
     view.handler_delay = Some(Duration::from_secs(3600));
@@ -387,7 +341,7 @@ fn queue(kind: QueueKind, batch_pop: usize) -> QueueChoice {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_fifo_hands_a_slow_handler_every_update_on_its_own() {
     let resource = configmaps();
-    let (source, events) = Scripted::new(resource.clone(), vec![object(&resource, "a", 5)]);
+    let (source, events) = scripted(resource.clone(), vec![object(&resource, "a", 5)]);
     let mut view = view();
     // Without pacing, these updates pile up behind the slow handler; a DeltaFIFO would merge them.
     view.handler_delay = Some(Duration::from_millis(30));
@@ -433,7 +387,7 @@ async fn a_real_fifo_hands_a_slow_handler_every_update_on_its_own() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_empty_list_through_the_atomic_queue_syncs_at_its_replaced_all() {
     let resource = configmaps();
-    let (source, _events) = Scripted::new(resource, Vec::new());
+    let (source, _events) = scripted(resource, Vec::new());
     let mut view = view();
     view.until_synced = true;
     let mut settings = settings(view);

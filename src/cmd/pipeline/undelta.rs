@@ -19,7 +19,7 @@ use futures_util::future::BoxFuture;
 
 use anyhow::anyhow;
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::reflector::{Clock, ReflectorStore};
+use kubectl_deltas::cache::{Clock, ReflectorStore};
 use kubectl_deltas::cache::{
     DeltaObject, KnownObjects, Reflector, ReflectorConfig, ReflectorEvent, ReflectorObserver,
     UndeltaStore, object_key,
@@ -106,7 +106,7 @@ pub(super) fn reflector<L: ListerWatcher, C: Clock + Clone>(
         index,
         Arc::new(clock.clone()),
     ));
-    Reflector::with_store(lister_watcher, store.clone(), config)
+    Reflector::new(lister_watcher, store.clone(), config)
         .observer(resyncs.clone())
         .clock(clock)
         .known_objects(store)

@@ -359,7 +359,7 @@ mod tests {
     use kube::api::ApiResource;
 
     use super::*;
-    use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, Queue, RealFifo};
+    use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, RealFifo, ReflectorStore};
 
     fn pod(name: &str, node: &str) -> Arc<Object> {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());

@@ -24,9 +24,10 @@ use std::time::{Duration, Instant};
 
 use hashbrown::HashMap;
 
-use super::delta::DeltaObject;
-use super::reflector::{Clock, ReflectorStore};
-use super::store::{CacheObject, object_key};
+use super::reflector_store::ReflectorStore;
+use crate::cache::clock::Clock;
+use crate::cache::delta::DeltaObject;
+use crate::cache::key::{CacheObject, object_key};
 
 /// An object with the time it was stored (client-go's `TimestampedEntry`).
 #[derive(Debug)]

@@ -1,5 +1,5 @@
 //! Index functions chosen by a short textual spec (`namespace`, `label:app`, `field:spec.nodeName`,
-//! …), so that command-line flags can add indices to an [`Indexer`](super::Indexer) of
+//! …), so that command-line flags can add indices to an [`Indexer`](crate::cache::Indexer) of
 //! [`Object`]s.
 
 use std::borrow::Cow;
@@ -101,7 +101,7 @@ impl fmt::Display for IndexSpec {
 }
 
 impl IndexSpec {
-    /// The index name used in the [`Indexer`](super::Indexer): the canonical spec text.
+    /// The index name used in the [`Indexer`](crate::cache::Indexer): the canonical spec text.
     pub fn name(&self) -> String {
         self.to_string()
     }

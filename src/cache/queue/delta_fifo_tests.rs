@@ -99,7 +99,7 @@ fn add_update_delete_append_to_the_keys_deltas_oldest_first() {
     let fifo = Fifo::new();
     fifo.add(cm("ns", "a", 1));
     fifo.update(cm("ns", "a", 2));
-    assert!(fifo.delete(cm("ns", "a", 3)));
+    assert!(fifo.delete(cm("ns", "a", 3).into()));
     assert_eq!(
         queued(&fifo, "ns/a"),
         [
@@ -133,7 +133,7 @@ fn every_mutation_marks_the_queue_populated() {
         |f| f.update(cm("ns", "a", 1)),
         // Even a deletion that is dropped marks the queue populated.
         |f| {
-            f.delete(cm("ns", "a", 1));
+            f.delete(cm("ns", "a", 1).into());
         },
         |f| {
             f.add_if_not_present(Deltas::new(vec![Delta::new(
@@ -154,11 +154,11 @@ fn every_mutation_marks_the_queue_populated() {
 fn delete_of_an_object_neither_queued_nor_known_is_ignored() {
     let indexer = Indexer::new();
     let fifo = fifo_with(&indexer);
-    assert!(!fifo.delete(cm("ns", "ghost", 1)));
+    assert!(!fifo.delete(cm("ns", "ghost", 1).into()));
     assert!(fifo.is_empty());
 
     let without_known = Fifo::new();
-    assert!(!without_known.delete(cm("ns", "ghost", 1)));
+    assert!(!without_known.delete(cm("ns", "ghost", 1).into()));
     assert!(without_known.is_empty());
 }
 
@@ -167,9 +167,9 @@ fn delete_of_a_known_or_queued_object_is_queued() {
     let mut indexer = Indexer::new();
     indexer.add(cm("ns", "known", 1));
     let fifo = fifo_with(&indexer);
-    assert!(fifo.delete(cm("ns", "known", 2)));
+    assert!(fifo.delete(cm("ns", "known", 2).into()));
     fifo.add(cm("ns", "queued", 3));
-    assert!(fifo.delete(cm("ns", "queued", 4)));
+    assert!(fifo.delete(cm("ns", "queued", 4).into()));
     assert_eq!(queued(&fifo, "ns/known"), [(DeltaType::Deleted, 2, false)]);
     assert_eq!(
         queued(&fifo, "ns/queued"),
@@ -181,8 +181,8 @@ fn delete_of_a_known_or_queued_object_is_queued() {
 fn dedup_two_deletions_keeps_the_older() {
     let fifo = Fifo::new();
     fifo.add(cm("ns", "a", 1));
-    fifo.delete(cm("ns", "a", 2));
-    fifo.delete(cm("ns", "a", 3));
+    fifo.delete(cm("ns", "a", 2).into());
+    fifo.delete(cm("ns", "a", 3).into());
     assert_eq!(
         queued(&fifo, "ns/a"),
         [(DeltaType::Added, 1, false), (DeltaType::Deleted, 2, false)]
@@ -193,11 +193,14 @@ fn dedup_two_deletions_keeps_the_older() {
 fn dedup_keeps_the_newer_deletion_when_the_older_is_a_tombstone() {
     let fifo = Fifo::new();
     fifo.add(cm("ns", "a", 1));
-    fifo.delete(DeletedFinalStateUnknown {
-        key: "ns/a".into(),
-        obj: Some(cm("ns", "a", 1)),
-    });
-    fifo.delete(cm("ns", "a", 5));
+    fifo.delete(
+        DeletedFinalStateUnknown {
+            key: "ns/a".into(),
+            obj: Some(cm("ns", "a", 1)),
+        }
+        .into(),
+    );
+    fifo.delete(cm("ns", "a", 5).into());
     assert_eq!(
         queued(&fifo, "ns/a"),
         [(DeltaType::Added, 1, false), (DeltaType::Deleted, 5, false)]
@@ -208,11 +211,14 @@ fn dedup_keeps_the_newer_deletion_when_the_older_is_a_tombstone() {
 fn dedup_keeps_the_older_deletion_when_only_the_newer_is_a_tombstone() {
     let fifo = Fifo::new();
     fifo.add(cm("ns", "a", 1));
-    fifo.delete(cm("ns", "a", 2));
-    fifo.delete(DeletedFinalStateUnknown {
-        key: "ns/a".into(),
-        obj: None,
-    });
+    fifo.delete(cm("ns", "a", 2).into());
+    fifo.delete(
+        DeletedFinalStateUnknown {
+            key: "ns/a".into(),
+            obj: None,
+        }
+        .into(),
+    );
     assert_eq!(
         queued(&fifo, "ns/a"),
         [(DeltaType::Added, 1, false), (DeltaType::Deleted, 2, false)]
@@ -223,9 +229,9 @@ fn dedup_keeps_the_older_deletion_when_only_the_newer_is_a_tombstone() {
 fn dedup_only_compares_the_two_newest_deltas() {
     let fifo = Fifo::new();
     fifo.add(cm("ns", "a", 1));
-    fifo.delete(cm("ns", "a", 2));
+    fifo.delete(cm("ns", "a", 2).into());
     fifo.add(cm("ns", "a", 3));
-    fifo.delete(cm("ns", "a", 4));
+    fifo.delete(cm("ns", "a", 4).into());
     assert_eq!(queued(&fifo, "ns/a").len(), 4);
 }
 
@@ -588,7 +594,7 @@ proptest! {
                 Op::Delete(n) => {
                     let obj = cm("ns", &format!("o{n}"), bump());
                     truth.remove(&object_key(obj.as_ref()));
-                    fifo.delete(obj);
+                    fifo.delete(obj.into());
                 }
                 Op::Replace(names) => {
                     let list: Vec<_> = names.iter().map(|n| cm("ns", &format!("o{n}"), bump())).collect();

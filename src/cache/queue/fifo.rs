@@ -6,12 +6,12 @@
 //! costs: a pop hands out an object, never a change, so the consumer cannot tell an add from an
 //! update, and never hears of a deletion: [`delete`](Fifo::delete) only removes the object from
 //! `items`; the key stays in the queue and the pop that reaches it skips it. A
-//! [`DeltaFifo`](super::DeltaFifo) would have queued a `Deleted` delta instead. Older controllers
+//! [`DeltaFifo`](crate::cache::DeltaFifo) would have queued a `Deleted` delta instead. Older controllers
 //! and many hand-written work queues behave like this; the contrast is `docs/queues.md`'s.
 //!
-//! A [`Reflector`](super::Reflector) feeds it as a [`ReflectorStore`] (through
-//! [`Reflector::with_store`](super::Reflector::with_store)). For a consumer written against
-//! [`Queue`](super::Queue)'s pops, [`pop_deltas`](Fifo::pop_deltas) hands each object out as a
+//! A [`Reflector`](crate::cache::Reflector) feeds it as the [`ReflectorStore`] it is. For a
+//! consumer written against
+//! [`Queue`](crate::cache::Queue)'s pops, [`pop_deltas`](Fifo::pop_deltas) hands each object out as a
 //! one-delta [`Deltas`] (see there for the adaptation).
 //!
 //! ## Where this differs from client-go, and why
@@ -29,11 +29,11 @@ use std::time::Instant;
 
 use hashbrown::{HashMap, HashSet};
 
-use super::delta::{Delta, DeltaObject, DeltaType, Deltas};
-use super::delta_fifo::{PopError, ProcessError};
-use super::queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
-use super::reflector::ReflectorStore;
-use super::store::{CacheObject, object_key};
+use super::{FifoStats, PoppedDeltas, Queue, QueueKind};
+use super::{PopError, ProcessError};
+use crate::cache::delta::{Delta, DeltaObject, DeltaType, Deltas};
+use crate::cache::key::{CacheObject, object_key};
+use crate::cache::store::ReflectorStore;
 
 /// One entry of the queue: a key and when it was queued.
 struct Entry {
@@ -64,6 +64,17 @@ struct State<K> {
 }
 
 impl<K> State<K> {
+    fn stats(&self) -> FifoStats {
+        FifoStats {
+            len: self.items.len(),
+            peak_len: self.peak_len,
+            coalesced: self.coalesced,
+            dropped: self.dropped,
+            populated: self.populated,
+            synced: self.has_synced(),
+        }
+    }
+
     fn has_synced(&self) -> bool {
         self.populated && self.initial_population_count == 0
     }
@@ -150,7 +161,7 @@ pub struct PoppedObject<K, T> {
 impl<K> fmt::Debug for Fifo<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Fifo")
-            .field("stats", &self.stats())
+            .field("stats", &self.lock().stats())
             .finish()
     }
 }
@@ -189,48 +200,6 @@ impl<K> Fifo<K> {
     fn wake(&self, state: &State<K>) {
         if state.waiters > 0 {
             self.cond.notify_all();
-        }
-    }
-
-    /// Objects waiting to be popped (queue entries of deleted keys do not count).
-    pub fn len(&self) -> usize {
-        self.lock().items.len()
-    }
-
-    /// Whether no object waits to be popped.
-    pub fn is_empty(&self) -> bool {
-        self.lock().items.is_empty()
-    }
-
-    /// client-go's `HasSynced`: true once an add, update, delete or `add_if_not_present` came
-    /// first, or once every entry the first `replace` queued has been popped or skipped.
-    pub fn has_synced(&self) -> bool {
-        self.lock().has_synced()
-    }
-
-    /// Closes the FIFO: blocked and later pops drain what waits, then return
-    /// [`PopError::Closed`]. Producers may still write; what they queue is popped too.
-    pub fn close(&self) {
-        self.lock().closed = true;
-        self.cond.notify_all();
-    }
-
-    /// Whether [`close`](Fifo::close) was called.
-    pub fn is_closed(&self) -> bool {
-        self.lock().closed
-    }
-
-    /// Counters for status lines: `len` and `peak_len` count waiting objects, `coalesced` the
-    /// objects overwritten while waiting, `dropped` the waiting objects removed unseen.
-    pub fn stats(&self) -> FifoStats {
-        let state = self.lock();
-        FifoStats {
-            len: state.items.len(),
-            peak_len: state.peak_len,
-            coalesced: state.coalesced,
-            dropped: state.dropped,
-            populated: state.populated,
-            synced: state.has_synced(),
         }
     }
 
@@ -321,11 +290,11 @@ impl<K> Fifo<K> {
         }
     }
 
-    /// [`pop`](Fifo::pop) in the shape of [`Queue::pop_batch`](super::Queue::pop_batch): the
+    /// [`pop`](Fifo::pop) in the shape of [`Queue::pop_batch`](crate::cache::Queue::pop_batch): the
     /// object comes as one `Sync` delta under its key, and `process` cannot fail. `Sync` is
     /// client-go's type for "the object as it is now", which is all a FIFO knows: whether the
     /// consumer has it already is for the consumer to find out, as
-    /// [`process_deltas`](super::process_deltas) does (an add or an update of its cache). No pop
+    /// [`process_deltas`](crate::cache::process_deltas) does (an add or an update of its cache). No pop
     /// is ever a deletion. `None` once the FIFO is closed and drained.
     pub fn pop_deltas(&self, process: &mut dyn FnMut(&Deltas<K>, bool)) -> Option<PoppedDeltas<K>> {
         self.pop(as_deltas(process)).ok().map(popped_deltas)
@@ -393,20 +362,6 @@ fn popped_deltas<K>(popped: PoppedObject<K, Deltas<K>>) -> PoppedDeltas<K> {
 }
 
 impl<K: CacheObject> Fifo<K> {
-    /// client-go's `Add`: `obj` becomes the object waiting under its key; the key is queued only if
-    /// nothing waited under it, so an object written again keeps its place in line.
-    pub fn add(&self, obj: Arc<K>) {
-        let key: Arc<str> = object_key(obj.as_ref()).into();
-        let mut state = self.lock();
-        state.add(key, obj);
-        self.wake(&state);
-    }
-
-    /// client-go's `Update`: the same as [`add`](Fifo::add).
-    pub fn update(&self, obj: Arc<K>) {
-        self.add(obj);
-    }
-
     /// client-go's `Delete`: the object waiting under `obj`'s key, if any, is removed, and the
     /// consumer will never hear of it; nothing is queued. Returns whether an object was waiting
     /// (and so was dropped unseen).
@@ -434,6 +389,31 @@ impl<K: CacheObject> Fifo<K> {
     pub fn get(&self, obj: &K) -> Option<Arc<K>> {
         self.get_by_key(&object_key(obj))
     }
+}
+
+/// What a Reflector's calls do to a FIFO.
+impl<K: CacheObject + Send + Sync> ReflectorStore<K> for Fifo<K> {
+    /// client-go's `Add`: `obj` becomes the object waiting under its key; the key is queued only if
+    /// nothing waited under it, so an object written again keeps its place in line.
+    fn add(&self, obj: Arc<K>) {
+        let key: Arc<str> = object_key(obj.as_ref()).into();
+        let mut state = self.lock();
+        state.add(key, obj);
+        self.wake(&state);
+    }
+    /// client-go's `Update`: the same as [`add`](Fifo::add).
+    fn update(&self, obj: Arc<K>) {
+        self.add(obj);
+    }
+
+    /// Applied, never queued: returns false. A tombstone deletes its key; a whole-list payload
+    /// deletes nothing.
+    fn delete(&self, obj: DeltaObject<K>) -> bool {
+        if obj.list().is_none() {
+            self.delete_key(&obj.key());
+        }
+        false
+    }
 
     /// client-go's `Replace`: the listed objects become the waiting ones (a new `items`), and the
     /// queue is rebuilt with their keys, in list order; a key listed twice keeps its first place
@@ -442,7 +422,7 @@ impl<K: CacheObject> Fifo<K> {
     ///
     /// The first `replace` of a FIFO never populated sets the initial population to the number of
     /// distinct keys listed. `resource_version` is not used, as in client-go.
-    pub fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) {
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) {
         let _ = resource_version;
         let mut items: HashMap<Arc<str>, Arc<K>> = HashMap::with_capacity(list.len());
         let mut order: Vec<Arc<str>> = Vec::with_capacity(list.len());
@@ -472,11 +452,10 @@ impl<K: CacheObject> Fifo<K> {
         state.note_len();
         self.wake(&state);
     }
-
     /// client-go's `Resync`: queues again every key with an object waiting but no queue entry,
     /// in key order, and returns how many. Every operation keeps waiting keys queued, so this
     /// finds nothing; client-go's comment calls it a no-op.
-    pub fn resync(&self) -> usize {
+    fn resync(&self) -> usize {
         let mut state = self.lock();
         let queued: HashSet<&Arc<str>> = state.queue.iter().map(|e| &e.key).collect();
         let mut missing: Vec<Arc<str>> = state
@@ -494,41 +473,16 @@ impl<K: CacheObject> Fifo<K> {
         self.wake(&state);
         n
     }
-}
-
-/// What a Reflector's calls do to a FIFO.
-impl<K: CacheObject + Send + Sync> ReflectorStore<K> for Fifo<K> {
-    fn add(&self, obj: Arc<K>) {
-        Fifo::add(self, obj);
-    }
-
-    fn update(&self, obj: Arc<K>) {
-        Fifo::update(self, obj);
-    }
-
-    /// Applied, never queued: returns false. A tombstone deletes its key; a whole-list payload
-    /// deletes nothing.
-    fn delete(&self, obj: DeltaObject<K>) -> bool {
-        if obj.list().is_none() {
-            self.delete_key(&obj.key());
-        }
-        false
-    }
-
-    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) {
-        Fifo::replace(self, list, resource_version);
-    }
-
-    fn resync(&self) -> usize {
-        Fifo::resync(self)
-    }
-
+    /// client-go's `HasSynced`: true once an add, update, delete or `add_if_not_present` came
+    /// first, or once every entry the first `replace` queued has been popped or skipped.
     fn has_synced(&self) -> bool {
-        Fifo::has_synced(self)
+        self.lock().has_synced()
     }
+
+    // No `bookmark`: client-go's FIFO is no `ReflectorBookmarkStore`.
 
     fn is_drained(&self) -> bool {
-        Fifo::is_empty(self)
+        self.lock().queue.is_empty()
     }
 }
 
@@ -537,51 +491,28 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for Fifo<K> {
 /// [`pop_deltas`](Fifo::pop_deltas)'s one `Sync` delta, whatever `max` asks (a FIFO pop is one
 /// key, as a DeltaFIFO's).
 impl<K: CacheObject + Send + Sync> Queue<K> for Fifo<K> {
+    /// Closes the FIFO: blocked and later pops drain what waits, then return
+    /// [`PopError::Closed`]. Producers may still write; what they queue is popped too.
+    fn close(&self) {
+        self.lock().closed = true;
+        self.cond.notify_all();
+    }
+    /// Whether [`close`](Fifo::close) was called.
+    fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+    /// Objects waiting to be popped (queue entries of deleted keys do not count).
+    fn len(&self) -> usize {
+        self.lock().items.len()
+    }
+    /// Counters for status lines: `len` and `peak_len` count waiting objects, `coalesced` the
+    /// objects overwritten while waiting, `dropped` the waiting objects removed unseen.
+    fn stats(&self) -> FifoStats {
+        self.lock().stats()
+    }
+
     fn kind(&self) -> QueueKind {
         QueueKind::Plain
-    }
-
-    fn add(&self, obj: Arc<K>) {
-        Fifo::add(self, obj);
-    }
-
-    fn update(&self, obj: Arc<K>) {
-        Fifo::update(self, obj);
-    }
-
-    fn delete(&self, obj: DeltaObject<K>) -> bool {
-        ReflectorStore::delete(self, obj)
-    }
-
-    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) {
-        Fifo::replace(self, list, resource_version);
-    }
-
-    fn resync(&self) -> usize {
-        Fifo::resync(self)
-    }
-
-    /// client-go's FIFO is no `ReflectorBookmarkStore`.
-    fn bookmark(&self, _resource_version: &str) {}
-
-    fn close(&self) {
-        Fifo::close(self);
-    }
-
-    fn is_closed(&self) -> bool {
-        Fifo::is_closed(self)
-    }
-
-    fn has_synced(&self) -> bool {
-        Fifo::has_synced(self)
-    }
-
-    fn len(&self) -> usize {
-        Fifo::len(self)
-    }
-
-    fn stats(&self) -> FifoStats {
-        Fifo::stats(self)
     }
 
     fn pop_batch(

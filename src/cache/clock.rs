@@ -10,10 +10,26 @@ use futures_util::future::BoxFuture;
 pub trait Clock: Send + Sync + 'static {
     /// A monotonic instant, for measuring durations and the backoff's healthy period.
     fn now(&self) -> Instant;
-    /// Wall-clock time, for stamping [`ReflectorEvent`](super::ReflectorEvent)s.
+    /// Wall-clock time, for stamping [`ReflectorEvent`](crate::cache::ReflectorEvent)s.
     fn wall(&self) -> SystemTime;
     /// Completes after `duration` (of this clock's time).
     fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()>;
+}
+
+/// A shared clock is a clock: an `Arc<ManualClock>` or an `Arc<dyn Clock>` is the
+/// `Clock + Clone` an informer runs on.
+impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
+    fn now(&self) -> Instant {
+        (**self).now()
+    }
+
+    fn wall(&self) -> SystemTime {
+        (**self).wall()
+    }
+
+    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
+        (**self).sleep(duration)
+    }
 }
 
 /// Real time, sleeping with tokio's timer (so `tokio::time::pause` also applies).

@@ -6,8 +6,13 @@ use std::sync::Arc;
 use crate::object::Object;
 
 use super::*;
+
+use crate::cache::ReflectorStore;
 use crate::cache::test_objects::{cm, rv};
-use crate::cache::{DeletedFinalStateUnknown, Delta, IndexerReader, ListInfo, QueueKind, RealFifo};
+use crate::cache::{
+    DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, IndexerReader, ListInfo, QueueKind,
+    RealFifo,
+};
 
 /// Records handler calls as compact strings.
 #[derive(Default)]

@@ -3,49 +3,22 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use futures_util::StreamExt as _;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::cache::listwatch::{
-    ListPage, ListRequest, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
-};
-use crate::cache::reflector::{Clock, TokioClock};
+use crate::cache::clock::TokioClock;
 use crate::cache::test_handlers::{ManualClock, Recorder};
 use crate::cache::test_objects::{cm, rv};
+use crate::cache::testing::{Reply, ScriptedListerWatcher, WhenDone, configmaps};
 
 /// Generous: only there so that a broken test fails instead of hanging.
 const PATIENCE: Duration = Duration::from_secs(20);
 
 /// Lists `objects` at resourceVersion 10; every watch stays open and silent.
-struct Listed {
-    objects: Vec<Arc<Object>>,
-}
-
-impl ListerWatcher for Listed {
-    async fn list(&self, _: &ListRequest) -> Result<ListPage, SourceError> {
-        Ok(ListPage {
-            items: self.objects.iter().map(|o| (**o).clone()).collect(),
-            resource_version: "10".into(),
-            continue_token: None,
-            remaining_item_count: None,
-        })
-    }
-
-    async fn watch(&self, _: &WatchRequest) -> Result<WatchStream, SourceError> {
-        Ok(futures_util::stream::pending::<Result<WatchEvent, SourceError>>().boxed())
-    }
-
-    fn describe(&self) -> ResourceTarget {
-        let configmaps = kube::api::ApiResource {
-            group: String::new(),
-            version: "v1".into(),
-            api_version: "v1".into(),
-            kind: "ConfigMap".into(),
-            plural: "configmaps".into(),
-        };
-        ResourceTarget::new(configmaps, None)
-    }
+fn listed(objects: Vec<Arc<Object>>) -> ScriptedListerWatcher {
+    let items = objects.iter().map(|o| (**o).clone());
+    ScriptedListerWatcher::new(configmaps(), None, [Reply::list(items, "10")])
+        .when_done(WhenDone::StayOpen)
 }
 
 /// What a sink saw, in order: `#seq key` per batch, the kind of each event, `resync` for each
@@ -112,9 +85,7 @@ fn informer(
 /// Builds `informer`'s consumer (and starts its thread) by running it with a Reflector stopped
 /// at once, so that a test can queue by hand.
 async fn started(informer: &Arc<Informer>) {
-    let listed = Listed {
-        objects: Vec::new(),
-    };
+    let listed = listed(Vec::new());
     let run = informer.run(
         listed,
         ReflectorConfig::default(),
@@ -161,9 +132,7 @@ async fn a_thread_consumer_syncs_the_cache_and_ends_with_shut_down() {
         Arc::default(),
         CancellationToken::new(),
     );
-    let listed = Listed {
-        objects: vec![cm("ns", "a", 1), cm("ns", "b", 2)],
-    };
+    let listed = listed(vec![cm("ns", "a", 1), cm("ns", "b", 2)]);
     let run = informer.run(
         listed,
         ReflectorConfig::default(),
@@ -293,30 +262,10 @@ async fn a_consumer_that_panics_stops_the_informer_instead_of_hanging_it() {
     );
 }
 
-/// A test's [`ManualClock`] as the `Clock + Clone` an informer runs on.
-#[derive(Clone)]
-struct Manual(Arc<ManualClock>);
-
-impl Clock for Manual {
-    fn now(&self) -> std::time::Instant {
-        self.0.now()
-    }
-
-    fn wall(&self) -> SystemTime {
-        self.0.wall()
-    }
-
-    fn sleep(&self, duration: Duration) -> futures_util::future::BoxFuture<'static, ()> {
-        self.0.sleep(duration)
-    }
-}
-
 /// Runs `informer` (registering its handlers) on `clock` with the informer's own resync
 /// `period`, its Reflector stopped at once, so that a test can queue by hand.
-async fn started_with(informer: &Arc<Informer>, clock: Manual, period: Duration) {
-    let listed = Listed {
-        objects: Vec::new(),
-    };
+async fn started_with(informer: &Arc<Informer>, clock: Arc<ManualClock>, period: Duration) {
+    let listed = listed(Vec::new());
     let config = ReflectorConfig {
         resync: Some(period),
         ..ReflectorConfig::default()
@@ -447,7 +396,7 @@ async fn unchanged_objects_reach_handlers_by_their_own_resync_period() {
     let (periodic, never) = (Recorder::default(), Recorder::default());
     informer.add_event_handler("periodic", periodic.handler(), None);
     informer.add_event_handler("never", never.handler(), Some(Duration::ZERO));
-    started_with(&informer, Manual(clock.clone()), Duration::from_secs(30)).await;
+    started_with(&informer, clock.clone(), Duration::from_secs(30)).await;
     assert_eq!(informer.external_resync_period(), None);
 
     informer

@@ -18,15 +18,15 @@ use std::time::{Duration, Instant};
 
 use smallvec::SmallVec;
 
-use super::controller::Notification;
+use super::handler::Notification;
 use super::listener::{ListenerId, ProcessorListener};
-use super::reflector::Clock;
+use crate::cache::clock::Clock;
 
 /// What [`distribute`](SharedProcessor::distribute) did with one notification.
 #[derive(Debug)]
 pub struct Distribution<K> {
     /// Sequence number of this distribution, from 1; each listener's
-    /// [`Delivery`](super::Delivery) of it carries the same number.
+    /// [`Delivery`](crate::cache::Delivery) of it carries the same number.
     pub seq: u64,
     /// The caller's number for the batch it came from (a pop's sequence number), 0 if none.
     pub batch: u64,

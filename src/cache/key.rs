@@ -1,7 +1,7 @@
-//! Store keys and the read-only view of the cache that the DeltaFIFO consults (`KnownObjects`).
+//! Store keys (client-go's `MetaNamespaceKeyFunc` and `SplitMetaNamespaceKey`, `store.go`) and what an object must
+//! offer to be keyed.
 
 use std::fmt::Write;
-use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -77,17 +77,4 @@ pub fn key_from_parts(namespace: Option<&str>, name: &str) -> String {
     }
     key.push_str(name);
     key
-}
-
-/// What a [`DeltaFifo`](super::DeltaFifo) needs to know about the objects the consumer has already
-/// applied: client-go's `KeyListerGetter`, implemented by the read handle of the
-/// [`Indexer`](super::Indexer), an [`IndexerReader`](super::IndexerReader).
-///
-/// The FIFO calls these while holding its own lock, so implementations must not call back into
-/// the FIFO.
-pub trait KnownObjects<K>: Send + Sync {
-    /// Every key present, in any order (the FIFO sorts what it queues, so output is deterministic).
-    fn list_keys(&self) -> Vec<Arc<str>>;
-    /// The object stored under `key`.
-    fn get_by_key(&self, key: &str) -> Option<Arc<K>>;
 }

@@ -1,35 +1,44 @@
-//! The one interface between the Reflector, its queue and the consumer: client-go's `Queue`
-//! (plus `ReflectorBookmarkStore` and `QueueWithBatch`), implemented by the three queues an informer
-//! may run, and by the plain FIFO that older controllers pop (see `docs/queues.md`):
+//! The queue between a Reflector and an informer's consumer: client-go's `Queue` (plus
+//! `ReflectorBookmarkStore` and `QueueWithBatch`), and the queues an informer may run (see
+//! `docs/queues.md`):
 //!
 //! | [`QueueKind`] | type | client-go |
 //! |---|---|---|
 //! | `delta` | [`DeltaFifo`] | `DeltaFIFO`: informers up to v0.32, and later with `InOrderInformers` off |
 //! | `real` | [`RealFifo::new`] | `RealFIFO`: informers since v0.33 (`InOrderInformers`, beta on; GA in 1.36) |
 //! | `atomic` | [`RealFifo::atomic`] | `RealFIFO` with `AtomicEvents` (`AtomicFIFO` gate, beta in 1.36) |
-//! | `plain` | [`Fifo`](super::Fifo) | `FIFO`: one latest object per key, deletions never queued |
+//! | `plain` | [`Fifo`] | `FIFO`: one latest object per key, deletions never queued |
 //!
-//! The producer side is what the Reflector calls; the consumer side pops with a `process` function
-//! that runs under the queue lock, so that once [`has_synced`](Queue::has_synced) is true the
-//! consumer's cache holds the whole initial list.
+//! Invariants every queue keeps:
+//! - The producer side is [`ReflectorStore`] (a queue is one, so a Reflector is handed the queue
+//!   itself); the consumer pops with a `process` function that runs under the queue lock, so that
+//!   once [`has_synced`](ReflectorStore::has_synced) is true the consumer's cache holds the whole
+//!   initial list.
+//! - A queue consults the consumer's cache only through [`KnownObjects`], under its own lock, and
+//!   never calls the consumer otherwise.
+//! - A pop is never empty, and hands out deltas oldest first.
 //!
-//! The producer side has the same methods as [`ReflectorStore`](super::ReflectorStore), what a
-//! Reflector writes into; [`Reflector::new`](super::Reflector::new) adapts a queue to it, and the
-//! stores that are no informer queue (the plain [`Fifo`](super::Fifo), the
-//! [`UndeltaStore`](super::UndeltaStore), the [`ExpirationCache`](super::ExpirationCache))
-//! implement it directly.
+//! This folder imports the cache's shared leaves and `store/` (the producer contract and
+//! [`KnownObjects`]); `mod.rs` names none of the queues, which [`QueueKind::build`]
+//! (`new_queue.rs`) constructs.
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::cache::CacheObject;
+use crate::cache::delta::Deltas;
+#[cfg(doc)]
+use crate::cache::store::KnownObjects;
+use crate::cache::store::ReflectorStore;
 
-use super::delta::{DeltaObject, Deltas};
-use super::delta_fifo::DeltaFifo;
-use super::fifo::Fifo;
-use super::real_fifo::RealFifo;
-use super::store::KnownObjects;
+mod delta_fifo;
+mod fifo;
+mod new_queue;
+mod real_fifo;
+
+pub use delta_fifo::{DeltaFifo, Popped};
+pub use fifo::{Fifo, PoppedObject};
+pub use real_fifo::RealFifo;
 
 /// Which queue an informer runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -41,7 +50,7 @@ pub enum QueueKind {
     Real,
     /// An atomic [`RealFifo`]: relists, resyncs and bookmarks as single whole-list deltas.
     Atomic,
-    /// The plain [`Fifo`](super::Fifo): the latest object per key, handed out as one `Sync`
+    /// The plain [`Fifo`]: the latest object per key, handed out as one `Sync`
     /// delta; a deletion is never queued.
     Plain,
 }
@@ -73,33 +82,6 @@ impl QueueKind {
             QueueKind::Real => "RealFIFO",
             QueueKind::Atomic => "RealFIFO (AtomicEvents)",
             QueueKind::Plain => "FIFO",
-        }
-    }
-
-    /// Builds a queue of this kind, as client-go's `newQueueFIFO` does: `known` is the consumer's
-    /// store (a reader of the [`Indexer`](super::Indexer)), consulted by the DeltaFIFO and the
-    /// RealFIFO but never by the atomic one nor the plain FIFO. `emit_delta_type_replaced` chooses
-    /// `Replaced` (true, the informer default) or the legacy `Sync` for listed objects; the atomic
-    /// queue emits `ReplacedAll` either way.
-    pub fn build<K>(
-        self,
-        known: Arc<dyn KnownObjects<K>>,
-        emit_delta_type_replaced: bool,
-    ) -> Arc<dyn Queue<K>>
-    where
-        K: CacheObject + Send + Sync + 'static,
-    {
-        match self {
-            QueueKind::Delta => Arc::new(
-                DeltaFifo::new()
-                    .known_objects(known)
-                    .emit_delta_type_replaced(emit_delta_type_replaced),
-            ),
-            QueueKind::Real => {
-                Arc::new(RealFifo::new(known).emit_delta_type_replaced(emit_delta_type_replaced))
-            }
-            QueueKind::Atomic => Arc::new(RealFifo::atomic()),
-            QueueKind::Plain => Arc::new(Fifo::new()),
         }
     }
 }
@@ -137,10 +119,10 @@ pub struct FifoStats {
     /// Largest number of keys ever queued at once.
     pub peak_len: usize,
     /// Deltas appended to a key that was already queued (including ones collapsed by dedup); for a
-    /// plain [`Fifo`](super::Fifo), objects written over one still waiting.
+    /// plain [`Fifo`], objects written over one still waiting.
     pub coalesced: u64,
     /// Queued objects removed before any pop delivered them, so that the consumer never hears of
-    /// them: a plain [`Fifo`](super::Fifo)'s deletions of waiting keys, and waiting keys a
+    /// them: a plain [`Fifo`]'s deletions of waiting keys, and waiting keys a
     /// `replace` did not list. Always 0 for the informer queues, which queue deletions.
     pub dropped: u64,
     /// Whether anything was ever added, or a first `replace` happened.
@@ -151,41 +133,18 @@ pub struct FifoStats {
 
 /// A queue between a Reflector (producer) and a consumer, shared as `Arc<dyn Queue<K>>` or used
 /// through a generic parameter. Every method takes `&self`.
-pub trait Queue<K>: Send + Sync + fmt::Debug {
+///
+/// The producer side is [`ReflectorStore`], its supertrait, whose methods and contracts every
+/// queue implements once; what this trait adds is the consumer's side.
+pub trait Queue<K>: ReflectorStore<K> {
     /// Which queue this is.
     fn kind(&self) -> QueueKind;
-
-    /// Queues an `Added` delta (a watch `ADDED` event).
-    fn add(&self, obj: Arc<K>);
-
-    /// Queues an `Updated` delta (a watch `MODIFIED` event).
-    fn update(&self, obj: Arc<K>);
-
-    /// Queues a `Deleted` delta (a watch `DELETED` event) and returns whether it was queued: the
-    /// DeltaFIFO drops the deletion of a key neither queued nor known, the RealFIFO never drops one.
-    fn delete(&self, obj: DeltaObject<K>) -> bool;
-
-    /// Delivers the result of a list at `resource_version` (see each queue for the deltas this
-    /// produces). The first `replace` of a queue that was never populated sets its initial
-    /// population, which [`has_synced`](Queue::has_synced) waits for.
-    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str);
-
-    /// A periodic resync; returns how many deltas it queued.
-    fn resync(&self) -> usize;
-
-    /// A watch bookmark at `resource_version` (client-go's `ReflectorBookmarkStore`): a `Bookmark`
-    /// delta in the atomic queue, nothing in the others.
-    fn bookmark(&self, resource_version: &str);
 
     /// Closes the queue: pops drain what is queued, then report the end.
     fn close(&self);
 
     /// Whether [`close`](Queue::close) was called.
     fn is_closed(&self) -> bool;
-
-    /// Whether the initial list has been delivered: the first `replace` (or an earlier
-    /// add/update/delete) happened and everything it queued has been popped and processed.
-    fn has_synced(&self) -> bool;
 
     /// Entries queued: keys for the DeltaFIFO, deltas for the RealFIFO.
     fn len(&self) -> usize;
@@ -217,6 +176,28 @@ pub trait Queue<K>: Send + Sync + fmt::Debug {
         max: usize,
         process: &mut dyn FnMut(&Deltas<K>, bool),
     ) -> Option<PoppedDeltas<K>>;
+}
+
+/// What a `process` function passed to [`DeltaFifo::pop`](crate::cache::DeltaFifo::pop) (or [`Fifo::pop`](crate::cache::Fifo::pop))
+/// reports when it fails.
+#[derive(Debug)]
+pub enum ProcessError<E> {
+    /// Put the batch back at the end of the queue, unless its key was queued again meanwhile
+    /// (client-go's `ErrRequeue`), and report the error.
+    Requeue(E),
+    /// Drop the batch and report the error.
+    Fail(E),
+}
+
+/// Why [`DeltaFifo::pop`](crate::cache::DeltaFifo::pop) (or [`Fifo::pop`](crate::cache::Fifo::pop)) returned without a batch.
+#[derive(Debug, thiserror::Error)]
+pub enum PopError<E> {
+    /// The FIFO was closed and every queued batch has been popped.
+    #[error("the FIFO is closed")]
+    Closed,
+    /// `process` failed (the batch was requeued if it asked for it).
+    #[error("processing a popped batch failed")]
+    Process(#[source] E),
 }
 
 #[cfg(test)]

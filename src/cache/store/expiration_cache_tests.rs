@@ -4,47 +4,13 @@
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use crate::object::Object;
-use futures_util::future::BoxFuture;
 
 use super::*;
 use crate::cache::test_objects::{cm, rv};
-
-/// Time that moves only when a test says so.
-struct ManualClock {
-    start: Instant,
-    elapsed: Mutex<Duration>,
-}
-
-impl ManualClock {
-    fn new() -> Arc<Self> {
-        Arc::new(ManualClock {
-            start: Instant::now(),
-            elapsed: Mutex::new(Duration::ZERO),
-        })
-    }
-
-    fn advance(&self, by: Duration) {
-        *self.elapsed.lock().unwrap() += by;
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Instant {
-        self.start + *self.elapsed.lock().unwrap()
-    }
-
-    fn wall(&self) -> SystemTime {
-        SystemTime::UNIX_EPOCH + *self.elapsed.lock().unwrap()
-    }
-
-    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
-        self.advance(duration);
-        Box::pin(std::future::ready(()))
-    }
-}
+use crate::cache::testing::ManualClock;
 
 /// client-go's `FakeExpirationPolicy`: every key expires except those in `never_expire`.
 #[derive(Default)]

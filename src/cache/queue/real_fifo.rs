@@ -2,7 +2,7 @@
 //! Reflector produces, in arrival order, handed to the consumer one by one (or, with
 //! [`pop_batch`](Queue::pop_batch), a few consecutive ones at a time).
 //!
-//! Unlike the [`DeltaFifo`](super::DeltaFifo), nothing is merged per key and nothing is deduplicated:
+//! Unlike the [`DeltaFifo`](crate::cache::DeltaFifo), nothing is merged per key and nothing is deduplicated:
 //! an object updated three times while the consumer is busy is delivered three times, and a
 //! deletion of an object the consumer never saw is delivered too. Since client-go v0.33 this is
 //! what a `SharedIndexInformer` runs (the `InOrderInformers` feature gate).
@@ -30,12 +30,15 @@ use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
-use crate::cache::CacheObject;
+use crate::cache::key::CacheObject;
 use hashbrown::{HashMap, HashSet};
 
-use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
-use super::queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
-use super::store::{KnownObjects, write_object_key};
+use super::{FifoStats, PoppedDeltas, Queue, QueueKind};
+use crate::cache::delta::{
+    DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo,
+};
+use crate::cache::key::write_object_key;
+use crate::cache::store::{KnownObjects, ReflectorStore};
 
 /// What `replace`, `resync` and `bookmark` do.
 enum Mode<K> {
@@ -163,7 +166,7 @@ impl<K> RealFifo<K> {
     }
 
     /// The informer's RealFIFO (`InOrderInformers`): `known` is the consumer's store (normally a
-    /// reader of the [`Indexer`](super::Indexer)), which `replace` and `resync` consult. client-go
+    /// reader of the [`Indexer`](crate::cache::Indexer)), which `replace` and `resync` consult. client-go
     /// requires it in this mode, and so does this constructor.
     pub fn new(known: Arc<dyn KnownObjects<K>>) -> Self {
         Self::with_mode(Mode::PerObject { known })
@@ -338,15 +341,7 @@ impl<K: CacheObject> RealFifo<K> {
     }
 }
 
-impl<K: CacheObject + Send + Sync> Queue<K> for RealFifo<K> {
-    fn kind(&self) -> QueueKind {
-        if self.is_atomic() {
-            QueueKind::Atomic
-        } else {
-            QueueKind::Real
-        }
-    }
-
+impl<K: CacheObject + Send + Sync> ReflectorStore<K> for RealFifo<K> {
     fn add(&self, obj: Arc<K>) {
         self.queue(DeltaType::Added, DeltaObject::Object(obj));
     }
@@ -435,6 +430,27 @@ impl<K: CacheObject + Send + Sync> Queue<K> for RealFifo<K> {
         }
     }
 
+    /// True once the first `replace` (or an earlier add/update/delete) happened and every delta
+    /// the first `replace` queued has been popped; `process` runs under the queue lock, so the
+    /// last of them has been processed too.
+    fn has_synced(&self) -> bool {
+        self.lock().has_synced()
+    }
+
+    fn is_drained(&self) -> bool {
+        self.lock().items.is_empty()
+    }
+}
+
+impl<K: CacheObject + Send + Sync> Queue<K> for RealFifo<K> {
+    fn kind(&self) -> QueueKind {
+        if self.is_atomic() {
+            QueueKind::Atomic
+        } else {
+            QueueKind::Real
+        }
+    }
+
     fn close(&self) {
         self.lock().closed = true;
         self.cond.notify_all();
@@ -442,13 +458,6 @@ impl<K: CacheObject + Send + Sync> Queue<K> for RealFifo<K> {
 
     fn is_closed(&self) -> bool {
         self.lock().closed
-    }
-
-    /// True once the first `replace` (or an earlier add/update/delete) happened and every delta
-    /// the first `replace` queued has been popped; `process` runs under the queue lock, so the
-    /// last of them has been processed too.
-    fn has_synced(&self) -> bool {
-        self.lock().has_synced()
     }
 
     fn len(&self) -> usize {

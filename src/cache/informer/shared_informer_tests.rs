@@ -4,6 +4,8 @@
 use k8s_openapi::api::core::v1::ConfigMap;
 
 use super::*;
+
+use crate::cache::ReflectorStore;
 use crate::cache::test_handlers::{DEADLINE, ManualClock, Recorder, describe};
 use crate::cache::test_objects::cm;
 use crate::cache::{Delivery, DeltaFifo, Queue, ResyncWarning};
@@ -165,7 +167,7 @@ fn a_batch_is_one_notification_per_delta() {
     f.start();
     f.fifo.add(cm("ns", "a", 1));
     f.fifo.update(cm("ns", "a", 2));
-    f.fifo.delete(cm("ns", "a", 2));
+    f.fifo.delete(cm("ns", "a", 2).into());
     let distributed = f.drain();
     assert_eq!(distributed.len(), 3, "one pop, three notifications");
     settle(&[&handler]);
@@ -296,7 +298,7 @@ fn tombstones_reach_on_delete() {
     f.start();
     f.relist(vec![cm("ns", "a", 1), cm("ns", "b", 1)]);
     f.relist(vec![cm("ns", "a", 1)]);
-    f.fifo.delete(cm("ns", "a", 1));
+    f.fifo.delete(cm("ns", "a", 1).into());
     f.drain();
     settle(&[&handler]);
     assert_eq!(

@@ -2,7 +2,7 @@
 //!
 //! One writer and many readers, as types: the [`Indexer`] is the cache's only writer and is not
 //! `Clone`; its writes take `&mut self`, so whoever owns it (an informer's consumer, which applies
-//! each popped batch with [`process_deltas`](super::process_deltas)) writes alone, which the
+//! each popped batch with [`process_deltas`](crate::cache::process_deltas)) writes alone, which the
 //! compiler checks. Everyone else holds an [`IndexerReader`] obtained from it: a cheap, cloneable
 //! handle on the same content (queries, renderers, the queue's known-objects checks, a shared
 //! informer's late handlers). Both sides meet at one `RwLock`: a reader sees each write whole.
@@ -15,13 +15,14 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::cache::CacheObject;
+use crate::cache::key::CacheObject;
 use hashbrown::hash_map::EntryRef;
 use hashbrown::{HashMap, HashSet};
 use smallvec::SmallVec;
 
-use super::delta::DeltaObject;
-use super::store::{KnownObjects, write_object_key};
+use super::known_objects::KnownObjects;
+use crate::cache::delta::DeltaObject;
+use crate::cache::key::write_object_key;
 
 /// The values under which an object is indexed; none means "not in this index". Values borrowed
 /// from the object cost nothing to look up; only a value the index has never seen is copied. Most
@@ -155,7 +156,7 @@ pub struct Indexer<K> {
 /// every clone sees the writer's changes as they are made (kube-runtime's `Store`).
 ///
 /// What an informer gives everyone but its consumer
-/// ([`Informer::indexer`](super::Informer::indexer)), where client-go's `GetIndexer()` hands out
+/// ([`Informer::indexer`](crate::cache::Informer::indexer)), where client-go's `GetIndexer()` hands out
 /// the writable store itself. It is the [`KnownObjects`] a queue consults.
 pub struct IndexerReader<K> {
     state: Arc<RwLock<State<K>>>,

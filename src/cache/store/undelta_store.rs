@@ -20,10 +20,11 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::delta::DeltaObject;
 use super::indexer::{Indexer, IndexerReader};
-use super::reflector::ReflectorStore;
-use super::store::{CacheObject, KnownObjects, object_key};
+use super::known_objects::KnownObjects;
+use super::reflector_store::ReflectorStore;
+use crate::cache::delta::DeltaObject;
+use crate::cache::key::{CacheObject, object_key};
 
 /// A store that pushes its whole content to `push` after every add, update, delete and replace
 /// (client-go's `UndeltaStore`, `NewUndeltaStore(pushFunc, keyFunc)`).

@@ -10,9 +10,9 @@
 //!
 //! ## Where this differs from client-go, and why
 //! - `pop` runs `process` with the queue lock held, exactly as client-go does, so `process` must be
-//!   quick: it is meant to apply a batch to the [`Indexer`](super::Indexer). Anything slow (event
+//!   quick: it is meant to apply a batch to the [`Indexer`](crate::cache::Indexer). Anything slow (event
 //!   handlers, rendering) belongs after `pop` returns, which is what
-//!   [`Controller`](super::Controller) does. The consequence for backpressure: a slow handler does
+//!   [`Controller`](crate::cache::Controller) does. The consequence for backpressure: a slow handler does
 //!   not block the producer; deltas accumulate in the queue (coalescing per key), and
 //!   [`len`](DeltaFifo::len) shows the growth.
 //! - Deletion tombstones for known objects and resync deltas are queued in sorted key order (client-go
@@ -26,35 +26,14 @@ use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
-use crate::cache::CacheObject;
+use crate::cache::key::CacheObject;
 use hashbrown::hash_map::EntryRef;
 use hashbrown::{HashMap, HashSet};
 
-use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
-use super::queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
-use super::store::KnownObjects;
-
-/// What a `process` function passed to [`DeltaFifo::pop`] (or [`Fifo::pop`](super::Fifo::pop))
-/// reports when it fails.
-#[derive(Debug)]
-pub enum ProcessError<E> {
-    /// Put the batch back at the end of the queue, unless its key was queued again meanwhile
-    /// (client-go's `ErrRequeue`), and report the error.
-    Requeue(E),
-    /// Drop the batch and report the error.
-    Fail(E),
-}
-
-/// Why [`DeltaFifo::pop`] (or [`Fifo::pop`](super::Fifo::pop)) returned without a batch.
-#[derive(Debug, thiserror::Error)]
-pub enum PopError<E> {
-    /// The FIFO was closed and every queued batch has been popped.
-    #[error("the FIFO is closed")]
-    Closed,
-    /// `process` failed (the batch was requeued if it asked for it).
-    #[error("processing a popped batch failed")]
-    Process(#[source] E),
-}
+use super::{FifoStats, PopError, PoppedDeltas, ProcessError, Queue, QueueKind};
+use crate::cache::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
+use crate::cache::store::KnownObjects;
+use crate::cache::store::ReflectorStore;
 
 /// A batch taken from the FIFO, with what `process` returned for it.
 #[derive(Debug)]
@@ -102,6 +81,17 @@ struct State<K> {
 }
 
 impl<K> State<K> {
+    fn stats(&self) -> FifoStats {
+        FifoStats {
+            len: self.queue.len(),
+            peak_len: self.peak_len,
+            coalesced: self.coalesced,
+            dropped: 0,
+            populated: self.populated,
+            synced: self.has_synced(),
+        }
+    }
+
     fn has_synced(&self) -> bool {
         self.populated && self.initial_population_count == 0
     }
@@ -178,7 +168,7 @@ pub struct DeltaFifo<K> {
 impl<K> fmt::Debug for DeltaFifo<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DeltaFifo")
-            .field("stats", &self.stats())
+            .field("stats", &self.lock().stats())
             .field("known_objects", &self.known_objects.is_some())
             .field("emit_delta_type_replaced", &self.emit_delta_type_replaced)
             .finish()
@@ -213,7 +203,7 @@ impl<K> DeltaFifo<K> {
     }
 
     /// Sets the store of objects the consumer has applied (normally a reader of the
-    /// [`Indexer`](super::Indexer)).
+    /// [`Indexer`](crate::cache::Indexer)).
     pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {
         self.known_objects = Some(known);
         self
@@ -245,41 +235,6 @@ impl<K> DeltaFifo<K> {
         }
     }
 
-    /// Number of keys queued.
-    pub fn len(&self) -> usize {
-        self.lock().queue.len()
-    }
-
-    /// Whether no key is queued.
-    pub fn is_empty(&self) -> bool {
-        self.lock().queue.is_empty()
-    }
-
-    /// Whether the initial list has been delivered: true once the first `replace` (or any earlier
-    /// add/update/delete) happened and every batch the first `replace` queued has been popped.
-    /// Because `process` runs under the queue lock, the last initial batch has also been processed.
-    pub fn has_synced(&self) -> bool {
-        self.lock().has_synced()
-    }
-
-    /// Whether [`close`](DeltaFifo::close) was called.
-    pub fn is_closed(&self) -> bool {
-        self.lock().closed
-    }
-
-    /// Counters for status lines.
-    pub fn stats(&self) -> FifoStats {
-        let state = self.lock();
-        FifoStats {
-            len: state.queue.len(),
-            peak_len: state.peak_len,
-            coalesced: state.coalesced,
-            dropped: 0,
-            populated: state.populated,
-            synced: state.has_synced(),
-        }
-    }
-
     /// Queued keys in FIFO order.
     pub fn list_keys(&self) -> Vec<Arc<str>> {
         self.lock().queue.iter().cloned().collect()
@@ -293,15 +248,6 @@ impl<K> DeltaFifo<K> {
     /// When `key` entered the queue, if it is queued.
     pub fn enqueued_at(&self, key: &str) -> Option<Instant> {
         self.lock().items.get(key).map(|q| q.enqueued_at)
-    }
-
-    /// Closes the FIFO: blocked and later `pop` calls drain what is queued, then return
-    /// [`PopError::Closed`]. Producers may still queue; those batches are popped too.
-    pub fn close(&self) {
-        let mut state = self.lock();
-        state.closed = true;
-        drop(state);
-        self.cond.notify_all();
     }
 
     /// Requeues a batch that was popped, only if nothing was queued for its key since (client-go's
@@ -393,29 +339,28 @@ impl<K> DeltaFifo<K> {
 }
 
 impl<K: CacheObject> DeltaFifo<K> {
-    /// Queues an `Added` delta for `obj`.
-    pub fn add(&self, obj: Arc<K>) {
-        self.queue(DeltaType::Added, DeltaObject::Object(obj));
-    }
-
-    /// Queues an `Updated` delta for `obj`.
-    pub fn update(&self, obj: Arc<K>) {
-        self.queue(DeltaType::Updated, DeltaObject::Object(obj));
-    }
-
     fn queue(&self, type_: DeltaType, object: DeltaObject<K>) {
         let mut state = self.lock();
         state.populated = true;
         state.queue_object(type_, object);
         self.wake(&state);
     }
+}
 
+impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
+    /// Queues an `Added` delta for `obj`.
+    fn add(&self, obj: Arc<K>) {
+        self.queue(DeltaType::Added, DeltaObject::Object(obj));
+    }
+    /// Queues an `Updated` delta for `obj`.
+    fn update(&self, obj: Arc<K>) {
+        self.queue(DeltaType::Updated, DeltaObject::Object(obj));
+    }
     /// Queues a `Deleted` delta for `obj` (an object or a tombstone), unless the key is neither
     /// queued nor known to the consumer: then the deletion was already reported (by a relist's
     /// tombstone, typically) and a second report is dropped. Returns whether a delta was queued.
     /// A whole-list payload deletes nothing and is dropped.
-    pub fn delete(&self, obj: impl Into<DeltaObject<K>>) -> bool {
-        let object = obj.into();
+    fn delete(&self, object: DeltaObject<K>) -> bool {
         let mut state = self.lock();
         state.populated = true;
         if object.list().is_some() {
@@ -441,7 +386,6 @@ impl<K: CacheObject> DeltaFifo<K> {
         state.key_buf = key;
         queued_or_known
     }
-
     /// Delivers the result of a list: a `Replaced` (or legacy `Sync`) delta for every object in
     /// `list`, then a `Deleted` tombstone for every queued key absent from the list (carrying its
     /// newest queued object), then one for every known key absent from the list with nothing queued
@@ -452,7 +396,7 @@ impl<K: CacheObject> DeltaFifo<K> {
     /// number of distinct listed keys plus queued deletions, which `has_synced` waits for.
     /// `resource_version` is the list's resourceVersion; like client-go's DeltaFIFO, the queue does
     /// not use it.
-    pub fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) {
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) {
         let _ = resource_version;
         let action = if self.emit_delta_type_replaced {
             DeltaType::Replaced
@@ -511,11 +455,10 @@ impl<K: CacheObject> DeltaFifo<K> {
         }
         self.wake(&state);
     }
-
     /// Queues a `Sync` delta for every known object whose key has nothing queued, and returns how
     /// many were queued. Keys with queued deltas are skipped because the known object is older than
     /// what is queued: syncing it would deliver a stale state after a newer one.
-    pub fn resync(&self) -> usize {
+    fn resync(&self) -> usize {
         let Some(known) = &self.known_objects else {
             return 0;
         };
@@ -535,54 +478,44 @@ impl<K: CacheObject> DeltaFifo<K> {
         self.wake(&state);
         synced
     }
+    /// Whether the initial list has been delivered: true once the first `replace` (or any earlier
+    /// add/update/delete) happened and every batch the first `replace` queued has been popped.
+    /// Because `process` runs under the queue lock, the last initial batch has also been processed.
+    fn has_synced(&self) -> bool {
+        self.lock().has_synced()
+    }
+
+    // No `bookmark`: client-go's DeltaFIFO is no `ReflectorBookmarkStore`, bookmarks never reach it.
+
+    fn is_drained(&self) -> bool {
+        self.lock().queue.is_empty()
+    }
 }
 
 impl<K: CacheObject + Send + Sync> Queue<K> for DeltaFifo<K> {
+    /// Closes the FIFO: blocked and later `pop` calls drain what is queued, then return
+    /// [`PopError::Closed`]. Producers may still queue; those batches are popped too.
+    fn close(&self) {
+        let mut state = self.lock();
+        state.closed = true;
+        drop(state);
+        self.cond.notify_all();
+    }
+    /// Whether [`close`](DeltaFifo::close) was called.
+    fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+    /// Number of keys queued.
+    fn len(&self) -> usize {
+        self.lock().queue.len()
+    }
+    /// Counters for status lines.
+    fn stats(&self) -> FifoStats {
+        self.lock().stats()
+    }
+
     fn kind(&self) -> QueueKind {
         QueueKind::Delta
-    }
-
-    fn add(&self, obj: Arc<K>) {
-        DeltaFifo::add(self, obj);
-    }
-
-    fn update(&self, obj: Arc<K>) {
-        DeltaFifo::update(self, obj);
-    }
-
-    fn delete(&self, obj: DeltaObject<K>) -> bool {
-        DeltaFifo::delete(self, obj)
-    }
-
-    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) {
-        DeltaFifo::replace(self, list, resource_version);
-    }
-
-    fn resync(&self) -> usize {
-        DeltaFifo::resync(self)
-    }
-
-    /// client-go's DeltaFIFO is no `ReflectorBookmarkStore`: bookmarks do not reach it.
-    fn bookmark(&self, _resource_version: &str) {}
-
-    fn close(&self) {
-        DeltaFifo::close(self);
-    }
-
-    fn is_closed(&self) -> bool {
-        DeltaFifo::is_closed(self)
-    }
-
-    fn has_synced(&self) -> bool {
-        DeltaFifo::has_synced(self)
-    }
-
-    fn len(&self) -> usize {
-        DeltaFifo::len(self)
-    }
-
-    fn stats(&self) -> FifoStats {
-        DeltaFifo::stats(self)
     }
 
     fn pop_batch(

@@ -39,18 +39,38 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::controller::{Batch, ConsumerGroup, Controller, InPop};
-use super::delta::DeltaObject;
-use super::index_spec::IndexSpec;
-use super::indexer::{Indexer, IndexerReader};
-use super::listener::{ListenerHandler, ProcessorListener};
-use super::listwatch::ListerWatcher;
-use super::queue::{FifoStats, Queue, QueueKind};
-use super::reflector::{
-    Clock, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
-    ReflectorObserver, ReflectorStore,
+mod controller;
+mod handler;
+mod listener;
+mod processor;
+mod resync_plan;
+mod shared_informer;
+
+pub use controller::{Batch, BatchHandler, ConsumerGroup, Controller, InPop};
+pub use handler::{Notification, ResourceEventHandler, process_deltas};
+pub use listener::{
+    Delivery, Dispatch, ListenerHandler, ListenerId, ListenerStats, ProcessorListener,
+    UpstreamSynced,
 };
-use super::shared_informer::{SharedInformer, SharedInformerError};
+pub use processor::{Distribution, SharedProcessor};
+pub use resync_plan::{
+    HandlerResync, MINIMUM_RESYNC_PERIOD, ResyncPlan, ResyncWarning, determine_resync_period,
+};
+pub use shared_informer::{
+    Registration, ResourceVersioned, SharedInformer, SharedInformerError, is_sync,
+};
+
+use crate::cache::clock::Clock;
+use crate::cache::delta::DeltaObject;
+use crate::cache::listwatch::ListerWatcher;
+use crate::cache::queue::{FifoStats, Queue, QueueKind};
+use crate::cache::reflector::{
+    Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
+    ReflectorObserver,
+};
+use crate::cache::store::IndexSpec;
+use crate::cache::store::ReflectorStore;
+use crate::cache::store::{Indexer, IndexerReader};
 use crate::object::Object;
 
 /// How an informer is built.
@@ -367,7 +387,7 @@ impl Informer {
             self.start_consumer().map_err(InformerError::Spawn)?;
         }
         let producer = Arc::new(Producer(self.clone()));
-        let reflector = Reflector::with_store(lister_watcher, producer, reflector)
+        let reflector = Reflector::new(lister_watcher, producer, reflector)
             .observer(SinkObserver(self.clone()))
             .clock(clock)
             .known_objects(Arc::new(self.indexer.clone()))

@@ -27,14 +27,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::object::Object;
 
-use super::controller::{Notification, ResourceEventHandler, process_deltas};
-use super::delta::{DeltaObject, Deltas};
-use super::indexer::{Indexer, IndexerReader};
+use super::handler::{Notification, ResourceEventHandler, process_deltas};
 use super::listener::{ListenerHandler, ListenerId, ProcessorListener, UpstreamSynced};
 use super::processor::{Distribution, SharedProcessor};
-use super::reflector::Clock;
 use super::resync_plan::{HandlerResync, ResyncPlan};
-use super::store::CacheObject;
+use crate::cache::clock::Clock;
+use crate::cache::delta::{DeltaObject, Deltas};
+use crate::cache::key::CacheObject;
+use crate::cache::store::{Indexer, IndexerReader};
 
 /// What the informer needs to tell a sync notification: the object's `metadata.resourceVersion`.
 pub trait ResourceVersioned {
@@ -112,8 +112,9 @@ struct Lifecycle {
 /// use std::time::Duration;
 /// use kube::api::ApiResource;
 /// use kubectl_deltas::Object;
-/// use kubectl_deltas::cache::reflector::TokioClock;
-/// use kubectl_deltas::cache::{DeltaFifo, Delivery, Indexer, Notification, Queue, SharedInformer};
+/// use kubectl_deltas::cache::{
+///     DeltaFifo, Delivery, Indexer, Notification, Queue, ReflectorStore, SharedInformer, TokioClock,
+/// };
 ///
 /// let pods = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
 /// let pod = |name: &str, rv: &str| {

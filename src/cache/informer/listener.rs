@@ -21,8 +21,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use super::controller::{Notification, ResourceEventHandler};
-use super::reflector::Clock;
+use super::handler::{Notification, ResourceEventHandler};
+use crate::cache::clock::Clock;
 
 /// Identifies a listener (a handler registration) among all listeners of the process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -60,7 +60,7 @@ pub struct Delivery<'a, K> {
     /// for the objects already cached.
     pub seq: u64,
     /// The batch it came from, as the distributing side numbered it (a pop's sequence number;
-    /// see [`SharedProcessor::distribute_from`](super::SharedProcessor::distribute_from)); 0 if
+    /// see [`SharedProcessor::distribute_from`](crate::cache::SharedProcessor::distribute_from)); 0 if
     /// none.
     pub batch: u64,
     /// Whether it was distributed as a sync notification (an update with an unchanged
@@ -304,7 +304,7 @@ impl<K> fmt::Debug for ProcessorListener<K> {
 impl<K: Send + Sync + 'static> ProcessorListener<K> {
     /// A listener for `handler`, not yet running (client-go's `newProcessListener`): `requested`
     /// and `period` are its `requestedResyncPeriod` and `resyncPeriod` (see
-    /// [`HandlerResync`](super::HandlerResync)), its first resync is due `period` after `now`,
+    /// [`HandlerResync`](crate::cache::HandlerResync)), its first resync is due `period` after `now`,
     /// and `upstream` tells whether the informer has synced. `clock` stamps every add and handler
     /// call.
     pub fn new(
