@@ -158,7 +158,7 @@ pub fn reflector_config(
         config = config.page_size(page_size);
     }
     if let Some(timeout) = reflector.watch_timeout.0 {
-        config = config.watch_timeout(timeout);
+        config = config.watch_timeout(whole_seconds("--watch-timeout", timeout));
     }
     if let Some(period) = informer.resync.0 {
         config = config.resync(at_least_a_second("--resync", period));
@@ -182,6 +182,20 @@ pub fn at_least_a_second(flag: &str, period: Duration) -> Duration {
     }
     tracing::warn!("{flag} {period:?} is below the minimum of 1s; using 1s, as client-go does");
     MINIMUM_PERIOD
+}
+
+/// A watch's `timeoutSeconds` is a whole number of seconds: anything else is rounded up (at
+/// least 1s) with a warning, so that the timeout the server applies is the one the user sees.
+pub fn whole_seconds(flag: &str, timeout: Duration) -> Duration {
+    let seconds = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
+    let sent = Duration::from_secs(seconds.max(1));
+    if sent != timeout {
+        tracing::warn!(
+            "{flag} {timeout:?} is sent as timeoutSeconds, a whole number of seconds; using {}s",
+            sent.as_secs()
+        );
+    }
+    sent
 }
 
 /// The transform most informers install: managedFields are large and never what a handler reads.

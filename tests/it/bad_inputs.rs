@@ -1,0 +1,206 @@
+//! Bad input and odd values through the binary (issue #26's defect list): durations as Go reads
+//! them, and values that used to panic, hang or be silently changed.
+
+use crate::support;
+
+use std::process::Output;
+
+use serde_json::json;
+use support::binary::{run, run_offline, stderr};
+use support::fake_apiserver::FakeApiServer;
+use support::paths::bundled;
+
+async fn server_with_a_configmap() -> (FakeApiServer, tempfile::TempDir, std::path::PathBuf) {
+    let server = FakeApiServer::start().await;
+    server.create(
+        "configmaps",
+        json!({"metadata": {"name": "a", "namespace": "default"}}),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    (server, dir, kubeconfig)
+}
+
+/// The lines of stderr that are not clap's `--help` hint.
+fn error_lines(out: &Output) -> Vec<String> {
+    stderr(out)
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Go's `time.ParseDuration` (kubectl's and client-go's flags) has no calendar units: humantime
+/// took `1y` as 365.25 days and `1month` as 30.44; now every duration flag, and the `key=DUR`
+/// parts of `--handler`, refuse them with exit 2, and take Go's `1h30m`, `1.5s`, `500ms`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durations_follow_gos_grammar_on_every_flag() {
+    let recording = bundled("resync");
+    let recording = recording.to_str().unwrap();
+    let (_server, _dir, kubeconfig) = server_with_a_configmap().await;
+    let replay = |flags: &[&str]| {
+        let mut args = vec!["replay", recording];
+        args.extend_from_slice(flags);
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let cluster = |command: &str, flags: &[&str]| {
+        let mut args = vec![command, "cm"];
+        if command == "index" {
+            args.extend(["--by", "namespace"]);
+        }
+        args.extend_from_slice(flags);
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let calendar = "uses days, weeks, months or years, whose length depends on the date";
+    for (args, says) in [
+        (replay(&["--resync", "1y"]), calendar),
+        (replay(&["--handler", "a,delay=1month"]), calendar),
+        (replay(&["--handler", "a,resync=2d"]), calendar),
+        (replay(&["--handler-delay", "1w"]), calendar),
+        (cluster("watch", &["--watch-timeout", "1y"]), calendar),
+        (cluster("watch", &["--verify-every", "1month"]), calendar),
+        (cluster("index", &["--request-timeout", "1y"]), calendar),
+        (
+            cluster("record", &["-f", "-", "--duration", "1y"]),
+            calendar,
+        ),
+        (replay(&["--resync=-5s"]), r#""-5s" is negative"#),
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = if args[0] == "replay" {
+            run_offline(&args, None).await
+        } else {
+            run(&kubeconfig, &args).await
+        };
+        let lines = error_lines(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {lines:?}");
+        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
+        assert!(lines[0].contains(says), "{args:?}: {lines:?}");
+    }
+
+    let out = run_offline(
+        &[
+            "replay",
+            recording,
+            "-o",
+            "jsonl",
+            "--resync",
+            "1.5s",
+            "--handler",
+            "a,resync=1h30m,delay=500ms",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// Durations past Go's int64 of nanoseconds (about 292 years) made `Instant + Duration` overflow:
+/// exit 101 with a backtrace for `--handler a,delay=…`/`resync=…`, a panicked runtime that never
+/// exited for `--request-timeout`. They are refused with a sentence; the longest Go duration runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durations_too_long_for_go_are_refused_and_the_longest_runs() {
+    let recording = bundled("resync");
+    let recording = recording.to_str().unwrap();
+    let (_server, _dir, kubeconfig) = server_with_a_configmap().await;
+    let huge = "9223372036854775807s";
+    let says = format!(
+        r#""{huge}" is longer than the longest duration kubectl and client-go accept (2562047h47m16s, about 292 years)"#
+    );
+    let delay = format!("a,delay={huge}");
+    let resync = format!("a,resync={huge}");
+    for args in [
+        vec!["replay", recording, "--handler", &delay],
+        vec!["watch", "cm", "--handler", &resync, "--until-synced"],
+        vec![
+            "index",
+            "cm",
+            "--by",
+            "namespace",
+            "--request-timeout",
+            huge,
+        ],
+        // kubectl's bare number of seconds.
+        vec![
+            "index",
+            "cm",
+            "--by",
+            "namespace",
+            "--request-timeout",
+            "9223372036854775807",
+        ],
+    ] {
+        let out = if args[0] == "replay" {
+            run_offline(&args, None).await
+        } else {
+            run(&kubeconfig, &args).await
+        };
+        let lines = error_lines(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {lines:?}");
+        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
+        assert!(
+            lines[0].contains(&says) || lines[0].contains("9223372036854775807s\" is longer"),
+            "{args:?}: {lines:?}"
+        );
+    }
+
+    let longest = "2562047h";
+    let delay = format!("a,delay={longest}");
+    let resync = format!("b,resync={longest}");
+    for args in [
+        vec![
+            "replay",
+            recording,
+            "--handler",
+            &delay,
+            "--handler",
+            &resync,
+        ],
+        vec!["watch", "cm", "--handler", &resync, "--until-synced", "-q"],
+        vec![
+            "index",
+            "cm",
+            "--by",
+            "namespace",
+            "--request-timeout",
+            longest,
+        ],
+    ] {
+        let out = if args[0] == "replay" {
+            run_offline(&args, None).await
+        } else {
+            run(&kubeconfig, &args).await
+        };
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{args:?}");
+    }
+}
+
+/// `timeoutSeconds` is whole seconds: `--watch-timeout 1500ms` was silently sent as 2 and `1ms`
+/// as 1. The value sent is said, as `--resync` says it below 1s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_timeout_that_is_not_whole_seconds_is_rounded_up_with_a_warning() {
+    let (server, _dir, kubeconfig) = server_with_a_configmap().await;
+    for (timeout, shown, sent) in [
+        ("1500ms", "1.5s", "2"),
+        ("1ms", "1ms", "1"),
+        ("3s", "3s", "3"),
+    ] {
+        server.clear_requests();
+        let out = run(
+            &kubeconfig,
+            &["watch", "cm", "--watch-timeout", timeout, "--until-synced"],
+        )
+        .await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        let warning = format!(
+            "kubectl-deltas: warning: --watch-timeout {shown} is sent as timeoutSeconds, a \
+             whole number of seconds; using {sent}s"
+        );
+        assert_eq!(err.contains(&warning), timeout != "3s", "{timeout}: {err}");
+        for watch in server.requests().iter().filter(|r| r.is_watch()) {
+            assert_eq!(watch.param("timeoutSeconds"), Some(sent), "{timeout}");
+        }
+    }
+}
