@@ -6,9 +6,9 @@ use crate::support;
 use std::process::Output;
 
 use serde_json::json;
-use support::binary::{run, run_offline, stderr};
+use support::binary::{Running, run, run_offline, stderr};
 use support::fake_apiserver::FakeApiServer;
-use support::paths::bundled;
+use support::paths::{bundled, summary_row};
 
 async fn server_with_a_configmap() -> (FakeApiServer, tempfile::TempDir, std::path::PathBuf) {
     let server = FakeApiServer::start().await;
@@ -203,4 +203,36 @@ async fn a_watch_timeout_that_is_not_whole_seconds_is_rounded_up_with_a_warning(
             assert_eq!(watch.param("timeoutSeconds"), Some(sent), "{timeout}");
         }
     }
+}
+
+/// `watch cm,secrets` with no restart said `watch restarts 0 ┆ 0 ┆ all 1`: the total summed the
+/// watches and took one away once. Every column of the total is the sum of the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_summary_total_of_watch_restarts_is_the_sum() {
+    let (server, _dir, kubeconfig) = server_with_a_configmap().await;
+    server.create(
+        "secrets",
+        json!({"metadata": {"name": "s", "namespace": "default"}, "data": {}}),
+    );
+    let mut bin = Running::spawn(&kubeconfig, &["watch", "cm,secrets", "-o", "jsonl"]);
+    let started = std::sync::atomic::AtomicUsize::new(0);
+    tokio::task::block_in_place(|| {
+        bin.read_until("both watches open", |l| {
+            l.contains(r#""event":"watch-start""#)
+                && started.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 == 2
+        });
+    });
+    let ended = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+    let table = ended.stderr.rfind('┌').expect(&ended.stderr);
+    let summary = &ended.stderr[table..];
+    assert!(
+        summary.lines().nth(1).unwrap().ends_with(" all │"),
+        "{summary}"
+    );
+    assert_eq!(
+        summary_row(summary, "watch restarts"),
+        ["0", "0", "0"],
+        "{summary}"
+    );
 }
