@@ -39,7 +39,7 @@ pub struct InformerStats {
     /// Watches opened after each informer's first one: counted apart from `watches`, so that
     /// [`InformerStats::merged`] can sum them (a sum of `watches` minus one would count every
     /// informer's first watch but one as a restart).
-    restarts: u64,
+    pub restarts: u64,
     /// Bookmarks received.
     pub bookmarks: u64,
     /// When the cache first held the whole initial list.

@@ -279,6 +279,28 @@ async fn corrupt_cache_files_are_ignored_and_rewritten() {
     }
 }
 
+/// A catalog that is a FIFO hung every command in `open(2)`; a symlink to `/dev/zero` was read
+/// until memory ran out. Only a regular file of a bounded size is read: anything else is a miss,
+/// discovered afresh and replaced by a regular file.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cache_file_that_is_not_a_regular_file_is_a_miss() {
+    let cluster = cluster().await;
+    let file = cluster.file();
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let fifo = std::ffi::CString::new(file.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    succeeded(&cluster.watch("cm").await);
+    assert_eq!(discovery_requests(&cluster.server), ["/api", "/apis"]);
+    assert!(file.symlink_metadata().unwrap().is_file());
+
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+    succeeded(&cluster.watch("cm").await);
+    assert_eq!(discovery_requests(&cluster.server), ["/api", "/apis"]);
+    assert!(file.symlink_metadata().unwrap().is_file());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cache_dir_that_cannot_be_written_is_no_error() {
     let cluster = cluster().await;
