@@ -236,3 +236,116 @@ async fn the_summary_total_of_watch_restarts_is_the_sum() {
         "{summary}"
     );
 }
+
+/// Secret values hidden in a last-applied annotation that is JSON but not a Secret (a `List`
+/// wrapper, `Data`, `binaryData`) or under a case-variant of the key were printed verbatim in
+/// jsonl/json/yaml and in recordings: on a Secret, the whole value is redacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secrets_last_applied_annotation_is_redacted_whatever_it_holds() {
+    let (server, dir, kubeconfig) = server_with_a_configmap().await;
+    let last_applied = "kubectl.kubernetes.io/last-applied-configuration";
+    let variants = [
+        (
+            "list",
+            last_applied,
+            r#"{"kind":"List","items":[{"kind":"Secret","data":{"pw":"c2VjcmV0LWxpc3Q="}}]}"#,
+        ),
+        (
+            "capital",
+            last_applied,
+            r#"{"kind":"Secret","Data":{"pw":"c2VjcmV0LWNhcA=="}}"#,
+        ),
+        (
+            "binary",
+            last_applied,
+            r#"{"kind":"Secret","binaryData":{"pw":"c2VjcmV0LWJpbg=="}}"#,
+        ),
+        (
+            "case",
+            "Kubectl.Kubernetes.io/Last-Applied-Configuration",
+            r#"{"kind":"Secret","data":{"pw":"c2VjcmV0LWNhc2U="}}"#,
+        ),
+    ];
+    for (name, key, applied) in variants {
+        server.create(
+            "secrets",
+            json!({"metadata": {"name": name, "namespace": "default",
+                                "annotations": {key: applied}}}),
+        );
+    }
+    let leaked = |text: &str| {
+        [
+            "c2VjcmV0LWxpc3Q=",
+            "c2VjcmV0LWNhcA==",
+            "c2VjcmV0LWJpbg==",
+            "c2VjcmV0LWNhc2U=",
+        ]
+        .into_iter()
+        .filter(|value| text.contains(value))
+        .collect::<Vec<_>>()
+    };
+    for output in ["jsonl", "json", "yaml"] {
+        for object in ["full", "meta"] {
+            let args = [
+                "watch",
+                "secrets",
+                "-o",
+                output,
+                "--object",
+                object,
+                "--until-synced",
+                "-q",
+            ];
+            let out = run(&kubeconfig, &args).await;
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(leaked(&text), [""; 0], "{args:?}:\n{text}");
+            assert_eq!(text.matches("<redacted>").count(), 4, "{args:?}:\n{text}");
+        }
+    }
+    let file = dir.path().join("secrets.jsonl");
+    let mut bin = Running::spawn(
+        &kubeconfig,
+        &["record", "secrets", "-f", file.to_str().unwrap()],
+    );
+    tokio::task::block_in_place(|| {
+        bin.read_stderr_until("the recording", |l| l.contains("synced"))
+    });
+    let ended = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+    let recording = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(leaked(&recording), [""; 0], "{recording}");
+    assert!(recording.contains("<redacted>"), "{recording}");
+}
+
+/// Both sides of a changed non-JSON last-applied annotation redact to the same text, so `-o wide`
+/// said `no change`: it says the annotation changed, without its values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_redacted_annotation_is_shown_as_a_change() {
+    let (server, _dir, kubeconfig) = server_with_a_configmap().await;
+    let last_applied = "kubectl.kubernetes.io/last-applied-configuration";
+    let secret = |password: &str| {
+        json!({"metadata": {"name": "db", "namespace": "default",
+                            "annotations": {last_applied: format!("password={password}")}}})
+    };
+    server.create("secrets", secret("hunter2"));
+    let mut bin = Running::spawn(&kubeconfig, &["watch", "secrets", "-o", "wide"]);
+    tokio::task::block_in_place(|| bin.read_until("the secret", |l| l.contains("default/db")));
+    server.update("secrets", secret("swordfish"));
+    let row = tokio::task::block_in_place(|| {
+        bin.read_until("the update", |l| {
+            l.contains("default/db") && l.contains("Updated")
+        })
+    });
+    drop(bin);
+    assert!(
+        row.ends_with(&format!(
+            r#"metadata.annotations["{last_applied}"] <redacted>"#
+        )),
+        "{row}"
+    );
+    assert!(
+        !row.contains("hunter2") && !row.contains("swordfish"),
+        "{row}"
+    );
+}
