@@ -77,7 +77,7 @@ async fn from_cluster(
     informer: &Arc<Informer>,
     resource: &str,
 ) -> anyhow::Result<String> {
-    let target = target::resolve(&args.access, resource).await?;
+    let target = target::resolve_listable(&args.access, resource).await?;
     one_shot::sync(
         informer,
         lister_watcher(&target, &args.access, None),

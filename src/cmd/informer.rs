@@ -204,7 +204,9 @@ pub fn strip_managed_fields(config: ReflectorConfig) -> ReflectorConfig {
 }
 
 /// What the Reflector gave up on. 401, 403 and 404 are the cluster refusing access (exit 3), with a
-/// note on what a controller would do instead; anything else is a runtime error.
+/// note on what a controller would do instead; 400 is the server refusing what the flags asked
+/// for (a field selector on a field it does not index, say), a usage error (exit 2); anything
+/// else is a runtime error.
 pub fn reflector_failure(error: ReflectorError, target: &Target) -> anyhow::Error {
     reflector_failure_while("watching", error, target)
 }
@@ -219,6 +221,8 @@ pub fn reflector_failure_while(
     let refused = source.is_auth() || source.is_not_found();
     let (exit, note) = if refused {
         (Exit::ClusterAccess, Some(informer_would_hang(&error)))
+    } else if source.code() == Some(400) {
+        (Exit::Usage, None)
     } else {
         (Exit::Runtime, None)
     };

@@ -7,7 +7,7 @@ use std::process::Output;
 
 use serde_json::json;
 use support::binary::{Running, run, run_offline, stderr};
-use support::fake_apiserver::FakeApiServer;
+use support::fake_apiserver::{FakeApiServer, Fault, ResourceDef, Verb};
 use support::paths::{bundled, summary_row};
 
 async fn server_with_a_configmap() -> (FakeApiServer, tempfile::TempDir, std::path::PathBuf) {
@@ -348,4 +348,77 @@ async fn a_changed_redacted_annotation_is_shown_as_a_change() {
         !row.contains("hunter2") && !row.contains("swordfish"),
         "{row}"
     );
+}
+
+/// `index` only lists, so a resource that can be listed but not watched (`componentstatuses`:
+/// get, list) is indexed; `watch` still refuses it, and `index` refuses what cannot be listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_takes_a_resource_that_can_only_be_listed() {
+    let (server, _dir, kubeconfig) = server_with_a_configmap().await;
+    server.register(
+        ResourceDef::new("", "v1", "ComponentStatus", "componentstatuses", false)
+            .with_short_names(&["cs"]),
+    );
+    server.create(
+        "componentstatuses",
+        json!({"metadata": {"name": "etcd-0", "labels": {"role": "etcd"}}}),
+    );
+    let out = run(
+        &kubeconfig,
+        &[
+            "index",
+            "cs",
+            "--by",
+            "label:role",
+            "--value",
+            "etcd",
+            "--keys-only",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "etcd-0\n");
+
+    let out = run(&kubeconfig, &["watch", "cs", "--until-synced"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            r#"the resource type "componentstatuses" cannot be watched: it supports only [get, list]"#
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A field selector the server refuses (400 BadRequest: a field it does not index) was a runtime
+/// error (exit 1); it is the flags that are wrong: exit 2, with the server's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_field_selector_the_server_refuses_is_a_usage_error() {
+    let (server, _dir, kubeconfig) = server_with_a_configmap().await;
+    let says = r#"field label not supported: "spec.color""#;
+    for args in [
+        &[
+            "watch",
+            "cm",
+            "--field-selector",
+            "spec.color=red",
+            "--until-synced",
+        ][..],
+        &[
+            "index",
+            "cm",
+            "--by",
+            "namespace",
+            "--field-selector",
+            "spec.color=red",
+        ],
+    ] {
+        server.inject(Fault::custom_status(400, "BadRequest", says).on(Verb::List));
+        let out = run(&kubeconfig, args).await;
+        server.clear_faults();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }

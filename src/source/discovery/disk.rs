@@ -24,7 +24,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::{DiscoveryError, ResolveError, ResourceCatalog, ResourceInfo};
+use super::{DiscoveryError, Need, ResolveError, ResourceCatalog, ResourceInfo};
 use crate::source::cache_file;
 
 /// kubectl's: `ToDiscoveryClient` passes 6 hours to `NewCachedDiscoveryClientForConfig`.
@@ -204,12 +204,22 @@ impl DiscoveryCache {
         client: &kube::Client,
         args: &[impl AsRef<str>],
     ) -> Result<Vec<ResourceInfo>, CachedResolveError> {
+        self.resolve_for(client, args, Need::Watch).await
+    }
+
+    /// [`Self::resolve_watchable`] for what `need` asks of the resources.
+    pub async fn resolve_for(
+        &self,
+        client: &kube::Client,
+        args: &[impl AsRef<str>],
+        need: Need,
+    ) -> Result<Vec<ResourceInfo>, CachedResolveError> {
         let (catalog, cached) = self.catalog(client).await?;
-        match resolve_each(&catalog, args) {
+        match resolve_each(&catalog, args, need) {
             Err(error) if cached => {
                 tracing::debug!(%error, "not resolved by the discovery cache; discovering again");
                 let catalog = self.refresh(client).await?;
-                Ok(resolve_each(&catalog, args)?)
+                Ok(resolve_each(&catalog, args, need)?)
             }
             resolved => Ok(resolved?),
         }
@@ -219,9 +229,10 @@ impl DiscoveryCache {
 fn resolve_each(
     catalog: &ResourceCatalog,
     args: &[impl AsRef<str>],
+    need: Need,
 ) -> Result<Vec<ResourceInfo>, ResolveError> {
     args.iter()
-        .map(|arg| catalog.resolve_watchable(arg.as_ref()))
+        .map(|arg| catalog.resolve_for(arg.as_ref(), need))
         .collect()
 }
 
