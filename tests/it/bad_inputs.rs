@@ -422,3 +422,34 @@ async fn a_field_selector_the_server_refuses_is_a_usage_error() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// clap's `invalid value '…'` echoed the argument raw: a crafted `--handler` value reached the
+/// terminal as escape sequences (and changed its window title). They are escaped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_errors_escape_the_control_characters_they_quote() {
+    let recording = bundled("resync");
+    let recording = recording.to_str().unwrap();
+    for args in [
+        &["replay", recording, "--handler", "a\x1b]0;pwned\x07"][..],
+        &["replay", recording, "--resync", "5\x1b[2J"],
+        &["replay", recording, "--view", "x\x1b[31m"],
+        &["replay", recording, "--no-such-flag\x1b]0;pwned\x07"],
+    ] {
+        // As on a terminal: without it, clap's output stream drops escape sequences.
+        let mut cmd = support::binary::offline_command(args);
+        cmd.env("CLICOLOR_FORCE", "1");
+        let out = support::binary::output(cmd).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(r"\u{1b}"), "{args:?}: {err:?}");
+        // clap's own colours stay; only the argument's sequences are escaped.
+        assert!(
+            !err.contains("\x1b]0;") && !err.contains('\x07'),
+            "{args:?}: {err:?}"
+        );
+        assert!(
+            !err.contains("\x1b[2J") && !err.contains("\x1b[31m"),
+            "{args:?}: {err:?}"
+        );
+    }
+}
