@@ -33,6 +33,7 @@ use crate::cli::profile::Profile;
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
+    super::pipeline::refuse_queue_flags(&args.informer)?;
     let profile = profile(&args.informer, &args.reflector)?;
     let queue = QueueChoice::from_profile(&profile);
     // `--by` may repeat an `--index`: one index serves both.

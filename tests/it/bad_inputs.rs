@@ -453,3 +453,64 @@ async fn usage_errors_escape_the_control_characters_they_quote() {
         );
     }
 }
+
+/// Flags that mean nothing with the store or queue chosen were accepted silently; docs/queues.md
+/// says they are usage errors of one line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flags_with_no_meaning_for_the_store_or_queue_are_usage_errors() {
+    let recording = bundled("resync");
+    let recording = recording.to_str().unwrap();
+    for (flags, says) in [
+        (
+            &["--store", "undelta", "--view", "handlers"][..],
+            "--store undelta: --view handlers and --view both show what an informer's handlers \
+             received, and an UndeltaStore has none",
+        ),
+        (
+            &["--store", "undelta", "--view", "both"],
+            "--view handlers and --view both",
+        ),
+        (
+            &["--fifo", "plain", "--legacy-sync"],
+            "--legacy-sync turns Replaced deltas into Sync, and --fifo plain makes none: the \
+             plain FIFO queues objects without delta types",
+        ),
+        (
+            &["--fifo", "atomic", "--legacy-sync=false"],
+            "--fifo atomic makes none: the atomic queue emits ReplacedAll whatever \
+             --legacy-sync says",
+        ),
+    ] {
+        let mut args = vec!["replay", recording];
+        args.extend_from_slice(flags);
+        let out = run_offline(&args, None).await;
+        let lines = error_lines(&out);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {lines:?}");
+        assert_eq!(lines.len(), 1, "{flags:?}: {lines:?}");
+        assert!(lines[0].contains(says), "{flags:?}: {lines:?}");
+    }
+    let out = run_offline(
+        &[
+            "index",
+            "--replay",
+            recording,
+            "--by",
+            "namespace",
+            "--fifo",
+            "plain",
+            "--legacy-sync",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "index: {}", stderr(&out));
+    for fine in [
+        &["--store", "undelta", "--view", "pops"][..],
+        &["--fifo", "real", "--legacy-sync"],
+    ] {
+        let mut args = vec!["replay", recording, "-q"];
+        args.extend_from_slice(fine);
+        let out = run_offline(&args, None).await;
+        assert_eq!(out.status.code(), Some(0), "{fine:?}: {}", stderr(&out));
+    }
+}
