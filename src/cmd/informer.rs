@@ -226,7 +226,20 @@ pub fn reflector_failure_while(
     } else {
         (Exit::Runtime, None)
     };
-    let error = anyhow::Error::new(error).context(format!("{doing} {} failed", target.describe()));
+    let mut context = format!("{doing} {} failed", target.describe());
+    if source.is_not_found() {
+        // Discovery (cached for 6 hours) said the server serves it: a CRD deleted since, or a
+        // version no longer served. The next run must not trust that mapping again.
+        target.discovery.forget();
+        context = format!(
+            "{context}: the API server does not serve {} at {} (404 Not Found): it was removed \
+             or is served at another version since discovery; the discovery cache is cleared, \
+             so the next run discovers again",
+            target.resource.qualified_name(),
+            target.resource.api_version()
+        );
+    }
+    let error = anyhow::Error::new(error).context(context);
     Failure { exit, error, note }.into()
 }
 

@@ -13,6 +13,9 @@ pub struct Target {
     pub resource: ResourceInfo,
     /// `None`: every namespace, or a cluster-scoped resource.
     pub namespace: Option<String>,
+    /// The discovery cache the resource was resolved with (dropped when the server answers 404
+    /// for it).
+    pub discovery: DiscoveryCache,
 }
 
 impl Target {
@@ -129,6 +132,7 @@ async fn resolve_all_for(
             connection: connection.clone(),
             resource,
             namespace,
+            discovery: cache.clone(),
         });
     }
     Ok(targets)

@@ -461,3 +461,40 @@ async fn completion_reads_and_fills_the_same_cache() {
     succeeded(&watch(&cluster.kubeconfig, filled.path(), "deploy").await);
     assert!(discovery_requests(&cluster.server).is_empty());
 }
+
+/// A warm cache kept a mapping for 6 hours after its CRD was deleted: every run got a 404 and
+/// printed the HTTP client's words. The 404 names the resource and its version, and drops the
+/// cache, so that the next run discovers again (and finds what the server serves now).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_404_for_a_cached_resource_names_it_and_drops_the_cache() {
+    let cluster = cluster().await;
+    succeeded(&cluster.watch("widgets").await);
+    assert!(cluster.file().is_file());
+    discovery_requests(&cluster.server);
+
+    cluster.server.inject(
+        support::fake_apiserver::Fault::custom_status(404, "NotFound", "404 page not found")
+            .on(Verb::List)
+            .for_resource("widgets"),
+    );
+    let out = cluster.watch("widgets").await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(
+            "the API server does not serve widgets.example.com at example.com/v1 (404 Not \
+             Found): it was removed or is served at another version since discovery; the \
+             discovery cache is cleared, so the next run discovers again"
+        ),
+        "{err}"
+    );
+    assert!(
+        discovery_requests(&cluster.server).is_empty(),
+        "read from the cache"
+    );
+    assert!(!cluster.file().exists());
+
+    cluster.server.clear_faults();
+    succeeded(&cluster.watch("widgets").await);
+    assert_eq!(discovery_requests(&cluster.server), ["/api", "/apis"]);
+}

@@ -174,6 +174,21 @@ impl DiscoveryCache {
         }
     }
 
+    /// Drops the cached catalog, so that the next command discovers afresh: a request for a
+    /// resource it mapped was answered 404 (a CRD deleted, or no longer served at that version).
+    pub fn forget(&self) {
+        let Some(path) = &self.file else {
+            return;
+        };
+        match std::fs::remove_file(path) {
+            Ok(()) => tracing::debug!(path = %path.display(), "discovery cache dropped"),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => {
+                tracing::debug!(path = %path.display(), %error, "cannot drop the discovery cache");
+            }
+        }
+    }
+
     /// Discovers afresh and caches what was found.
     pub async fn refresh(&self, client: &kube::Client) -> Result<ResourceCatalog, DiscoveryError> {
         let catalog = ResourceCatalog::discover(client).await?;
