@@ -98,7 +98,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses (default: on from `--client-go 1.35`, as WatchListClient; `--watch-list=false` lists in pages whatever the version)' -r -f -a "true\t''
 false\t''"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables; below 1s means 1s)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l verify-every -d 'Every DURATION, list at the resourceVersion the cache has reached (resourceVersionMatch=Exact) and report every key missing, extra or at another resourceVersion in the cache (`0` disables; below 1s means 1s). Modelled on client-go\'s data consistency detector, but periodic, and reported instead of panicking. Once the server has compacted that resourceVersion (etcd compacts every 5 minutes), a resource where nothing changes has its checks skipped (410 Expired) until the next change moves it on' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
@@ -163,7 +163,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses (default: on from `--client-go 1.35`, as WatchListClient; `--watch-list=false` lists in pages whatever the version)' -r -f -a "true\t''
 false\t''"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables; below 1s means 1s)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l verify-every -d 'Every DURATION, list at the resourceVersion the cache has reached (resourceVersionMatch=Exact) and report every key missing, extra or at another resourceVersion in the cache (`0` disables; below 1s means 1s). Modelled on client-go\'s data consistency detector, but periodic, and reported instead of panicking. Once the server has compacted that resourceVersion (etcd compacts every 5 minutes), a resource where nothing changes has its checks skipped (410 Expired) until the next change moves it on' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
@@ -223,7 +223,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-timeout -d 'Watch timeout sent to the server (default: random in [5m, 10m), as client-go)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses (default: on from `--client-go 1.35`, as WatchListClient; `--watch-list=false` lists in pages whatever the version)' -r -f -a "true\t''
 false\t''"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l verify-every -d 'Compare the cache with the server every DURATION and report drift (`0` disables; below 1s means 1s)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l verify-every -d 'Every DURATION, list at the resourceVersion the cache has reached (resourceVersionMatch=Exact) and report every key missing, extra or at another resourceVersion in the cache (`0` disables; below 1s means 1s). Modelled on client-go\'s data consistency detector, but periodic, and reported instead of panicking. Once the server has compacted that resourceVersion (etcd compacts every 5 minutes), a resource where nothing changes has its checks skipped (410 Expired) until the next change moves it on' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l color -d 'When to use colours (NO_COLOR in the environment means never, unless `always`)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"

@@ -1,5 +1,6 @@
 //! `kubectl-deltas`: parse, dispatch, map errors to exit codes. Nothing else.
 
+use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -21,11 +22,11 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     let args = cli::with_watch_shorthand(std::env::args_os().collect());
-    let cli = match cli::Cli::try_parse_from(args) {
+    let cli = match cli::Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout and usage errors to stderr, with exit code 0 or 2.
-            let _ = e.print();
+            print_clap_error(&e, &args);
             return ExitCode::from(e.exit_code() as u8);
         }
     };
@@ -45,6 +46,30 @@ fn main() -> ExitCode {
                 let _ = writeln!(io::stderr(), "kubectl-deltas: note: {note}");
             }
             classify(&error).into()
+        }
+    }
+}
+
+/// clap's usage errors quote the argument (`invalid value '…'`), raw: one holding escape
+/// sequences would reach a terminal as such (and retitle its window, say). When an argument holds
+/// control characters, the error printed is that of the arguments with them escaped, as every
+/// other message escapes them (`\u{1b}`); should those parse, the error without any styling.
+fn print_clap_error(error: &clap::Error, args: &[OsString]) {
+    let raw = |arg: &OsString| arg.to_string_lossy().chars().any(char::is_control);
+    if !error.use_stderr() || !args.iter().any(raw) {
+        let _ = error.print();
+        return;
+    }
+    let escaped = args.iter().map(|arg| {
+        OsString::from(kubectl_deltas::render::printable(&arg.to_string_lossy()).into_owned())
+    });
+    match cli::Cli::try_parse_from(escaped) {
+        Err(escaped) if escaped.use_stderr() => {
+            let _ = escaped.print();
+        }
+        // StyledStr's Display drops every escape sequence, clap's and the argument's.
+        _ => {
+            let _ = write!(io::stderr(), "{}", error.render());
         }
     }
 }

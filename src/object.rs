@@ -124,6 +124,11 @@ impl Object {
         self.metadata.map_entries("labels")
     }
 
+    /// Every `metadata.annotations` entry, without decoding the metadata (as [`labels`](Self::labels)).
+    pub fn annotations(&self) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
+        self.metadata.map_entries("annotations")
+    }
+
     /// `metadata.annotations[key]`, without decoding the metadata.
     pub fn annotation(&self, key: &str) -> Option<Cow<'_, str>> {
         self.metadata.map_value("annotations", key)
@@ -213,23 +218,21 @@ impl Object {
     /// for list items without `kind`).
     ///
     /// The annotation [`LAST_APPLIED`], which `kubectl apply` fills with the whole Secret as
-    /// applied, values included, is redacted the same way inside: its document keeps its shape,
-    /// its `data` and `stringData` values become [`REDACTED`] (the whole annotation, when it is
-    /// not a JSON object).
+    /// applied, values included, is redacted whole: whatever it holds (a Secret, a `List` of
+    /// them, `Data` or `binaryData` spelled otherwise, text that is not JSON), no reading of it
+    /// can be trusted to find every value. So is any annotation whose key differs from it only
+    /// in case: keys are case-sensitive, but a copy under `Kubectl.Kubernetes.io/…` holds the
+    /// same values.
     ///
     /// Every `data` and `stringData` entry is redacted, repeated ones too (and so is every copy of
     /// the annotation): readers of JSON disagree on which of two equal keys counts.
     #[must_use]
     pub fn redacted(&self) -> Object {
-        let metadata = match self.annotation(LAST_APPLIED) {
-            Some(_) => self
-                .metadata
-                .with_annotation(LAST_APPLIED, redacted_applied),
-            None => self.metadata.clone(),
-        };
         Object {
             types: self.types.clone(),
-            metadata,
+            metadata: self
+                .metadata
+                .with_annotations(is_last_applied, |_| REDACTED.to_owned()),
             body: redacted_fields(&self.body).unwrap_or_else(|| self.body.clone()),
         }
     }
@@ -349,20 +352,9 @@ fn redact_values(value: &RawValue) -> Option<Box<RawValue>> {
     }
 }
 
-/// The [`LAST_APPLIED`] annotation's value redacted: the applied document with its Secret values
-/// replaced as [`Object::redacted`] replaces them (whitespace after it kept: kubectl ends it with
-/// a newline), or [`REDACTED`] whole when it is not a JSON object.
-fn redacted_applied(applied: &str) -> String {
-    let document = applied.trim_end();
-    let is_object =
-        document.starts_with('{') && serde_json::from_str::<&RawValue>(document).is_ok();
-    if !is_object {
-        return REDACTED.to_owned();
-    }
-    match redacted_fields(document) {
-        Some(redacted) => format!("{redacted}{}", &applied[document.len()..]),
-        None => applied.to_owned(),
-    }
+/// Whether an annotation key is [`LAST_APPLIED`] in any case.
+pub fn is_last_applied(key: &str) -> bool {
+    key.eq_ignore_ascii_case(LAST_APPLIED)
 }
 
 /// A JSON object of `entries` (`{}` for none).

@@ -212,45 +212,48 @@ fn applied_secret(applied: &str) -> Object {
     serde_json::from_str(&text).unwrap()
 }
 
+/// A Secret's last-applied-configuration is redacted whole, whatever it holds: a Secret, a
+/// `List` wrapping one, `Data` or `binaryData`, text that is not JSON; and so is a key that
+/// differs from it only in case.
 #[test]
-fn redacted_keeps_the_last_applied_configuration_but_not_its_values() {
-    let applied = "{\"apiVersion\":\"v1\",\"data\":{\"password\":\"aHVudGVyMg==\"},\"kind\":\"Secret\",\"metadata\":{\"annotations\":{},\"name\":\"db\"},\"stringData\":{\"user\":\"admin\"},\"type\":\"Opaque\"}\n";
-    let expected = "{\"apiVersion\":\"v1\",\"data\":{\"password\":\"<redacted>\"},\"kind\":\"Secret\",\"metadata\":{\"annotations\":{},\"name\":\"db\"},\"stringData\":{\"user\":\"<redacted>\"},\"type\":\"Opaque\"}\n";
-    let secret = applied_secret(applied);
-    assert!(secret.metadata_is_text());
-    let redacted = secret.redacted();
-    assert_eq!(redacted.annotation(LAST_APPLIED).as_deref(), Some(expected));
-    assert_eq!(redacted.label("app").as_deref(), Some("db"));
-    assert_eq!(
-        redacted.field_value("data").unwrap(),
-        json!({"password": "<redacted>"})
-    );
-    // Held typed (changed in code), the same.
-    let mut typed = secret.clone();
-    typed.meta_mut().uid = Some("u".into());
-    assert_eq!(
-        typed.redacted().annotation(LAST_APPLIED).as_deref(),
-        Some(expected)
-    );
-    // Not a JSON object: nothing of it can be kept.
-    for odd in [
+fn redacted_replaces_the_last_applied_configuration_whole() {
+    for applied in [
+        "{\"apiVersion\":\"v1\",\"data\":{\"password\":\"aHVudGVyMg==\"},\"kind\":\"Secret\"}\n",
+        r#"{"kind":"List","items":[{"kind":"Secret","data":{"pw":"aHVudGVyMg=="}}]}"#,
+        r#"{"kind":"Secret","Data":{"pw":"aHVudGVyMg=="}}"#,
+        r#"{"kind":"Secret","binaryData":{"pw":"aHVudGVyMg=="}}"#,
         "{\"data\":{\"password\":",
         "password=hunter2",
         "[\"aHVudGVyMg==\"]",
     ] {
-        let redacted = applied_secret(odd).redacted();
+        let secret = applied_secret(applied);
+        assert!(secret.metadata_is_text());
+        let redacted = secret.redacted();
         assert_eq!(
             redacted.annotation(LAST_APPLIED).as_deref(),
             Some("<redacted>"),
-            "{odd}"
+            "{applied}"
+        );
+        assert_eq!(redacted.label("app").as_deref(), Some("db"));
+        assert_eq!(
+            redacted.field_value("data").unwrap(),
+            json!({"password": "<redacted>"})
+        );
+        // Held typed (changed in code), the same.
+        let mut typed = secret.clone();
+        typed.meta_mut().uid = Some("u".into());
+        assert_eq!(
+            typed.redacted().annotation(LAST_APPLIED).as_deref(),
+            Some("<redacted>")
         );
     }
-    // Values that are not maps are redacted whole; `null` stays.
-    let redacted = applied_secret(r#"{"data":"aHVudGVyMg==","stringData":null}"#).redacted();
-    assert_eq!(
-        redacted.annotation(LAST_APPLIED).as_deref(),
-        Some(r#"{"data":"<redacted>","stringData":null}"#)
-    );
+    let upper = "Kubectl.Kubernetes.io/Last-Applied-Configuration";
+    let secret: Object = serde_json::from_value(json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "db", "annotations": {upper: "{\"data\":{\"pw\":\"aHVudGVyMg==\"}}", "other": "kept"}}}))
+    .unwrap();
+    let redacted = secret.redacted();
+    assert_eq!(redacted.annotation(upper).as_deref(), Some("<redacted>"));
+    assert_eq!(redacted.annotation("other").as_deref(), Some("kept"));
 }
 
 #[test]

@@ -12,7 +12,8 @@ pub enum Exit {
     Success = 0,
     /// A runtime error: bad recording, I/O error, a command that is not implemented yet.
     Runtime = 1,
-    /// A usage error: bad flag value, unknown resource, bad index spec.
+    /// A usage error: bad flag value, unknown resource, bad index spec, a selector the server
+    /// refuses (400).
     Usage = 2,
     /// The cluster could not be reached or refused us: bad kubeconfig, unreachable, 401, 403, 404.
     ClusterAccess = 3,

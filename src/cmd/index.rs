@@ -33,6 +33,7 @@ use crate::cli::profile::Profile;
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
+    super::pipeline::refuse_queue_flags(&args.informer)?;
     let profile = profile(&args.informer, &args.reflector)?;
     let queue = QueueChoice::from_profile(&profile);
     // `--by` may repeat an `--index`: one index serves both.
@@ -77,7 +78,7 @@ async fn from_cluster(
     informer: &Arc<Informer>,
     resource: &str,
 ) -> anyhow::Result<String> {
-    let target = target::resolve(&args.access, resource).await?;
+    let target = target::resolve_listable(&args.access, resource).await?;
     one_shot::sync(
         informer,
         lister_watcher(&target, &args.access, None),

@@ -158,7 +158,7 @@ pub fn reflector_config(
         config = config.page_size(page_size);
     }
     if let Some(timeout) = reflector.watch_timeout.0 {
-        config = config.watch_timeout(timeout);
+        config = config.watch_timeout(whole_seconds("--watch-timeout", timeout));
     }
     if let Some(period) = informer.resync.0 {
         config = config.resync(at_least_a_second("--resync", period));
@@ -184,13 +184,29 @@ pub fn at_least_a_second(flag: &str, period: Duration) -> Duration {
     MINIMUM_PERIOD
 }
 
+/// A watch's `timeoutSeconds` is a whole number of seconds: anything else is rounded up (at
+/// least 1s) with a warning, so that the timeout the server applies is the one the user sees.
+pub fn whole_seconds(flag: &str, timeout: Duration) -> Duration {
+    let seconds = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
+    let sent = Duration::from_secs(seconds.max(1));
+    if sent != timeout {
+        tracing::warn!(
+            "{flag} {timeout:?} is sent as timeoutSeconds, a whole number of seconds; using {}s",
+            sent.as_secs()
+        );
+    }
+    sent
+}
+
 /// The transform most informers install: managedFields are large and never what a handler reads.
 pub fn strip_managed_fields(config: ReflectorConfig) -> ReflectorConfig {
     config.transform(Object::strip_managed_fields)
 }
 
 /// What the Reflector gave up on. 401, 403 and 404 are the cluster refusing access (exit 3), with a
-/// note on what a controller would do instead; anything else is a runtime error.
+/// note on what a controller would do instead; 400 is the server refusing what the flags asked
+/// for (a field selector on a field it does not index, say), a usage error (exit 2); anything
+/// else is a runtime error.
 pub fn reflector_failure(error: ReflectorError, target: &Target) -> anyhow::Error {
     reflector_failure_while("watching", error, target)
 }
@@ -205,10 +221,25 @@ pub fn reflector_failure_while(
     let refused = source.is_auth() || source.is_not_found();
     let (exit, note) = if refused {
         (Exit::ClusterAccess, Some(informer_would_hang(&error)))
+    } else if source.code() == Some(400) {
+        (Exit::Usage, None)
     } else {
         (Exit::Runtime, None)
     };
-    let error = anyhow::Error::new(error).context(format!("{doing} {} failed", target.describe()));
+    let mut context = format!("{doing} {} failed", target.describe());
+    if source.is_not_found() {
+        // Discovery (cached for 6 hours) said the server serves it: a CRD deleted since, or a
+        // version no longer served. The next run must not trust that mapping again.
+        target.discovery.forget();
+        context = format!(
+            "{context}: the API server does not serve {} at {} (404 Not Found): it was removed \
+             or is served at another version since discovery; the discovery cache is cleared, \
+             so the next run discovers again",
+            target.resource.qualified_name(),
+            target.resource.api_version()
+        );
+    }
+    let error = anyhow::Error::new(error).context(context);
     Failure { exit, error, note }.into()
 }
 

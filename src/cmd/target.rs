@@ -2,7 +2,7 @@
 //! mapped to exit codes (unknown resource: usage; unreachable, unauthorized: cluster access).
 
 use kubectl_deltas::source::cluster::{ClusterAccess, Connection};
-use kubectl_deltas::source::discovery::{CachedResolveError, DiscoveryCache, ResourceInfo};
+use kubectl_deltas::source::discovery::{CachedResolveError, DiscoveryCache, Need, ResourceInfo};
 
 use crate::cli::AccessArgs;
 use crate::cli::exit::{Exit, WithExit};
@@ -13,6 +13,9 @@ pub struct Target {
     pub resource: ResourceInfo,
     /// `None`: every namespace, or a cluster-scoped resource.
     pub namespace: Option<String>,
+    /// The discovery cache the resource was resolved with (dropped when the server answers 404
+    /// for it).
+    pub discovery: DiscoveryCache,
 }
 
 impl Target {
@@ -44,13 +47,16 @@ trait ClusterAccessFromArgs {
     fn cluster_access(&self) -> ClusterAccess;
 }
 
-/// Connects, reads discovery and resolves `arg` as kubectl would.
-#[allow(
-    dead_code,
-    reason = "the one-resource form, for index and record (issues #5, #6)"
-)]
+/// Connects, reads discovery and resolves `arg` as kubectl would, for an informer (`record`).
 pub async fn resolve(access: &AccessArgs, arg: &str) -> anyhow::Result<Target> {
     let mut targets = resolve_all(access, &[arg]).await?;
+    Ok(targets.remove(0))
+}
+
+/// [`resolve`] for a command that only lists (`index`): a resource without `watch`
+/// (`componentstatuses`) will do.
+pub async fn resolve_listable(access: &AccessArgs, arg: &str) -> anyhow::Result<Target> {
+    let mut targets = resolve_all_for(access, &[arg], Need::List).await?;
     Ok(targets.remove(0))
 }
 
@@ -60,13 +66,21 @@ pub async fn resolve_all(
     access: &AccessArgs,
     args: &[impl AsRef<str>],
 ) -> anyhow::Result<Vec<Target>> {
+    resolve_all_for(access, args, Need::Watch).await
+}
+
+async fn resolve_all_for(
+    access: &AccessArgs,
+    args: &[impl AsRef<str>],
+    need: Need,
+) -> anyhow::Result<Vec<Target>> {
     let connection = access
         .cluster_access()
         .connect()
         .await
         .exit_with(Exit::ClusterAccess)?;
     let cache = DiscoveryCache::new(access.cache_dir.as_deref(), &connection.cluster_url);
-    let resources = match cache.resolve_watchable(&connection.client, args).await {
+    let resources = match cache.resolve_for(&connection.client, args, need).await {
         Ok(resources) => resources,
         Err(CachedResolveError::Resolve(error)) => return Err(error).exit_with(Exit::Usage),
         Err(CachedResolveError::Discovery(error)) => {
@@ -118,6 +132,7 @@ pub async fn resolve_all(
             connection: connection.clone(),
             resource,
             namespace,
+            discovery: cache.clone(),
         });
     }
     Ok(targets)

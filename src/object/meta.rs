@@ -209,9 +209,14 @@ impl Meta {
         }
     }
 
-    /// A copy with every value under `key` in `annotations` replaced by what `redact` makes of it
-    /// (every copy of the key, and of `annotations`, when repeated), in the form it is held in.
-    pub(crate) fn with_annotation(&self, key: &str, redact: impl Fn(&str) -> String) -> Meta {
+    /// A copy with the value of every annotation whose key `is_key` accepts replaced by what
+    /// `redact` makes of it (every copy of a key, and of `annotations`, when repeated), in the
+    /// form it is held in.
+    pub(crate) fn with_annotations(
+        &self,
+        is_key: impl Fn(&str) -> bool,
+        redact: impl Fn(&str) -> String,
+    ) -> Meta {
         match self {
             Meta::Text(m) => {
                 let rewritten = |value: &RawValue| -> Option<Box<RawValue>> {
@@ -221,7 +226,7 @@ impl Meta {
                     Some(string_json(&redact(&text)))
                 };
                 let annotations = |value: &RawValue| -> Option<Box<RawValue>> {
-                    map_entries_json(value, |k, v| (k == key).then(|| rewritten(v)).flatten())
+                    map_entries_json(value, |k, v| is_key(k).then(|| rewritten(v)).flatten())
                 };
                 map_entries_json(&m.json, |k, v| {
                     (k == "annotations").then(|| annotations(v)).flatten()
@@ -231,8 +236,10 @@ impl Meta {
             }
             Meta::Typed(m) => {
                 let mut meta = m.clone();
-                if let Some(value) = meta.annotations.as_mut().and_then(|a| a.get_mut(key)) {
-                    *value = redact(value);
+                for (key, value) in meta.annotations.iter_mut().flatten() {
+                    if is_key(key) {
+                        *value = redact(value);
+                    }
                 }
                 Meta::Typed(meta)
             }

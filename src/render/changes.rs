@@ -6,8 +6,8 @@
 //! (`spec.containers[web].image`, `status.conditions[Ready].status`), by index otherwise. Fields
 //! that change on every write without meaning anything to a reader (`metadata.resourceVersion`,
 //! `metadata.managedFields`) are ignored. Secret `data`/`stringData` values are never shown unless
-//! asked for: a changed value reads `<redacted>`, and the last-applied-configuration annotation,
-//! which holds them too, is compared redacted.
+//! asked for: a changed value reads `<redacted>`, and so does a changed last-applied-configuration
+//! annotation, which holds them too.
 
 use std::fmt::{self, Write as _};
 
@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::object::{MetaOut, Object};
+use crate::object::{MetaOut, Object, is_last_applied};
 
 /// How a field changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +120,45 @@ pub fn diff_objects(old: &Object, new: &Object, redact_secret_data: bool) -> Vec
             (key, kind)
         })
         .collect();
-    diff_with(&old_side, &new_side, redact_secret_data, &opaque)
+    let mut changes = diff_with(&old_side, &new_side, redact_secret_data, &opaque);
+    if redact_secret_data {
+        last_applied_changes(old, new, &mut changes);
+    }
+    changes
+}
+
+/// A Secret's last-applied-configuration annotation reads [`REDACTED`](crate::object::REDACTED)
+/// on both sides whatever it holds, so the redacted comparison never sees it change: compare the
+/// values themselves, and insert the change, without them, where the metadata's changes have it.
+fn last_applied_changes(old: &Object, new: &Object, changes: &mut Vec<Change>) {
+    fn applied(object: &Object) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
+        let mut entries = object.annotations();
+        entries.retain(|(key, _)| is_last_applied(key));
+        entries
+    }
+    let before = applied(old);
+    for (key, value) in applied(new) {
+        // Added or removed, it is a change the redacted comparison saw.
+        let Some((_, was)) = before.iter().find(|(k, _)| *k == key) else {
+            continue;
+        };
+        if *was == value {
+            continue;
+        }
+        let mut path = "metadata.annotations".to_owned();
+        push_key(&mut path, &key);
+        let at = changes
+            .iter()
+            .position(|c| c.path.starts_with("metadata") && c.path > path)
+            .unwrap_or(changes.len());
+        changes.insert(
+            at,
+            Change {
+                path,
+                kind: ChangeKind::Redacted,
+            },
+        );
+    }
 }
 
 /// The changes from `old` to `new`, two whole objects as JSON. Top-level fields other than

@@ -9,8 +9,8 @@
 //!   "List", "items": […]}`) that `kubectl apply -f` or `jq '.items[]'` take as they are; as JSON
 //!   lines, one object per line.
 //!
-//! Secret `data` and `stringData` values are redacted unless asked for (in the last-applied-
-//! configuration annotation too).
+//! Secret `data` and `stringData` values are redacted unless asked for (and the whole
+//! last-applied-configuration annotation, which holds them too).
 
 use std::io::{self, Write};
 

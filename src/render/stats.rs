@@ -36,6 +36,10 @@ pub struct InformerStats {
     pub relists: u64,
     /// Watches opened.
     pub watches: u64,
+    /// Watches opened after each informer's first one: counted apart from `watches`, so that
+    /// [`InformerStats::merged`] can sum them (a sum of `watches` minus one would count every
+    /// informer's first watch but one as a restart).
+    pub restarts: u64,
     /// Bookmarks received.
     pub bookmarks: u64,
     /// When the cache first held the whole initial list.
@@ -248,6 +252,9 @@ impl InformerStats {
                 self.set_resource_version(resource_version);
             }
             ReflectorEventKind::WatchStarted { .. } => {
+                if self.watches > 0 {
+                    self.restarts += 1;
+                }
                 self.watches += 1;
                 self.watch_since = Some(at);
             }
@@ -278,7 +285,7 @@ impl InformerStats {
 
     /// Watches opened after the first one.
     pub fn watch_restarts(&self) -> u64 {
-        self.watches.saturating_sub(1)
+        self.restarts
     }
 
     /// Deltas popped, all types.
@@ -321,6 +328,7 @@ impl InformerStats {
             out.dropped += s.dropped;
             out.relists += s.relists;
             out.watches += s.watches;
+            out.restarts += s.restarts;
             out.bookmarks += s.bookmarks;
             out.lists += s.lists;
             out.undelta |= s.undelta;

@@ -194,6 +194,26 @@ pub enum ResolveError {
         /// The verbs it does support.
         verbs: Vec<String>,
     },
+    /// The resource exists but cannot be listed (for a command that only lists).
+    #[error(
+        "the resource type {resource:?} cannot be listed: it supports only [{}]",
+        verbs.join(", ")
+    )]
+    NotListable {
+        /// Qualified name of the resource.
+        resource: String,
+        /// The verbs it does support.
+        verbs: Vec<String>,
+    },
+}
+
+/// What a command does with a resource, so what the resource must support.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Listed once (`index`): `componentstatuses` will do.
+    List,
+    /// Listed and watched, as an informer does.
+    Watch,
 }
 
 impl ResourceCatalog {
@@ -401,14 +421,22 @@ impl ResourceCatalog {
 
     /// [`Self::resolve`], then refuses resources that cannot be listed and watched.
     pub fn resolve_watchable(&self, arg: &str) -> Result<ResourceInfo, ResolveError> {
+        self.resolve_for(arg, Need::Watch)
+    }
+
+    /// [`Self::resolve`], then refuses resources that do not support what `need` asks of them.
+    pub fn resolve_for(&self, arg: &str, need: Need) -> Result<ResourceInfo, ResolveError> {
         let info = self.resolve(arg)?;
-        if info.is_watchable() {
-            Ok(info)
-        } else {
-            Err(ResolveError::NotWatchable {
+        match need {
+            Need::Watch if !info.is_watchable() => Err(ResolveError::NotWatchable {
                 resource: info.qualified_name(),
                 verbs: info.verbs,
-            })
+            }),
+            Need::List if !info.has_verb("list") => Err(ResolveError::NotListable {
+                resource: info.qualified_name(),
+                verbs: info.verbs,
+            }),
+            _ => Ok(info),
         }
     }
 

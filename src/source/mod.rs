@@ -1,4 +1,5 @@
 //! Where objects come from: the `ListerWatcher` implementations (kube API, recordings) and discovery.
+pub mod cache_file;
 pub mod cluster;
 pub mod discovery;
 pub mod kube_api;

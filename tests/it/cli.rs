@@ -32,7 +32,7 @@ fn bad_flag_values_are_usage_errors_with_exit_2() {
     let out = run(&["watch", "pods", "--resync", "soon"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("expected a duration such as 30s"), "{err}");
+    assert!(err.contains("as in 30s, 5m, 1h30m or 250ms"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 
     let out = run(&["watch", "pods", "-n", "a", "-A"]);

@@ -279,6 +279,28 @@ async fn corrupt_cache_files_are_ignored_and_rewritten() {
     }
 }
 
+/// A catalog that is a FIFO hung every command in `open(2)`; a symlink to `/dev/zero` was read
+/// until memory ran out. Only a regular file of a bounded size is read: anything else is a miss,
+/// discovered afresh and replaced by a regular file.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cache_file_that_is_not_a_regular_file_is_a_miss() {
+    let cluster = cluster().await;
+    let file = cluster.file();
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let fifo = std::ffi::CString::new(file.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    succeeded(&cluster.watch("cm").await);
+    assert_eq!(discovery_requests(&cluster.server), ["/api", "/apis"]);
+    assert!(file.symlink_metadata().unwrap().is_file());
+
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+    succeeded(&cluster.watch("cm").await);
+    assert_eq!(discovery_requests(&cluster.server), ["/api", "/apis"]);
+    assert!(file.symlink_metadata().unwrap().is_file());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cache_dir_that_cannot_be_written_is_no_error() {
     let cluster = cluster().await;
@@ -438,4 +460,41 @@ async fn completion_reads_and_fills_the_same_cache() {
     assert_eq!(discovery_requests(&cluster.server), ["/api", "/apis"]);
     succeeded(&watch(&cluster.kubeconfig, filled.path(), "deploy").await);
     assert!(discovery_requests(&cluster.server).is_empty());
+}
+
+/// A warm cache kept a mapping for 6 hours after its CRD was deleted: every run got a 404 and
+/// printed the HTTP client's words. The 404 names the resource and its version, and drops the
+/// cache, so that the next run discovers again (and finds what the server serves now).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_404_for_a_cached_resource_names_it_and_drops_the_cache() {
+    let cluster = cluster().await;
+    succeeded(&cluster.watch("widgets").await);
+    assert!(cluster.file().is_file());
+    discovery_requests(&cluster.server);
+
+    cluster.server.inject(
+        support::fake_apiserver::Fault::custom_status(404, "NotFound", "404 page not found")
+            .on(Verb::List)
+            .for_resource("widgets"),
+    );
+    let out = cluster.watch("widgets").await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(
+            "the API server does not serve widgets.example.com at example.com/v1 (404 Not \
+             Found): it was removed or is served at another version since discovery; the \
+             discovery cache is cleared, so the next run discovers again"
+        ),
+        "{err}"
+    );
+    assert!(
+        discovery_requests(&cluster.server).is_empty(),
+        "read from the cache"
+    );
+    assert!(!cluster.file().exists());
+
+    cluster.server.clear_faults();
+    succeeded(&cluster.watch("widgets").await);
+    assert_eq!(discovery_requests(&cluster.server), ["/api", "/apis"]);
 }

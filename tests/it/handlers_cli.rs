@@ -68,12 +68,9 @@ async fn bad_handler_flags_are_usage_errors_of_one_sentence() {
         ),
         (
             &["--handler", "a,delay=soon"],
-            "expected a duration such as 30s, 5m, 1h30m or 250ms",
+            r#""soon" is not a duration: use Go's units h, m, s, ms, us, ns as in 30s, 5m, 1h30m or 250ms"#,
         ),
-        (
-            &["--handler", "a,resync=-1s"],
-            "expected a duration such as 30s",
-        ),
+        (&["--handler", "a,resync=-1s"], r#""-1s" is negative"#),
         (
             &["--handler", "a", "--handler-delay", "1s"],
             "--handler-delay is the default handler's delay: with --handler, give each handler \

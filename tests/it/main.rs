@@ -8,6 +8,7 @@
 
 mod support;
 
+mod bad_inputs;
 mod bundled_recordings;
 mod cli;
 mod client_go_cli;

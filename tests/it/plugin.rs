@@ -401,6 +401,19 @@ async fn resources_and_namespaces_come_from_the_cluster_and_are_cached() {
         .unwrap()
         .count();
     assert_eq!(files, 1, "namespaces");
+    // It names the server, user, context and namespaces: kubectl's modes, as the discovery
+    // cache's (client-go's writeCachedFile), not 0644 in 0755 directories.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| p.metadata().unwrap().permissions().mode() & 0o777;
+        let dir = cache.path().join("kubectl-deltas/completion");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            assert_eq!(mode(&entry.unwrap().path()), 0o660);
+        }
+        assert_eq!(mode(&dir), 0o750);
+        assert_eq!(mode(dir.parent().unwrap()), 0o750);
+    }
     // Resource names come from the discovery cache the commands use, kubectl's place for it.
     let discovery = cache
         .path()

@@ -345,17 +345,13 @@ async fn the_last_applied_configuration_of_a_secret_is_redacted_in_every_output(
             assert!(!text.contains(value), "{flags:?} shows {value}:\n{text}");
         }
         if flags[1] == "jsonl" {
-            // The annotation keeps its document, with the values redacted.
+            // The annotation is redacted whole.
             let lines = json_lines(text.as_bytes());
             let object = &batches(&lines)[0]["deltas"][0]["object"];
-            let applied = object["metadata"]["annotations"][LAST_APPLIED]
-                .as_str()
-                .unwrap();
-            assert!(applied.ends_with('\n'), "{applied:?}");
-            let applied: Value = serde_json::from_str(applied).unwrap();
-            assert_eq!(applied["data"]["password"], "<redacted>");
-            assert_eq!(applied["stringData"]["user"], "<redacted>");
-            assert_eq!(applied["metadata"]["name"], "db");
+            assert_eq!(
+                object["metadata"]["annotations"][LAST_APPLIED],
+                "<redacted>"
+            );
         }
     }
 

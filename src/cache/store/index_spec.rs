@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::object::{LAST_APPLIED, MetaOut, Object, valid_entry};
+use crate::object::{MetaOut, Object, is_last_applied, valid_entry};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -135,7 +135,7 @@ impl IndexSpec {
             IndexSpec::Field(path) => path
                 .first()
                 .is_some_and(|f| f == "data" || f == "stringData"),
-            IndexSpec::Annotation(key) => key == LAST_APPLIED,
+            IndexSpec::Annotation(key) => is_last_applied(key),
             _ => false,
         }
     }

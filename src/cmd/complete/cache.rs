@@ -3,18 +3,22 @@
 //! macOS, `%LOCALAPPDATA%\…` on Windows), so that pressing TAB again answers at once. Resource
 //! names come from the discovery cache instead, which the commands share.
 //!
-//! A miss, a stale entry, an unreadable file or a missing cache directory all mean "ask the
-//! cluster"; a failed write means "ask again next time". Nothing here reports an error.
+//! A miss, a stale entry, an unreadable file (or one that is not a regular file, or too large)
+//! or a missing cache directory all mean "ask the cluster"; a failed write means "ask again next time". Nothing here reports an error.
 
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use kubectl_deltas::source::cache_file;
 use serde::{Deserialize, Serialize};
 
 /// How long an answer is reused: long enough for a burst of TABs, short enough that a new CRD or
 /// namespace shows up soon.
 pub const TTL: Duration = Duration::from_secs(60);
+
+/// The largest entry read: a list of namespaces is far smaller; a larger file is not ours.
+const MAX_SIZE: u64 = 16 << 20;
 
 /// One cached answer. `key` is kept to tell apart the clusters whose keys hash alike.
 #[derive(Serialize, Deserialize)]
@@ -31,12 +35,15 @@ pub fn load(kind: &str, key: &str) -> Option<Vec<(String, String)>> {
     if age >= TTL {
         return None;
     }
-    let entry: Entry = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    let bytes = cache_file::read_regular(&path, MAX_SIZE).ok()?;
+    let entry: Entry = serde_json::from_slice(&bytes).ok()?;
     (entry.key == key).then_some(entry.candidates)
 }
 
-/// Stores the candidates for `kind` and `key`. Written to a temporary file and renamed, so that a
-/// completion running at the same time reads the old entry or the new one, never half of one.
+/// Stores the candidates for `kind` and `key`. Written as the discovery cache is (kubectl's
+/// `0750` directories and `0660` files: it names the server, user, context and namespaces), to
+/// a temporary file renamed over the old one, so that a completion running at the same time
+/// reads the old entry or the new one, never half of one.
 pub fn store(kind: &str, key: &str, candidates: &[(String, String)]) {
     let Some(path) = path(kind, key) else {
         return;
@@ -45,15 +52,11 @@ pub fn store(kind: &str, key: &str, candidates: &[(String, String)]) {
         key: key.to_owned(),
         candidates: candidates.to_vec(),
     };
-    let (Some(dir), Ok(json)) = (path.parent(), serde_json::to_vec(&entry)) else {
+    let Ok(json) = serde_json::to_vec(&entry) else {
         return;
     };
-    let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
-    let written = std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(&temporary, json))
-        .and_then(|()| std::fs::rename(&temporary, &path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
+    if let Err(error) = cache_file::replace(&path, &json) {
+        tracing::debug!(path = %path.display(), %error, "cannot write the completion cache");
     }
 }
 

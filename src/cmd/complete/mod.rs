@@ -41,7 +41,7 @@ pub const BUDGET_VARIABLE: &str = "KUBECTL_DELTAS_COMPLETION_TIMEOUT";
 fn cluster_budget() -> Duration {
     std::env::var(BUDGET_VARIABLE)
         .ok()
-        .and_then(|text| humantime::parse_duration(text.trim()).ok())
+        .and_then(|text| crate::cli::duration::parse_duration(&text).ok())
         .unwrap_or(CLUSTER_BUDGET)
 }
 

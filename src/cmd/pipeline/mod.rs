@@ -86,8 +86,9 @@ use sink::InformerOutput;
 use stop::Stop;
 
 use super::informer::{QueueChoice, index_specs};
+use crate::cli::exit::{Exit, WithExit};
 use crate::cli::profile::Profile;
-use crate::cli::{InformerArgs, InformerKindArg, StoreKind};
+use crate::cli::{FifoKind, InformerArgs, InformerKindArg, StoreKind};
 
 /// Where one resource's objects come from, and its name in the output.
 pub struct Source<L> {
@@ -169,7 +170,31 @@ pub fn refuse_store_flags(
     if store == StoreKind::Undelta {
         undelta::refuse_flags(informer, view)?;
     }
-    Ok(())
+    refuse_queue_flags(informer)
+}
+
+/// Refuses `--legacy-sync` with a queue whose deltas it cannot change (docs/queues.md): the plain
+/// FIFO queues objects without delta types, the atomic queue emits `ReplacedAll` whatever it
+/// says. `--batch-pop` above 1 with a queue without batch pops is refused with the profile.
+pub fn refuse_queue_flags(informer: &InformerArgs) -> anyhow::Result<()> {
+    let why = match informer.fifo {
+        _ if informer.legacy_sync.is_none() => None,
+        Some(FifoKind::Plain) => Some("the plain FIFO queues objects without delta types"),
+        Some(FifoKind::Atomic) => {
+            Some("the atomic queue emits ReplacedAll whatever --legacy-sync says")
+        }
+        _ => None,
+    };
+    match (why, informer.fifo) {
+        (Some(why), Some(fifo)) => Err(anyhow::anyhow!(
+            "--legacy-sync turns Replaced deltas into Sync, and --fifo {} makes none: {why}",
+            clap::ValueEnum::to_possible_value(&fifo)
+                .map(|v| v.get_name().to_owned())
+                .unwrap_or_default()
+        ))
+        .exit_with(Exit::Usage),
+        _ => Ok(()),
+    }
 }
 
 /// How a session ended without an error.

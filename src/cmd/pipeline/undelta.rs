@@ -31,7 +31,7 @@ use kubectl_deltas::source::recording::{Quiescence, ResyncHook};
 use super::output::Output;
 use super::view::View;
 use crate::cli::exit::{Exit, WithExit};
-use crate::cli::{InformerArgs, InformerKindArg};
+use crate::cli::{InformerArgs, InformerKindArg, ViewKind};
 
 /// Refuses, with `--store undelta`, every flag that is about what it does not have. One line
 /// each, exit 2.
@@ -62,6 +62,13 @@ pub(super) fn refuse_flags(informer: &InformerArgs, view: &View) -> anyhow::Resu
         Some(
             "--handler registers an informer's event handler, and an UndeltaStore has none: \
              its push function runs inside the Reflector's call"
+                .to_owned(),
+        )
+    } else if view.view != ViewKind::Pops {
+        // With no --handler the default is pops, so this is an explicit --view.
+        Some(
+            "--view handlers and --view both show what an informer's handlers received, and an \
+             UndeltaStore has none"
                 .to_owned(),
         )
     } else if view.informer == InformerKindArg::Plain {

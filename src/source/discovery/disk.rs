@@ -14,17 +14,18 @@
 //! makes [`DiscoveryCache::resolve_watchable`] discover once more before reporting it; and
 //! it is written to a temporary file in the same directory, then renamed over the old one, so a
 //! process reading it meanwhile gets the old file or the new one, never half of one. A file that
-//! cannot be read or parsed, has another format, or was written for another server (kubectl's
+//! is not a regular file (a FIFO, `/dev/zero`), is larger than [`MAX_SIZE`], cannot be read or
+//! parsed, has another format, or was written for another server (kubectl's
 //! directory names collide for `http://` and `https://` of one host) counts as missing and is
 //! rewritten; a directory that cannot be written is logged with -vv, never an error.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::{DiscoveryError, ResolveError, ResourceCatalog, ResourceInfo};
+use super::{DiscoveryError, Need, ResolveError, ResourceCatalog, ResourceInfo};
+use crate::source::cache_file;
 
 /// kubectl's: `ToDiscoveryClient` passes 6 hours to `NewCachedDiscoveryClientForConfig`.
 pub const TTL: Duration = Duration::from_secs(6 * 60 * 60);
@@ -33,6 +34,10 @@ pub const TTL: Duration = Duration::from_secs(6 * 60 * 60);
 /// can have (an underscore is not allowed in a DNS subdomain), so it cannot meet a group's
 /// directory there.
 pub const FILE_NAME: &str = "kubectl-deltas_catalog.json";
+
+/// The largest cache file read: a catalog of thousands of resources is a few MB; anything larger
+/// is not one this program wrote, and counts as a miss.
+const MAX_SIZE: u64 = 64 << 20;
 
 /// Bumped whenever the file's content changes meaning; a file of another format is a miss.
 const FORMAT: u32 = 1;
@@ -115,10 +120,10 @@ impl DiscoveryCache {
     /// The cached catalog, if there is one for this server younger than [`TTL`].
     pub fn load(&self) -> Option<ResourceCatalog> {
         let path = self.file.as_ref()?;
-        let bytes = match std::fs::read(path) {
+        let bytes = match cache_file::read_regular(path, MAX_SIZE) {
             Ok(bytes) => bytes,
             Err(error) => {
-                if error.kind() != std::io::ErrorKind::NotFound {
+                if !error.is_not_found() {
                     tracing::debug!(path = %path.display(), %error, "cannot read the discovery cache");
                 }
                 return None;
@@ -163,9 +168,24 @@ impl DiscoveryCache {
         };
         let stored = serde_json::to_vec(&written)
             .map_err(std::io::Error::other)
-            .and_then(|bytes| replace(path, &bytes));
+            .and_then(|bytes| cache_file::replace(path, &bytes));
         if let Err(error) = stored {
             tracing::debug!(path = %path.display(), %error, "cannot write the discovery cache");
+        }
+    }
+
+    /// Drops the cached catalog, so that the next command discovers afresh: a request for a
+    /// resource it mapped was answered 404 (a CRD deleted, or no longer served at that version).
+    pub fn forget(&self) {
+        let Some(path) = &self.file else {
+            return;
+        };
+        match std::fs::remove_file(path) {
+            Ok(()) => tracing::debug!(path = %path.display(), "discovery cache dropped"),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => {
+                tracing::debug!(path = %path.display(), %error, "cannot drop the discovery cache");
+            }
         }
     }
 
@@ -199,12 +219,22 @@ impl DiscoveryCache {
         client: &kube::Client,
         args: &[impl AsRef<str>],
     ) -> Result<Vec<ResourceInfo>, CachedResolveError> {
+        self.resolve_for(client, args, Need::Watch).await
+    }
+
+    /// [`Self::resolve_watchable`] for what `need` asks of the resources.
+    pub async fn resolve_for(
+        &self,
+        client: &kube::Client,
+        args: &[impl AsRef<str>],
+        need: Need,
+    ) -> Result<Vec<ResourceInfo>, CachedResolveError> {
         let (catalog, cached) = self.catalog(client).await?;
-        match resolve_each(&catalog, args) {
+        match resolve_each(&catalog, args, need) {
             Err(error) if cached => {
                 tracing::debug!(%error, "not resolved by the discovery cache; discovering again");
                 let catalog = self.refresh(client).await?;
-                Ok(resolve_each(&catalog, args)?)
+                Ok(resolve_each(&catalog, args, need)?)
             }
             resolved => Ok(resolved?),
         }
@@ -214,9 +244,10 @@ impl DiscoveryCache {
 fn resolve_each(
     catalog: &ResourceCatalog,
     args: &[impl AsRef<str>],
+    need: Need,
 ) -> Result<Vec<ResourceInfo>, ResolveError> {
     args.iter()
-        .map(|arg| catalog.resolve_watchable(arg.as_ref()))
+        .map(|arg| catalog.resolve_for(arg.as_ref(), need))
         .collect()
 }
 
@@ -245,62 +276,6 @@ fn server_dir(url: &str) -> PathBuf {
     safe.split('/')
         .filter(|part| !part.is_empty() && *part != "." && *part != "..")
         .collect()
-}
-
-/// Replaces the file at `path` with `bytes` as client-go's `writeCachedFile` does: directories
-/// made `0750`, a temporary file next to it (`<name>.<random>`), `0660`, renamed over `path`.
-fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| std::io::Error::other("a cache file has a directory"))?;
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o750);
-    builder.create(dir)?;
-
-    let (temporary, mut file) = create_temporary(path)?;
-    let written = file
-        .write_all(bytes)
-        .and_then(|()| set_mode(&file))
-        .and_then(|()| {
-            drop(file);
-            std::fs::rename(&temporary, path)
-        });
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written
-}
-
-fn create_temporary(path: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let mut attempts = 0;
-    loop {
-        let temporary = path.with_file_name(format!("{name}.{:016x}", fastrand::u64(..)));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)
-        {
-            Ok(file) => return Ok((temporary, file)),
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists && attempts < 8 => {
-                attempts += 1;
-            }
-            Err(error) => return Err(error),
-        }
-    }
-}
-
-#[cfg(unix)]
-fn set_mode(file: &std::fs::File) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    file.set_permissions(std::fs::Permissions::from_mode(0o660))
-}
-
-#[cfg(not(unix))]
-fn set_mode(_: &std::fs::File) -> std::io::Result<()> {
-    Ok(())
 }
 
 #[cfg(test)]

@@ -56,7 +56,11 @@ impl ResourceDef {
     }
 
     /// Namespaces cannot be bulk-deleted; every other built-in supports `deletecollection`.
+    /// `componentstatuses` (when a test registers it) is only read, as the real one: get, list.
     fn verbs(&self) -> Vec<String> {
+        if self.group.is_empty() && self.plural == "componentstatuses" {
+            return vec!["get".to_owned(), "list".to_owned()];
+        }
         let all = [
             "create",
             "delete",
