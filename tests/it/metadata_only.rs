@@ -6,6 +6,7 @@
 use crate::support;
 
 use serde_json::{Value, json};
+use support::binary::{Running, run, run_offline};
 use support::fake_apiserver::FakeApiServer;
 
 const FIXTURES: &str = concat!(
@@ -119,4 +120,206 @@ async fn the_fake_server_refuses_a_list_as_one_object_and_a_watch_as_a_list() {
     let (status, body) = get(&server, path, &accept).await;
     assert_eq!(status, 200);
     assert!(body.starts_with(r#"{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1""#), "{body}");
+}
+
+fn cm(name: &str, app: &str, value: &str) -> Value {
+    json!({"metadata": {"name": name, "namespace": "default", "labels": {"app": app}},
+           "data": {"k": value}})
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+/// What the timeline's Updated rows of `key` say changed: each row's text after its last run of
+/// spaces between columns (`changed outside metadata (spec or status)`).
+fn changes_of<'a>(timeline: &'a str, key: &str) -> Vec<&'a str> {
+    timeline
+        .lines()
+        .filter(|l| l.contains(&format!(" {key} ")) && l.contains("Updated"))
+        .filter_map(|l| l.trim_end().rsplit_once("  ").map(|(_, changes)| changes.trim()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_metadata_only_recording_shows_changes_outside_metadata_live_and_in_its_replay() {
+    let server = FakeApiServer::start().await;
+    server.create("configmaps", cm("a", "web", "1"));
+    server.create("configmaps", cm("b", "web", "1"));
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let path = dir.path().join("meta.jsonl");
+    let file = path.to_str().unwrap();
+    let mut bin = Running::spawn(
+        &kubeconfig,
+        &["record", "cm", "--metadata-only", "-f", file],
+    );
+    let mut step = |what: &str, until: &dyn Fn(&str) -> bool| {
+        tokio::task::block_in_place(|| bin.read_stderr_until(what, until));
+    };
+    step("the sync", &|l| l.contains("── synced:"));
+    // Only `data` changes: the metadata informer sees a new resourceVersion and nothing else.
+    server.update("configmaps", cm("a", "web", "2"));
+    step("a's update", &|l| l.contains(" default/a ") && l.contains("Updated"));
+    server.update("configmaps", cm("b", "api", "1"));
+    step("b's update", &|l| l.contains(" default/b ") && l.contains("Updated"));
+    let live = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(live.status.code(), Some(0), "{}", live.stderr);
+    assert_eq!(
+        changes_of(&live.stderr, "default/a"),
+        ["changed outside metadata (spec or status)"]
+    );
+    assert_eq!(changes_of(&live.stderr, "default/b"), ["metadata.labels.app web→api"]);
+    // The summary says how much the cache holds.
+    let cache_row = live
+        .stderr
+        .lines()
+        .find(|l| l.contains("cache (objects, size)"))
+        .unwrap_or_else(|| panic!("no cache row in {}", live.stderr));
+    assert!(cache_row.contains("2, "), "{cache_row}");
+
+    // Both requests asked for PartialObjectMetadata, as client-go's metadata informer does.
+    let requests = server.requests();
+    let list = requests.iter().find(|r| r.is_list()).expect("a list");
+    assert_eq!(list.accept, LIST_ACCEPT);
+    let watch = requests.iter().find(|r| r.is_watch()).expect("a watch");
+    assert_eq!(watch.accept, WATCH_ACCEPT);
+
+    // The recording says it holds metadata only, and its objects are what the server sent.
+    let recording = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<Value> = recording
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["kind"], "header");
+    assert_eq!(lines[0]["metadataOnly"], true);
+    let event = lines.iter().find(|l| l["type"] == "MODIFIED").expect("an event");
+    assert_eq!(event["object"]["kind"], "PartialObjectMetadata");
+    assert_eq!(event["object"]["apiVersion"], "meta.k8s.io/v1");
+    assert!(event["object"].get("data").is_none(), "{event}");
+
+    // Its replay shows the same changes.
+    let replay = run_offline(&["replay", file], None).await;
+    assert_eq!(replay.status.code(), Some(0), "{}", text(&replay.stderr));
+    let timeline = text(&replay.stdout);
+    assert_eq!(
+        changes_of(&timeline, "default/a"),
+        ["changed outside metadata (spec or status)"]
+    );
+    assert_eq!(changes_of(&timeline, "default/b"), ["metadata.labels.app web→api"]);
+
+    // And it refuses what needs fields the recording does not hold, as `record` would have.
+    for args in [
+        vec!["replay", file, "--query", "field:data.k=1"],
+        vec!["index", "--replay", file, "--by", "field:data.k"],
+    ] {
+        let out = run_offline(&args, None).await;
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("reads a field outside metadata"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    let out = run_offline(&["index", "--replay", file, "--by", "label:app"], None).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(table.contains("web") && table.contains("api"), "{table}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_only_index_and_watch_work_by_metadata_and_refuse_fields_outside_it() {
+    let server = FakeApiServer::start().await;
+    server.create("configmaps", cm("a", "web", "1"));
+    server.create(
+        "configmaps",
+        json!({"metadata": {"name": "b", "namespace": "default", "labels": {"app": "web"},
+                            "annotations": {"team": "blue"},
+                            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                                 "name": "web", "uid": "u-1"}]},
+               "data": {"k": "2"}}),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+
+    let out = run(
+        &kubeconfig,
+        &["index", "cm", "--metadata-only", "--by", "label:app", "--value", "web", "--keys-only"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "default/a\ndefault/b\n");
+    for (by, expected) in [
+        ("annotation:team", "default/b\n"),
+        ("owner", "default/b\n"),
+        ("namespace", "default/a\ndefault/b\n"),
+    ] {
+        let value = match by {
+            "annotation:team" => "blue",
+            "owner" => "Deployment/web",
+            _ => "default",
+        };
+        let out = run(
+            &kubeconfig,
+            &["index", "cm", "--metadata-only", "--by", by, "--value", value, "--keys-only"],
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(0), "{by}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), expected, "{by}");
+    }
+    assert!(
+        server.requests().iter().filter(|r| r.is_list()).all(|r| r.accept == LIST_ACCEPT),
+        "every list asked for metadata only"
+    );
+
+    // Refused before the cluster is asked anything.
+    server.clear_requests();
+    for args in [
+        vec!["index", "cm", "--metadata-only", "--by", "field:data.k"],
+        vec!["watch", "cm", "--metadata-only", "--index", "field:data.k"],
+        vec!["watch", "cm", "--metadata-only", "--query", "field:spec.replicas=1"],
+    ] {
+        let out = run(&kubeconfig, &args).await;
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let flag = if args.contains(&"--by") {
+            "--by field:data.k"
+        } else if args.contains(&"--index") {
+            "--index field:data.k"
+        } else {
+            "--query field:spec.replicas"
+        };
+        assert_eq!(
+            text(&out.stderr).lines().next().unwrap_or_default(),
+            format!(
+                "kubectl-deltas: error: {flag} reads a field outside metadata, which a metadata-only \
+                 informer does not hold: index by a metadata field (field:metadata.…, label, \
+                 annotation, owner, namespace), or leave --metadata-only out"
+            ),
+            "{args:?}"
+        );
+    }
+    assert!(
+        server.requests().iter().all(|r| r.resource.is_none()),
+        "nothing was listed"
+    );
+
+    // jsonl carries the PartialObjectMetadata as the server sent it; a field of metadata indexes.
+    let out = run(
+        &kubeconfig,
+        &["watch", "cm", "--metadata-only", "-o", "jsonl", "--until-synced",
+          "--index", "field:metadata.name"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines = support::binary::json_lines(&out.stdout);
+    let objects: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "batch")
+        .map(|l| &l["deltas"][0]["object"])
+        .collect();
+    assert_eq!(objects.len(), 2, "{lines:?}");
+    for object in objects {
+        assert_eq!(object["kind"], "PartialObjectMetadata", "{object}");
+        assert!(object.get("data").is_none(), "{object}");
+    }
 }
