@@ -372,7 +372,8 @@ fn a_secret_listed_for_its_metadata_only_is_still_a_secret_whose_applied_values_
         ))
         .unwrap()
     };
-    let secret = partial(r#"{"apiVersion":"v1","data":{"password":"aHVudGVyMg=="},"kind":"Secret"}"#);
+    let secret =
+        partial(r#"{"apiVersion":"v1","data":{"password":"aHVudGVyMg=="},"kind":"Secret"}"#);
     assert!(secret.is_partial_metadata());
     assert!(secret.is_secret());
     assert_eq!(

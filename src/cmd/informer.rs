@@ -77,7 +77,10 @@ pub fn refuse_outside_metadata<'a>(
 }
 
 /// [`refuse_outside_metadata`] for the `--query` and `--index` specs of a session.
-pub fn refuse_outside_metadata_queries(settings: &Settings, metadata_only: bool) -> anyhow::Result<()> {
+pub fn refuse_outside_metadata_queries(
+    settings: &Settings,
+    metadata_only: bool,
+) -> anyhow::Result<()> {
     let queries = settings.view.queries.iter().map(|q| ("--query", q.spec()));
     let indices = settings.indices.iter().map(|spec| ("--index", spec));
     refuse_outside_metadata(queries.chain(indices), metadata_only)

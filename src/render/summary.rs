@@ -44,11 +44,7 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
     table.add_row(row("bookmarks", &|s| s.bookmarks.to_string()));
     if columns.iter().any(|(_, s)| s.cache.is_some()) {
         table.add_row(row("cache (objects, size)", &|s| match s.cache {
-            Some(cache) => format!(
-                "{}, {}",
-                cache.objects,
-                human_bytes(cache.bytes)
-            ),
+            Some(cache) => format!("{}, {}", cache.objects, human_bytes(cache.bytes)),
             None => "-".to_owned(),
         }));
     }

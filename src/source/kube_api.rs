@@ -242,7 +242,6 @@ async fn read_body(
     Ok(())
 }
 
-
 /// A line of a watch stream: `{"type": …, "object": …}`, the object left as text.
 #[derive(Deserialize)]
 struct WireEvent<'a> {

@@ -30,7 +30,12 @@ async fn get(server: &FakeApiServer, path: &str, accept: &str) -> (u16, String) 
         .unwrap();
     let response = server.client().send(request).await.expect("response");
     let status = response.status().as_u16();
-    let body = response.into_body().collect().await.expect("body").to_bytes();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
     (status, String::from_utf8(body.to_vec()).expect("utf-8"))
 }
 
@@ -61,7 +66,10 @@ async fn the_fake_server_serves_partial_object_metadata_byte_for_byte_as_kube_ap
         .collect();
     let meta = |v: &Value| v["metadata"].clone();
     let (a, b) = (meta(&real_list["items"][0]), meta(&real_list["items"][1]));
-    let (c, d) = (meta(&real_events[1]["object"]), meta(&real_events[2]["object"]));
+    let (c, d) = (
+        meta(&real_events[1]["object"]),
+        meta(&real_events[2]["object"]),
+    );
     server.create("configmaps", stored(&a));
     let b_rv = server.create("configmaps", stored(&b));
     server.create("configmaps", stored(&c));
@@ -90,7 +98,12 @@ async fn the_fake_server_serves_partial_object_metadata_byte_for_byte_as_kube_ap
                 .body(kube::client::Body::empty())
                 .unwrap();
             let response = server_client.send(request).await.expect("response");
-            let body = response.into_body().collect().await.expect("body").to_bytes();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .expect("body")
+                .to_bytes();
             String::from_utf8(body.to_vec()).unwrap()
         }
     });
@@ -113,13 +126,23 @@ async fn the_fake_server_refuses_a_list_as_one_object_and_a_watch_as_a_list() {
     let (status, body) = get(&server, path, WATCH_ACCEPT).await;
     assert_eq!(status, 406, "{body}");
     assert!(body.contains(r#""reason":"NotAcceptable""#), "{body}");
-    let (status, _) = get(&server, &format!("{path}?watch=true&timeoutSeconds=1"), LIST_ACCEPT).await;
+    let (status, _) = get(
+        &server,
+        &format!("{path}?watch=true&timeoutSeconds=1"),
+        LIST_ACCEPT,
+    )
+    .await;
     assert_eq!(status, 406);
     // client-go's metadata client asks for protobuf first, then JSON: JSON it gets.
-    let accept = format!("application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,{LIST_ACCEPT}");
+    let accept = format!(
+        "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,{LIST_ACCEPT}"
+    );
     let (status, body) = get(&server, path, &accept).await;
     assert_eq!(status, 200);
-    assert!(body.starts_with(r#"{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1""#), "{body}");
+    assert!(
+        body.starts_with(r#"{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1""#),
+        "{body}"
+    );
 }
 
 fn cm(name: &str, app: &str, value: &str) -> Value {
@@ -137,7 +160,11 @@ fn changes_of<'a>(timeline: &'a str, key: &str) -> Vec<&'a str> {
     timeline
         .lines()
         .filter(|l| l.contains(&format!(" {key} ")) && l.contains("Updated"))
-        .filter_map(|l| l.trim_end().rsplit_once("  ").map(|(_, changes)| changes.trim()))
+        .filter_map(|l| {
+            l.trim_end()
+                .rsplit_once("  ")
+                .map(|(_, changes)| changes.trim())
+        })
         .collect()
 }
 
@@ -160,16 +187,23 @@ async fn a_metadata_only_recording_shows_changes_outside_metadata_live_and_in_it
     step("the sync", &|l| l.contains("── synced:"));
     // Only `data` changes: the metadata informer sees a new resourceVersion and nothing else.
     server.update("configmaps", cm("a", "web", "2"));
-    step("a's update", &|l| l.contains(" default/a ") && l.contains("Updated"));
+    step("a's update", &|l| {
+        l.contains(" default/a ") && l.contains("Updated")
+    });
     server.update("configmaps", cm("b", "api", "1"));
-    step("b's update", &|l| l.contains(" default/b ") && l.contains("Updated"));
+    step("b's update", &|l| {
+        l.contains(" default/b ") && l.contains("Updated")
+    });
     let live = tokio::task::block_in_place(|| bin.interrupt());
     assert_eq!(live.status.code(), Some(0), "{}", live.stderr);
     assert_eq!(
         changes_of(&live.stderr, "default/a"),
         ["changed outside metadata (spec or status)"]
     );
-    assert_eq!(changes_of(&live.stderr, "default/b"), ["metadata.labels.app web→api"]);
+    assert_eq!(
+        changes_of(&live.stderr, "default/b"),
+        ["metadata.labels.app web→api"]
+    );
     // The summary says how much the cache holds.
     let cache_row = live
         .stderr
@@ -193,7 +227,10 @@ async fn a_metadata_only_recording_shows_changes_outside_metadata_live_and_in_it
         .collect();
     assert_eq!(lines[0]["kind"], "header");
     assert_eq!(lines[0]["metadataOnly"], true);
-    let event = lines.iter().find(|l| l["type"] == "MODIFIED").expect("an event");
+    let event = lines
+        .iter()
+        .find(|l| l["type"] == "MODIFIED")
+        .expect("an event");
     assert_eq!(event["object"]["kind"], "PartialObjectMetadata");
     assert_eq!(event["object"]["apiVersion"], "meta.k8s.io/v1");
     assert!(event["object"].get("data").is_none(), "{event}");
@@ -206,7 +243,10 @@ async fn a_metadata_only_recording_shows_changes_outside_metadata_live_and_in_it
         changes_of(&timeline, "default/a"),
         ["changed outside metadata (spec or status)"]
     );
-    assert_eq!(changes_of(&timeline, "default/b"), ["metadata.labels.app web→api"]);
+    assert_eq!(
+        changes_of(&timeline, "default/b"),
+        ["metadata.labels.app web→api"]
+    );
 
     // And it refuses what needs fields the recording does not hold, as `record` would have.
     for args in [
@@ -214,7 +254,12 @@ async fn a_metadata_only_recording_shows_changes_outside_metadata_live_and_in_it
         vec!["index", "--replay", file, "--by", "field:data.k"],
     ] {
         let out = run_offline(&args, None).await;
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
         assert!(
             text(&out.stderr).contains("reads a field outside metadata"),
             "{args:?}: {}",
@@ -244,7 +289,16 @@ async fn metadata_only_index_and_watch_work_by_metadata_and_refuse_fields_outsid
 
     let out = run(
         &kubeconfig,
-        &["index", "cm", "--metadata-only", "--by", "label:app", "--value", "web", "--keys-only"],
+        &[
+            "index",
+            "cm",
+            "--metadata-only",
+            "--by",
+            "label:app",
+            "--value",
+            "web",
+            "--keys-only",
+        ],
     )
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -261,14 +315,27 @@ async fn metadata_only_index_and_watch_work_by_metadata_and_refuse_fields_outsid
         };
         let out = run(
             &kubeconfig,
-            &["index", "cm", "--metadata-only", "--by", by, "--value", value, "--keys-only"],
+            &[
+                "index",
+                "cm",
+                "--metadata-only",
+                "--by",
+                by,
+                "--value",
+                value,
+                "--keys-only",
+            ],
         )
         .await;
         assert_eq!(out.status.code(), Some(0), "{by}: {}", text(&out.stderr));
         assert_eq!(text(&out.stdout), expected, "{by}");
     }
     assert!(
-        server.requests().iter().filter(|r| r.is_list()).all(|r| r.accept == LIST_ACCEPT),
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.is_list())
+            .all(|r| r.accept == LIST_ACCEPT),
         "every list asked for metadata only"
     );
 
@@ -277,7 +344,13 @@ async fn metadata_only_index_and_watch_work_by_metadata_and_refuse_fields_outsid
     for args in [
         vec!["index", "cm", "--metadata-only", "--by", "field:data.k"],
         vec!["watch", "cm", "--metadata-only", "--index", "field:data.k"],
-        vec!["watch", "cm", "--metadata-only", "--query", "field:spec.replicas=1"],
+        vec![
+            "watch",
+            "cm",
+            "--metadata-only",
+            "--query",
+            "field:spec.replicas=1",
+        ],
     ] {
         let out = run(&kubeconfig, &args).await;
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -306,8 +379,16 @@ async fn metadata_only_index_and_watch_work_by_metadata_and_refuse_fields_outsid
     // jsonl carries the PartialObjectMetadata as the server sent it; a field of metadata indexes.
     let out = run(
         &kubeconfig,
-        &["watch", "cm", "--metadata-only", "-o", "jsonl", "--until-synced",
-          "--index", "field:metadata.name"],
+        &[
+            "watch",
+            "cm",
+            "--metadata-only",
+            "-o",
+            "jsonl",
+            "--until-synced",
+            "--index",
+            "field:metadata.name",
+        ],
     )
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -95,7 +95,10 @@ impl Encoding {
     pub(crate) fn bookmark_type(self, def: &ResourceDef) -> (String, String) {
         match self {
             Encoding::Full => (def.kind.clone(), def.api_version()),
-            Encoding::Metadata => ("PartialObjectMetadata".to_owned(), META_API_VERSION.to_owned()),
+            Encoding::Metadata => (
+                "PartialObjectMetadata".to_owned(),
+                META_API_VERSION.to_owned(),
+            ),
         }
     }
 }
