@@ -109,6 +109,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s A -l all-namespaces -d 'Watch every namespace'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l metadata-only -d 'List and watch only each object\'s metadata (PartialObjectMetadata, as client-go\'s metadata informers): a fraction of the memory and traffic. Changes outside metadata show as new resourceVersions only; a `field:` index or query outside metadata is refused'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l by -d 'The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
@@ -174,6 +175,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s A -l all-namespaces -d 'Watch every namespace'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l metadata-only -d 'List and watch only each object\'s metadata (PartialObjectMetadata, as client-go\'s metadata informers): a fraction of the memory and traffic. Changes outside metadata show as new resourceVersions only; a `field:` index or query outside metadata is refused'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s f -l file -d 'Where to write the recording (`-` for stdout; a name ending in `.gz` is compressed). The timeline goes to stderr. The file is created once the server first answers, and an existing one is refused unless `--force`' -r -F
@@ -233,6 +235,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s A -l all-namespaces -d 'Watch every namespace'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l metadata-only -d 'List and watch only each object\'s metadata (PartialObjectMetadata, as client-go\'s metadata informers): a fraction of the memory and traffic. Changes outside metadata show as new resourceVersions only; a `field:` index or query outside metadata is refused'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s v -l verbose -d 'Log to stderr: -v for the reflector\'s steps, -vv for requests, -vvv for everything'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l speed -d 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the consumer popping concurrently as live (`--handler-delay` then counts in recorded time)' -r

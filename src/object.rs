@@ -157,6 +157,17 @@ impl Object {
         self.metadata.strip_managed_fields();
     }
 
+    /// About how many bytes of memory this object takes: its own size and what it holds on the
+    /// heap (the allocator's rounding and the cache's keys and indices not included). For the
+    /// summary's cache size, and to compare with the JSON the objects came from.
+    pub fn footprint(&self) -> usize {
+        let types = self
+            .types
+            .as_ref()
+            .map_or(0, |t| t.api_version.capacity() + t.kind.capacity());
+        std::mem::size_of::<Self>() + types + self.metadata.heap_size() + self.body.len()
+    }
+
     /// Whether the metadata is still the text it arrived as (not decoded for a change).
     pub fn metadata_is_text(&self) -> bool {
         self.metadata.is_text()
@@ -201,10 +212,32 @@ impl Object {
 
     /// Whether this is a core/v1 Secret, whose `data` and `stringData` values every output
     /// replaces with [`REDACTED`] unless asked not to.
+    ///
+    /// A Secret listed as `PartialObjectMetadata` (`--metadata-only`) no longer says its kind,
+    /// but its last-applied-configuration annotation, which holds its values, does: such an
+    /// object counts as a Secret, so that the annotation is redacted as on a whole Secret.
     pub fn is_secret(&self) -> bool {
-        self.types
-            .as_ref()
-            .is_some_and(|t| t.kind == "Secret" && t.api_version == "v1")
+        let Some(types) = &self.types else {
+            return false;
+        };
+        if types.kind == "Secret" && types.api_version == "v1" {
+            return true;
+        }
+        self.is_partial_metadata()
+            && self.annotation(LAST_APPLIED).is_some_and(|applied| {
+                let field = |name: &str| raw_entry(&applied, name).map(|v| v.get().to_owned());
+                field("kind").as_deref() == Some(r#""Secret""#)
+                    && field("apiVersion").as_deref() == Some(r#""v1""#)
+            })
+    }
+
+    /// Whether this is a `PartialObjectMetadata` (`meta.k8s.io`): an object listed or watched
+    /// for its metadata only (`--metadata-only`, client-go's metadata informers), whose other
+    /// fields the server left out.
+    pub fn is_partial_metadata(&self) -> bool {
+        self.types.as_ref().is_some_and(|t| {
+            t.kind == "PartialObjectMetadata" && t.api_version.starts_with("meta.k8s.io/")
+        })
     }
 
     /// Whether objects of `resource` are core/v1 Secrets ([`is_secret`](Self::is_secret)).

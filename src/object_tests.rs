@@ -364,3 +364,26 @@ fn raw_objects_are_named_without_decoding_them() {
     assert_eq!(describe_raw(r#"{"metadata":{"name":"a"}}"#), r#""a""#);
     assert_eq!(describe_raw(r#"{"spec":{}}"#), "an object without a name");
 }
+
+/// A Secret as a metadata informer lists it (`PartialObjectMetadata`), and a ConfigMap likewise.
+#[test]
+fn a_secret_listed_for_its_metadata_only_is_still_a_secret_whose_applied_values_are_redacted() {
+    let partial = |applied: &str| -> Object {
+        let annotations = serde_json::to_string(&json!({ LAST_APPLIED: applied })).unwrap();
+        serde_json::from_str(&format!(
+            r#"{{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{{"name":"db","annotations":{annotations}}}}}"#
+        ))
+        .unwrap()
+    };
+    let secret =
+        partial(r#"{"apiVersion":"v1","data":{"password":"aHVudGVyMg=="},"kind":"Secret"}"#);
+    assert!(secret.is_partial_metadata());
+    assert!(secret.is_secret());
+    assert_eq!(
+        secret.redacted().annotation(LAST_APPLIED).as_deref(),
+        Some(r#"{"apiVersion":"v1","data":{"password":"<redacted>"},"kind":"Secret"}"#)
+    );
+    let config_map = partial(r#"{"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap"}"#);
+    assert!(config_map.is_partial_metadata());
+    assert!(!config_map.is_secret());
+}

@@ -334,6 +334,11 @@ pub struct ReflectorArgs {
     /// Keep managedFields (stripped by default, as many informers do with a transform).
     #[arg(long)]
     pub no_strip_managed_fields: bool,
+    /// List and watch only each object's metadata (PartialObjectMetadata, as client-go's
+    /// metadata informers): a fraction of the memory and traffic. Changes outside metadata
+    /// show as new resourceVersions only; a `field:` index or query outside metadata is refused.
+    #[arg(long)]
+    pub metadata_only: bool,
 }
 
 /// Output formats of `watch`.

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::informer::{
     QueueChoice, index_specs, lister_watcher, profile, reflector_config, reflector_failure_while,
-    refuse_secret_specs,
+    refuse_outside_metadata, refuse_secret_specs,
 };
 use super::one_shot::RetryNotes;
 use super::{one_shot, replay, target};
@@ -41,6 +41,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     if !specs.contains(&spec) {
         specs.push(spec.clone());
     }
+    refuse_specs_outside_metadata(&spec, &specs, args.reflector.metadata_only)?;
     let config = queue.informer_config(&specs, Consumption::Thread);
     // Retries while listing a cluster are noted on stderr; a recording's are history.
     let sink: Arc<dyn InformerSink> = match &args.replay {
@@ -54,6 +55,8 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         (Some(file), resource) => {
             let recorded =
                 runtime.block_on(replay::cache_from_recording(file, resource, &informer))?;
+            // As `record --metadata-only` refused them.
+            refuse_specs_outside_metadata(&spec, &specs, recorded.metadata_only)?;
             (recorded.scope, Some(recorded.ended_at))
         }
         (None, Some(resource)) => (
@@ -70,6 +73,18 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     answer(informer.indexer(), &spec, &scope, now, &args)
 }
 
+/// [`refuse_outside_metadata`] for `--by` and the `--index` specs.
+fn refuse_specs_outside_metadata(
+    by: &IndexSpec,
+    specs: &[IndexSpec],
+    metadata_only: bool,
+) -> anyhow::Result<()> {
+    let flagged = specs
+        .iter()
+        .map(|s| (if s == by { "--by" } else { "--index" }, s));
+    refuse_outside_metadata(flagged, metadata_only)
+}
+
 /// Lists `resource` through `informer` into its cache, as the `profile` lists; returns the words
 /// that name what was listed (`pods in namespace "default"`).
 async fn from_cluster(
@@ -81,7 +96,7 @@ async fn from_cluster(
     let target = target::resolve_listable(&args.access, resource).await?;
     one_shot::sync(
         informer,
-        lister_watcher(&target, &args.access, None),
+        lister_watcher(&target, &args.access, &args.reflector, None),
         reflector_config(&args.reflector, &args.informer, profile),
         |error| reflector_failure_while("listing", error, &target),
     )

@@ -52,6 +52,40 @@ pub fn refuse_secret_specs<'a>(
     }
 }
 
+/// Refuses, for a metadata-only informer, the specs (each with the flag it came from) that read
+/// a field outside `metadata` ([`IndexSpec::reads_outside_metadata`]): its objects have none, so
+/// the index would be empty and a query would match nothing, silently.
+pub fn refuse_outside_metadata<'a>(
+    specs: impl IntoIterator<Item = (&'a str, &'a IndexSpec)>,
+    metadata_only: bool,
+) -> anyhow::Result<()> {
+    if !metadata_only {
+        return Ok(());
+    }
+    match specs
+        .into_iter()
+        .find(|(_, spec)| spec.reads_outside_metadata())
+    {
+        Some((flag, spec)) => Err(anyhow!(
+            "{flag} {spec} reads a field outside metadata, which a metadata-only informer \
+             does not hold: index by a metadata field (field:metadata.…, label, annotation, \
+             owner, namespace), or leave --metadata-only out"
+        ))
+        .exit_with(Exit::Usage),
+        None => Ok(()),
+    }
+}
+
+/// [`refuse_outside_metadata`] for the `--query` and `--index` specs of a session.
+pub fn refuse_outside_metadata_queries(
+    settings: &Settings,
+    metadata_only: bool,
+) -> anyhow::Result<()> {
+    let queries = settings.view.queries.iter().map(|q| ("--query", q.spec()));
+    let indices = settings.indices.iter().map(|spec| ("--index", spec));
+    refuse_outside_metadata(queries.chain(indices), metadata_only)
+}
+
 /// [`refuse_secret_specs`] for the `--query` and `--index` specs of a session.
 pub fn refuse_secret_queries(
     settings: &Settings,
@@ -117,13 +151,15 @@ impl Default for QueueChoice {
 pub fn lister_watcher(
     target: &Target,
     access: &AccessArgs,
+    reflector: &ReflectorArgs,
     name: Option<&str>,
 ) -> KubeListerWatcher {
     let mut lw = KubeListerWatcher::new(
         target.connection.client.clone(),
         &target.resource.api_resource(),
         target.namespace.as_deref(),
-    );
+    )
+    .metadata_only(reflector.metadata_only);
     if let Some(labels) = &access.selector {
         lw = lw.labels(labels.clone());
     }

@@ -26,7 +26,8 @@ use kubectl_deltas::source::{
 use tokio::sync::Notify;
 
 use super::informer::{
-    lister_watcher, profile, reflector_config, reflector_failure, refuse_secret_queries,
+    lister_watcher, profile, reflector_config, reflector_failure, refuse_outside_metadata_queries,
+    refuse_secret_queries,
 };
 use super::pipeline::{
     Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags, stdout_reader_gone,
@@ -51,6 +52,7 @@ pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let profile = profile(&args.informer, &args.reflector)?;
     let reflector = reflector_config(&args.reflector, &args.informer, &profile);
     let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
+    refuse_outside_metadata_queries(&settings, args.reflector.metadata_only)?;
     let runtime = super::runtime()?;
     runtime.block_on(record(args, settings, destination))
 }
@@ -73,6 +75,7 @@ async fn record(
         target.namespace.clone(),
         RecordOptions {
             show_secret_data: args.show_secret_data,
+            metadata_only: args.reflector.metadata_only,
             ..RecordOptions::default()
         },
     )
@@ -80,7 +83,12 @@ async fn record(
     let source = Source {
         name: target.resource.qualified_name(),
         lister_watcher: CreateOnSuccess {
-            inner: recorder.tee(lister_watcher(&target, &args.access, args.name.as_deref())),
+            inner: recorder.tee(lister_watcher(
+                &target,
+                &args.access,
+                &args.reflector,
+                args.name.as_deref(),
+            )),
             destination: destination.clone(),
         },
         hooks: Hooks {

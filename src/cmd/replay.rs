@@ -25,7 +25,9 @@ use kubectl_deltas::source::recording::{
     InformerSlot, Pace, RecordedResource, RecordingListerWatcher, RecordingReader,
 };
 
-use super::informer::{at_least_a_second, refuse_secret_queries, strip_managed_fields};
+use super::informer::{
+    at_least_a_second, refuse_outside_metadata_queries, refuse_secret_queries, strip_managed_fields,
+};
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::profile::Profile;
@@ -103,6 +105,8 @@ async fn replay(
     let lister_watcher = RecordingListerWatcher::new(reader, pace)?.on_resync(informer.clone());
     let secrets = Object::is_secret_resource(&lister_watcher.describe().api_resource);
     refuse_secret_queries(&settings, secrets, settings.view.show_secret_data)?;
+    // As `record --metadata-only` refused them.
+    refuse_outside_metadata_queries(&settings, lister_watcher.metadata_only())?;
     settings.reflector = lister_watcher.reflector_config(settings.reflector.clone());
     // The informer's own resync period; its timer ticks on the recording's clock (see
     // `InformerConfig::external_resync`), never the Reflector's.
@@ -152,6 +156,8 @@ pub struct Recorded {
     pub scope: String,
     /// The time of the recording's last line: the "now" of the state it ends with.
     pub ended_at: SystemTime,
+    /// The recording holds metadata only (`record --metadata-only`).
+    pub metadata_only: bool,
 }
 
 /// `index --replay`: applies the whole recording to `informer`'s cache (its final state, not
@@ -183,6 +189,7 @@ pub async fn cache_from_recording(
             .exit_with(Exit::Usage);
         }
     }
+    let metadata_only = lister_watcher.metadata_only();
     let config = lister_watcher.reflector_config(base_config());
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
     let recorded_time = clock.clone();
@@ -207,5 +214,6 @@ pub async fn cache_from_recording(
     Ok(Recorded {
         scope,
         ended_at: recorded_time.wall(),
+        metadata_only,
     })
 }

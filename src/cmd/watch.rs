@@ -6,7 +6,8 @@ use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::TokioClock;
 
 use super::informer::{
-    lister_watcher, profile, reflector_config, reflector_failure, refuse_secret_queries,
+    lister_watcher, profile, reflector_config, reflector_failure, refuse_outside_metadata_queries,
+    refuse_secret_queries,
 };
 use super::pipeline::{Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
 use super::target::{self, Target};
@@ -21,6 +22,7 @@ pub fn run(args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let profile = profile(&args.informer, &args.reflector)?;
     let reflector = reflector_config(&args.reflector, &args.informer, &profile);
     let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
+    refuse_outside_metadata_queries(&settings, args.reflector.metadata_only)?;
     let runtime = super::runtime()?;
     runtime.block_on(watch(args, names, settings))
 }
@@ -45,7 +47,7 @@ async fn watch(args: WatchArgs, names: Vec<String>, settings: Settings) -> anyho
         .map(|target| {
             Source::new(
                 target.resource.qualified_name(),
-                lister_watcher(target, &args.access, args.name.as_deref()),
+                lister_watcher(target, &args.access, &args.reflector, args.name.as_deref()),
             )
         })
         .collect();

@@ -252,6 +252,18 @@ impl Meta {
     }
 
     /// The text, when held as text.
+    /// The bytes the metadata holds on the heap: its text, or (typed, or decoded beside its
+    /// text) about as much as its JSON.
+    pub(crate) fn heap_size(&self) -> usize {
+        let typed = |meta: &ObjectMeta| {
+            std::mem::size_of::<ObjectMeta>() + serde_json::to_string(meta).map_or(0, |t| t.len())
+        };
+        match self {
+            Meta::Text(m) => m.json.get().len() + m.decoded.get().map_or(0, |meta| typed(meta)),
+            Meta::Typed(m) => typed(m),
+        }
+    }
+
     pub(crate) fn text(&self) -> Option<&RawValue> {
         match self {
             Meta::Text(m) => Some(&m.json),

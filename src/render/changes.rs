@@ -34,6 +34,9 @@ pub enum ChangeKind {
     },
     /// The value changed but is secret.
     Redacted,
+    /// Metadata-only objects (`PartialObjectMetadata`) whose metadata is the same but for the
+    /// resourceVersion: something the server left out changed (`spec`, `status`, `data`, …).
+    OutsideMetadata,
 }
 
 /// One changed field.
@@ -52,6 +55,7 @@ impl fmt::Display for Change {
             ChangeKind::Removed => write!(f, "{} -", self.path),
             ChangeKind::Changed { old, new } => write!(f, "{} {old}→{new}", self.path),
             ChangeKind::Redacted => write!(f, "{} <redacted>", self.path),
+            ChangeKind::OutsideMetadata => f.write_str("changed outside metadata (spec or status)"),
         }
     }
 }
@@ -123,6 +127,19 @@ pub fn diff_objects(old: &Object, new: &Object, redact_secret_data: bool) -> Vec
     let mut changes = diff_with(&old_side, &new_side, redact_secret_data, &opaque);
     if redact_secret_data {
         last_applied_changes(old, new, &mut changes);
+    }
+    // A metadata informer sees a change of `spec`, `status` or `data` as a new resourceVersion
+    // and nothing else (managedFields, which also change, are not compared); say so rather than
+    // "no change", which is what a resync looks like.
+    let outside = changes.is_empty()
+        && old.is_partial_metadata()
+        && new.is_partial_metadata()
+        && old.resource_version() != new.resource_version();
+    if outside {
+        changes.push(Change {
+            path: String::new(),
+            kind: ChangeKind::OutsideMetadata,
+        });
     }
     changes
 }

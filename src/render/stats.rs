@@ -54,6 +54,8 @@ pub struct InformerStats {
     pub lists: u64,
     /// The informer's event handlers, in registration order (none unless handlers are shown).
     pub handlers: Vec<HandlerStats>,
+    /// What the cache holds, when last measured (at the summary).
+    pub cache: Option<CacheSize>,
     /// The informer runs an UndeltaStore (`--store undelta`): no queue, no batches, pushes.
     pub undelta: bool,
     /// What its pushes carried.
@@ -182,6 +184,27 @@ pub struct ListProgress {
     pub items: usize,
     /// The server's estimate of the objects still to come.
     pub remaining: Option<u64>,
+}
+
+/// How much an informer's cache holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheSize {
+    /// Objects in the Indexer.
+    pub objects: usize,
+    /// Their [`Object::footprint`]s, summed.
+    pub bytes: u64,
+}
+
+impl CacheSize {
+    /// Of `objects`.
+    pub fn of<'a>(objects: impl IntoIterator<Item = &'a Object>) -> Self {
+        objects
+            .into_iter()
+            .fold(CacheSize::default(), |size, obj| CacheSize {
+                objects: size.objects + 1,
+                bytes: size.bytes + obj.footprint() as u64,
+            })
+    }
 }
 
 impl InformerStats {
@@ -333,6 +356,11 @@ impl InformerStats {
             out.lists += s.lists;
             out.undelta |= s.undelta;
             out.pushes.merge(&s.pushes);
+            if let Some(cache) = s.cache {
+                let total = out.cache.get_or_insert_default();
+                total.objects += cache.objects;
+                total.bytes += cache.bytes;
+            }
             match s.synced {
                 Some(synced) => {
                     latest = latest.max(synced.after);

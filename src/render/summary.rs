@@ -42,6 +42,12 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
     table.add_row(row("relists", &|s| s.relists.to_string()));
     table.add_row(row("watch restarts", &|s| s.watch_restarts().to_string()));
     table.add_row(row("bookmarks", &|s| s.bookmarks.to_string()));
+    if columns.iter().any(|(_, s)| s.cache.is_some()) {
+        table.add_row(row("cache (objects, size)", &|s| match s.cache {
+            Some(cache) => format!("{}, {}", cache.objects, human_bytes(cache.bytes)),
+            None => "-".to_owned(),
+        }));
+    }
     let counted = if undelta { "push" } else { "batch" };
     table.add_row(row("time to HasSynced", &|s| match s.synced {
         Some(synced) => format!(
@@ -60,6 +66,22 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
         text.push_str(&handlers);
     }
     text
+}
+
+/// `512 B`, `3.4 KiB`, `2.1 MiB`, `1.52 GiB`.
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    match unit {
+        0 => format!("{bytes} B"),
+        _ if value < 10.0 => format!("{value:.2} {}", UNITS[unit]),
+        _ => format!("{value:.1} {}", UNITS[unit]),
+    }
 }
 
 /// A row's cells: its label, then one value per column.

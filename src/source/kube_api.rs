@@ -11,10 +11,9 @@ use std::error::Error as StdError;
 use std::sync::Arc;
 
 use crate::object::{Object, describe_raw, raw_entry, without_position};
-use crate::source::list_body::{ItemSplitter, SplitError};
+use crate::source::list_body::ListDecoder;
 use futures_util::StreamExt;
 use futures_util::io::AsyncBufReadExt as _;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::api::{Api, ListParams, VersionMatch, WatchParams};
 use kube::core::{ApiResource, Status};
 use kube::{Client, Config};
@@ -46,6 +45,7 @@ pub struct KubeListerWatcher {
     target: ResourceTarget,
     label_selector: Option<String>,
     field_selector: Option<String>,
+    metadata_only: bool,
 }
 
 impl std::fmt::Debug for KubeListerWatcher {
@@ -54,6 +54,7 @@ impl std::fmt::Debug for KubeListerWatcher {
             .field("url", &self.api.resource_url())
             .field("label_selector", &self.label_selector)
             .field("field_selector", &self.field_selector)
+            .field("metadata_only", &self.metadata_only)
             .finish()
     }
 }
@@ -72,7 +73,19 @@ impl KubeListerWatcher {
             target: ResourceTarget::new(resource.clone(), namespace.map(str::to_owned)),
             label_selector: None,
             field_selector: None,
+            metadata_only: false,
         }
+    }
+
+    /// Lists and watches `PartialObjectMetadata` (`meta.k8s.io/v1`) instead of whole objects, as
+    /// client-go's metadata informer does (`metadata.Client`'s `List` and `Watch` in
+    /// client-go v0.28.7 `metadata/metadata.go`, through `metadatainformer`): the server sends
+    /// each object's type meta and metadata only, for any resource including custom ones, so
+    /// the cache holds a few hundred bytes per object. The objects keep the kind the server
+    /// gives them, `PartialObjectMetadata`, as client-go's do.
+    pub fn metadata_only(mut self, metadata_only: bool) -> Self {
+        self.metadata_only = metadata_only;
+        self
     }
 
     /// Only objects matching this label selector (`app=web,tier!=db`).
@@ -107,9 +120,15 @@ impl KubeListerWatcher {
                 ResourceVersionMatch::NotOlderThan => VersionMatch::NotOlderThan,
             });
         }
-        let mut http_req = kube::core::Request::new(self.api.resource_url())
-            .list(&lp)
-            .map_err(|e| SourceError::Request(e.to_string()))?;
+        // kube's `list_metadata` is `list` with the Accept header asking for a
+        // `PartialObjectMetadataList`.
+        let request = kube::core::Request::new(self.api.resource_url());
+        let mut http_req = if self.metadata_only {
+            request.list_metadata(&lp)
+        } else {
+            request.list(&lp)
+        }
+        .map_err(|e| SourceError::Request(e.to_string()))?;
         if append_rv0 {
             let mut uri = http_req.uri().to_string();
             uri.push_str("&resourceVersion=0");
@@ -130,45 +149,9 @@ impl ListerWatcher for KubeListerWatcher {
         let http_req = self.list_request(req)?;
         // `Client::request` does the same, less the decoding: items are decoded from the page's
         // text as it arrives (`list_body`).
-        let mut items = Vec::new();
-        let mut splitter = ItemSplitter::new();
-        let mut decode = |text: &[u8]| {
-            let object = std::str::from_utf8(text)
-                .map_err(|e| e.to_string())
-                .and_then(|text| {
-                    Object::from_json_text(text).map_err(|error| {
-                        format!("{}: {}", describe_raw(text), without_position(&error))
-                    })
-                })
-                .map_err(|why| {
-                    SourceError::Stream(format!(
-                        "undecodable response: item {} of the list, {why}",
-                        items.len() + 1
-                    ))
-                })?;
-            items.push(object);
-            Ok(())
-        };
-        read_body(&self.client, http_req, |piece| {
-            splitter.feed(piece, &mut decode)
-        })
-        .await?;
-        let rest = splitter.finish()?;
-        // Checked whole: serde_json skips the members `ListRest` ignores without checking them.
-        let rest = std::str::from_utf8(&rest)
-            .map_err(|e| SourceError::Stream(format!("undecodable response: {e}")))?;
-        let list: ListRest = serde_json::from_str(rest).map_err(|error| {
-            SourceError::Stream(format!(
-                "undecodable response: {}",
-                without_position(&error)
-            ))
-        })?;
-        Ok(ListPage {
-            items,
-            resource_version: list.metadata.resource_version.unwrap_or_default(),
-            continue_token: list.metadata.continue_.filter(|c| !c.is_empty()),
-            remaining_item_count: list.metadata.remaining_item_count,
-        })
+        let mut decoder = ListDecoder::new();
+        read_body(&self.client, http_req, |piece| decoder.feed(piece)).await?;
+        decoder.finish()
     }
 
     async fn watch(&self, req: &WatchRequest) -> Result<WatchStream, SourceError> {
@@ -179,9 +162,13 @@ impl ListerWatcher for KubeListerWatcher {
         if req.send_initial_events {
             wp = wp.initial_events();
         }
-        let mut http_req = kube::core::Request::new(self.api.resource_url())
-            .watch(&wp, &req.resource_version)
-            .map_err(|e| SourceError::Request(e.to_string()))?;
+        let request = kube::core::Request::new(self.api.resource_url());
+        let mut http_req = if self.metadata_only {
+            request.watch_metadata(&wp, &req.resource_version)
+        } else {
+            request.watch(&wp, &req.resource_version)
+        }
+        .map_err(|e| SourceError::Request(e.to_string()))?;
         // As `Api::watch` and `Client::request_events` do; the events are read here instead of
         // by kube, whose reader keeps serde_json's recursion limit (128 levels, below what the
         // API server serves: see `MAX_DEPTH`) and reads an undecodable event as an empty Status.
@@ -253,20 +240,6 @@ async fn read_body(
         return Err(SourceError::Api(api_status(&status)));
     }
     Ok(())
-}
-
-/// A list page's members other than `items`: `kube::api::ObjectList`'s metadata.
-#[derive(Deserialize)]
-struct ListRest {
-    #[serde(default)]
-    metadata: ListMeta,
-}
-
-/// A list body that is not a list.
-impl From<SplitError> for SourceError {
-    fn from(error: SplitError) -> Self {
-        SourceError::Stream(format!("undecodable response: {error}"))
-    }
 }
 
 /// A line of a watch stream: `{"type": …, "object": …}`, the object left as text.

@@ -16,6 +16,83 @@
 
 use std::fmt;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
+use serde::Deserialize;
+
+use crate::cache::listwatch::{ListPage, SourceError};
+use crate::object::{Object, describe_raw, without_position};
+
+/// A list response's body decoded into a [`ListPage`] as it arrives: [`ItemSplitter`] hands over
+/// each item, decoded at once by [`Object::from_json_text`].
+#[derive(Debug, Default)]
+pub struct ListDecoder {
+    splitter: ItemSplitter,
+    items: Vec<Object>,
+}
+
+impl ListDecoder {
+    /// A decoder at the start of a body.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes the next piece of the body; an item that does not decode is an error naming it.
+    pub fn feed(&mut self, piece: &[u8]) -> Result<(), SourceError> {
+        let items = &mut self.items;
+        self.splitter.feed(piece, |text: &[u8]| {
+            let object = std::str::from_utf8(text)
+                .map_err(|e| e.to_string())
+                .and_then(|text| {
+                    Object::from_json_text(text).map_err(|error| {
+                        format!("{}: {}", describe_raw(text), without_position(&error))
+                    })
+                })
+                .map_err(|why| {
+                    SourceError::Stream(format!(
+                        "undecodable response: item {} of the list, {why}",
+                        items.len() + 1
+                    ))
+                })?;
+            items.push(object);
+            Ok(())
+        })
+    }
+
+    /// The end of the body: the page, or why the body is not a whole list.
+    pub fn finish(self) -> Result<ListPage, SourceError> {
+        let rest = self.splitter.finish()?;
+        // Checked whole: serde_json skips the members `ListRest` ignores without checking them.
+        let rest = std::str::from_utf8(&rest)
+            .map_err(|e| SourceError::Stream(format!("undecodable response: {e}")))?;
+        let list: ListRest = serde_json::from_str(rest).map_err(|error| {
+            SourceError::Stream(format!(
+                "undecodable response: {}",
+                without_position(&error)
+            ))
+        })?;
+        Ok(ListPage {
+            items: self.items,
+            resource_version: list.metadata.resource_version.unwrap_or_default(),
+            continue_token: list.metadata.continue_.filter(|c| !c.is_empty()),
+            remaining_item_count: list.metadata.remaining_item_count,
+        })
+    }
+}
+
+/// A list page's members other than `items`: `kube::api::ObjectList`'s metadata.
+#[derive(Deserialize)]
+struct ListRest {
+    #[serde(default)]
+    metadata: ListMeta,
+}
+
+/// A list body that is not a list.
+impl From<SplitError> for SourceError {
+    fn from(error: SplitError) -> Self {
+        SourceError::Stream(format!("undecodable response: {error}"))
+    }
+}
+
 /// Why a list body's text is not a list.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{what} at byte {at} of the list")]

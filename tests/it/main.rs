@@ -18,6 +18,7 @@ mod fake_apiserver;
 mod handlers_cli;
 mod hostile_objects;
 mod index_cli;
+mod metadata_only;
 mod other_stores;
 mod other_stores_cli;
 mod plain_fifo_cli;

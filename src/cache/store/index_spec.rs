@@ -140,6 +140,12 @@ impl IndexSpec {
         }
     }
 
+    /// Whether this spec reads a field outside `metadata`, which a metadata-only informer's
+    /// objects (`PartialObjectMetadata`) do not have: every value would be missing.
+    pub fn reads_outside_metadata(&self) -> bool {
+        matches!(self, IndexSpec::Field(path) if path.first().is_none_or(|f| f != "metadata"))
+    }
+
     /// This spec as an index function.
     pub fn index_func(&self) -> IndexFunc<Object> {
         let spec = self.clone();

@@ -20,7 +20,7 @@ use kubectl_deltas::cache::{
     ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::render::profile::InformerProfile;
-use kubectl_deltas::render::stats::{HandlerStats, InformerStats, Synced};
+use kubectl_deltas::render::stats::{CacheSize, HandlerStats, InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::render::summary::summary_table;
 use kubectl_deltas::render::{
@@ -474,9 +474,17 @@ impl Output {
     /// The summary table of the session so far.
     pub(super) fn summary(&self, informers: &[Option<Arc<Informer>>]) -> String {
         let counters: Vec<_> = informers.iter().map(informer_counters).collect();
+        let caches: Vec<Option<CacheSize>> = informers
+            .iter()
+            .map(|informer| {
+                let objects = informer.as_ref()?.indexer().list();
+                Some(CacheSize::of(objects.iter().map(|o| &**o)))
+            })
+            .collect();
         let mut state = self.lock();
-        for (stats, counters) in state.stats.iter_mut().zip(&counters) {
+        for ((stats, counters), cache) in state.stats.iter_mut().zip(&counters).zip(caches) {
             record_counters(stats, counters);
+            stats.cache = cache;
         }
         let pairs: Vec<(&str, &InformerStats)> = self
             .names

@@ -30,6 +30,9 @@ pub struct Header {
     /// When the recording began: the instant of `t = 0` (the epoch when the header does not
     /// say, as for a recording without a header).
     pub started_at: SystemTime,
+    /// Whether only metadata was listed and watched (`--metadata-only`): the objects are
+    /// `PartialObjectMetadata`, and a replay refuses what reads outside metadata as `record` did.
+    pub metadata_only: bool,
 }
 
 impl Header {
@@ -379,6 +382,7 @@ pub(super) struct WireLine {
     pub resource: Option<RecordedResource>,
     pub namespace: Option<String>,
     pub started_at: Option<String>,
+    pub metadata_only: Option<bool>,
     // Every other line.
     pub t: Option<WireT>,
     #[serde(rename = "type")]
@@ -426,6 +430,7 @@ impl WireLine {
             resource,
             namespace: self.namespace.filter(|ns| !ns.is_empty()),
             started_at,
+            metadata_only: self.metadata_only.unwrap_or(false),
         })
     }
 
@@ -611,6 +616,8 @@ pub(super) struct HeaderOut<'a> {
     pub resource: &'a RecordedResource,
     pub namespace: Option<&'a str>,
     pub started_at: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub metadata_only: bool,
 }
 
 impl<'a> HeaderOut<'a> {
@@ -624,6 +631,7 @@ impl<'a> HeaderOut<'a> {
             resource: &header.resource,
             namespace: header.namespace.as_deref(),
             started_at,
+            metadata_only: header.metadata_only,
         }
     }
 }

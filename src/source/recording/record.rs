@@ -25,6 +25,8 @@ pub struct RecordOptions {
     pub show_secret_data: bool,
     /// The time `t` and `startedAt` are read from (tokio's by default).
     pub clock: Arc<dyn Clock>,
+    /// The lister-watcher asks for metadata only (`--metadata-only`): the header says so.
+    pub metadata_only: bool,
 }
 
 impl Default for RecordOptions {
@@ -32,6 +34,7 @@ impl Default for RecordOptions {
         RecordOptions {
             show_secret_data: false,
             clock: Arc::new(TokioClock),
+            metadata_only: false,
         }
     }
 }
@@ -84,6 +87,7 @@ impl Recorder {
             resource,
             namespace,
             started_at: options.clock.wall(),
+            metadata_only: options.metadata_only,
         };
         let out: Box<dyn Write + Send> = Box::new(out);
         let writer = RecordingWriter::new(out, &header)?.show_secret_data(options.show_secret_data);

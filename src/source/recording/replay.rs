@@ -309,6 +309,11 @@ impl RecordingListerWatcher {
         self
     }
 
+    /// Whether the header says only metadata was recorded (`record --metadata-only`).
+    pub fn metadata_only(&self) -> bool {
+        self.header().is_some_and(|header| header.metadata_only)
+    }
+
     /// The recording's header, if it has one.
     pub fn header(&self) -> Option<&Header> {
         self.header.as_ref()

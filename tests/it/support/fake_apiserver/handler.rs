@@ -15,6 +15,7 @@ use hyper::{Method, Response, StatusCode};
 use serde_json::Value;
 
 use super::json::{self, J, Obj};
+use super::partial::Encoding;
 use super::resources::{self, ResourceDef};
 use super::selectors::{FieldSelector, Filter, LabelSelector};
 use super::{FORBIDDEN_USER, FaultAction, Inner, Request, Verb, lock, watch};
@@ -409,6 +410,7 @@ pub(crate) async fn handle(
         query: query.clone(),
         verb: route.verb(),
         resource: route.resource_id(),
+        accept: accept.clone(),
     });
 
     let mut stream_fault = None;
@@ -487,10 +489,14 @@ pub(crate) async fn handle(
                 Ok(f) => f,
                 Err(resp) => return Ok(*resp),
             };
+            let encoding = match Encoding::negotiate(&accept, watch) {
+                Ok(encoding) => encoding,
+                Err(resp) => return Ok(*resp),
+            };
             if watch {
-                watch::watch(inner.clone(), def, filter, &query, stream_fault).await
+                watch::watch(inner.clone(), def, filter, &query, stream_fault, encoding).await
             } else {
-                list(&inner, &def, &filter, &query).await
+                list(&inner, &def, &filter, &query, encoding).await
             }
         }
     })
@@ -559,7 +565,13 @@ pub(crate) fn decode_continue(token: &str) -> Result<(i64, String), String> {
     Ok((rv, start))
 }
 
-async fn list(inner: &Inner, def: &ResourceDef, filter: &Filter, q: &Query) -> Response<Body> {
+async fn list(
+    inner: &Inner,
+    def: &ResourceDef,
+    filter: &Filter,
+    q: &Query,
+    encoding: Encoding,
+) -> Response<Body> {
     let param = |k: &str| q.get(k).map_or("", String::as_str);
     let (rv, rvm, cont) = (
         param("resourceVersion"),
@@ -676,7 +688,7 @@ async fn list(inner: &Inner, def: &ResourceDef, filter: &Filter, q: &Query) -> R
         let Some((rel, obj)) = matching.next() else {
             break;
         };
-        items.push(json::object(obj, false));
+        items.push(encoding.list_item(obj));
         last = rel;
     }
     // etcd counts what is left only when nothing is filtered out; otherwise all that matters is
@@ -697,9 +709,10 @@ async fn list(inner: &Inner, def: &ResourceDef, filter: &Filter, q: &Query) -> R
             meta.push("remainingItemCount", remaining as u64);
         }
     }
+    let (kind, api_version) = encoding.list_type(def);
     let doc = Obj::new()
-        .with("kind", format!("{}List", def.kind))
-        .with("apiVersion", def.api_version())
+        .with("kind", kind)
+        .with("apiVersion", api_version)
         .with("metadata", meta)
         .with("items", items);
     respond(200, "application/json", doc.to_body())

@@ -25,6 +25,7 @@
 
 mod handler;
 mod json;
+mod partial;
 mod resources;
 mod selectors;
 mod store;
@@ -163,6 +164,8 @@ pub struct Request {
     pub verb: Verb,
     /// The resource id (`configmaps`, `deployments.apps`) for resource requests.
     pub resource: Option<String>,
+    /// The `Accept` header, empty when absent.
+    pub accept: String,
 }
 
 impl Request {

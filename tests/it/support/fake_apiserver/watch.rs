@@ -15,6 +15,7 @@ use tokio::time::Instant;
 
 use super::handler::{Body, Query, invalid_list_options, requested_rv};
 use super::json::{self, Obj};
+use super::partial::Encoding;
 use super::resources::ResourceDef;
 use super::selectors::Filter;
 use super::store::{EventType, LogEntry};
@@ -32,13 +33,18 @@ fn line(ty: &str, object: impl Into<json::J>) -> Bytes {
     Bytes::from(Obj::new().with("type", ty).with("object", object).to_body())
 }
 
-fn event_line(ty: EventType, obj: &Value) -> Bytes {
-    line(ty.as_str(), json::object(obj, true))
+fn event_line(ty: EventType, obj: &Value, encoding: Encoding) -> Bytes {
+    line(ty.as_str(), encoding.event_object(obj))
 }
 
 /// A BOOKMARK as the real server sends it: only type meta and `metadata.resourceVersion`
 /// (plus the zero `creationTimestamp` Go cannot omit).
-fn bookmark_line(def: &ResourceDef, rv: u64, initial_events_end: bool) -> Bytes {
+fn bookmark_line(
+    def: &ResourceDef,
+    rv: u64,
+    initial_events_end: bool,
+    encoding: Encoding,
+) -> Bytes {
     let mut meta = Obj::new()
         .with("resourceVersion", rv.to_string())
         .with("creationTimestamp", Value::Null);
@@ -48,11 +54,12 @@ fn bookmark_line(def: &ResourceDef, rv: u64, initial_events_end: bool) -> Bytes 
             Obj::new().with("k8s.io/initial-events-end", "true"),
         );
     }
+    let (kind, api_version) = encoding.bookmark_type(def);
     line(
         "BOOKMARK",
         Obj::new()
-            .with("kind", def.kind.as_str())
-            .with("apiVersion", def.api_version())
+            .with("kind", kind)
+            .with("apiVersion", api_version)
             .with("metadata", meta),
     )
 }
@@ -106,6 +113,7 @@ struct Live {
     inner: Arc<Inner>,
     def: Arc<ResourceDef>,
     filter: Filter,
+    encoding: Encoding,
     /// Every logged event up to here has been looked at.
     cursor: u64,
     deadline: Instant,
@@ -128,7 +136,7 @@ impl Live {
             .filter(|e| e.resource == id)
         {
             if let Some((ty, obj)) = convert(e, &self.filter) {
-                pending.push_back(event_line(ty, &obj));
+                pending.push_back(event_line(ty, &obj, self.encoding));
             }
         }
         self.cursor = store.rv;
@@ -187,7 +195,7 @@ impl WatchStream {
                     live.next_bookmark = Some(now + live.interval);
                 }
                 // Everything up to the cursor has been queued, so the bookmark is truthful.
-                let bookmark = bookmark_line(&live.def, live.cursor, false);
+                let bookmark = bookmark_line(&live.def, live.cursor, false, live.encoding);
                 self.pending.push_back(bookmark);
                 continue;
             }
@@ -220,6 +228,7 @@ pub(crate) async fn watch(
     filter: Filter,
     q: &Query,
     fault: Option<(usize, StreamFault)>,
+    encoding: Encoding,
 ) -> Response<Body> {
     let param = |k: &str| q.get(k).map_or("", String::as_str);
     let truthy = |k: &str| matches!(param(k), "true" | "1");
@@ -289,10 +298,10 @@ pub(crate) async fn watch(
             Some(n) if !synthetic_adds => n,
             _ => {
                 for obj in store.current(&def).values().filter(|o| filter.matches(o)) {
-                    pending.push_back(event_line(EventType::Added, obj));
+                    pending.push_back(event_line(EventType::Added, obj, encoding));
                 }
                 if send_initial {
-                    pending.push_back(bookmark_line(&def, store.rv, true));
+                    pending.push_back(bookmark_line(&def, store.rv, true, encoding));
                 }
                 store.rv
             }
@@ -303,6 +312,7 @@ pub(crate) async fn watch(
         inner: inner.clone(),
         def,
         filter,
+        encoding,
         cursor,
         deadline,
         next_bookmark: bookmarks.then(|| now + interval),
