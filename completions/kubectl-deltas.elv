@@ -33,6 +33,7 @@ set edit:completion:arg-completer[kubectl-deltas] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kubectl-deltas;watch'= {
+            cand --duration 'Stop after this long, as Ctrl-C does: what was popped is written, then the summary, exit 0 (default: until Ctrl-C or another limit)'
             cand -o 'Output format'
             cand --output 'Output format'
             cand --object 'How much of each object jsonl, json and yaml carry'
@@ -40,7 +41,7 @@ set edit:completion:arg-completer[kubectl-deltas] = {|@words|
             cand --handler-delay 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue'
             cand --handler 'Register an event handler (repeatable), as a controller does on a shared informer: `resync=DURATION` is its own resync period (AddEventHandlerWithResyncPeriod; 0: none; default: the informer''s --resync, as AddEventHandler), `delay=DURATION` how long each call takes. Without it, one handler named `handler` taking --handler-delay'
             cand --informer 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue''s lock, so the Reflector waits for it)'
-            cand --view 'What the output shows: the queue''s pops, what each handler received, or both (default: both when several handlers run or one takes time, else pops)'
+            cand --view 'What the output shows: the queue''s pops, what each handler received, or both (default: both when a --handler is given or --handler-delay set, else pops)'
             cand --query 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)'
             cand --context 'The kubeconfig context to use'
@@ -170,7 +171,7 @@ set edit:completion:arg-completer[kubectl-deltas] = {|@words|
             cand --handler-delay 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue'
             cand --handler 'Register an event handler (repeatable), as a controller does on a shared informer: `resync=DURATION` is its own resync period (AddEventHandlerWithResyncPeriod; 0: none; default: the informer''s --resync, as AddEventHandler), `delay=DURATION` how long each call takes. Without it, one handler named `handler` taking --handler-delay'
             cand --informer 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue''s lock, so the Reflector waits for it)'
-            cand --view 'What the output shows: the queue''s pops, what each handler received, or both (default: both when several handlers run or one takes time, else pops)'
+            cand --view 'What the output shows: the queue''s pops, what each handler received, or both (default: both when a --handler is given or --handler-delay set, else pops)'
             cand --query 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`'
             cand --client-go 'Run the informer a client-go version builds by default: its queue, pops, relist deltas and initial list (1.17 to 1.36, also written v0.35 or 1.35.2; latest = 1.36). `--fifo`, `--batch-pop`, `--legacy-sync` and `--watch-list` override what it sets (docs/queues.md). Default: 1.32, the last DeltaFIFO informer'
             cand --resync 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)'

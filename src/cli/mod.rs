@@ -354,6 +354,10 @@ pub struct WatchArgs {
     pub resources: String,
     /// Only this object.
     pub name: Option<String>,
+    /// Stop after this long, as Ctrl-C does: what was popped is written, then the summary, exit 0
+    /// (default: until Ctrl-C or another limit).
+    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    pub duration: Period,
     #[command(flatten)]
     pub view: ViewArgs,
     #[command(flatten)]
@@ -410,7 +414,7 @@ pub struct ViewArgs {
     #[arg(long = "informer", value_enum, default_value_t = InformerKindArg::Shared)]
     pub informer_kind: InformerKindArg,
     /// What the output shows: the queue's pops, what each handler received, or both (default:
-    /// both when several handlers run or one takes time, else pops).
+    /// both when a --handler is given or --handler-delay set, else pops).
     #[arg(long = "view", value_enum)]
     pub view_kind: Option<ViewKind>,
     /// Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch

@@ -73,7 +73,9 @@ pub struct HandlerStats {
     pub syncs_skipped: u64,
     /// Notifications buffered now, not yet handed to the handler.
     pub depth: usize,
-    /// The most ever buffered at once.
+    /// The largest buffer depth a call began with: the notifications still waiting once the call
+    /// took its own, as each row's `buffer N` (`bufferDepth`) counts them, so that the summary's
+    /// maximum is one a row showed.
     pub max_depth: usize,
     /// Notifications dropped unhandled when the informer stopped.
     pub abandoned: u64,
@@ -92,13 +94,15 @@ impl HandlerStats {
         }
     }
 
-    /// Counts one handler call.
+    /// Counts one handler call, which began with `depth` notifications still buffered behind it.
     pub fn record_call(
         &mut self,
         notification: &Notification<Object>,
         is_sync: bool,
         waited: Duration,
+        depth: usize,
     ) {
+        self.max_depth = self.max_depth.max(depth);
         match notification {
             Notification::Add { .. } => self.adds += 1,
             Notification::Update { .. } => self.updates += 1,
@@ -108,11 +112,9 @@ impl HandlerStats {
         self.lag.record(waited);
     }
 
-    /// Takes the listener's own counters: its buffer now and at its fullest, and what it
-    /// abandoned.
-    pub fn record_listener(&mut self, depth: usize, max_depth: usize, abandoned: u64) {
+    /// Takes the listener's own counters: its buffer now and what it abandoned.
+    pub fn record_listener(&mut self, depth: usize, abandoned: u64) {
         self.depth = depth;
-        self.max_depth = self.max_depth.max(max_depth);
         self.abandoned = abandoned;
     }
 }

@@ -92,8 +92,11 @@ fn queue_rows(table: &mut Table, columns: &[(String, InformerStats)], row: &RowF
             continue;
         }
         table.add_row(row(type_.as_str(), &|s| s.count(type_).to_string()));
+        // A tombstone is queued as a `Deleted` delta: counted among them.
+        if type_ == DeltaType::Deleted {
+            table.add_row(row("  of which tombstones", &|s| s.tombstones.to_string()));
+        }
     }
-    table.add_row(row("  of which tombstones", &|s| s.tombstones.to_string()));
     table.add_row(row("batches", &|s| s.batches.to_string()));
     table.add_row(row("deltas per batch (mean / max)", &|s| {
         format!("{:.2} / {}", s.mean_batch_len(), s.max_batch_len)
