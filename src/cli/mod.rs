@@ -660,7 +660,10 @@ pub struct RecordArgs {
 /// `replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// The recording (`-` for stdin; `.gz` files are decompressed).
+    /// The recording (`-` for stdin; `.gz` files are decompressed). When its header names the
+    /// flags it is meant to be replayed with (`replayWith`), they are used unless a flag given
+    /// changes the informer (any but -o, --object, --show-secret-data, --since-now,
+    /// --until-synced, --max-batches, --query, -q, --speed), and a note says so.
     pub file: PathBuf,
     /// Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the
     /// consumer popping concurrently as live (`--handler-delay` then counts in recorded time).

@@ -581,6 +581,12 @@ fn reflector_fields(kind: &ReflectorEventKind) -> (&'static str, serde_json::Map
             json!({ "resourceVersion": resource_version, "initialEventsEnd": initial_events_end }),
         ),
         ReflectorEventKind::Relist { cause } => {
+            // A retry within a list is not a relist of its own (`super::is_list_retry`).
+            let name = if super::is_list_retry(cause) {
+                "list-retry"
+            } else {
+                "relist"
+            };
             let code = match cause {
                 RelistCause::WatchExpired => "watch-expired",
                 RelistCause::ListExpired => "list-expired",
@@ -591,10 +597,7 @@ fn reflector_fields(kind: &ReflectorEventKind) -> (&'static str, serde_json::Map
                 RelistCause::WatchFailed(_) => "watch-failed",
                 RelistCause::WatchListInterrupted => "watch-list-interrupted",
             };
-            (
-                "relist",
-                json!({ "cause": code, "message": cause.to_string() }),
-            )
+            (name, json!({ "cause": code, "message": cause.to_string() }))
         }
         ReflectorEventKind::Backoff {
             delay,

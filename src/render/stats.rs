@@ -32,8 +32,10 @@ pub struct InformerStats {
     /// Queued objects removed before a pop delivered them (a plain FIFO's; the informer queues
     /// queue deletions and drop nothing).
     pub dropped: u64,
-    /// Times the Reflector decided to list again (each `relist` event).
+    /// Times the Reflector decided to list again (each `relist` event), as client-go logs them.
     pub relists: u64,
+    /// Lists retried at once within a list (each `list-retry` event): not relists of their own.
+    pub list_retries: u64,
     /// Watches opened.
     pub watches: u64,
     /// Bookmarks received.
@@ -230,6 +232,9 @@ impl InformerStats {
             ReflectorEventKind::ListStarted { .. } => {
                 self.listing = Some(ListProgress::default());
             }
+            ReflectorEventKind::Relist { cause } if super::is_list_retry(cause) => {
+                self.list_retries += 1;
+            }
             ReflectorEventKind::Relist { .. } => self.relists += 1,
             ReflectorEventKind::ListPage {
                 page,
@@ -322,6 +327,7 @@ impl InformerStats {
             out.coalesced += s.coalesced;
             out.dropped += s.dropped;
             out.relists += s.relists;
+            out.list_retries += s.list_retries;
             out.watches += s.watches;
             out.bookmarks += s.bookmarks;
             out.lists += s.lists;

@@ -40,6 +40,10 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
         queue_rows(&mut table, &columns, &row);
     }
     table.add_row(row("relists", &|s| s.relists.to_string()));
+    // Only a list at an expired or too recent resourceVersion is retried: zeros would be noise.
+    if columns.iter().any(|(_, s)| s.list_retries > 0) {
+        table.add_row(row("  list retries", &|s| s.list_retries.to_string()));
+    }
     table.add_row(row("watch restarts", &|s| s.watch_restarts().to_string()));
     table.add_row(row("bookmarks", &|s| s.bookmarks.to_string()));
     let counted = if undelta { "push" } else { "batch" };

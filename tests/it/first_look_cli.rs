@@ -173,3 +173,54 @@ async fn index_tables_show_no_column_twice() {
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_watch_and_its_expired_list_are_one_relist() {
+    // expired-watch.jsonl: the watch answers 410, so does the list at its resourceVersion; client-go
+    // logs one relist, and retries the list from "" at once.
+    let out = replay("expired-watch", &["-o", "jsonl", "--object", "none"]).await;
+    let lines = json_lines(&out.stdout);
+    let events: Vec<(&str, &str)> = lines
+        .iter()
+        .filter(|l| l["event"] == "relist" || l["event"] == "list-retry")
+        .map(|l| (l["event"].as_str().unwrap(), l["cause"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        events,
+        [("relist", "watch-expired"), ("list-retry", "list-expired")]
+    );
+    let summary = stderr(&out);
+    assert_eq!(summary_row(&summary, "relists"), ["1"]);
+    assert_eq!(summary_row(&summary, "list retries"), ["1"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_is_replayed_with_the_flags_its_header_names_unless_given_others() {
+    // slow-handler.jsonl's header: "replayWith": --resync 30s --handler slow,… --handler periodic.
+    let out = replay("slow-handler", &["-o", "jsonl", "--object", "none"]).await;
+    let handlers: std::collections::BTreeSet<String> = json_lines(&out.stdout)
+        .iter()
+        .filter(|l| l["kind"] == "notification")
+        .map(|l| l["handler"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(handlers, ["periodic".to_owned(), "slow".to_owned()].into());
+    let stderr = stderr(&out);
+    assert!(
+        stderr.lines().next().unwrap_or_default().starts_with(
+            "kubectl-deltas: note: replaying with the recording's --resync 30s --handler \
+             slow,delay=2s,resync=0 --handler periodic; give your own to override"
+        ),
+        "{stderr}"
+    );
+
+    // A flag that changes the informer replaces them all.
+    let out = replay("slow-handler", &["-o", "jsonl", "--handler", "mine"]).await;
+    let lines = json_lines(&out.stdout);
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l["kind"] == "notification")
+            .all(|l| l["handler"] == "mine")
+    );
+    assert!(!support::binary::stderr(&out).contains("replaying with"));
+}

@@ -30,6 +30,11 @@ pub struct Header {
     /// When the recording began: the instant of `t = 0` (the epoch when the header does not
     /// say, as for a recording without a header).
     pub started_at: SystemTime,
+    /// The `replay` flags the recording is meant to be replayed with (`replayWith`, e.g.
+    /// `["--resync", "30s", "--handler", "slow,delay=2s"]`), one argument per element: what it
+    /// shows needs them. `replay` uses them when given none of its own; empty when the header does
+    /// not say.
+    pub replay_with: Vec<String>,
 }
 
 impl Header {
@@ -379,6 +384,7 @@ pub(super) struct WireLine {
     pub resource: Option<RecordedResource>,
     pub namespace: Option<String>,
     pub started_at: Option<String>,
+    pub replay_with: Option<Vec<String>>,
     // Every other line.
     pub t: Option<WireT>,
     #[serde(rename = "type")]
@@ -426,6 +432,7 @@ impl WireLine {
             resource,
             namespace: self.namespace.filter(|ns| !ns.is_empty()),
             started_at,
+            replay_with: self.replay_with.unwrap_or_default(),
         })
     }
 
@@ -611,6 +618,8 @@ pub(super) struct HeaderOut<'a> {
     pub resource: &'a RecordedResource,
     pub namespace: Option<&'a str>,
     pub started_at: String,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub replay_with: &'a [String],
 }
 
 impl<'a> HeaderOut<'a> {
@@ -624,6 +633,7 @@ impl<'a> HeaderOut<'a> {
             resource: &header.resource,
             namespace: header.namespace.as_deref(),
             started_at,
+            replay_with: &header.replay_with,
         }
     }
 }

@@ -59,6 +59,7 @@ fn header() -> Header {
         resource: configmaps(),
         namespace: Some("default".into()),
         started_at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+        replay_with: vec!["--resync".into(), "30s".into()],
     }
 }
 

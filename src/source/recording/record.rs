@@ -84,6 +84,7 @@ impl Recorder {
             resource,
             namespace,
             started_at: options.clock.wall(),
+            replay_with: Vec::new(),
         };
         let out: Box<dyn Write + Send> = Box::new(out);
         let writer = RecordingWriter::new(out, &header)?.show_secret_data(options.show_secret_data);
