@@ -364,6 +364,10 @@ pub struct WatchArgs {
     pub resources: String,
     /// Only this object.
     pub name: Option<String>,
+    /// Stop after this long, as Ctrl-C does: what was popped is written, then the summary, exit 0
+    /// (default: until Ctrl-C or another limit).
+    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    pub duration: Period,
     #[command(flatten)]
     pub view: ViewArgs,
     #[command(flatten)]
@@ -420,7 +424,7 @@ pub struct ViewArgs {
     #[arg(long = "informer", value_enum, default_value_t = InformerKindArg::Shared)]
     pub informer_kind: InformerKindArg,
     /// What the output shows: the queue's pops, what each handler received, or both (default:
-    /// both when several handlers run or one takes time, else pops).
+    /// both when a --handler is given or --handler-delay set, else pops).
     #[arg(long = "view", value_enum)]
     pub view_kind: Option<ViewKind>,
     /// Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch
@@ -516,22 +520,22 @@ pub struct IndexArgs {
     /// owner.
     #[arg(long, value_name = "SPEC")]
     pub by: String,
-    /// Only objects indexed under this value (repeatable); without it, every value with its count.
+    /// Only objects indexed under this value (repeatable; `*` for any value: which objects have
+    /// the label, annotation or field at all); without it, every value with its count.
     #[arg(long = "value", value_name = "V")]
     pub values: Vec<String>,
     /// Print the store keys (`namespace/name`) of the objects under the `--value`s, one per line,
     /// instead of an `-o` format.
     #[arg(long, requires = "values", conflicts_with = "output")]
     pub keys_only: bool,
-    /// Build the cache from a recording instead of a cluster (`-` for stdin). The cluster's
-    /// flags and `--resync` do not apply: the recording says what was listed and when it
-    /// resynced.
+    /// Build the cache from a recording instead of a cluster (`-` for stdin), as it was at the
+    /// recording's end. The cluster's flags do not apply: the recording says what was listed.
     #[arg(
         long,
         value_name = "FILE",
         conflicts_with_all = [
             "kubeconfig", "context", "cluster", "user", "namespace",
-            "all_namespaces", "selector", "field_selector", "request_timeout", "resync",
+            "all_namespaces", "selector", "field_selector", "request_timeout",
         ]
     )]
     pub replay: Option<PathBuf>,
@@ -539,7 +543,8 @@ pub struct IndexArgs {
     #[arg(short, long, value_enum, default_value_t = IndexFormat::Table)]
     pub output: IndexFormat,
     /// Exit with code 4 when nothing matches: no object under any `--value`, or, without
-    /// `--value`, no object with a value at all.
+    /// `--value`, no object with a value at all. Either way, in every format, nothing is written
+    /// on stdout and one sentence on stderr (a note, exit 0, without this flag).
     #[arg(long)]
     pub fail_empty: bool,
     /// Show Secret values: data, stringData and the kubectl last-applied-configuration annotation
@@ -552,9 +557,85 @@ pub struct IndexArgs {
     #[command(flatten)]
     pub access: AccessArgs,
     #[command(flatten)]
-    pub informer: InformerArgs,
-    #[command(flatten)]
-    pub reflector: ReflectorArgs,
+    pub cache: IndexCacheArgs,
+}
+
+/// How `index` builds its cache: the flags of [`InformerArgs`] and [`ReflectorArgs`] that change
+/// a list. `index` lists once and stops, so it has none about resyncs, watches or drift checks
+/// (`--resync`, `--legacy-sync`, `--watch-timeout`, `--verify-every`).
+#[derive(Debug, Clone, Args)]
+pub struct IndexCacheArgs {
+    /// Build the cache as a client-go version's informer does: its queue, pops and initial list
+    /// (1.17 to 1.36, also written v0.35 or 1.35.2; latest = 1.36). `--fifo`, `--batch-pop` and
+    /// `--watch-list` override what it sets (docs/queues.md). Default: 1.32.
+    #[arg(
+        long,
+        value_name = "VERSION",
+        value_parser = profile::ClientGoParser,
+        hide_possible_values = true
+    )]
+    pub client_go: Option<String>,
+    /// Add another index to the Indexer (repeatable), as `--by` takes: namespace, label:<key>,
+    /// labels, annotation:<key>, field:<dotted.path>, owner.
+    #[arg(long = "index", value_name = "SPEC")]
+    pub indices: Vec<String>,
+    /// The queue the list goes through into the Indexer: delta, real, atomic or plain
+    /// (docs/queues.md; default: the `--client-go` version's). Every queue leaves the same cache.
+    #[arg(long, value_enum)]
+    pub fifo: Option<FifoKind>,
+    /// With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go's PopBatch.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch_pop: Option<u32>,
+    /// Objects per page of the list (default: 500), as client-go's WatchListPageSize.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub page_size: Option<u32>,
+    /// List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache).
+    #[arg(long)]
+    pub consistent_list: bool,
+    /// List through a streaming watch (sendInitialEvents), falling back to a paged list when the
+    /// server refuses (default: on from `--client-go 1.35`; `--watch-list=false` pages).
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub watch_list: Option<bool>,
+    /// Keep managedFields in `-o json|yaml|jsonl` (stripped by default, as many informers do).
+    #[arg(long)]
+    pub no_strip_managed_fields: bool,
+    /// List only each object's metadata (PartialObjectMetadata, as client-go's metadata
+    /// informers): a fraction of the memory and traffic; a `field:` index outside metadata is
+    /// refused.
+    #[arg(long)]
+    pub metadata_only: bool,
+}
+
+impl IndexCacheArgs {
+    /// As the informer flags `watch` has, the others at their defaults.
+    pub fn informer(&self) -> InformerArgs {
+        InformerArgs {
+            client_go: self.client_go.clone(),
+            indices: self.indices.clone(),
+            fifo: self.fifo,
+            batch_pop: self.batch_pop,
+            ..InformerArgs::default()
+        }
+    }
+
+    /// As the Reflector flags `watch` has, the others at their defaults.
+    pub fn reflector(&self) -> ReflectorArgs {
+        ReflectorArgs {
+            page_size: self.page_size,
+            consistent_list: self.consistent_list,
+            watch_timeout: Period::default(),
+            watch_list: self.watch_list,
+            verify_every: Period::default(),
+            no_strip_managed_fields: self.no_strip_managed_fields,
+            metadata_only: self.metadata_only,
+        }
+    }
 }
 
 /// `record`.
@@ -595,7 +676,10 @@ pub struct RecordArgs {
 /// `replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// The recording (`-` for stdin; `.gz` files are decompressed).
+    /// The recording (`-` for stdin; `.gz` files are decompressed). When its header names the
+    /// flags it is meant to be replayed with (`replayWith`), they are used unless a flag given
+    /// changes the informer (any but -o, --object, --show-secret-data, --since-now,
+    /// --until-synced, --max-batches, --query, -q, --speed), and a note says so.
     pub file: PathBuf,
     /// Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the
     /// consumer popping concurrently as live (`--handler-delay` then counts in recorded time).
@@ -783,12 +867,29 @@ mod tests {
             &["--kubeconfig", "/nope"],
             &["--context", "c"],
             &["--request-timeout", "5s"],
-            &["--resync", "30s"],
         ] {
             let error = parse(flag).expect_err(flag[0]);
             assert_eq!(
                 error.kind(),
                 clap::error::ErrorKind::ArgumentConflict,
+                "{flag:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn index_has_no_flag_about_watching() {
+        for flag in [
+            &["--resync", "30s"][..],
+            &["--legacy-sync"],
+            &["--watch-timeout", "1m"],
+            &["--verify-every", "1m"],
+        ] {
+            let args = ["kubectl-deltas", "index", "pods", "--by", "owner"];
+            let error = Cli::try_parse_from(args.iter().chain(flag)).expect_err(flag[0]);
+            assert_eq!(
+                error.kind(),
+                clap::error::ErrorKind::UnknownArgument,
                 "{flag:?}"
             );
         }

@@ -3,8 +3,9 @@
 //!
 //! Without `--value`: every value of the `--by` index with its object count (ListIndexFuncValues),
 //! objects without a value counted under `<none>`. With `--value V…`: the objects under any of them
-//! (ByIndex), or only their keys (IndexKeys) with `--keys-only`. Nothing matching is a note on
-//! stderr and exit 0, or exit 4 with `--fail-empty`.
+//! (ByIndex), or only their keys (IndexKeys) with `--keys-only`; `--value '*'` stands for every
+//! value (ListIndexFuncValues, then ByIndex). Nothing matching, in every format, is nothing on
+//! stdout and a note on stderr with exit 0, or an error with exit 4 with `--fail-empty`.
 
 use std::io::{self, BufWriter, IsTerminal as _, Write as _};
 use std::sync::Arc;
@@ -33,15 +34,16 @@ use crate::cli::profile::Profile;
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
-    super::pipeline::refuse_queue_flags(&args.informer)?;
-    let profile = profile(&args.informer, &args.reflector)?;
+    let (informer_args, reflector_args) = (args.cache.informer(), args.cache.reflector());
+    super::pipeline::refuse_queue_flags(&informer_args)?;
+    let profile = profile(&informer_args, &reflector_args)?;
     let queue = QueueChoice::from_profile(&profile);
     // `--by` may repeat an `--index`: one index serves both.
-    let mut specs = index_specs(&args.informer)?;
+    let mut specs = index_specs(&informer_args)?;
     if !specs.contains(&spec) {
         specs.push(spec.clone());
     }
-    refuse_specs_outside_metadata(&spec, &specs, args.reflector.metadata_only)?;
+    refuse_specs_outside_metadata(&spec, &specs, reflector_args.metadata_only)?;
     let config = queue.informer_config(&specs, Consumption::Thread);
     // Retries while listing a cluster are noted on stderr; a recording's are history.
     let sink: Arc<dyn InformerSink> = match &args.replay {
@@ -96,8 +98,8 @@ async fn from_cluster(
     let target = target::resolve_listable(&args.access, resource).await?;
     one_shot::sync(
         informer,
-        lister_watcher(&target, &args.access, &args.reflector, None),
-        reflector_config(&args.reflector, &args.informer, profile),
+        lister_watcher(&target, &args.access, &args.cache.reflector(), None),
+        reflector_config(&args.cache.reflector(), &args.cache.informer(), profile),
         |error| reflector_failure_while("listing", error, &target),
     )
     .await?;
@@ -122,7 +124,7 @@ fn answer(
         ))
         .exit_with(Exit::Usage);
     }
-    let indices = index_specs(&args.informer)?;
+    let indices = index_specs(&args.cache.informer())?;
     refuse_secret_specs(
         indices.iter().map(|spec| ("--index", spec)),
         secrets,
@@ -137,9 +139,13 @@ fn answer(
     let mut out = BufWriter::new(io::stdout().lock());
     // As `watch` says it; a reader gone (`| head`) is still a quiet exit 0.
     let output = |error: io::Error| anyhow::Error::new(error).context("cannot write the output");
+    // One rule for every format: an answer with nothing in it writes nothing on stdout (not even a
+    // `<none>` row, which would pass for an answer), and says so in one sentence on stderr.
     let nothing = if args.values.is_empty() {
         let listing = ValueListing::from_indexer(indexer, &index)?;
-        renderer.values(&mut out, &listing).map_err(output)?;
+        if !listing.is_empty() {
+            renderer.values(&mut out, &listing).map_err(output)?;
+        }
         listing.is_empty().then(|| match listing.total {
             0 => format!("no {scope} to index"),
             n => format!(
@@ -148,7 +154,14 @@ fn answer(
             ),
         })
     } else {
-        let matches = Matches::from_indexer(indexer, &index, &args.values)?;
+        // `*`: every value the index holds, so that "which objects have this label at all" has an
+        // answer.
+        let values: Vec<String> = if args.values.iter().any(|v| v == ANY_VALUE) {
+            indexer.list_index_func_values(&index)?
+        } else {
+            args.values.clone()
+        };
+        let matches = Matches::from_indexer(indexer, &index, &values)?;
         if args.keys_only {
             write_keys(&mut out, matches.keys()).map_err(output)?;
         } else if !matches.is_empty() {
@@ -158,12 +171,24 @@ fn answer(
             let known = indexer
                 .list_index_func_values(&index)
                 .map_or(0, |v| v.len());
-            format!(
-                "no {scope} indexed under {index} = {} (the index has {}; list them without \
-                 --value)",
-                quoted_or(&args.values),
-                count(known as u64, "value"),
-            )
+            let asked = if values.is_empty() {
+                "any value".to_owned()
+            } else {
+                quoted_or(&args.values)
+            };
+            if known == 0 {
+                format!(
+                    "no {scope} indexed under {index} = {asked}: none of the {} has a value \
+                     under {index}",
+                    count(indexer.len() as u64, "object"),
+                )
+            } else {
+                format!(
+                    "no {scope} indexed under {index} = {asked} (the index has {}; list them \
+                     without --value)",
+                    count(known as u64, "value"),
+                )
+            }
         })
     };
     out.flush().map_err(output)?;
@@ -188,8 +213,8 @@ fn answer(
     }
 }
 
-/// `$COLUMNS` when set, else the terminal's width; `None` (no truncation) when stdout is a pipe
-/// or a file, as kubectl leaves piped output whole.
+/// `$COLUMNS` when set, else the terminal's width; `None` when stdout is a pipe or a file (the
+/// renderer then fits `-o table`'s lists of keys into 80 columns, and `-o wide` lists them whole).
 fn table_width() -> Option<usize> {
     let columns = std::env::var("COLUMNS")
         .ok()
@@ -202,6 +227,9 @@ fn table_width() -> Option<usize> {
             .flatten()
     })
 }
+
+/// The `--value` that stands for every value of the index.
+const ANY_VALUE: &str = "*";
 
 /// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
 fn quoted_or(values: &[String]) -> String {

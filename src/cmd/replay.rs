@@ -11,12 +11,15 @@
 //! batch is popped and every run writes the same bytes. With `--speed X` lines come at `t / X`
 //! and a consumer thread pops concurrently, as live.
 
+use std::ffi::OsString;
 use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use anyhow::anyhow;
+use clap::parser::ValueSource;
+use clap::{CommandFactory as _, Parser as _};
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock as _;
 use kubectl_deltas::cache::{Informer, InformerError, ReflectorConfig, ReflectorError};
@@ -31,17 +34,24 @@ use super::informer::{
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::profile::Profile;
-use crate::cli::{GlobalArgs, InformerKindArg, ReplayArgs};
+use crate::cli::{self, GlobalArgs, InformerKindArg, ReplayArgs};
 
 pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+    let (args, recording_flags) = with_recording_flags(args)?;
     let mut view = View::from_args(&args.view, global)?;
-    let mut notes = Vec::new();
+    let mut notes: Vec<std::borrow::Cow<'static, str>> = Vec::new();
+    if let Some(flags) = recording_flags.filter(|_| !args.view.quiet) {
+        notes.push(
+            format!("replaying with the recording's {flags}; give your own to override").into(),
+        );
+    }
     let plain = view.informer == InformerKindArg::Plain;
     let delayed = view.handler_delay.is_some() || view.handlers.iter().any(|h| h.delay.is_some());
     if args.speed.is_none() && plain && delayed {
         notes.push(
             "a plain informer's handler delay changes nothing in an instant replay, whose pops \
-             never wait for the consumer; add --speed X to see it",
+             never wait for the consumer; add --speed X to see it"
+                .into(),
         );
     }
     // Without the informer's own period no handler resyncs (client-go's rule, which a warning
@@ -49,7 +59,8 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     if args.informer.resync.0.is_some() {
         notes.push(
             "resyncs are timed from --resync and the handlers' periods on the recording's \
-             clock, as a live informer's would be; the recording's RESYNC lines are ignored",
+             clock, as a live informer's would be; the recording's RESYNC lines are ignored"
+                .into(),
         );
     }
     if let Some(speed) = args.speed {
@@ -81,6 +92,79 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         args.informer.resync.0,
         settings,
     ))
+}
+
+/// The flags of `replay` that change only what is shown of a replay, or when it stops: given
+/// alone, they leave the recording's own flags in force.
+const PRESENTATION: [&str; 12] = [
+    "file",
+    "output",
+    "object",
+    "show_secret_data",
+    "since_now",
+    "until_synced",
+    "max_batches",
+    "query",
+    "quiet",
+    "speed",
+    "verbose",
+    "color",
+];
+
+/// `args`, with the flags the recording is meant to be replayed with (its header's `replayWith`)
+/// added when the command line gives none that changes the informer, its handlers or its store;
+/// and those flags as one text, when they were added. A recording read from stdin cannot be read
+/// twice: its header's flags are not used.
+fn with_recording_flags(args: ReplayArgs) -> anyhow::Result<(ReplayArgs, Option<String>)> {
+    if args.file.as_os_str() == "-" {
+        return Ok((args, None));
+    }
+    // An unreadable recording is reported by the replay itself.
+    let flags = match RecordingReader::open(&args.file) {
+        Ok(reader) => match reader.header() {
+            Some(header) if !header.replay_with.is_empty() => header.replay_with.clone(),
+            _ => return Ok((args, None)),
+        },
+        Err(_) => return Ok((args, None)),
+    };
+    let argv = cli::with_watch_shorthand(std::env::args_os().collect());
+    let command = cli::Cli::command();
+    let Ok(matches) = command.clone().try_get_matches_from(&argv) else {
+        return Ok((args, None));
+    };
+    let (Some(("replay", given)), Some(replay)) =
+        (matches.subcommand(), command.find_subcommand("replay"))
+    else {
+        return Ok((args, None));
+    };
+    // By the arguments, not `given.ids()`, which has the groups of the flattened structs too.
+    let own = replay.get_arguments().any(|arg| {
+        let id = arg.get_id().as_str();
+        !PRESENTATION.contains(&id) && given.value_source(id) == Some(ValueSource::CommandLine)
+    });
+    if own {
+        return Ok((args, None));
+    }
+    let text = flags.join(" ");
+    let with_flags = argv
+        .into_iter()
+        .chain(flags.into_iter().map(OsString::from));
+    match cli::Cli::try_parse_from(with_flags) {
+        Ok(cli::Cli {
+            command: cli::Command::Replay(args),
+            ..
+        }) => Ok((args, Some(text))),
+        Ok(_) => unreachable!("the command line named replay"),
+        Err(error) => {
+            let reason = error.kind().as_str().unwrap_or("invalid");
+            Err(anyhow!(
+                "{}: the flags its header gives (\"replayWith\": {text}) are not valid for \
+                 replay ({reason}); give your own flags to replay it",
+                args.file.display()
+            ))
+            .exit_with(Exit::Runtime)
+        }
+    }
 }
 
 /// What a replay's Reflector starts from: as `watch`'s default, managedFields stripped.

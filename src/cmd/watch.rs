@@ -1,5 +1,5 @@
 //! `watch RESOURCE[,RESOURCE…] [NAME]`: the [`pipeline`](super::pipeline) on a live cluster,
-//! one informer per resource, until Ctrl-C or a limit.
+//! one informer per resource, until Ctrl-C, `--duration` or a limit.
 
 use anyhow::bail;
 use kubectl_deltas::Object;
@@ -51,8 +51,16 @@ async fn watch(args: WatchArgs, names: Vec<String>, settings: Settings) -> anyho
             )
         })
         .collect();
+    // `--duration` ends the session as Ctrl-C does, rather than by killing it as `timeout` would.
+    let duration = args.duration.0;
+    let elapsed = async move {
+        match duration {
+            Some(duration) => tokio::time::sleep(duration).await,
+            None => std::future::pending().await,
+        }
+    };
     let result = Pipeline::new(settings)
-        .run(sources, TokioClock, std::future::pending())
+        .run(sources, TokioClock, elapsed)
         .await;
     match result {
         Ok(_) => Ok(()),

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::jsonl::{BatchRecord, NotificationRecord, PushRecord};
+use super::jsonl::{BatchRecord, ItemRecord, NotificationRecord, PushRecord};
 use super::object::ObjectMode;
 use super::{BatchView, EventView, NotificationView, PushView, Renderer};
 
@@ -72,7 +72,11 @@ impl<W: Write> Documents<W> {
 impl<W: Write + Send> Renderer for Documents<W> {
     fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
         let record = BatchRecord::new(view, self.object_mode, self.show_secret_data, false);
-        self.document(&record)
+        self.document(&record)?;
+        for item in ItemRecord::of_batch(view, self.object_mode, self.show_secret_data, false) {
+            self.document(&item)?;
+        }
+        Ok(())
     }
 
     fn event(&mut self, _event: &EventView<'_>) -> io::Result<()> {

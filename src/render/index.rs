@@ -27,10 +27,12 @@ use crate::query::{Matches, ValueListing};
 /// An output format of `kubectl deltas index` (`-o`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum IndexFormat {
-    /// A table: value, count and keys, truncated to the terminal width ($COLUMNS when set); with
-    /// `--value`, one row per object.
+    /// A table: value, count and the first keys that fit the terminal's width ($COLUMNS when
+    /// set; 80 columns when piped), then how many more (`-o wide`, `json` or `jsonl` list every
+    /// key); with `--value`, one row per object.
     Table,
-    /// The table with every key, wrapped; with `--value`, uid and owners too.
+    /// The table with every key (wrapped to the terminal's width, one line per value when
+    /// piped); with `--value`, uid and owners too.
     Wide,
     /// One JSON document (the objects as a kubectl List with `--value`).
     Json,
@@ -42,6 +44,9 @@ pub enum IndexFormat {
     /// `--value`, each indexed value.
     Name,
 }
+
+/// The width a piped `-o table` fits its lists of keys into, as kubectl's default terminal.
+const PIPED_WIDTH: usize = 80;
 
 /// Writes index answers in one format.
 #[derive(Debug, Clone)]
@@ -124,10 +129,12 @@ impl IndexRenderer {
             values: rows().collect(),
         };
         match self.format {
-            IndexFormat::Table | IndexFormat::Wide => {
-                let wide = self.format == IndexFormat::Wide;
-                write_lines(out, values_table(listing, self.width, wide))
+            IndexFormat::Table => {
+                // Piped too: a value with 5,000 keys would otherwise be one line of 75 KB.
+                let width = self.width.or(Some(PIPED_WIDTH));
+                write_lines(out, values_table(listing, width, false))
             }
+            IndexFormat::Wide => write_lines(out, values_table(listing, self.width, true)),
             IndexFormat::Json => write_json(out, &doc()),
             IndexFormat::Yaml => write_yaml(out, &doc()),
             IndexFormat::Jsonl => rows().try_for_each(|row| write_json_line(out, &row)),

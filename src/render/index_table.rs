@@ -49,17 +49,24 @@ pub(super) fn objects_table(
     wide: bool,
     now: Timestamp,
 ) -> Vec<String> {
-    let namespaced = matches
-        .objects
-        .iter()
-        .any(|m| m.object.namespace().is_some());
+    // The index's own column says what a fixed column would say again: the namespace, by
+    // `--by namespace`; the owners, by `--by owner`.
+    let namespaced = matches.index != "namespace"
+        && matches
+            .objects
+            .iter()
+            .any(|m| m.object.namespace().is_some());
+    let owners = wide && matches.index != "owner";
     let mut header: Vec<String> = Vec::new();
     if namespaced {
         header.push("NAMESPACE".into());
     }
     header.extend(["NAME", "RESOURCEVERSION", "AGE"].map(String::from));
     if wide {
-        header.extend(["UID", "OWNERS"].map(String::from));
+        header.push("UID".into());
+    }
+    if owners {
+        header.push("OWNERS".into());
     }
     header.push(matches.index.to_uppercase());
     let rows: Vec<Vec<String>> = matches
@@ -79,6 +86,8 @@ pub(super) fn objects_table(
             });
             if wide {
                 row.push(meta.uid.clone().unwrap_or_default());
+            }
+            if owners {
                 let owners: Vec<String> = meta
                     .owner_references
                     .iter()

@@ -14,7 +14,7 @@ use super::{
     millis, rfc3339_micros, whole_list_objects,
 };
 use crate::cache::reflector::{RelistCause, WatchEndReason};
-use crate::cache::{Batch, Delta, Notification, QueueKind, ReflectorEventKind};
+use crate::cache::{Batch, Delta, DeltaType, Notification, QueueKind, ReflectorEventKind};
 use crate::object::Object;
 use crate::timestamp::Rfc3339;
 
@@ -133,6 +133,102 @@ impl<'a> DeltaRecord<'a> {
     }
 }
 
+/// One key a whole-list delta (`ReplacedAll`, `SyncAll`) touched, as the machine-readable outputs
+/// carry it (`"kind":"item"`, docs/jsonl.md): written right after the line of its batch, one per
+/// handler call the delta made, in their order, so that what a per-object queue says per key
+/// (`Replaced`, `Deleted` with a tombstone, `Sync`) is said per key by an atomic queue too.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ItemRecord<'a> {
+    kind: &'static str,
+    seq: u64,
+    time: Rfc3339,
+    resource: &'a str,
+    initial: bool,
+    /// The whole-list delta it belongs to: `ReplacedAll` or `SyncAll`.
+    whole_list: &'static str,
+    /// The delta a per-object queue would have queued for this key: `Replaced` (listed),
+    /// `Deleted` (not listed: a tombstone) or `Sync` (re-delivered by a resync).
+    #[serde(rename = "type")]
+    type_: &'static str,
+    /// What it did to the cache: `added`, `updated`, `unchanged` (the same resourceVersion, as
+    /// every `SyncAll` item) or `deleted`.
+    change: &'static str,
+    key: String,
+    tombstone: bool,
+    resource_version: Option<&'a str>,
+    /// As a batch's `deltas[].object`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object: Option<Option<ObjectView<'a>>>,
+}
+
+impl<'a> ItemRecord<'a> {
+    /// The items of `view`'s batch: none unless it is a `ReplacedAll` or a `SyncAll` (a whole-list
+    /// delta is always popped alone, so the batch's handler calls are all its own).
+    pub(crate) fn of_batch(
+        view: &BatchView<'a>,
+        mode: ObjectMode,
+        show_secret_data: bool,
+        compact_json: bool,
+    ) -> Vec<Self> {
+        let batch = view.batch;
+        let whole_list = match batch.deltas.iter().next().map(|d| d.type_) {
+            Some(type_ @ (DeltaType::ReplacedAll | DeltaType::SyncAll)) => type_,
+            _ => return Vec::new(),
+        };
+        let object = |obj: Option<&'a Object>| match (mode, obj) {
+            (ObjectMode::None, _) => None,
+            (_, None) => Some(None),
+            (mode, Some(obj)) => Some(ObjectView::new(obj, mode, show_secret_data).map(|view| {
+                if compact_json {
+                    view.compact_json()
+                } else {
+                    view
+                }
+            })),
+        };
+        batch
+            .notifications
+            .iter()
+            .map(|notification| {
+                let (change, obj, tombstone) = match notification {
+                    Notification::Add { obj, .. } => ("added", Some(&**obj), false),
+                    Notification::Update { old, new } => {
+                        let change = if old.resource_version() == new.resource_version() {
+                            "unchanged"
+                        } else {
+                            "updated"
+                        };
+                        (change, Some(&**new), false)
+                    }
+                    Notification::Delete { obj } => {
+                        ("deleted", obj.object().map(|o| &**o), obj.is_tombstone())
+                    }
+                };
+                let type_ = match (whole_list, change) {
+                    (_, "deleted") => DeltaType::Deleted,
+                    (DeltaType::SyncAll, _) => DeltaType::Sync,
+                    _ => DeltaType::Replaced,
+                };
+                ItemRecord {
+                    kind: "item",
+                    seq: batch.seq,
+                    time: Rfc3339::micros(view.time),
+                    resource: view.resource,
+                    initial: batch.is_in_initial_list,
+                    whole_list: whole_list.as_str(),
+                    type_: type_.as_str(),
+                    change,
+                    key: notification.key(),
+                    tombstone,
+                    resource_version: obj.and_then(Object::resource_version),
+                    object: object(obj),
+                }
+            })
+            .collect()
+    }
+}
+
 /// A push of an UndeltaStore as the machine-readable outputs carry it (`--store undelta`).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -216,6 +312,27 @@ impl<W: Write> JsonLines<W> {
         self.out.flush()
     }
 
+    /// The item lines of a whole-list batch, written in writes of about 64 KiB rather than one per
+    /// line: a relist of 50,000 objects is as many lines.
+    fn write_items(&mut self, view: &BatchView<'_>) -> io::Result<()> {
+        const CHUNK: usize = 64 * 1024;
+        let items = ItemRecord::of_batch(view, self.object_mode, self.show_secret_data, true);
+        if items.is_empty() {
+            return Ok(());
+        }
+        self.line.clear();
+        for item in &items {
+            serde_json::to_writer(&mut self.line, item).map_err(io::Error::from)?;
+            self.line.push(b'\n');
+            if self.line.len() >= CHUNK {
+                self.out.write_all(&self.line)?;
+                self.line.clear();
+            }
+        }
+        self.out.write_all(&self.line)?;
+        self.out.flush()
+    }
+
     /// The underlying writer.
     pub fn into_inner(self) -> W {
         self.out
@@ -225,7 +342,8 @@ impl<W: Write> JsonLines<W> {
 impl<W: Write + Send> Renderer for JsonLines<W> {
     fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
         let record = BatchRecord::new(view, self.object_mode, self.show_secret_data, true);
-        self.write_line(&record)
+        self.write_line(&record)?;
+        self.write_items(view)
     }
 
     /// `{"kind":"reflector","time":…,"resource":…,"event":…, …fields}`.
@@ -463,6 +581,12 @@ fn reflector_fields(kind: &ReflectorEventKind) -> (&'static str, serde_json::Map
             json!({ "resourceVersion": resource_version, "initialEventsEnd": initial_events_end }),
         ),
         ReflectorEventKind::Relist { cause } => {
+            // A retry within a list is not a relist of its own (`super::is_list_retry`).
+            let name = if super::is_list_retry(cause) {
+                "list-retry"
+            } else {
+                "relist"
+            };
             let code = match cause {
                 RelistCause::WatchExpired => "watch-expired",
                 RelistCause::ListExpired => "list-expired",
@@ -473,10 +597,7 @@ fn reflector_fields(kind: &ReflectorEventKind) -> (&'static str, serde_json::Map
                 RelistCause::WatchFailed(_) => "watch-failed",
                 RelistCause::WatchListInterrupted => "watch-list-interrupted",
             };
-            (
-                "relist",
-                json!({ "cause": code, "message": cause.to_string() }),
-            )
+            (name, json!({ "cause": code, "message": cause.to_string() }))
         }
         ReflectorEventKind::Backoff {
             delay,
@@ -594,7 +715,8 @@ mod tests {
         while let Some(batch) = controller.try_process_next() {
             write(&mut out, &batch);
         }
-        let lines = lines(out);
+        let all = lines(out);
+        let lines: Vec<&Value> = all.iter().filter(|l| l["kind"] == "batch").collect();
         let summary: Vec<(&str, &Value, &Value)> = lines
             .iter()
             .map(|l| {
@@ -621,6 +743,86 @@ mod tests {
         );
         assert_eq!(lines[0]["initial"], true);
         assert_eq!(lines[1]["initial"], false);
+
+        // Each key a whole-list delta touched follows its batch's line; a bookmark touches none.
+        let items: Vec<(u64, &str, &str, &str, &str)> = all
+            .iter()
+            .filter(|l| l["kind"] == "item")
+            .map(|l| {
+                (
+                    l["seq"].as_u64().unwrap(),
+                    l["wholeList"].as_str().unwrap(),
+                    l["key"].as_str().unwrap(),
+                    l["type"].as_str().unwrap(),
+                    l["change"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            items,
+            [
+                (1, "ReplacedAll", "default/a", "Replaced", "added"),
+                (1, "ReplacedAll", "default/b", "Replaced", "added"),
+                (3, "SyncAll", "default/a", "Sync", "unchanged"),
+                (3, "SyncAll", "default/b", "Sync", "unchanged"),
+            ]
+        );
+        let kinds: Vec<&str> = all.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+        assert_eq!(
+            kinds,
+            ["batch", "item", "item", "batch", "batch", "item", "item"]
+        );
+        // Under the --object rules, as a per-object delta.
+        assert_eq!(all[1]["object"]["metadata"]["name"], "a");
+        assert_eq!(all[1]["resourceVersion"], "1");
+    }
+
+    #[test]
+    fn a_relist_of_an_atomic_queue_names_each_deletion_with_its_tombstone() {
+        let mut indexer = Indexer::new();
+        indexer.add(cm("kept", "1"));
+        indexer.add(cm("gone", "2"));
+        indexer.add(cm("changed", "3"));
+        let queue = Arc::new(RealFifo::atomic());
+        queue.replace(
+            vec![cm("kept", "1"), cm("changed", "4"), cm("new", "5")],
+            "5",
+        );
+        let mut controller = Controller::new(queue.clone(), indexer);
+        let mut out = JsonLines::new(Vec::new(), ObjectMode::None, false);
+        while let Some(batch) = controller.try_process_next() {
+            write(&mut out, &batch);
+        }
+        let items: Vec<(String, String, String, bool)> = lines(out)
+            .iter()
+            .filter(|l| l["kind"] == "item")
+            .map(|l| {
+                assert!(l.get("object").is_none(), "{l}");
+                (
+                    l["key"].as_str().unwrap().to_owned(),
+                    l["type"].as_str().unwrap().to_owned(),
+                    l["change"].as_str().unwrap().to_owned(),
+                    l["tombstone"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        let item = |key: &str, type_: &str, change: &str, tombstone| {
+            (
+                key.to_owned(),
+                type_.to_owned(),
+                change.to_owned(),
+                tombstone,
+            )
+        };
+        assert_eq!(
+            items,
+            [
+                item("default/gone", "Deleted", "deleted", true),
+                item("default/kept", "Replaced", "unchanged", false),
+                item("default/changed", "Replaced", "updated", false),
+                item("default/new", "Replaced", "added", false),
+            ]
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ use std::borrow::Cow;
 use std::io;
 use std::time::{Duration, SystemTime};
 
+use crate::cache::reflector::RelistCause;
 use crate::cache::{
     Batch, Delta, DeltaObject, DeltaType, Notification, QueueKind, ReflectorEventKind,
 };
@@ -192,6 +193,19 @@ pub(crate) fn whole_list_objects(batch: &Batch<Object>, delta: &Delta<Object>) -
         (_, DeltaObject::List(info)) => Some(info.objects.len()),
         _ => None,
     }
+}
+
+/// Whether a `Relist` event is a retry within a list rather than a decision to list again: the
+/// list at the last synced resourceVersion expired or was too large (client-go v0.32
+/// `tools/cache/reflector.go`, `Reflector.list`: "Retry immediately if the resource version used to
+/// list is unavailable", at `""`), or a continue token expired (the pager lists again whole).
+/// client-go logs only the decision (`watch of … closed with: …` for an expired watch), so a 410
+/// on the watch followed by a 410 on the list is one relist, and its second 410 a list retry.
+pub(crate) fn is_list_retry(cause: &RelistCause) -> bool {
+    matches!(
+        cause,
+        RelistCause::ListExpired | RelistCause::ListTooLarge | RelistCause::ContinueExpired
+    )
 }
 
 /// `text` safe to print on a terminal: control characters (escape sequences, newlines, tabs),

@@ -32,8 +32,10 @@ pub struct InformerStats {
     /// Queued objects removed before a pop delivered them (a plain FIFO's; the informer queues
     /// queue deletions and drop nothing).
     pub dropped: u64,
-    /// Times the Reflector decided to list again (each `relist` event).
+    /// Times the Reflector decided to list again (each `relist` event), as client-go logs them.
     pub relists: u64,
+    /// Lists retried at once within a list (each `list-retry` event): not relists of their own.
+    pub list_retries: u64,
     /// Watches opened.
     pub watches: u64,
     /// Watches opened after each informer's first one: counted apart from `watches`, so that
@@ -79,7 +81,9 @@ pub struct HandlerStats {
     pub syncs_skipped: u64,
     /// Notifications buffered now, not yet handed to the handler.
     pub depth: usize,
-    /// The most ever buffered at once.
+    /// The largest buffer depth a call began with: the notifications still waiting once the call
+    /// took its own, as each row's `buffer N` (`bufferDepth`) counts them, so that the summary's
+    /// maximum is one a row showed.
     pub max_depth: usize,
     /// Notifications dropped unhandled when the informer stopped.
     pub abandoned: u64,
@@ -98,13 +102,15 @@ impl HandlerStats {
         }
     }
 
-    /// Counts one handler call.
+    /// Counts one handler call, which began with `depth` notifications still buffered behind it.
     pub fn record_call(
         &mut self,
         notification: &Notification<Object>,
         is_sync: bool,
         waited: Duration,
+        depth: usize,
     ) {
+        self.max_depth = self.max_depth.max(depth);
         match notification {
             Notification::Add { .. } => self.adds += 1,
             Notification::Update { .. } => self.updates += 1,
@@ -114,11 +120,9 @@ impl HandlerStats {
         self.lag.record(waited);
     }
 
-    /// Takes the listener's own counters: its buffer now and at its fullest, and what it
-    /// abandoned.
-    pub fn record_listener(&mut self, depth: usize, max_depth: usize, abandoned: u64) {
+    /// Takes the listener's own counters: its buffer now and what it abandoned.
+    pub fn record_listener(&mut self, depth: usize, abandoned: u64) {
         self.depth = depth;
-        self.max_depth = self.max_depth.max(max_depth);
         self.abandoned = abandoned;
     }
 }
@@ -255,6 +259,9 @@ impl InformerStats {
             ReflectorEventKind::ListStarted { .. } => {
                 self.listing = Some(ListProgress::default());
             }
+            ReflectorEventKind::Relist { cause } if super::is_list_retry(cause) => {
+                self.list_retries += 1;
+            }
             ReflectorEventKind::Relist { .. } => self.relists += 1,
             ReflectorEventKind::ListPage {
                 page,
@@ -350,6 +357,7 @@ impl InformerStats {
             out.coalesced += s.coalesced;
             out.dropped += s.dropped;
             out.relists += s.relists;
+            out.list_retries += s.list_retries;
             out.watches += s.watches;
             out.restarts += s.restarts;
             out.bookmarks += s.bookmarks;

@@ -40,6 +40,10 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
         queue_rows(&mut table, &columns, &row);
     }
     table.add_row(row("relists", &|s| s.relists.to_string()));
+    // Only a list at an expired or too recent resourceVersion is retried: zeros would be noise.
+    if columns.iter().any(|(_, s)| s.list_retries > 0) {
+        table.add_row(row("  list retries", &|s| s.list_retries.to_string()));
+    }
     table.add_row(row("watch restarts", &|s| s.watch_restarts().to_string()));
     table.add_row(row("bookmarks", &|s| s.bookmarks.to_string()));
     if columns.iter().any(|(_, s)| s.cache.is_some()) {
@@ -114,8 +118,11 @@ fn queue_rows(table: &mut Table, columns: &[(String, InformerStats)], row: &RowF
             continue;
         }
         table.add_row(row(type_.as_str(), &|s| s.count(type_).to_string()));
+        // A tombstone is queued as a `Deleted` delta: counted among them.
+        if type_ == DeltaType::Deleted {
+            table.add_row(row("  of which tombstones", &|s| s.tombstones.to_string()));
+        }
     }
-    table.add_row(row("  of which tombstones", &|s| s.tombstones.to_string()));
     table.add_row(row("batches", &|s| s.batches.to_string()));
     table.add_row(row("deltas per batch (mean / max)", &|s| {
         format!("{:.2} / {}", s.mean_batch_len(), s.max_batch_len)

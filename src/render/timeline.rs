@@ -662,11 +662,14 @@ fn describe(kind: &ReflectorEventKind, verbose: bool) -> Option<(String, Style)>
                 cause,
                 RelistCause::WatchExpired | RelistCause::ListExpired | RelistCause::ContinueExpired
             );
-            if expired {
-                format!("410 → relist: {cause}")
+            let status = if expired { "410 → " } else { "" };
+            // Part of the relist under way, as client-go sees it, not another one.
+            let what = if super::is_list_retry(cause) {
+                "list retried"
             } else {
-                format!("relist: {cause}")
-            }
+                "relist"
+            };
+            format!("{status}{what}: {cause}")
         }
         ReflectorEventKind::Backoff {
             delay,

@@ -340,7 +340,10 @@ async fn multi_valued_indices_count_an_object_under_each_value_and_none_last() {
             "{spec}: no <none> row"
         );
 
-        let out = cluster.run(&["index", "pods", "-A", "--by", spec]).await;
+        // Piped, `-o wide` lists every key of a value on its line (`table` cuts them to fit).
+        let out = cluster
+            .run(&["index", "pods", "-A", "--by", spec, "-o", "wide"])
+            .await;
         assert_ok(&out);
         let text = stdout(&out);
         let mut lines = text.lines();
@@ -768,31 +771,32 @@ async fn no_match_is_a_note_and_exit_0_or_exit_4_with_fail_empty() {
     assert_ok(&out);
     assert!(!stdout(&out).is_empty());
 
-    // An index without any value: the <none> row, and exit 4 when asked to fail.
-    let out = cluster
-        .run(&[
-            "index",
-            "pods",
-            "-A",
-            "--by",
-            "label:missing",
-            "--fail-empty",
-        ])
-        .await;
-    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
-    let lines: Vec<Vec<String>> = stdout(&out).lines().map(cells).collect();
-    assert_eq!(
-        lines[1],
-        ["<none>".to_string(), PODS.to_string(), lines[1][2].clone()]
-    );
-    assert!(
-        stderr(&out).contains(&format!(
-            "none of the pods in all namespaces has a value under label:missing ({PODS} objects \
-             listed)"
-        )),
-        "{}",
-        stderr(&out)
-    );
+    // An index without any value: in every format nothing on stdout (not a lone <none> row),
+    // the sentence on stderr, and exit 4 when asked to fail.
+    for output in ["table", "wide", "json", "yaml", "jsonl", "name"] {
+        let out = cluster
+            .run(&[
+                "index",
+                "pods",
+                "-A",
+                "--by",
+                "label:missing",
+                "--fail-empty",
+                "-o",
+                output,
+            ])
+            .await;
+        assert_eq!(out.status.code(), Some(4), "{output}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "", "{output}");
+        assert_eq!(
+            stderr(&out).trim(),
+            format!(
+                "kubectl-deltas: error: none of the pods in all namespaces has a value under \
+                 label:missing ({PODS} objects listed)"
+            ),
+            "{output}"
+        );
+    }
 
     // An empty namespace: nothing at all to list.
     let out = cluster
@@ -868,7 +872,7 @@ async fn bad_index_specs_and_resources_are_usage_errors_before_listing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn by_may_repeat_an_extra_index_and_legacy_sync_changes_nothing() {
+async fn by_may_repeat_an_extra_index_and_pages_as_asked() {
     let cluster = cluster().await;
     let pods = cluster.objects("pods");
     let out = cluster
@@ -882,7 +886,6 @@ async fn by_may_repeat_an_extra_index_and_legacy_sync_changes_nothing() {
             "owner",
             "--index",
             "labels",
-            "--legacy-sync",
             "--consistent-list",
             "--page-size",
             "7",
@@ -1176,4 +1179,111 @@ async fn an_empty_collection_is_indexed_at_once_with_every_queue() {
             );
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_piped_table_cuts_the_keys_of_a_value_as_a_terminal_does() {
+    let cluster = cluster().await;
+    let pods = cluster.objects("pods");
+    let expected = expected_listing(&pods, "namespace");
+    let out = cluster
+        .run(&["index", "pods", "-A", "--by", "namespace"])
+        .await;
+    assert_ok(&out);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1 + expected.len(),
+        "one line per value: {text}"
+    );
+    assert!(lines.iter().all(|l| l.chars().count() <= 80), "{text}");
+    let cut = lines[1..].iter().filter(|l| l.ends_with(" more)")).count();
+    assert!(cut > 0, "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn value_star_answers_which_objects_have_the_index_at_all() {
+    let cluster = cluster().await;
+    let pods = cluster.objects("pods");
+    let labelled: Vec<String> = pods
+        .iter()
+        .filter(|(_, pod)| !values_of(pod, "label:app").is_empty())
+        .map(|(key, _)| key.clone())
+        .collect();
+    assert!(!labelled.is_empty() && labelled.len() < PODS);
+    let out = cluster
+        .run(&[
+            "index",
+            "pods",
+            "-A",
+            "--by",
+            "label:app",
+            "--value",
+            "*",
+            "--keys-only",
+        ])
+        .await;
+    assert_ok(&out);
+    let mut keys: Vec<String> = stdout(&out).lines().map(str::to_owned).collect();
+    keys.sort();
+    let mut expected = labelled;
+    expected.sort();
+    assert_eq!(keys, expected);
+
+    // No object with the label: nothing on stdout, and a note that says so (not "the index has
+    // 0 values; list them without --value").
+    let out = cluster
+        .run(&[
+            "index",
+            "pods",
+            "-A",
+            "--by",
+            "label:missing",
+            "--value",
+            "*",
+        ])
+        .await;
+    assert_ok(&out);
+    assert_eq!(stdout(&out), "");
+    assert_eq!(
+        stderr(&out).trim(),
+        format!(
+            "kubectl-deltas: note: no pods in all namespaces indexed under label:missing = any \
+             value: none of the {PODS} objects has a value under label:missing"
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_help_shows_only_the_flags_of_a_list() {
+    let out = support::binary::run_offline(&["index", "--help"], None).await;
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8(out.stdout).unwrap();
+    for watch_only in [
+        "--resync",
+        "--legacy-sync",
+        "--watch-timeout",
+        "--verify-every",
+    ] {
+        assert!(!help.contains(watch_only), "{watch_only} in\n{help}");
+    }
+    for own in [
+        "--client-go",
+        "--fifo",
+        "--index",
+        "--page-size",
+        "--watch-list",
+    ] {
+        assert!(help.contains(own), "{own} missing from\n{help}");
+    }
+    // Given anyway, such a flag is a usage error rather than ignored.
+    let out = support::binary::run_offline(
+        &[
+            "index", "--replay", "x.jsonl", "--by", "owner", "--resync", "1m",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
 }

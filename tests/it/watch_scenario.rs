@@ -532,7 +532,34 @@ mod schema {
     #[derive(Debug)]
     pub enum Line {
         Batch(Batch),
+        Item(Item),
         Reflector(Event),
+    }
+
+    /// One key of a whole-list delta, after its batch.
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Item {
+        pub seq: u64,
+        pub initial: bool,
+        pub whole_list: DeltaType,
+        #[serde(rename = "type")]
+        pub type_: DeltaType,
+        pub change: Change,
+        pub key: String,
+        pub tombstone: bool,
+        pub resource_version: Option<String>,
+        #[serde(default, deserialize_with = "present")]
+        pub object: Option<Value>,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq, Eq)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Change {
+        Added,
+        Updated,
+        Unchanged,
+        Deleted,
     }
 
     #[derive(Debug, Deserialize)]
@@ -628,6 +655,10 @@ mod schema {
             cause: RelistCause,
             message: String,
         },
+        ListRetry {
+            cause: ListRetryCause,
+            message: String,
+        },
         Backoff {
             delay_ms: f64,
             phase: String,
@@ -721,12 +752,18 @@ mod schema {
     #[serde(rename_all = "kebab-case")]
     pub enum RelistCause {
         WatchExpired,
-        ListExpired,
-        ContinueExpired,
         VeryShortWatch,
         WatchStartFailed,
         WatchFailed,
         WatchListInterrupted,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq, Eq)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum ListRetryCause {
+        ListExpired,
+        ListTooLarge,
+        ContinueExpired,
     }
 }
 
@@ -775,6 +812,21 @@ fn check_schema(stdout: &str, object_present: bool) -> Vec<schema::Line> {
                     }
                     schema::Line::Batch(batch)
                 }
+                "item" => {
+                    let item: schema::Item =
+                        serde_json::from_value(rest).unwrap_or_else(|e| fail(&e.to_string()));
+                    assert!(matches!(
+                        item.whole_list,
+                        schema::DeltaType::ReplacedAll | schema::DeltaType::SyncAll
+                    ));
+                    assert_eq!(item.object.is_some(), object_present, "{line}");
+                    assert_eq!(
+                        item.tombstone,
+                        item.change == schema::Change::Deleted,
+                        "{line}"
+                    );
+                    schema::Line::Item(item)
+                }
                 "reflector" => schema::Line::Reflector(
                     serde_json::from_value(rest).unwrap_or_else(|e| fail(&e.to_string())),
                 ),
@@ -792,7 +844,7 @@ fn event_names(lines: &[schema::Line]) -> std::collections::BTreeSet<String> {
                 let text = format!("{event:?}");
                 Some(text.split([' ', '{']).next().unwrap().to_owned())
             }
-            schema::Line::Batch(_) => None,
+            schema::Line::Batch(_) | schema::Line::Item(_) => None,
         })
         .collect()
 }

@@ -277,7 +277,12 @@ impl Output {
         let Some(stats) = state.stats[index].handlers.get_mut(handler) else {
             return;
         };
-        stats.record_call(delivery.notification, delivery.is_sync, delivery.waited());
+        stats.record_call(
+            delivery.notification,
+            delivery.is_sync,
+            delivery.waited(),
+            delivery.depth,
+        );
         let name = stats.name.clone();
         if state.closed || !self.view.shows_handlers() || !self.view.shows_notification(delivery) {
             return;
@@ -519,6 +524,6 @@ fn record_counters(stats: &mut InformerStats, counters: &Option<(FifoStats, Vec<
     };
     stats.record_queue(queue);
     for (handler, listener) in stats.handlers.iter_mut().zip(listeners) {
-        handler.record_listener(listener.depth, listener.max_depth, listener.abandoned);
+        handler.record_listener(listener.depth, listener.abandoned);
     }
 }

@@ -66,11 +66,11 @@ impl View {
         let stdout_is_terminal = io::stdout().is_terminal();
         let color = global.color.enabled(stdout_is_terminal);
         check_handlers(args)?;
-        let several = args.handlers.len() > 1;
-        let slow =
-            args.handler_delay.0.is_some() || args.handlers.iter().any(|h| h.delay.is_some());
+        // A handler named on the command line is a request to see what it receives.
+        let named = !args.handlers.is_empty();
+        let slow = args.handler_delay.0.is_some();
         let view = args.view_kind.unwrap_or(
-            if args.informer_kind == InformerKindArg::Shared && (several || slow) {
+            if args.informer_kind == InformerKindArg::Shared && (named || slow) {
                 ViewKind::Both
             } else {
                 ViewKind::Pops

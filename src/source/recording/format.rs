@@ -33,6 +33,11 @@ pub struct Header {
     /// Whether only metadata was listed and watched (`--metadata-only`): the objects are
     /// `PartialObjectMetadata`, and a replay refuses what reads outside metadata as `record` did.
     pub metadata_only: bool,
+    /// The `replay` flags the recording is meant to be replayed with (`replayWith`, e.g.
+    /// `["--resync", "30s", "--handler", "slow,delay=2s"]`), one argument per element: what it
+    /// shows needs them. `replay` uses them when given none of its own; empty when the header does
+    /// not say.
+    pub replay_with: Vec<String>,
 }
 
 impl Header {
@@ -383,6 +388,7 @@ pub(super) struct WireLine {
     pub namespace: Option<String>,
     pub started_at: Option<String>,
     pub metadata_only: Option<bool>,
+    pub replay_with: Option<Vec<String>>,
     // Every other line.
     pub t: Option<WireT>,
     #[serde(rename = "type")]
@@ -431,6 +437,7 @@ impl WireLine {
             namespace: self.namespace.filter(|ns| !ns.is_empty()),
             started_at,
             metadata_only: self.metadata_only.unwrap_or(false),
+            replay_with: self.replay_with.unwrap_or_default(),
         })
     }
 
@@ -618,6 +625,8 @@ pub(super) struct HeaderOut<'a> {
     pub started_at: String,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub metadata_only: bool,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub replay_with: &'a [String],
 }
 
 impl<'a> HeaderOut<'a> {
@@ -632,6 +641,7 @@ impl<'a> HeaderOut<'a> {
             namespace: header.namespace.as_deref(),
             started_at,
             metadata_only: header.metadata_only,
+            replay_with: &header.replay_with,
         }
     }
 }

@@ -60,6 +60,7 @@ fn header() -> Header {
         namespace: Some("default".into()),
         started_at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
         metadata_only: false,
+        replay_with: vec!["--resync".into(), "30s".into()],
     }
 }
 
@@ -145,7 +146,7 @@ fn header_line_is_as_documented() {
     let text = String::from_utf8(writer.into_inner()).unwrap();
     assert_eq!(
         text.lines().next().unwrap(),
-        r#"{"kind":"header","v":1,"resource":{"group":"","version":"v1","kind":"ConfigMap","plural":"configmaps","namespaced":true},"namespace":"default","startedAt":"2023-11-14T22:13:20Z"}"#
+        r#"{"kind":"header","v":1,"resource":{"group":"","version":"v1","kind":"ConfigMap","plural":"configmaps","namespaced":true},"namespace":"default","startedAt":"2023-11-14T22:13:20Z","replayWith":["--resync","30s"]}"#
     );
 }
 

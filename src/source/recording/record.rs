@@ -88,6 +88,7 @@ impl Recorder {
             namespace,
             started_at: options.clock.wall(),
             metadata_only: options.metadata_only,
+            replay_with: Vec::new(),
         };
         let out: Box<dyn Write + Send> = Box::new(out);
         let writer = RecordingWriter::new(out, &header)?.show_secret_data(options.show_secret_data);
