@@ -20,11 +20,21 @@ use cli::exit::{Exit, classify, message, note};
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
-    let args = cli::with_watch_shorthand(std::env::args_os().collect());
+    let args = match cli::with_watch_shorthand(std::env::args_os().collect()) {
+        Ok(args) => args,
+        Err(typo) => {
+            let _ = writeln!(io::stderr(), "kubectl-deltas: error: {typo}");
+            return Exit::Usage.into();
+        }
+    };
     let cli = match cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            // clap prints help/version to stdout and usage errors to stderr, with exit code 0 or 2.
+            // clap prints help/version to stdout and usage errors to stderr, with exit code 0 or 2;
+            // its errors start as the tool's own do.
+            if e.use_stderr() {
+                let _ = write!(io::stderr(), "kubectl-deltas: ");
+            }
             let _ = e.print();
             return ExitCode::from(e.exit_code() as u8);
         }
