@@ -33,6 +33,11 @@ use crate::cli::{GlobalArgs, InformerKindArg, ReplayArgs};
 
 pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let mut view = View::from_args(&args.view, global)?;
+    view.narrow = view
+        .narrow
+        .replay(&args.narrow)
+        .map_err(|e| anyhow!(e))
+        .exit_with(Exit::Usage)?;
     let mut notes = Vec::new();
     let plain = view.informer == InformerKindArg::Plain;
     let delayed = view.handler_delay.is_some() || view.handlers.iter().any(|h| h.delay.is_some());
@@ -113,6 +118,9 @@ async fn replay(
     // An instant replay drains the queue before its time moves on: nothing waits in it.
     settings.wait_scale = Some(speed.unwrap_or(0.0));
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
+    // `--from +30s` counts from the recording's start, where its clock stands until the first
+    // line is handed out.
+    settings.view.narrow = std::mem::take(&mut settings.view.narrow).starting_at(clock.wall());
     let source = Source {
         name: lister_watcher.describe().resource(),
         lister_watcher,
