@@ -50,6 +50,8 @@ pub struct IndexRenderer {
     width: Option<usize>,
     show_secret_data: bool,
     now: Timestamp,
+    /// Whether tables start with their header row (kubectl's `--no-headers` turns it off).
+    headers: bool,
 }
 
 #[derive(Serialize)]
@@ -85,6 +87,7 @@ impl IndexRenderer {
             width: None,
             show_secret_data: false,
             now: Timestamp::now(),
+            headers: true,
         }
     }
 
@@ -99,6 +102,13 @@ impl IndexRenderer {
     #[must_use]
     pub fn show_secret_data(mut self, show: bool) -> Self {
         self.show_secret_data = show;
+        self
+    }
+
+    /// Leaves out the header row of tables, as kubectl's `--no-headers`.
+    #[must_use]
+    pub fn no_headers(mut self, no_headers: bool) -> Self {
+        self.headers = !no_headers;
         self
     }
 
@@ -126,7 +136,8 @@ impl IndexRenderer {
         match self.format {
             IndexFormat::Table | IndexFormat::Wide => {
                 let wide = self.format == IndexFormat::Wide;
-                write_lines(out, values_table(listing, self.width, wide))
+                let lines = values_table(listing, self.width, wide);
+                write_lines(out, self.without_header(lines))
             }
             IndexFormat::Json => write_json(out, &doc()),
             IndexFormat::Yaml => write_yaml(out, &doc()),
@@ -145,7 +156,8 @@ impl IndexRenderer {
         match self.format {
             IndexFormat::Table | IndexFormat::Wide => {
                 let wide = self.format == IndexFormat::Wide;
-                write_lines(out, objects_table(matches, self.width, wide, self.now))
+                let lines = objects_table(matches, self.width, wide, self.now);
+                write_lines(out, self.without_header(lines))
             }
             IndexFormat::Json | IndexFormat::Yaml => {
                 let list = ListDoc {
@@ -199,6 +211,16 @@ pub fn kubectl_name(obj: &Object) -> String {
     match obj.api_version().split_once('/') {
         Some((group, _)) => format!("{kind}.{group}/{name}"),
         None => format!("{kind}/{name}"),
+    }
+}
+
+impl IndexRenderer {
+    /// A table's lines, without its first (the header) under `--no-headers`.
+    fn without_header(&self, mut lines: Vec<String>) -> Vec<String> {
+        if !self.headers && !lines.is_empty() {
+            lines.remove(0);
+        }
+        lines
     }
 }
 
