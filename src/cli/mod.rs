@@ -164,7 +164,7 @@ const WATCH_LONG_AFTER_HELP: &str = concat!(
     "           resync, backoff (-v adds list starts, pages and bookmarks)\n",
     "\n",
     "With --handler or --view, `→ NAME` rows are what a handler was called with, its buffer\n",
-    "depth and how long the call waited (README.md, \"How to read a row\")."
+    "depth and how long the call waited (README.md, \"Handlers and controllers\")."
 );
 
 const INDEX_EXAMPLES: &str = "\
