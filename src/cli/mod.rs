@@ -53,7 +53,7 @@ pub struct Cli {
 /// Flags accepted by every subcommand.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// Log to stderr (-v, -vv, -vvv); -v also adds list and bookmark rows to the timeline.
+    /// Log to stderr (-v, -vv, -vvv); -v also adds timeline rows.
     ///
     /// -v logs the reflector's steps, -vv requests, -vvv everything. -v also adds rows to the
     /// timeline: where each list starts, its pages, and watch bookmarks.
@@ -93,10 +93,12 @@ impl ColorChoice {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run an informer on RESOURCE and show every popped Deltas batch (or, with `--store
-    /// undelta`, every push of an UndeltaStore) as a live timeline.
+    /// Run an informer on RESOURCE and show every pop of its queue as a live timeline.
+    ///
+    /// Every popped Deltas batch (or, with `--store undelta`, every push of an UndeltaStore), the
+    /// Reflector's lists and watches, and what each event handler received.
     #[command(
-        after_help = "Examples, every flag and how to read a row: kubectl deltas watch --help",
+        after_help = WATCH_SHORT_AFTER_HELP,
         after_long_help = WATCH_LONG_AFTER_HELP
     )]
     Watch(WatchArgs),
@@ -137,6 +139,12 @@ Examples:
   kubectl deltas watch pods --resync 1m --handler web,resync=30s --handler audit,delay=2s"
     };
 }
+
+/// `watch -h` fits one screen: two examples, and where the rest is.
+const WATCH_SHORT_AFTER_HELP: &str = "\
+Examples: (more, every flag and how to read a row: --help)
+  kubectl deltas watch pods -n kube-system --until-synced
+  kubectl deltas watch pods --handler web --handler audit,delay=2s";
 
 /// `watch --help` ends with its examples, then how to read a row.
 const WATCH_LONG_AFTER_HELP: &str = concat!(
@@ -306,7 +314,7 @@ pub struct AccessArgs {
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Informer")]
 pub struct InformerArgs {
-    /// The client-go version whose informer runs (default: 1.32; latest = 1.36).
+    /// The client-go version whose informer runs (default: 1.32).
     ///
     /// Run the informer a client-go version builds by default: its queue, pops, relist deltas and
     /// initial list (1.17 to 1.36, also written v0.35 or 1.35.2; latest = 1.36). `--fifo`,
@@ -515,9 +523,9 @@ pub struct ViewArgs {
     /// waits for it, and deltas coalesce in the queue.
     #[arg(hide_short_help = true, help_heading = "Handlers and controllers", long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
     pub handler_delay: Period,
-    /// Register an event handler (repeatable): NAME[,resync=DURATION][,delay=DURATION].
+    /// Register an event handler, as a controller does (repeatable).
     ///
-    /// As a controller does on a shared informer: `resync=DURATION` is its own resync period (AddEventHandlerWithResyncPeriod; 0: none;
+    /// NAME[,resync=DURATION][,delay=DURATION], as a controller does on a shared informer: `resync=DURATION` is its own resync period (AddEventHandlerWithResyncPeriod; 0: none;
     /// default: the informer's --resync, as AddEventHandler), `delay=DURATION` how long each
     /// call takes. Without it, one handler named `handler` taking --handler-delay.
     #[arg(
