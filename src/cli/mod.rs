@@ -247,7 +247,7 @@ pub struct AccessArgs {
     /// The namespace (default: the context's namespace, then `default`).
     #[arg(short, long, value_name = "NAME", value_parser = parse_namespace)]
     pub namespace: Option<String>,
-    /// Watch every namespace.
+    /// Every namespace.
     #[arg(short = 'A', long, conflicts_with = "namespace")]
     pub all_namespaces: bool,
     /// Label selector (`app=web,tier!=db`).

@@ -108,12 +108,8 @@ impl Narrow {
             let list = d.object.list().into_iter().flat_map(|l| l.objects.iter());
             d.object.object().into_iter().chain(list)
         });
-        let mut objects = listed.peekable();
-        if objects.peek().is_none() {
-            // A resync or bookmark of a whole list names no object: keys say nothing of it.
-            return self.labels.is_empty() && self.fields.is_empty() && self.globs.is_empty();
-        }
-        objects.any(|obj| self.shows_object(obj))
+        // A whole-list resync or bookmark carries no object, so no object filter lets it through.
+        listed.into_iter().any(|obj| self.shows_object(obj))
     }
 
     /// Whether a handler's notification, from pop number `seq` at `time`, is shown: as for
@@ -227,8 +223,8 @@ impl Glob {
         Glob(text.chars().collect())
     }
 
-    /// The classic linear-time wildcard match: on a mismatch, go back to the last `*` and let it
-    /// take one more character.
+    /// The classic greedy wildcard match: on a mismatch, go back to the last `*` and let it take
+    /// one more character (no recursion, so no pattern can blow the stack).
     fn matches(&self, text: &str) -> bool {
         let (pattern, text): (&[char], Vec<char>) = (&self.0, text.chars().collect());
         let (mut p, mut t) = (0, 0);
