@@ -726,6 +726,60 @@ users:
         assert!(err.contains("available users: dev-user"), "{err}");
     }
 
+    #[tokio::test]
+    async fn connection_flags_override_the_chosen_entries_as_clientcmd_does() {
+        let (_dir, mut access) = access_to(
+            r#"
+apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: dev-cluster
+  cluster:
+    server: "https://127.0.0.1:6443"
+    certificate-authority-data: bm90IGEgcmVhbCBDQQ==
+    tls-server-name: kube.internal
+contexts:
+- name: dev
+  context: { cluster: dev-cluster, user: dev-user }
+users:
+- name: dev-user
+  user: { token: from-kubeconfig, tokenFile: /nonexistent/token }
+"#,
+        );
+        access.overrides = Overrides {
+            server: Some("https://127.0.0.1:7443".into()),
+            insecure_skip_tls_verify: true,
+            token: Some("from-flag".into()),
+            impersonate: Some("system:serviceaccount:team:builder".into()),
+            impersonate_uid: Some("42".into()),
+            impersonate_groups: vec!["builders".into()],
+            ..Overrides::default()
+        };
+        let prepared = access.prepare().await.unwrap();
+        let config = &prepared.config;
+        assert_eq!(prepared.cluster_url, "https://127.0.0.1:7443/");
+        // --insecure-skip-tls-verify replaces the kubeconfig's CA; --server drops its
+        // tls-server-name (clientcmd's getCluster).
+        assert!(config.accept_invalid_certs);
+        assert_eq!(config.root_cert, None);
+        assert_eq!(config.tls_server_name, None);
+        let user = &config.auth_info;
+        // The token itself is checked through the binary (tests/it/connection_flags.rs); here,
+        // that the kubeconfig's tokenFile no longer competes with it.
+        assert_eq!(user.token_file, None);
+        assert_eq!(
+            user.impersonate.as_deref(),
+            Some("system:serviceaccount:team:builder")
+        );
+        assert_eq!(user.impersonate_uid.as_deref(), Some("42"));
+        assert_eq!(user.impersonate_groups, Some(vec!["builders".to_owned()]));
+        assert!(
+            !format!("{access:?}").contains("from-flag"),
+            "the token is redacted"
+        );
+    }
+
     #[test]
     fn system_roots_are_skipped_only_where_no_tls_is_made() {
         let roots = |server: &str, proxy: Option<&str>| {
