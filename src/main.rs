@@ -21,11 +21,18 @@ use cli::exit::{Exit, classify, message, note};
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
-    let args = cli::with_watch_shorthand(std::env::args_os().collect());
+    let args = match cli::with_watch_shorthand(std::env::args_os().collect()) {
+        Ok(args) => args,
+        Err(typo) => {
+            let _ = writeln!(io::stderr(), "kubectl-deltas: error: {typo}");
+            return Exit::Usage.into();
+        }
+    };
     let cli = match cli::Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
-            // clap prints help/version to stdout and usage errors to stderr, with exit code 0 or 2.
+            // clap prints help/version to stdout and usage errors to stderr, with exit code 0 or 2;
+            // its errors start as the tool's own do.
             print_clap_error(&e, &args);
             return ExitCode::from(e.exit_code() as u8);
         }
@@ -55,6 +62,9 @@ fn main() -> ExitCode {
 /// control characters, the error printed is that of the arguments with them escaped, as every
 /// other message escapes them (`\u{1b}`); should those parse, the error without any styling.
 fn print_clap_error(error: &clap::Error, args: &[OsString]) {
+    if error.use_stderr() {
+        let _ = write!(io::stderr(), "kubectl-deltas: ");
+    }
     let raw = |arg: &OsString| arg.to_string_lossy().chars().any(char::is_control);
     if !error.use_stderr() || !args.iter().any(raw) {
         let _ = error.print();

@@ -10,7 +10,7 @@ use kubectl_deltas::render::printable;
 pub enum Exit {
     /// Everything went well.
     Success = 0,
-    /// A runtime error: bad recording, I/O error, a command that is not implemented yet.
+    /// A runtime error: bad recording, I/O error, a failure the Reflector cannot retry.
     Runtime = 1,
     /// A usage error: bad flag value, unknown resource, bad index spec, a selector the server
     /// refuses (400).

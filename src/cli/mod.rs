@@ -10,6 +10,7 @@ use kubectl_deltas::render::index::IndexFormat;
 
 pub mod duration;
 pub mod exit;
+pub mod narrow;
 pub mod profile;
 
 const ROOT_AFTER_HELP: &str = "\
@@ -26,7 +27,7 @@ Examples:
 
 Exit codes:
   0  success
-  1  runtime error (bad recording, I/O error, a command that is not implemented yet)
+  1  runtime error (bad recording, I/O error, a failure the Reflector cannot retry)
   2  usage error (bad flag, unknown resource, bad index spec)
   3  cluster access error (unreachable, bad kubeconfig, 401 Unauthorized, 403 Forbidden,
      404 Not Found)
@@ -53,10 +54,15 @@ pub struct Cli {
 /// Flags accepted by every subcommand.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// Log to stderr: -v for the reflector's steps, -vv for requests, -vvv for everything.
+    /// Log to stderr (-v, -vv, -vvv); -v also adds timeline rows.
+    ///
+    /// -v logs the reflector's steps, -vv requests, -vvv everything. -v also adds rows to the
+    /// timeline: where each list starts, its pages, and watch bookmarks.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
-    /// When to use colours (NO_COLOR in the environment means never, unless `always`).
+    /// When to use colours.
+    ///
+    /// NO_COLOR in the environment means never, unless `always`.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
     pub color: ColorChoice,
 }
@@ -88,9 +94,14 @@ impl ColorChoice {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run an informer on RESOURCE and show every popped Deltas batch (or, with `--store
-    /// undelta`, every push of an UndeltaStore) as a live timeline.
-    #[command(after_help = WATCH_EXAMPLES)]
+    /// Run an informer on RESOURCE and show every pop of its queue as a live timeline.
+    ///
+    /// Every popped Deltas batch (or, with `--store undelta`, every push of an UndeltaStore), the
+    /// Reflector's lists and watches, and what each event handler received.
+    #[command(
+        after_help = WATCH_SHORT_AFTER_HELP,
+        after_long_help = WATCH_LONG_AFTER_HELP
+    )]
     Watch(WatchArgs),
     /// Build the informer cache once and answer an Indexer query.
     #[command(after_help = INDEX_EXAMPLES)]
@@ -111,7 +122,10 @@ pub enum Command {
     Complete(CompleteArgs),
 }
 
-const WATCH_EXAMPLES: &str = "\
+/// `watch`'s examples, in `-h` and `--help` (a macro so that `concat!` can take them).
+macro_rules! watch_examples {
+    () => {
+        "\
 Examples:
   # The initial list of pods in kube-system as popped batches, then exit
   kubectl deltas watch pods -n kube-system --until-synced
@@ -123,7 +137,44 @@ Examples:
   kubectl deltas watch cm -o jsonl --resync 30s --object meta
 
   # What two event handlers receive, one slow, one with its own resync period
-  kubectl deltas watch pods --resync 1m --handler web,resync=30s --handler audit,delay=2s";
+  kubectl deltas watch pods --resync 1m --handler web,resync=30s --handler audit,delay=2s"
+    };
+}
+
+/// `watch -h` fits one screen: two examples, and where the rest is.
+const WATCH_SHORT_AFTER_HELP: &str = "\
+Examples: (more, every flag and how to read a row: --help)
+  kubectl deltas watch pods -n kube-system --until-synced
+  kubectl deltas watch pods --handler web --handler audit,delay=2s";
+
+/// `watch --help` ends with its examples, then how to read a row.
+const WATCH_LONG_AFTER_HELP: &str = concat!(
+    watch_examples!(),
+    "\n\n",
+    "How to read a row:\n",
+    "  TIME          POP  KEY            DELTAS              RV       WAIT  CHANGES\n",
+    "  17:31:41.439  #6   demo/worker-3  Replaced            rv 1007  0µs   status.phase Pending→Running\n",
+    "  17:31:41.439  #8   demo/worker-2  Deleted(tombstone)  rv 1002  0µs\n",
+    "  17:31:41.439  ── list done: 3 items, 1 page, rv 1007, 2.0ms\n",
+    "\n",
+    "  TIME     when the consumer popped the batch (a replay shows the recording's clock)\n",
+    "  POP      the pop's number, in the order the queue handed batches out\n",
+    "  KEY      namespace/name (name alone for cluster-scoped objects); the resource comes\n",
+    "           first when several are watched\n",
+    "  DELTAS   the batch's delta types, oldest first: Updated×2 is two coalesced updates of a\n",
+    "           key still queued; Deleted(tombstone) a DeletedFinalStateUnknown, a deletion a\n",
+    "           relist found; Replaced/Sync the objects of a list or a resync\n",
+    "  RV       the resourceVersion of the newest object in the batch\n",
+    "  WAIT     how long the key waited in the queue before this pop\n",
+    "  initial  the batch belongs to the initial list: HasSynced is false until it is popped\n",
+    "  CHANGES  what changed since the cache's previous state (`no change`: only the\n",
+    "           resourceVersion); -o wide adds uid, generation, owner and every path\n",
+    "  ──       the Reflector and the informer: list done, synced, watch closed, 410 → relist,\n",
+    "           resync, backoff (-v adds list starts, pages and bookmarks)\n",
+    "\n",
+    "With --handler or --view, `→ NAME` rows are what a handler was called with, its buffer\n",
+    "depth and how long the call waited (README.md, \"Handlers and controllers\")."
+);
 
 const INDEX_EXAMPLES: &str = "\
 Examples:
@@ -173,44 +224,99 @@ For `kubectl deltas <TAB>`, put completions/kubectl_complete-deltas on PATH (see
 
 /// How to reach the cluster, as kubectl's flags.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Cluster (kubectl's flags)")]
 pub struct AccessArgs {
-    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    /// Path to the kubeconfig file.
+    ///
+    /// Default: the files of $KUBECONFIG merged, then ~/.kube/config, then the pod's service
+    /// account.
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use.
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
     /// The kubeconfig cluster to use.
-    #[arg(long, value_name = "NAME")]
+    #[arg(hide_short_help = true, long, value_name = "NAME")]
     pub cluster: Option<String>,
     /// The kubeconfig user to use.
-    #[arg(long, value_name = "NAME")]
+    #[arg(hide_short_help = true, long, value_name = "NAME")]
     pub user: Option<String>,
     /// Directory of the discovery cache, as kubectl's (default: $KUBECACHEDIR, then
     /// ~/.kube/cache). What the server serves is kept there for 6 hours, per server.
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::DirPath)]
+    #[arg(hide_short_help = true, long, value_name = "PATH", value_hint = clap::ValueHint::DirPath)]
     pub cache_dir: Option<PathBuf>,
-    /// Namespace to watch (default: the context's namespace, then `default`).
+    /// The namespace (default: the context's namespace, then `default`).
     #[arg(short, long, value_name = "NAME", value_parser = parse_namespace)]
     pub namespace: Option<String>,
-    /// Watch every namespace.
+    /// Every namespace.
     #[arg(short = 'A', long, conflicts_with = "namespace")]
     pub all_namespaces: bool,
-    /// Label selector, e.g. `app=web,tier!=db`, `env in (prod,staging)`, `!canary`.
+    /// Label selector (`app=web,tier!=db`).
+    ///
+    /// As kubectl's: `app=web,tier!=db`, `env in (prod,staging)`, `!canary`; checked with the API
+    /// server's grammar before anything is sent.
     #[arg(short = 'l', long, value_name = "SELECTOR", value_parser = parse_label_selector)]
     pub selector: Option<String>,
-    /// Field selector, e.g. `status.phase=Running` (=, == and != only).
+    /// Field selector (`status.phase=Running`).
+    ///
+    /// As kubectl's: `=`, `==` and `!=` only; which fields a resource supports only the server
+    /// knows.
     #[arg(long, value_name = "SELECTOR", value_parser = parse_field_selector)]
     pub field_selector: Option<String>,
     /// Timeout of a single request, as kubectl's `--request-timeout` (`30s`, `1m`, or a number
     /// of seconds; `0` = none).
-    #[arg(long, value_name = "DURATION", value_parser = parse_request_timeout, default_value = "0")]
+    #[arg(hide_short_help = true, long, value_name = "DURATION", value_parser = parse_request_timeout, default_value = "0")]
     pub request_timeout: Period,
+    /// The address and port of the Kubernetes API server.
+    ///
+    /// Over the kubeconfig's; enough without a kubeconfig. Like kubectl, it also drops the
+    /// kubeconfig's tls-server-name (give --tls-server-name again if it is needed).
+    #[arg(short = 's', long, value_name = "URL")]
+    pub server: Option<String>,
+    /// Bearer token for authentication to the API server.
+    #[arg(hide_short_help = true, long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Username to impersonate (`system:serviceaccount:NS:NAME`).
+    ///
+    /// Sent as kubectl sends it (Impersonate-User), with the kubeconfig's credentials: with a
+    /// service account's name, see what a controller running as it may list and watch; a 403
+    /// then names the verb, the resource and that user.
+    #[arg(long = "as", value_name = "USER")]
+    pub as_user: Option<String>,
+    /// Group to impersonate (repeatable; needs `--as`).
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_name = "GROUP",
+        requires = "as_user"
+    )]
+    pub as_group: Vec<String>,
+    /// UID to impersonate (needs `--as`).
+    #[arg(hide_short_help = true, long, value_name = "UID", requires = "as_user")]
+    pub as_uid: Option<String>,
+    /// Path to a cert file for the certificate authority.
+    #[arg(hide_short_help = true, long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    pub certificate_authority: Option<PathBuf>,
+    /// Path to a client certificate file for TLS.
+    #[arg(hide_short_help = true, long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    pub client_certificate: Option<PathBuf>,
+    /// Path to a client key file for TLS.
+    #[arg(hide_short_help = true, long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    pub client_key: Option<PathBuf>,
+    /// Do not check the server's certificate: the HTTPS connection is then insecure.
+    #[arg(hide_short_help = true, long)]
+    pub insecure_skip_tls_verify: bool,
+    /// Name to validate the server's certificate against (default: the server's host name).
+    #[arg(hide_short_help = true, long, value_name = "NAME")]
+    pub tls_server_name: Option<String>,
 }
 
 /// The informer's knobs, shared by watch, record, replay and index.
 #[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Informer")]
 pub struct InformerArgs {
+    /// The client-go version whose informer runs (default: 1.32).
+    ///
     /// Run the informer a client-go version builds by default: its queue, pops, relist deltas and
     /// initial list (1.17 to 1.36, also written v0.35 or 1.35.2; latest = 1.36). `--fifo`,
     /// `--batch-pop`, `--legacy-sync` and `--watch-list` override what it sets (docs/queues.md).
@@ -222,12 +328,15 @@ pub struct InformerArgs {
         hide_possible_values = true
     )]
     pub client_go: Option<String>,
-    /// Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go).
+    /// Resync period (`30s`, `5m`; `0` disables).
+    ///
+    /// Below 1s means 1s, as in client-go.
     #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
     pub resync: Period,
     /// Replace emits Sync deltas instead of Replaced, as before client-go 1.18
     /// (`--legacy-sync=false`: Replaced, whatever `--client-go` says).
     #[arg(
+        hide_short_help = true,
         long,
         value_name = "BOOL",
         num_args = 0..=1,
@@ -235,21 +344,23 @@ pub struct InformerArgs {
         default_missing_value = "true"
     )]
     pub legacy_sync: Option<bool>,
-    /// Add an index to the Indexer (repeatable): namespace, label:<key>, labels,
-    /// annotation:<key>, field:<dotted.path>, owner.
+    /// Add an index to the Indexer (repeatable; `field:spec.nodeName`).
+    ///
+    /// SPEC is one of namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>,
+    /// owner.
     #[arg(long = "index", value_name = "SPEC")]
     pub indices: Vec<String>,
     /// The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33's
     /// RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md).
     /// Default: the `--client-go` version's (delta for 1.32).
-    #[arg(long, value_enum)]
+    #[arg(hide_short_help = true, long, value_enum)]
     pub fifo: Option<FifoKind>,
     /// With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go's PopBatch
     /// (default: 1000 from `--client-go 1.35` on, as client-go's batch size; else 1).
     ///
     /// A DeltaFIFO pop is always one key's deltas (a FIFO pop one key's object), so N > 1 with
     /// `--fifo delta` or `--fifo plain` is a usage error.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(hide_short_help = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub batch_pop: Option<u32>,
 }
 
@@ -279,13 +390,14 @@ impl From<FifoKind> for QueueKind {
 
 /// What the Reflector writes into (`watch`, `record`, `replay`).
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Informer")]
 pub struct StoreArgs {
     /// What the Reflector feeds: an informer (its `--fifo` queue, popped into an Indexer), or an
     /// UndeltaStore, which pushes its whole content after every change, as the kubelet's pod
     /// source does (docs/queues.md). `undelta` has no queue, no consumer and no Indexer, so it
     /// refuses the flags about them: `--fifo`, `--batch-pop`, `--legacy-sync`, `--index`,
     /// `--handler-delay`, `--query` and `--resync`.
-    #[arg(long, value_enum, default_value_t = StoreKind::Informer)]
+    #[arg(hide_short_help = true, long, value_enum, default_value_t = StoreKind::Informer)]
     pub store: StoreKind,
 }
 
@@ -300,22 +412,31 @@ pub enum StoreKind {
 
 /// How the Reflector lists and watches, as client-go's.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Reflector (advanced)")]
 pub struct ReflectorArgs {
     /// Objects per page of every list, relists included, as client-go's WatchListPageSize
     /// (default: pages of 500, except relists at a resourceVersion, which ask for everything at
     /// once so that the watch cache answers with current data).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(hide_short_help = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub page_size: Option<u32>,
     /// List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache).
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub consistent_list: bool,
     /// Watch timeout sent to the server (default: random in [5m, 10m), as client-go).
-    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_name = "DURATION",
+        value_parser = parse_period,
+        default_value = "0",
+        hide_default_value = true
+    )]
     pub watch_timeout: Period,
     /// Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when
     /// the server refuses (default: on from `--client-go 1.35`, as WatchListClient;
     /// `--watch-list=false` lists in pages whatever the version).
     #[arg(
+        hide_short_help = true,
         long,
         value_name = "BOOL",
         num_args = 0..=1,
@@ -329,10 +450,16 @@ pub struct ReflectorArgs {
     /// consistency detector, but periodic, and reported instead of panicking. Once the server
     /// has compacted that resourceVersion (etcd compacts every 5 minutes), a resource where
     /// nothing changes has its checks skipped (410 Expired) until the next change moves it on.
-    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_name = "DURATION",
+        value_parser = parse_period,
+        default_value = "0"
+    )]
     pub verify_every: Period,
     /// Keep managedFields (stripped by default, as many informers do with a transform).
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub no_strip_managed_fields: bool,
     /// List and watch only each object's metadata (PartialObjectMetadata, as client-go's
     /// metadata informers): a fraction of the memory and traffic. Changes outside metadata
@@ -382,58 +509,71 @@ pub struct WatchArgs {
 
 /// What `watch` and `replay` show of the popped batches, and how the consumer behaves.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Output")]
 pub struct ViewArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = WatchOutput::Timeline)]
     pub output: WatchOutput,
     /// How much of each object jsonl, json and yaml carry.
-    #[arg(long, value_enum, default_value_t = kubectl_deltas::render::ObjectMode::Full)]
+    #[arg(hide_short_help = true, long, value_enum, default_value_t = kubectl_deltas::render::ObjectMode::Full)]
     pub object: kubectl_deltas::render::ObjectMode,
     /// Show Secret values: data, stringData and the kubectl last-applied-configuration annotation
     /// (redacted by default; without it, a `--query` or `--index` on them is refused for Secrets).
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub show_secret_data: bool,
-    /// Do not print the initial list's batches (they are still applied to the cache), or its push
-    /// with `--store undelta`.
+    /// Do not print the initial list's batches.
+    ///
+    /// They are still applied to the cache. With `--store undelta`: the initial list's push.
     #[arg(long)]
     pub since_now: bool,
     /// Exit once the cache has synced and the initial batches are printed.
     #[arg(long)]
     pub until_synced: bool,
+    /// No header row over the timeline on a terminal, as kubectl's `--no-headers`.
+    ///
+    /// On a terminal the timeline starts with a row naming its columns (`watch --help` ends with
+    /// how to read them); in a pipe or a file it never does.
+    #[arg(long, hide_short_help = true)]
+    pub no_headers: bool,
     /// Exit after N batches (N pushes with `--store undelta`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(hide_short_help = true, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_batches: Option<u64>,
     /// How long the default event handler takes per notification (without --handler). In a
     /// shared informer its buffer grows and the queue does not; with --informer plain the pop
     /// waits for it, and deltas coalesce in the queue.
-    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    #[arg(hide_short_help = true, help_heading = "Handlers and controllers", long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
     pub handler_delay: Period,
-    /// Register an event handler (repeatable), as a controller does on a shared informer:
-    /// `resync=DURATION` is its own resync period (AddEventHandlerWithResyncPeriod; 0: none;
+    /// Register an event handler, as a controller does (repeatable).
+    ///
+    /// NAME[,resync=DURATION][,delay=DURATION], as a controller does on a shared informer: `resync=DURATION` is its own resync period (AddEventHandlerWithResyncPeriod; 0: none;
     /// default: the informer's --resync, as AddEventHandler), `delay=DURATION` how long each
     /// call takes. Without it, one handler named `handler` taking --handler-delay.
     #[arg(
+        help_heading = "Handlers and controllers",
         long = "handler",
-        value_name = "NAME[,resync=DURATION][,delay=DURATION]",
+        value_name = "HANDLER",
         value_parser = parse_handler
     )]
     pub handlers: Vec<HandlerArg>,
     /// How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its
     /// own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the
     /// pop under the queue's lock, so the Reflector waits for it).
-    #[arg(long = "informer", value_enum, default_value_t = InformerKindArg::Shared)]
+    #[arg(hide_short_help = true, help_heading = "Handlers and controllers", long = "informer", value_enum, default_value_t = InformerKindArg::Shared)]
     pub informer_kind: InformerKindArg,
-    /// What the output shows: the queue's pops, what each handler received, or both (default:
-    /// both when a --handler is given or --handler-delay set, else pops).
-    #[arg(long = "view", value_enum)]
+    /// What the output shows: pops, what each handler received, or both.
+    ///
+    /// Default: both when a --handler is given or --handler-delay set, else pops.
+    #[arg(help_heading = "Handlers and controllers", long = "view", value_enum)]
     pub view_kind: Option<ViewKind>,
     /// Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch
     /// matching any query is shown). SPEC is an index spec as for `--index`.
-    #[arg(long, value_name = "SPEC=VALUE")]
+    #[arg(hide_short_help = true, long, value_name = "SPEC=VALUE")]
     pub query: Vec<String>,
     /// No progress bar, status footer or summary table on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub narrow: narrow::NarrowArgs,
 }
 
 /// One `--handler`: a name, its own resync period and how long each call takes.
@@ -536,12 +676,17 @@ pub struct IndexArgs {
         conflicts_with_all = [
             "kubeconfig", "context", "cluster", "user", "namespace",
             "all_namespaces", "selector", "field_selector", "request_timeout",
+            "server", "token", "as_user", "as_group", "as_uid", "certificate_authority",
+            "client_certificate", "client_key", "insecure_skip_tls_verify", "tls_server_name",
         ]
     )]
     pub replay: Option<PathBuf>,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = IndexFormat::Table)]
     pub output: IndexFormat,
+    /// Print no header row in tables (`-o table`, `-o wide`), as kubectl's `--no-headers`.
+    #[arg(long)]
+    pub no_headers: bool,
     /// Exit with code 4 when nothing matches: no object under any `--value`, or, without
     /// `--value`, no object with a value at all. Either way, in every format, nothing is written
     /// on stdout and one sentence on stderr (a note, exit 0, without this flag).
@@ -688,6 +833,8 @@ pub struct ReplayArgs {
     #[command(flatten)]
     pub view: ViewArgs,
     #[command(flatten)]
+    pub narrow: narrow::ReplayNarrowArgs,
+    #[command(flatten)]
     pub informer: InformerArgs,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -709,11 +856,33 @@ pub struct CompleteArgs {
     pub words: Vec<std::ffi::OsString>,
 }
 
+/// A first word that is not a subcommand but reads like a mistyped one (`replya`, `indx`): taken
+/// for the `watch` shorthand it would end in a kubeconfig error or watch's usage, far from the
+/// typo.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown subcommand {typed:?}; did you mean {suggestion:?}? (to watch a resource of that \
+     name, write `kubectl deltas watch {typed}`)"
+)]
+pub struct MistypedSubcommand {
+    /// What was typed.
+    pub typed: String,
+    /// The closest subcommand.
+    pub suggestion: String,
+}
+
 /// `kubectl deltas RESOURCE …` → `kubectl deltas watch RESOURCE …`: inserts `watch` when the
 /// first argument that is neither a global flag (with its value) nor a subcommand is a resource
-/// or a flag of `watch`. Help, version and the bare command are left alone.
-pub fn with_watch_shorthand(args: Vec<OsString>) -> Vec<OsString> {
+/// or a flag of `watch`. Help, version and the bare command are left alone. A word within two
+/// edits of a subcommand (one for short words, as discovery suggests resource names) is refused
+/// as a typo instead: no resource has such a name except a CRD, which `watch NAME` still reaches.
+pub fn with_watch_shorthand(args: Vec<OsString>) -> Result<Vec<OsString>, MistypedSubcommand> {
     let command = Cli::command();
+    let visible: Vec<&str> = command
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name())
+        .collect();
     let subcommands: Vec<&str> = command
         .get_subcommands()
         .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
@@ -728,7 +897,7 @@ pub fn with_watch_shorthand(args: Vec<OsString>) -> Vec<OsString> {
     while let Some(arg) = args.get(i) {
         let Some(text) = arg.to_str() else { break };
         if matches!(text, "-h" | "--help" | "-V" | "--version") || subcommands.contains(&text) {
-            return args;
+            return Ok(args);
         }
         if let Some(long) = text.strip_prefix("--") {
             let (name, inline_value) = match long.split_once('=') {
@@ -761,11 +930,34 @@ pub fn with_watch_shorthand(args: Vec<OsString>) -> Vec<OsString> {
         }
         break;
     }
+    if let Some(typed) = args.get(i).and_then(|a| a.to_str())
+        && !typed.starts_with('-')
+        && let Some(suggestion) = closest_subcommand(typed, &visible)
+    {
+        return Err(MistypedSubcommand {
+            typed: typed.to_owned(),
+            suggestion: suggestion.to_owned(),
+        });
+    }
     let mut args = args;
     if i < args.len() {
         args.insert(i, OsString::from("watch"));
     }
-    args
+    Ok(args)
+}
+
+/// The subcommand `typed` is a typo of, if any: the closest within two edits (a transposition
+/// counting as one), or one edit when either word has at most three letters (`ep` is not `help`).
+fn closest_subcommand<'a>(typed: &str, subcommands: &[&'a str]) -> Option<&'a str> {
+    subcommands
+        .iter()
+        .map(|name| (strsim::osa_distance(typed, name), *name))
+        .filter(|(distance, name)| {
+            let shorter = typed.chars().count().min(name.chars().count());
+            *distance <= if shorter <= 3 { 1 } else { 2 }
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, name)| name)
 }
 
 /// A duration flag where `0` means "off".
@@ -934,6 +1126,7 @@ mod tests {
             .map(OsString::from)
             .collect();
         with_watch_shorthand(args)
+            .unwrap()
             .into_iter()
             .skip(1)
             .map(|a| a.into_string().unwrap())
@@ -966,11 +1159,14 @@ mod tests {
         ] {
             assert_eq!(shorthand(untouched), untouched, "{untouched:?}");
         }
-        let parsed = Cli::try_parse_from(with_watch_shorthand(
-            ["kubectl-deltas", "po", "--until-synced"]
-                .map(OsString::from)
-                .to_vec(),
-        ))
+        let parsed = Cli::try_parse_from(
+            with_watch_shorthand(
+                ["kubectl-deltas", "po", "--until-synced"]
+                    .map(OsString::from)
+                    .to_vec(),
+            )
+            .unwrap(),
+        )
         .unwrap();
         assert!(
             matches!(parsed.command, Command::Watch(w) if w.resources == "po" && w.view.until_synced)

@@ -1,5 +1,6 @@
 //! The examples in `--help` are real command lines: every subcommand shows two to four, and each
-//! one parses with the current flags.
+//! one parses with the current flags. `watch -h` fits one screen, and `watch --help` ends with
+//! how to read a row.
 
 use clap::{Command, CommandFactory, Parser};
 
@@ -8,8 +9,10 @@ use crate::cli::Cli;
 /// The command lines of an `Examples:` section, as argument lists without the program name.
 /// Shell syntax after the arguments (`| gzip`, `> file`, `< file`) is dropped.
 fn examples(command: &Command) -> Vec<Vec<String>> {
+    // `watch -h` points to `--help` for its examples, to fit one screen.
     let text = command
-        .get_after_help()
+        .get_after_long_help()
+        .or(command.get_after_help())
         .map(|h| h.to_string())
         .unwrap_or_default();
     text.lines()
@@ -60,4 +63,35 @@ fn the_top_level_help_keeps_its_examples_and_exit_codes() {
     }
     let after = root.get_after_help().unwrap().to_string();
     assert!(after.contains("Exit codes:") && after.contains("4  `index --fail-empty`"));
+}
+
+#[test]
+fn watch_short_help_fits_one_screen_and_long_help_ends_with_how_to_read_a_row() {
+    let mut root = Cli::command();
+    let watch = root.find_subcommand_mut("watch").unwrap();
+    let short = watch.render_help().to_string();
+    let lines = short.lines().count();
+    assert!(lines <= 50, "`watch -h` is {lines} lines:\n{short}");
+    for heading in [
+        "Output:",
+        "Handlers and controllers:",
+        "Cluster (kubectl's flags):",
+        "Informer:",
+    ] {
+        assert!(short.contains(heading), "{heading}\n{short}");
+    }
+    let long = watch.render_long_help().to_string();
+    assert!(long.contains("Reflector (advanced):"), "{long}");
+    let (_, legend) = long
+        .split_once("How to read a row:")
+        .expect("watch --help explains a row");
+    assert!(
+        legend.contains("DELTAS") && legend.contains("tombstone"),
+        "{legend}"
+    );
+    // Nothing follows it: no flag, no other section.
+    assert!(
+        !legend.contains("\n  -") && !legend.contains("Examples:"),
+        "{legend}"
+    );
 }

@@ -132,7 +132,8 @@ fn answer(
     )?;
     let mut renderer = IndexRenderer::new(args.output)
         .width(table_width())
-        .show_secret_data(args.show_secret_data);
+        .show_secret_data(args.show_secret_data)
+        .no_headers(args.no_headers);
     if let Some(now) = now.and_then(|now| jiff::Timestamp::try_from(now).ok()) {
         renderer = renderer.now(now);
     }

@@ -39,6 +39,11 @@ use crate::cli::{self, GlobalArgs, InformerKindArg, ReplayArgs};
 pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let (args, recording_flags) = with_recording_flags(args)?;
     let mut view = View::from_args(&args.view, global)?;
+    view.narrow = view
+        .narrow
+        .replay(&args.narrow)
+        .map_err(|e| anyhow!(e))
+        .exit_with(Exit::Usage)?;
     let mut notes: Vec<std::borrow::Cow<'static, str>> = Vec::new();
     if let Some(flags) = recording_flags.filter(|_| !args.view.quiet) {
         notes.push(
@@ -127,7 +132,10 @@ fn with_recording_flags(args: ReplayArgs) -> anyhow::Result<(ReplayArgs, Option<
         },
         Err(_) => return Ok((args, None)),
     };
-    let argv = cli::with_watch_shorthand(std::env::args_os().collect());
+    // main has already refused a mistyped subcommand.
+    let Ok(argv) = cli::with_watch_shorthand(std::env::args_os().collect()) else {
+        return Ok((args, None));
+    };
     let command = cli::Cli::command();
     let Ok(matches) = command.clone().try_get_matches_from(&argv) else {
         return Ok((args, None));
@@ -201,6 +209,9 @@ async fn replay(
     // An instant replay drains the queue before its time moves on: nothing waits in it.
     settings.wait_scale = Some(speed.unwrap_or(0.0));
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
+    // `--from +30s` counts from the recording's start, where its clock stands until the first
+    // line is handed out.
+    settings.view.narrow = std::mem::take(&mut settings.view.narrow).starting_at(clock.wall());
     let source = Source {
         name: lister_watcher.describe().resource(),
         lister_watcher,

@@ -1,7 +1,7 @@
 //! What a cluster command runs against: a connection and a resolved resource, with failures
 //! mapped to exit codes (unknown resource: usage; unreachable, unauthorized: cluster access).
 
-use kubectl_deltas::source::cluster::{ClusterAccess, Connection};
+use kubectl_deltas::source::cluster::{ClusterAccess, Connection, Overrides};
 use kubectl_deltas::source::discovery::{CachedResolveError, DiscoveryCache, Need, ResourceInfo};
 
 use crate::cli::AccessArgs;
@@ -38,6 +38,18 @@ impl ClusterAccessFromArgs for AccessArgs {
             context: self.context.clone(),
             cluster: self.cluster.clone(),
             user: self.user.clone(),
+            overrides: Overrides {
+                server: self.server.clone(),
+                certificate_authority: self.certificate_authority.clone(),
+                insecure_skip_tls_verify: self.insecure_skip_tls_verify,
+                tls_server_name: self.tls_server_name.clone(),
+                token: self.token.clone(),
+                client_certificate: self.client_certificate.clone(),
+                client_key: self.client_key.clone(),
+                impersonate: self.as_user.clone(),
+                impersonate_uid: self.as_uid.clone(),
+                impersonate_groups: self.as_group.clone(),
+            },
             request_timeout: self.request_timeout.0,
         }
     }

@@ -55,6 +55,8 @@ pub struct IndexRenderer {
     width: Option<usize>,
     show_secret_data: bool,
     now: Timestamp,
+    /// Whether tables start with their header row (kubectl's `--no-headers` turns it off).
+    headers: bool,
 }
 
 #[derive(Serialize)]
@@ -90,6 +92,7 @@ impl IndexRenderer {
             width: None,
             show_secret_data: false,
             now: Timestamp::now(),
+            headers: true,
         }
     }
 
@@ -104,6 +107,13 @@ impl IndexRenderer {
     #[must_use]
     pub fn show_secret_data(mut self, show: bool) -> Self {
         self.show_secret_data = show;
+        self
+    }
+
+    /// Leaves out the header row of tables, as kubectl's `--no-headers`.
+    #[must_use]
+    pub fn no_headers(mut self, no_headers: bool) -> Self {
+        self.headers = !no_headers;
         self
     }
 
@@ -129,12 +139,14 @@ impl IndexRenderer {
             values: rows().collect(),
         };
         match self.format {
-            IndexFormat::Table => {
-                // Piped too: a value with 5,000 keys would otherwise be one line of 75 KB.
-                let width = self.width.or(Some(PIPED_WIDTH));
-                write_lines(out, values_table(listing, width, false))
+            IndexFormat::Table | IndexFormat::Wide => {
+                let wide = self.format == IndexFormat::Wide;
+                // A table piped too is cut to a width: a value with 5,000 keys would otherwise be
+                // one line of 75 KB. The wide table keeps every key.
+                let width = if wide { self.width } else { self.width.or(Some(PIPED_WIDTH)) };
+                let lines = values_table(listing, width, wide);
+                write_lines(out, self.without_header(lines))
             }
-            IndexFormat::Wide => write_lines(out, values_table(listing, self.width, true)),
             IndexFormat::Json => write_json(out, &doc()),
             IndexFormat::Yaml => write_yaml(out, &doc()),
             IndexFormat::Jsonl => rows().try_for_each(|row| write_json_line(out, &row)),
@@ -152,7 +164,8 @@ impl IndexRenderer {
         match self.format {
             IndexFormat::Table | IndexFormat::Wide => {
                 let wide = self.format == IndexFormat::Wide;
-                write_lines(out, objects_table(matches, self.width, wide, self.now))
+                let lines = objects_table(matches, self.width, wide, self.now);
+                write_lines(out, self.without_header(lines))
             }
             IndexFormat::Json | IndexFormat::Yaml => {
                 let list = ListDoc {
@@ -206,6 +219,16 @@ pub fn kubectl_name(obj: &Object) -> String {
     match obj.api_version().split_once('/') {
         Some((group, _)) => format!("{kind}.{group}/{name}"),
         None => format!("{kind}/{name}"),
+    }
+}
+
+impl IndexRenderer {
+    /// A table's lines, without its first (the header) under `--no-headers`.
+    fn without_header(&self, mut lines: Vec<String>) -> Vec<String> {
+        if !self.headers && !lines.is_empty() {
+            lines.remove(0);
+        }
+        lines
     }
 }
 

@@ -18,6 +18,9 @@ pub struct InformerStats {
     pub tombstones: u64,
     /// Batches popped.
     pub batches: u64,
+    /// Batches shown, when `--match`, `--types`, `--tombstones` or replay's selectors and window
+    /// narrow the output; `None` otherwise.
+    pub shown: Option<u64>,
     /// The most deltas one batch carried.
     pub max_batch_len: usize,
     /// How long keys waited in the queue.
@@ -350,6 +353,9 @@ impl InformerStats {
             }
             out.tombstones += s.tombstones;
             out.batches += s.batches;
+            if let Some(shown) = s.shown {
+                *out.shown.get_or_insert(0) += shown;
+            }
             out.max_batch_len = out.max_batch_len.max(s.max_batch_len);
             out.waits.merge(&s.waits);
             out.queue_len += s.queue_len;

@@ -124,6 +124,12 @@ fn queue_rows(table: &mut Table, columns: &[(String, InformerStats)], row: &RowF
         }
     }
     table.add_row(row("batches", &|s| s.batches.to_string()));
+    // Filters narrow what is shown, not what is popped: both counts, when they differ in kind.
+    if columns.iter().any(|(_, s)| s.shown.is_some()) {
+        table.add_row(row("  of which shown", &|s| {
+            s.shown.unwrap_or(s.batches).to_string()
+        }));
+    }
     table.add_row(row("deltas per batch (mean / max)", &|s| {
         format!("{:.2} / {}", s.mean_batch_len(), s.max_batch_len)
     }));

@@ -1,8 +1,9 @@
 //! Cluster access resolved as kubectl resolves it: `--kubeconfig`, then `$KUBECONFIG` (a list of
 //! files, merged), then `~/.kube/config`, then the in-cluster service account; `--context`,
 //! `--cluster` and `--user` override the kubeconfig's choices. Auth plugins (exec, OIDC, tokens,
-//! client certificates) are kube's. Requests go through the proxy kubectl would use
-//! ([`proxy`](super::proxy)).
+//! client certificates) are kube's. kubectl's connection flags (`--server`, `--token`, `--as`, …)
+//! override the chosen cluster and user entries as client-go's `clientcmd.ConfigOverrides` do
+//! ([`Overrides`]). Requests go through the proxy kubectl would use ([`proxy`](super::proxy)).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,9 +25,191 @@ pub struct ClusterAccess {
     pub cluster: Option<String>,
     /// `--user`.
     pub user: Option<String>,
+    /// `--server`, `--token`, `--as` and the other flags that override the kubeconfig's entries.
+    pub overrides: Overrides,
     /// `--request-timeout`: bounds connecting and each response read. A watch idle for longer is
     /// closed and re-opened from its last resourceVersion, as with `kubectl get -w`.
     pub request_timeout: Option<Duration>,
+}
+
+/// kubectl's flags that override fields of the kubeconfig's chosen cluster and user, with the
+/// precedence client-go v0.34.0 gives them (`tools/clientcmd/client_config.go`,
+/// `DirectClientConfig.getCluster` and `getAuthInfo`): a flag replaces the field it names, and
+///
+/// - `--insecure-skip-tls-verify` or `--certificate-authority` replaces all three TLS trust
+///   fields (CA file, CA data, skip), so that a kubeconfig's CA does not clash with
+///   `--insecure-skip-tls-verify`;
+/// - `--server` also replaces `tls-server-name`, with `--tls-server-name` or nothing, since the
+///   kubeconfig's name belongs to the kubeconfig's server.
+///
+/// Where clientcmd merges a flag into a kubeconfig entry that keeps a competing field (a
+/// `tokenFile` beside `--token`, `client-certificate-data` beside `--client-certificate`) and
+/// the kubeconfig's then wins, the flag wins here: what was typed is what is used. With no
+/// kubeconfig at all, `--server` alone is enough, as for kubectl.
+#[derive(Clone, Default)]
+pub struct Overrides {
+    /// `--server`.
+    pub server: Option<String>,
+    /// `--certificate-authority`.
+    pub certificate_authority: Option<PathBuf>,
+    /// `--insecure-skip-tls-verify`.
+    pub insecure_skip_tls_verify: bool,
+    /// `--tls-server-name`.
+    pub tls_server_name: Option<String>,
+    /// `--token`.
+    pub token: Option<String>,
+    /// `--client-certificate`.
+    pub client_certificate: Option<PathBuf>,
+    /// `--client-key`.
+    pub client_key: Option<PathBuf>,
+    /// `--as`: the user to impersonate (`Impersonate-User`).
+    pub impersonate: Option<String>,
+    /// `--as-uid` (`Impersonate-Uid`).
+    pub impersonate_uid: Option<String>,
+    /// `--as-group`, repeatable (`Impersonate-Group`).
+    pub impersonate_groups: Vec<String>,
+}
+
+impl std::fmt::Debug for Overrides {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Overrides")
+            .field("server", &self.server)
+            .field("certificate_authority", &self.certificate_authority)
+            .field("insecure_skip_tls_verify", &self.insecure_skip_tls_verify)
+            .field("tls_server_name", &self.tls_server_name)
+            .field("token", &self.token.as_ref().map(|_| "(redacted)"))
+            .field("client_certificate", &self.client_certificate)
+            .field("client_key", &self.client_key)
+            .field("impersonate", &self.impersonate)
+            .field("impersonate_uid", &self.impersonate_uid)
+            .field("impersonate_groups", &self.impersonate_groups)
+            .finish()
+    }
+}
+
+impl Overrides {
+    fn touch_cluster(&self) -> bool {
+        self.server.is_some()
+            || self.certificate_authority.is_some()
+            || self.insecure_skip_tls_verify
+            || self.tls_server_name.is_some()
+    }
+
+    fn touch_user(&self) -> bool {
+        self.token.is_some()
+            || self.client_certificate.is_some()
+            || self.client_key.is_some()
+            || self.impersonate.is_some()
+            || self.impersonate_uid.is_some()
+            || !self.impersonate_groups.is_empty()
+    }
+
+    fn apply_to_cluster(&self, cluster: &mut kube::config::Cluster) {
+        let path = |p: &PathBuf| p.to_string_lossy().into_owned();
+        if let Some(server) = &self.server {
+            cluster.server = Some(server.clone());
+        }
+        if self.insecure_skip_tls_verify || self.certificate_authority.is_some() {
+            cluster.insecure_skip_tls_verify = Some(self.insecure_skip_tls_verify);
+            cluster.certificate_authority = self.certificate_authority.as_ref().map(path);
+            cluster.certificate_authority_data = None;
+        }
+        if self.tls_server_name.is_some() || self.server.is_some() {
+            cluster.tls_server_name = self.tls_server_name.clone();
+        }
+    }
+
+    fn apply_to_user(&self, user: &mut kube::config::AuthInfo) {
+        let path = |p: &PathBuf| p.to_string_lossy().into_owned();
+        if let Some(token) = &self.token {
+            user.token = Some(token.clone().into());
+            user.token_file = None;
+        }
+        if let Some(certificate) = &self.client_certificate {
+            user.client_certificate = Some(path(certificate));
+            user.client_certificate_data = None;
+        }
+        if let Some(key) = &self.client_key {
+            user.client_key = Some(path(key));
+            user.client_key_data = None;
+        }
+        if let Some(name) = &self.impersonate {
+            user.impersonate = Some(name.clone());
+        }
+        if let Some(uid) = &self.impersonate_uid {
+            user.impersonate_uid = Some(uid.clone());
+        }
+        if !self.impersonate_groups.is_empty() {
+            user.impersonate_groups = Some(self.impersonate_groups.clone());
+        }
+    }
+
+    /// Applies the flags to the entries the context (or `--cluster`/`--user`) chooses, creating
+    /// an entry the context names (or one of its own) where there is none, as clientcmd starts
+    /// from an empty entry.
+    fn apply(
+        &self,
+        kubeconfig: &mut Kubeconfig,
+        context: Option<&str>,
+        options: &mut KubeConfigOptions,
+    ) {
+        const OWN: &str = "kubectl-deltas-flags";
+        let named = |kubeconfig: &Kubeconfig,
+                     pick: fn(&kube::config::Context) -> Option<String>| {
+            kubeconfig
+                .contexts
+                .iter()
+                .find(|c| Some(c.name.as_str()) == context)
+                .and_then(|c| c.context.as_ref())
+                .and_then(pick)
+        };
+        if self.touch_cluster() {
+            let name = options
+                .cluster
+                .clone()
+                .or_else(|| named(kubeconfig, |c| Some(c.cluster.clone())))
+                .unwrap_or_else(|| OWN.to_owned());
+            let index = match kubeconfig.clusters.iter().position(|c| c.name == name) {
+                Some(index) => index,
+                None => {
+                    kubeconfig.clusters.push(kube::config::NamedCluster {
+                        name: name.clone(),
+                        cluster: None,
+                        other: Default::default(),
+                    });
+                    kubeconfig.clusters.len() - 1
+                }
+            };
+            let cluster = kubeconfig.clusters[index]
+                .cluster
+                .get_or_insert_with(Default::default);
+            self.apply_to_cluster(cluster);
+            options.cluster = Some(name);
+        }
+        if self.touch_user() {
+            let name = options
+                .user
+                .clone()
+                .or_else(|| named(kubeconfig, |c| c.user.clone()))
+                .unwrap_or_else(|| OWN.to_owned());
+            let index = match kubeconfig.auth_infos.iter().position(|u| u.name == name) {
+                Some(index) => index,
+                None => {
+                    kubeconfig.auth_infos.push(kube::config::NamedAuthInfo {
+                        name: name.clone(),
+                        auth_info: None,
+                        other: Default::default(),
+                    });
+                    kubeconfig.auth_infos.len() - 1
+                }
+            };
+            let user = kubeconfig.auth_infos[index]
+                .auth_info
+                .get_or_insert_with(Default::default);
+            self.apply_to_user(user);
+            options.user = Some(name);
+        }
+    }
 }
 
 /// A client ready to use, and what it was built from.
@@ -146,6 +329,8 @@ fn list(names: &[String]) -> String {
 /// What was found when looking for a kubeconfig.
 enum Found {
     Kubeconfig(Box<Kubeconfig>),
+    /// None, but `--server` is given: the flags are the whole configuration.
+    Flags,
     /// None, and where it was looked for.
     Nothing(String),
 }
@@ -162,16 +347,43 @@ impl ClusterAccess {
     /// client (its TLS settings may read every root certificate of the system).
     pub async fn prepare(&self) -> Result<Prepared, AccessError> {
         let env = ProxyEnv::from_env();
-        let (mut config, context, proxy) = match self.load_kubeconfig()? {
-            Found::Kubeconfig(kubeconfig) => {
-                let mut kubeconfig = *kubeconfig;
+        let found = match self.load_kubeconfig()? {
+            // kubectl needs no kubeconfig when `--server` says where to go (clientcmd's
+            // DeferredLoadingClientConfig tries the in-cluster configuration only when the
+            // merged configuration is empty).
+            Found::Nothing(_) if self.overrides.server.is_some() => Found::Flags,
+            found => found,
+        };
+        let (mut config, context, proxy) = match found {
+            Found::Kubeconfig(_) | Found::Flags => {
+                let from_flags = matches!(found, Found::Flags);
+                let mut kubeconfig = match found {
+                    Found::Kubeconfig(kubeconfig) => *kubeconfig,
+                    _ => Kubeconfig::default(),
+                };
                 self.check_names(&kubeconfig)?;
                 let context = self.context.clone().or(kubeconfig.current_context.clone());
-                let options = KubeConfigOptions {
+                let mut options = KubeConfigOptions {
                     context: self.context.clone(),
                     cluster: self.cluster.clone(),
                     user: self.user.clone(),
                 };
+                self.overrides
+                    .apply(&mut kubeconfig, context.as_deref(), &mut options);
+                if from_flags {
+                    // kube needs a context to start from; this one names the entries the flags
+                    // filled.
+                    kubeconfig.contexts.push(kube::config::NamedContext {
+                        name: "kubectl-deltas-flags".into(),
+                        context: Some(kube::config::Context {
+                            cluster: options.cluster.clone().unwrap_or_default(),
+                            user: options.user.clone(),
+                            ..Default::default()
+                        }),
+                        other: Default::default(),
+                    });
+                    options.context = Some("kubectl-deltas-flags".into());
+                }
                 let mut cluster = chosen_cluster(&mut kubeconfig, context.as_deref(), &options);
                 let proxy_url = cluster.as_mut().and_then(|c| c.proxy_url.take());
                 if let Some(cluster) = cluster
@@ -197,10 +409,19 @@ impl ClusterAccess {
                 (config, context, proxy)
             }
             Found::Nothing(searched) => {
-                let config = Config::incluster().map_err(|e| AccessError::NoConfiguration {
+                let mut config = Config::incluster().map_err(|e| AccessError::NoConfiguration {
                     searched,
                     in_cluster: e.to_string(),
                 })?;
+                // In a pod, as in clientcmd's inClusterClientConfig: the service account's
+                // server and CA, the flags' identity (`--server` was handled above).
+                self.overrides.apply_to_user(&mut config.auth_info);
+                if self.overrides.insecure_skip_tls_verify {
+                    config.accept_invalid_certs = true;
+                }
+                if let Some(name) = &self.overrides.tls_server_name {
+                    config.tls_server_name = Some(name.clone());
+                }
                 let proxy = env.proxy_for(&config.cluster_url, None)?;
                 (config, None, proxy)
             }
@@ -503,6 +724,60 @@ users:
         access.user = Some("root".into());
         let err = access.connect().await.unwrap_err().to_string();
         assert!(err.contains("available users: dev-user"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn connection_flags_override_the_chosen_entries_as_clientcmd_does() {
+        let (_dir, mut access) = access_to(
+            r#"
+apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: dev-cluster
+  cluster:
+    server: "https://127.0.0.1:6443"
+    certificate-authority-data: bm90IGEgcmVhbCBDQQ==
+    tls-server-name: kube.internal
+contexts:
+- name: dev
+  context: { cluster: dev-cluster, user: dev-user }
+users:
+- name: dev-user
+  user: { token: from-kubeconfig, tokenFile: /nonexistent/token }
+"#,
+        );
+        access.overrides = Overrides {
+            server: Some("https://127.0.0.1:7443".into()),
+            insecure_skip_tls_verify: true,
+            token: Some("from-flag".into()),
+            impersonate: Some("system:serviceaccount:team:builder".into()),
+            impersonate_uid: Some("42".into()),
+            impersonate_groups: vec!["builders".into()],
+            ..Overrides::default()
+        };
+        let prepared = access.prepare().await.unwrap();
+        let config = &prepared.config;
+        assert_eq!(prepared.cluster_url, "https://127.0.0.1:7443/");
+        // --insecure-skip-tls-verify replaces the kubeconfig's CA; --server drops its
+        // tls-server-name (clientcmd's getCluster).
+        assert!(config.accept_invalid_certs);
+        assert_eq!(config.root_cert, None);
+        assert_eq!(config.tls_server_name, None);
+        let user = &config.auth_info;
+        // The token itself is checked through the binary (tests/it/connection_flags.rs); here,
+        // that the kubeconfig's tokenFile no longer competes with it.
+        assert_eq!(user.token_file, None);
+        assert_eq!(
+            user.impersonate.as_deref(),
+            Some("system:serviceaccount:team:builder")
+        );
+        assert_eq!(user.impersonate_uid.as_deref(), Some("42"));
+        assert_eq!(user.impersonate_groups, Some(vec!["builders".to_owned()]));
+        assert!(
+            !format!("{access:?}").contains("from-flag"),
+            "the token is redacted"
+        );
     }
 
     #[test]

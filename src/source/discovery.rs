@@ -529,7 +529,7 @@ impl ResourceCatalog {
             let closest = [r.plural.as_str(), r.singular.as_str(), kind.as_str()]
                 .into_iter()
                 .chain(r.short_names.iter().map(String::as_str))
-                .map(|name| (edit_distance(resource, name), name))
+                .map(|name| (strsim::osa_distance(resource, name), name))
                 .filter(|(distance, name)| *distance <= max_distance(name))
                 .min_by_key(|(distance, _)| *distance);
             let Some((distance, name)) = closest else {
@@ -621,29 +621,6 @@ fn with_suggestions(message: String, suggestions: &[String]) -> String {
         Some((last, [])) => format!("{message}; did you mean {last}?"),
         Some((last, rest)) => format!("{message}; did you mean {} or {last}?", rest.join(", ")),
     }
-}
-
-/// Optimal string alignment distance: Levenshtein plus adjacent transpositions, so the common
-/// typo `pdos` is one edit from `pods`. Written here because a whole crate for it is not worth it.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    // Three rolling rows: two back (for transpositions), previous, current.
-    let mut before: Vec<usize> = vec![0; b.len() + 1];
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        let mut current = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            current[j] = (previous[j] + 1)
-                .min(current[j - 1] + 1)
-                .min(previous[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                current[j] = current[j].min(before[j - 2] + 1);
-            }
-        }
-        before = std::mem::replace(&mut previous, current);
-    }
-    previous[b.len()]
 }
 
 #[cfg(test)]
@@ -1232,14 +1209,5 @@ mod tests {
         resolves(&catalog, "ev", "events", "v1");
         resolves(&catalog, "deploy.v1.apps", "deployments.apps", "v1");
         assert_eq!(catalog.resolve("po").unwrap().categories, ["all"]);
-    }
-
-    #[test]
-    fn edit_distance_counts_transpositions_once() {
-        assert_eq!(edit_distance("pdos", "pods"), 1);
-        assert_eq!(edit_distance("deploymnets", "deployments"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("same", "same"), 0);
     }
 }

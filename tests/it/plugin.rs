@@ -535,7 +535,7 @@ fn every_subcommand_help_shows_examples() {
 }
 
 #[test]
-fn the_krew_manifest_covers_every_platform() {
+fn the_krew_manifest_covers_the_platforms_that_build() {
     let path = PathBuf::from(ROOT).join("docs/krew/deltas.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
     let manifest: Value = serde_saphyr::from_str(&text).expect("valid YAML");
@@ -564,12 +564,7 @@ fn the_krew_manifest_covers_every_platform() {
             labels["os"].as_str().unwrap().to_owned(),
             labels["arch"].as_str().unwrap().to_owned(),
         );
-        let bin = if os == "windows" {
-            "kubectl-deltas.exe"
-        } else {
-            "kubectl-deltas"
-        };
-        assert_eq!(platform["bin"], bin, "{os}/{arch}");
+        assert_eq!(platform["bin"], "kubectl-deltas", "{os}/{arch}");
         let uri = platform["uri"].as_str().unwrap();
         assert!(uri.contains(&format!("_{os}_{arch}.")), "{uri}");
         assert!(platform["sha256"].is_string(), "{os}/{arch}");
@@ -577,7 +572,8 @@ fn the_krew_manifest_covers_every_platform() {
     }
     platforms.sort();
     let mut expected = Vec::new();
-    for os in ["darwin", "linux", "windows"] {
+    // Only the platforms that build: the code is unix-only (signals, poll(2), file modes).
+    for os in ["darwin", "linux"] {
         for arch in ["amd64", "arm64"] {
             expected.push((os.to_owned(), arch.to_owned()));
         }

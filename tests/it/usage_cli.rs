@@ -243,3 +243,46 @@ async fn resource_arguments_that_name_nothing_say_why() {
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+#[test]
+fn a_mistyped_subcommand_is_suggested_not_watched() {
+    for (args, typed, meant) in [
+        (&["replya", "rec.jsonl"][..], "replya", "replay"),
+        (&["indx", "pods", "--by", "owner"], "indx", "index"),
+        (&["-v", "wacth", "pods"], "wacth", "watch"),
+    ] {
+        let out = without_cluster(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err,
+            format!(
+                "kubectl-deltas: error: unknown subcommand {typed:?}; did you mean {meant:?}? \
+                 (to watch a resource of that name, write `kubectl deltas watch {typed}`)\n"
+            ),
+            "{args:?}"
+        );
+    }
+    // Short resource names are not taken for typos: `ep` is two edits from `help`, `rc` from
+    // nothing near; they still mean `watch`, which here needs the (missing) kubeconfig.
+    for resource in ["ep", "rc", "pods", "records-not-close"] {
+        let out = without_cluster(&[resource]);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{resource}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn usage_errors_start_as_the_tools_own_errors() {
+    let out = without_cluster(&["watch", "pods", "--no-such-flag"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with("kubectl-deltas: error: unexpected argument '--no-such-flag'"),
+        "{err}"
+    );
+}

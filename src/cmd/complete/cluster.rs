@@ -201,6 +201,7 @@ impl Access {
             cluster: self.cluster,
             user: self.user,
             request_timeout: Some(budget),
+            ..ClusterAccess::default()
         };
         let (sender, receiver) = mpsc::channel();
         let spawned = std::thread::Builder::new().spawn(move || {

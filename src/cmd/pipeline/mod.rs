@@ -53,6 +53,7 @@
 mod handler;
 mod hooks;
 mod idle;
+mod narrow;
 mod output;
 mod reader;
 mod sink;

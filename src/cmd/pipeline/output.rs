@@ -182,13 +182,16 @@ impl Output {
         skipped: &[Skipped<'_>],
     ) {
         // Decided before taking the lock every writer waits on: it depends on the batch alone.
-        let shown = self.view.shows(batch);
+        let shown = self.view.shows(batch, time);
         let pop_shown = shown && self.view.shows_pops();
         let mut state = self.lock();
         while state.next_turn < batch.seq && !self.stop.requested() {
             state = self.wait_for_turn(state);
         }
         state.stats[index].record_batch(batch);
+        if self.view.narrows() {
+            *state.stats[index].shown.get_or_insert(0) += u64::from(shown);
+        }
         state.stats[index].record_queue(fifo);
         if !state.closed && shown {
             if pop_shown {
@@ -284,7 +287,10 @@ impl Output {
             delivery.depth,
         );
         let name = stats.name.clone();
-        if state.closed || !self.view.shows_handlers() || !self.view.shows_notification(delivery) {
+        if state.closed
+            || !self.view.shows_handlers()
+            || !self.view.shows_notification(delivery, time)
+        {
             return;
         }
         let view = NotificationView {

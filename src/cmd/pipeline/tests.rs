@@ -59,10 +59,12 @@ fn view() -> View {
         informer: InformerKindArg::Plain,
         view: ViewKind::Pops,
         queries: Vec::new(),
+        narrow: Default::default(),
         color: false,
         verbose: false,
         status: false,
         stdout_is_terminal: false,
+        header_row: false,
         summary: false,
     }
 }

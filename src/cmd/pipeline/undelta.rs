@@ -85,6 +85,12 @@ pub(super) fn refuse_flags(informer: &InformerArgs, view: &View) -> anyhow::Resu
              narrow the list with -l or --field-selector"
                 .to_owned(),
         )
+    } else if view.narrow.narrows() {
+        Some(
+            "--match, --types, --tombstones and replay's -l, --field-selector, --from and --to \
+             pick pops of an informer's queue, and an UndeltaStore pushes the whole list"
+                .to_owned(),
+        )
     } else if informer.resync.0.is_some() {
         Some("--resync changes nothing: client-go's UndeltaStore.Resync pushes nothing".to_owned())
     } else {

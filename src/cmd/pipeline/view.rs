@@ -3,7 +3,7 @@
 
 use std::io::{self, IsTerminal, Write};
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use jiff::tz::TimeZone;
 use kubectl_deltas::Object;
@@ -13,6 +13,7 @@ use kubectl_deltas::render::jsonl::JsonLines;
 use kubectl_deltas::render::timeline::{Timeline, TimelineOptions};
 use kubectl_deltas::render::{ObjectMode, Renderer};
 
+use super::narrow::Narrow;
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::{GlobalArgs, HandlerArg, InformerKindArg, ViewArgs, ViewKind, WatchOutput};
 
@@ -42,6 +43,8 @@ pub struct View {
     pub view: ViewKind,
     /// Write only batches matching one of these (all when empty).
     pub queries: Vec<Query>,
+    /// `--match`, `--types`, `--tombstones` and replay's selectors and window.
+    pub narrow: Narrow,
     /// Colour the timeline.
     pub color: bool,
     /// Show bookmarks and list steps in the timeline.
@@ -50,6 +53,8 @@ pub struct View {
     pub status: bool,
     /// Stdout is the terminal the status is drawn on.
     pub stdout_is_terminal: bool,
+    /// Start the timeline with a row naming its columns (on a terminal, without `--no-headers`).
+    pub header_row: bool,
     /// Print the summary table on stderr when the session ends normally.
     pub summary: bool,
 }
@@ -88,11 +93,13 @@ impl View {
             informer: args.informer_kind,
             view,
             queries,
+            narrow: Narrow::from_args(&args.narrow),
             color,
             verbose: global.verbose > 0,
             // -v logs go to stderr too, and would tear the footer apart.
             status: !args.quiet && global.verbose == 0 && io::stderr().is_terminal(),
             stdout_is_terminal,
+            header_row: stdout_is_terminal && !args.no_headers,
             summary: !args.quiet,
         })
     }
@@ -114,19 +121,31 @@ impl View {
             informer: InformerKindArg::Shared,
             view: ViewKind::Pops,
             queries: Vec::new(),
+            narrow: Narrow::default(),
             color,
             verbose: global.verbose > 0,
             status: false,
             stdout_is_terminal: false,
+            header_row: false,
             summary: !quiet,
         }
     }
 
     /// The renderer of this view over `out`; `show_resource` when several resources run.
-    pub fn renderer(&self, out: Box<dyn Write + Send>, show_resource: bool) -> Box<dyn Renderer> {
+    pub fn renderer(
+        &self,
+        mut out: Box<dyn Write + Send>,
+        show_resource: bool,
+    ) -> Box<dyn Renderer> {
         match self.output {
             WatchOutput::Timeline | WatchOutput::Wide => Box::new(Timeline::new(
-                out,
+                {
+                    if self.header_row {
+                        // Written before any row; an error here shows at the first row's write.
+                        let _ = writeln!(out, "{}", header_row(show_resource, self.color));
+                    }
+                    out
+                },
                 TimelineOptions {
                     wide: self.output == WatchOutput::Wide,
                     color: self.color,
@@ -183,6 +202,12 @@ impl View {
             .map_or(self.handler_delay, |handler| handler.delay)
     }
 
+    /// Whether the [`Narrow`] filters leave pops out of the output: the summary then counts the
+    /// pops shown (after every filter, `--query` and `--since-now` included) beside those popped.
+    pub fn narrows(&self) -> bool {
+        self.narrow.narrows()
+    }
+
     /// Whether pops are written.
     pub fn shows_pops(&self) -> bool {
         self.view != ViewKind::Handlers
@@ -193,10 +218,17 @@ impl View {
         self.view != ViewKind::Pops
     }
 
-    /// Whether a handler's call is written: as for pops, `--since-now` leaves the initial list
-    /// out and `--query` filters by the notification's objects.
-    pub fn shows_notification(&self, delivery: &Delivery<'_, Object>) -> bool {
+    /// Whether a handler's call, made at `time`, is written: as for pops, `--since-now` leaves
+    /// the initial list out, and `--query` and the [`Narrow`] filters filter by the
+    /// notification's objects.
+    pub fn shows_notification(&self, delivery: &Delivery<'_, Object>, time: SystemTime) -> bool {
         let notification = delivery.notification;
+        if !self
+            .narrow
+            .shows_notification(notification, delivery.batch, time)
+        {
+            return false;
+        }
         if self.since_now
             && let Notification::Add {
                 is_in_initial_list: true,
@@ -212,12 +244,32 @@ impl View {
                 .any(|q| q.matches_notification(notification))
     }
 
-    /// Whether `batch` is written: `--since-now` and `--query` filter, nothing else does.
-    pub fn shows(&self, batch: &Batch<Object>) -> bool {
+    /// Whether `batch`, popped at `time`, is written: `--since-now`, `--query` and the
+    /// [`Narrow`] filters decide, nothing else does.
+    pub fn shows(&self, batch: &Batch<Object>, time: SystemTime) -> bool {
         if self.since_now && batch.is_in_initial_list {
             return false;
         }
+        if !self.narrow.shows(batch, time) {
+            return false;
+        }
         self.queries.is_empty() || self.queries.iter().any(|q| q.matches(batch))
+    }
+}
+
+/// The row that names the timeline's columns on a terminal (kubectl's tables start with one;
+/// `--no-headers` leaves it out). Rows align only once the widest values have been seen, so it
+/// names the columns in order rather than sitting over each; dim, as the Reflector's rows.
+fn header_row(show_resource: bool, color: bool) -> String {
+    let resource = if show_resource { "RESOURCE  " } else { "" };
+    let text = format!(
+        "TIME          POP  {resource}KEY  DELTAS  RV  WAIT  CHANGES    \
+         (how to read a row: kubectl deltas watch --help)"
+    );
+    if color {
+        format!("\x1b[2m{text}\x1b[0m")
+    } else {
+        text
     }
 }
 

@@ -213,6 +213,7 @@ pub(crate) fn invalid_list_options(
 }
 
 fn forbidden_message(
+    user: &str,
     verb: &str,
     def: &ResourceDef,
     namespace: Option<&str>,
@@ -232,7 +233,7 @@ fn forbidden_message(
         None => "at the cluster scope".to_owned(),
     };
     let message = format!(
-        "{subject} is forbidden: User \"{FORBIDDEN_USER}\" cannot {verb} resource \"{}\" in API group \"{}\" {scope}",
+        "{subject} is forbidden: User \"{user}\" cannot {verb} resource \"{}\" in API group \"{}\" {scope}",
         def.plural, def.group
     );
     (
@@ -247,6 +248,7 @@ fn fault_response(
     query: &Query,
     current_rv: u64,
     action: FaultAction,
+    user: &str,
 ) -> Response<Body> {
     match action {
         FaultAction::CustomStatus {
@@ -270,12 +272,11 @@ fn fault_response(
                         _ => "get",
                     };
                     let (message, details) =
-                        forbidden_message(verb, def, namespace.as_deref(), name.as_deref());
+                        forbidden_message(user, verb, def, namespace.as_deref(), name.as_deref());
                     status_response(403, "Forbidden", &message, Some(details))
                 }
                 _ => {
-                    let message =
-                        format!("forbidden: User \"{FORBIDDEN_USER}\" cannot get path \"{path}\"");
+                    let message = format!("forbidden: User \"{user}\" cannot get path \"{path}\"");
                     status_response(403, "Forbidden", &message, Some(Obj::new()))
                 }
             },
@@ -404,6 +405,23 @@ pub(crate) async fn handle(
         .unwrap_or("")
         .to_owned();
     let route = route(&inner, &path, &query);
+    let identity: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .filter(|(name, _)| {
+            name.as_str() == "authorization" || name.as_str().starts_with("impersonate-")
+        })
+        .map(|(name, value)| {
+            (
+                name.as_str().to_owned(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let user = identity
+        .iter()
+        .find(|(name, _)| name == "impersonate-user")
+        .map_or(FORBIDDEN_USER.to_owned(), |(_, user)| user.clone());
     lock(&inner.requests).push(Request {
         method: req.method().to_string(),
         path: path.clone(),
@@ -411,6 +429,7 @@ pub(crate) async fn handle(
         verb: route.verb(),
         resource: route.resource_id(),
         accept: accept.clone(),
+        identity,
     });
 
     let mut stream_fault = None;
@@ -422,7 +441,7 @@ pub(crate) async fn handle(
         }
         Some(action) => {
             let rv = inner.store().rv;
-            return Ok(fault_response(&route, &path, &query, rv, action));
+            return Ok(fault_response(&route, &path, &query, rv, action, &user));
         }
         None => {}
     }

@@ -166,6 +166,9 @@ pub struct Request {
     pub resource: Option<String>,
     /// The `Accept` header, empty when absent.
     pub accept: String,
+    /// The headers that say who is asking (`authorization`, `impersonate-*`), names in lower
+    /// case, in the order sent.
+    pub identity: Vec<(String, String)>,
 }
 
 impl Request {
@@ -180,9 +183,19 @@ impl Request {
     pub fn param(&self, name: &str) -> Option<&str> {
         self.query.get(name).map(String::as_str)
     }
+
+    /// Every value of the identity header `name` (lower case).
+    pub fn identity_header(&self, name: &str) -> Vec<&str> {
+        self.identity
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
 }
 
-/// The user named in 403 messages, as in the captured fixture.
+/// The user named in 403 messages, as in the captured fixture, unless the request impersonates
+/// another (`Impersonate-User`), whom kube-apiserver's authorizer then names.
 pub const FORBIDDEN_USER: &str = "nobody";
 /// The bearer token written into the kubeconfig (the server accepts any credentials).
 pub const TOKEN: &str = "fake-token";
