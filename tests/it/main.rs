@@ -25,6 +25,7 @@ mod recording;
 mod recording_queues;
 mod reflector;
 mod replay_cli;
+mod replay_resyncs;
 mod stopping_cli;
 mod usage_cli;
 mod watch_cli;
