@@ -14,6 +14,7 @@ mod client_go_cli;
 mod cluster_access;
 mod discovery_cache;
 mod fake_apiserver;
+mod handler_stops;
 mod handlers_cli;
 mod hostile_objects;
 mod index_cli;

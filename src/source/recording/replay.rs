@@ -4,7 +4,11 @@
 //! it got to the FIFO before it asks again. So when it asks for the next line, every line handed
 //! out before has reached the FIFO. That is where the replay paces: before handing out the first
 //! line of a new `t`, it waits ([`Pace`]) for the consumer to drain the FIFO, or for the line's
-//! time to come. `RESYNC` lines are applied at the same point, before the next answer.
+//! time to come. `RESYNC` lines are applied at the same point, before the next answer; but a
+//! watch opens at the time of the line before it, and the `RESYNC` lines before its first line are
+//! applied when the stream is read, so that they move neither the start of the resync timer (the
+//! list's end) nor the watch's start (client-go's `ListAndWatch` and `watch`, reflector.go
+//! v0.28.7).
 //!
 //! Lines are parsed on a reader thread, ahead of the Reflector, and passed over a bounded
 //! channel: parsing overlaps with queueing and popping, and a slow pipe on stdin never blocks
