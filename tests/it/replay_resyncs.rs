@@ -14,7 +14,8 @@ use crate::support::paths::{bundled, path_str};
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use support::binary::{json_lines, run_offline};
+use support::binary::{json_lines, run, run_offline};
+use support::fake_apiserver::FakeApiServer;
 
 fn resync_lines(name: &str) -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -141,4 +142,50 @@ async fn handlers_without_a_period_take_the_recorded_informers_and_receive_its_r
         .filter(|l| l["delivered"] == true)
         .count();
     assert_eq!(delivered_syncs, 0, "{lines:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_recording_made_with_resync_replays_its_resyncs_to_handlers_without_a_period() {
+    let server = FakeApiServer::start().await;
+    for name in ["a", "b"] {
+        server.create(
+            "configmaps",
+            json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": "v"}}),
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let file = dir.path().join("session.jsonl");
+    let args = [
+        "record",
+        "cm",
+        "--resync",
+        "1s",
+        "--duration",
+        "3500ms",
+        "-f",
+        path_str(&file),
+    ];
+    let live = run(&kubeconfig, &args).await;
+    assert_eq!(
+        live.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&live.stderr)
+    );
+
+    let (lines, stderr) = replay(&file, &["--handler", "web"]).await;
+    assert!(stderr.contains("resync period is 1s"), "{stderr}");
+    let keys: u64 = lines
+        .iter()
+        .filter(|l| l["event"] == "resync")
+        .map(|l| l["keys"].as_u64().unwrap())
+        .sum();
+    assert!(keys >= 2, "{lines:?}");
+    let syncs: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "notification" && l["isSync"] == true)
+        .collect();
+    assert_eq!(syncs.len() as u64, keys, "{syncs:?}");
+    assert!(syncs.iter().all(|l| l["delivered"] == true), "{syncs:?}");
 }
