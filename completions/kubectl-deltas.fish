@@ -83,7 +83,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 1.35\t''
 1.36\t''
 latest\t''"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l resync -d 'Resync period (`30s`, `5m`; `0`, the default, disables; below 1s means 1s, as in client-go). `replay` without it takes the recorded informer\'s period from the recording' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
@@ -150,7 +150,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l 
 1.35\t''
 1.36\t''
 latest\t''"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l resync -d 'Resync period (`30s`, `5m`; `0`, the default, disables; below 1s means 1s, as in client-go). `replay` without it takes the recorded informer\'s period from the recording' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
@@ -208,7 +208,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 1.35\t''
 1.36\t''
 latest\t''"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l resync -d 'Resync period (`30s`, `5m`; `0`, the default, disables; below 1s means 1s, as in client-go). `replay` without it takes the recorded informer\'s period from the recording' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
@@ -274,7 +274,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l
 1.35\t''
 1.36\t''
 latest\t''"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l resync -d 'Resync period (`30s`, `5m`; `0`, the default, disables; below 1s means 1s, as in client-go). `replay` without it takes the recorded informer\'s period from the recording' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
