@@ -155,6 +155,7 @@ mod tests {
     fn without_a_resync_line_after_a_list_none() {
         assert_eq!(period(&[LIST, r#"{"t":5,"type":"WATCH_CLOSED"}"#]), None);
         // Not timed from the start of the recording: the timer starts with a list.
-        assert_eq!(period(&[r#"{"t":1000,"type":"RESYNC"}"#, LIST]), None);
+        let later_list = r#"{"t":2000,"type":"LIST","resourceVersion":"2","items":[]}"#;
+        assert_eq!(period(&[r#"{"t":1000,"type":"RESYNC"}"#, later_list]), None);
     }
 }
