@@ -330,9 +330,12 @@ pub struct InformerArgs {
     pub client_go: Option<String>,
     /// Resync period (`30s`, `5m`; `0` disables).
     ///
-    /// Below 1s means 1s, as in client-go.
-    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
-    pub resync: Period,
+    /// Below 1s means 1s, as in client-go. `replay` without it takes the recorded informer's
+    /// period from the recording.
+    // `None` when not given: a replay then reads the period from the recording, which an
+    // explicit `--resync 0` overrides.
+    #[arg(long, value_name = "DURATION", value_parser = parse_period)]
+    pub resync: Option<Period>,
     /// Replace emits Sync deltas instead of Replaced, as before client-go 1.18
     /// (`--legacy-sync=false`: Replaced, whatever `--client-go` says).
     #[arg(

@@ -14,7 +14,7 @@ use super::pipeline::Settings;
 use super::target::Target;
 use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::profile::Profile;
-use crate::cli::{AccessArgs, InformerArgs, ReflectorArgs};
+use crate::cli::{AccessArgs, InformerArgs, Period, ReflectorArgs};
 
 /// The `--index` specs, parsed (a bad spec is a usage error) and without repeats.
 pub fn index_specs(informer: &InformerArgs) -> anyhow::Result<Vec<IndexSpec>> {
@@ -196,7 +196,7 @@ pub fn reflector_config(
     if let Some(timeout) = reflector.watch_timeout.0 {
         config = config.watch_timeout(whole_seconds("--watch-timeout", timeout));
     }
-    if let Some(period) = informer.resync.0 {
+    if let Some(Period(Some(period))) = informer.resync {
         config = config.resync(at_least_a_second("--resync", period));
     }
     if let Some(period) = reflector.verify_every.0 {

@@ -25,7 +25,8 @@ use kubectl_deltas::cache::reflector::Clock as _;
 use kubectl_deltas::cache::{Informer, InformerError, ReflectorConfig, ReflectorError};
 use kubectl_deltas::source::ListerWatcher as _;
 use kubectl_deltas::source::recording::{
-    InformerSlot, Pace, RecordedResource, RecordingListerWatcher, RecordingReader,
+    InformerSlot, Pace, RecordedResource, RecordingListerWatcher, RecordingReader, ResyncHook,
+    recorded_resync_period,
 };
 
 use super::informer::{
@@ -34,7 +35,7 @@ use super::informer::{
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::profile::Profile;
-use crate::cli::{self, GlobalArgs, InformerKindArg, ReplayArgs};
+use crate::cli::{self, GlobalArgs, InformerKindArg, Period, ReplayArgs};
 
 pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let (args, recording_flags) = with_recording_flags(args)?;
@@ -59,14 +60,22 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 .into(),
         );
     }
-    // Without the informer's own period no handler resyncs (client-go's rule, which a warning
-    // then points out), and the recording's RESYNC lines are followed.
-    if args.informer.resync.0.is_some() {
-        notes.push(
+    let resync = informer_resync(&args, &view)?;
+    match resync {
+        InformerResync::Given(_) => notes.push(
             "resyncs are timed from --resync and the handlers' periods on the recording's \
              clock, as a live informer's would be; the recording's RESYNC lines are ignored"
                 .into(),
-        );
+        ),
+        InformerResync::Recorded(period) => notes.push(
+            format!(
+                "the informer's resync period is {}, read from the recording's RESYNC lines, so \
+                 that handlers without resync= receive its resyncs; --resync sets another",
+                humantime::format_duration(period)
+            )
+            .into(),
+        ),
+        InformerResync::Off => {}
     }
     if let Some(speed) = args.speed {
         // Delays in the recording's time, as every time the output shows.
@@ -91,12 +100,44 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         let _ = writeln!(std::io::stderr(), "kubectl-deltas: note: {note}");
     }
     let runtime = super::runtime()?;
-    runtime.block_on(replay(
-        &args.file,
-        args.speed,
-        args.informer.resync.0,
-        settings,
-    ))
+    runtime.block_on(replay(&args.file, args.speed, resync, settings))
+}
+
+/// The replayed informer's own resync period (client-go's `defaultEventHandlerResyncPeriod`,
+/// which handlers added without one take), and who times its resyncs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InformerResync {
+    /// `--resync 0`, or nothing to read it from: no handler resyncs (client-go's rule for an
+    /// informer whose period is 0); the recording's `RESYNC` lines still resync the queue.
+    Off,
+    /// `--resync`: the replay times the resyncs on the recording's clock from it and the
+    /// handlers' periods, and skips the `RESYNC` lines.
+    Given(Duration),
+    /// Without `--resync`: the period of the recording's `RESYNC` lines, which stay the ticks
+    /// (a handler's `resync=` makes the replay time them instead, as with `--resync`).
+    Recorded(Duration),
+}
+
+/// How many lines a replay reads ahead for the `RESYNC` lines' period: well past the first
+/// resyncs of a recording that has them, and a bounded cost for one that has none.
+const RESYNC_LINES_AHEAD: usize = 100_000;
+
+fn informer_resync(args: &ReplayArgs, view: &View) -> anyhow::Result<InformerResync> {
+    match args.informer.resync {
+        Some(Period(Some(period))) => {
+            return Ok(InformerResync::Given(at_least_a_second("--resync", period)));
+        }
+        Some(Period(None)) => return Ok(InformerResync::Off),
+        None => {}
+    }
+    // The period only matters to handlers; stdin cannot be read twice.
+    if view.shared_handlers().is_empty() || args.file.as_os_str() == "-" {
+        return Ok(InformerResync::Off);
+    }
+    let mut reader = RecordingReader::open(&args.file)?;
+    // A line that does not parse is reported by the replay itself, at its place.
+    let period = recorded_resync_period(&mut reader, RESYNC_LINES_AHEAD).unwrap_or(None);
+    Ok(period.map_or(InformerResync::Off, InformerResync::Recorded))
 }
 
 /// The flags of `replay` that change only what is shown of a replay, or when it stops: given
@@ -183,7 +224,7 @@ fn base_config() -> ReflectorConfig {
 async fn replay(
     file: &Path,
     speed: Option<f64>,
-    resync: Option<Duration>,
+    resync: InformerResync,
     mut settings: Settings,
 ) -> anyhow::Result<()> {
     let reader = RecordingReader::open(file)?;
@@ -194,7 +235,14 @@ async fn replay(
         None => Pace::Instant(informer.clone()),
         Some(factor) => Pace::Speed(factor),
     };
-    let lister_watcher = RecordingListerWatcher::new(reader, pace)?.on_resync(informer.clone());
+    let lister_watcher = RecordingListerWatcher::new(reader, pace)?;
+    let explicit_handler_periods = settings.view.handlers.iter().any(|h| h.resync.is_some());
+    let lister_watcher = match resync {
+        InformerResync::Recorded(_) if !explicit_handler_periods => {
+            lister_watcher.on_resync(Arc::new(RecordedTicks(informer.clone())))
+        }
+        _ => lister_watcher.on_resync(informer.clone()),
+    };
     let secrets = Object::is_secret_resource(&lister_watcher.describe().api_resource);
     refuse_secret_queries(&settings, secrets, settings.view.show_secret_data)?;
     // As `record --metadata-only` refused them.
@@ -202,7 +250,10 @@ async fn replay(
     settings.reflector = lister_watcher.reflector_config(settings.reflector.clone());
     // The informer's own resync period; its timer ticks on the recording's clock (see
     // `InformerConfig::external_resync`), never the Reflector's.
-    settings.reflector.resync = resync.map(|period| at_least_a_second("--resync", period));
+    settings.reflector.resync = match resync {
+        InformerResync::Off => None,
+        InformerResync::Given(period) | InformerResync::Recorded(period) => Some(period),
+    };
     settings
         .profile
         .replayed(lister_watcher.starts_with_watch());
@@ -233,6 +284,17 @@ async fn replay(
         Err(PipelineError::Source { error, .. }) => Err(anyhow!(error.to_string())),
         Err(PipelineError::Reflector { error, .. }) => Err(gave_up(file, error)),
         Err(other) => Err(other.into()),
+    }
+}
+
+/// The replay's resync hook when the informer's period was read from the recording: its
+/// `RESYNC` lines stay the ticks (the informer's period only decides which handlers are due),
+/// rather than ticks computed from that period, which would drift from the recorded ones.
+struct RecordedTicks(Arc<InformerSlot>);
+
+impl ResyncHook for RecordedTicks {
+    fn resync(&self, at: SystemTime) {
+        self.0.resync(at);
     }
 }
 

@@ -13,13 +13,14 @@ use std::fmt;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::cache::key::CacheObject;
 use tokio::sync::Notify;
 
 use super::handler::{Notification, ResourceEventHandler, process_deltas};
 use super::processor::Distribution;
+use crate::cache::clock::Clock;
 use super::shared_informer::{ResourceVersioned, SharedInformer};
 use crate::cache::delta::Deltas;
 use crate::cache::queue::DeltaFifo;
@@ -50,6 +51,11 @@ pub struct Batch<K> {
     pub enqueued_at: Instant,
     /// When it was popped.
     pub popped_at: Instant,
+    /// When it was popped, by the controller's clock ([`Controller::clock`]; the system's
+    /// without one): taken as the pop begins, before its deltas are applied and handed to any
+    /// handler, so no handler call made of them is stamped before it, and a plain informer's
+    /// handler, which runs inside the pop, does not delay it.
+    pub time: SystemTime,
     /// Entries still queued after this pop: keys for a DeltaFIFO, deltas for a RealFIFO.
     pub queue_len: usize,
 }
@@ -97,6 +103,8 @@ pub struct Controller<K, Q: ?Sized = DeltaFifo<K>> {
     group: Arc<ConsumerGroup>,
     /// Runs inside each pop, under the queue's lock, once the batch was applied.
     in_pop: Option<InPop<K>>,
+    /// Stamps each pop ([`Batch::time`]); the system's clock if `None`.
+    clock: Option<Arc<dyn Clock>>,
 }
 
 /// How a [`Controller`] applies a pop, and who holds the cache's writer.
@@ -206,7 +214,15 @@ where
             batch_pop: 1,
             group: Arc::default(),
             in_pop: None,
+            clock: None,
         }
+    }
+
+    /// Stamps each pop with `clock` ([`Batch::time`]): a replay's, so that batches carry the
+    /// recorded time.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
     }
 
     /// Runs `in_pop` inside each pop, under the queue's lock, after the batch was applied: a
@@ -275,7 +291,10 @@ where
         let mut notifications = Vec::new();
         let mut distributions = Vec::new();
         let mut seq = 0;
+        let mut time = SystemTime::UNIX_EPOCH;
+        let clock = self.clock.as_deref();
         let mut process = |deltas: &Deltas<K>, initial: bool| {
+            time = clock.map_or_else(SystemTime::now, |clock| clock.wall());
             seq = self.group.popped();
             match &mut self.apply {
                 Apply::Shared(shared) => {
@@ -308,6 +327,7 @@ where
             is_in_initial_list: popped.is_in_initial_list,
             enqueued_at: popped.enqueued_at,
             popped_at: popped.popped_at,
+            time,
             queue_len: popped.queue_len,
         })
     }

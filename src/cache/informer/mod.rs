@@ -136,10 +136,10 @@ pub enum Consumption {
 /// Where an informer's batches and events go. Every method has the informer's queue at hand,
 /// for the counters a renderer shows.
 pub trait InformerSink: Send + Sync + 'static {
-    /// A batch popped and applied to the Indexer, stamped `at` by the informer's clock; called
-    /// on the consumer's thread, in pop order, outside the cache's locks. The next pop waits
-    /// for it to return (client-go's `processLoop` waits only for `process`, which for a shared
-    /// informer is `HandleDeltas`: keep this quick).
+    /// A batch popped and applied to the Indexer, stamped `at` by the informer's clock when it
+    /// was popped ([`Batch::time`]); called on the consumer's thread, in pop order, outside the
+    /// cache's locks. The next pop waits for it to return (client-go's `processLoop` waits only
+    /// for `process`, which for a shared informer is `HandleDeltas`: keep this quick).
     fn batch(&self, batch: Batch<Object>, at: SystemTime, queue: &dyn Queue<Object>);
 
     /// A step of the Reflector (a list, a watch, a bookmark, a backoff…), when it happens.
@@ -424,11 +424,12 @@ impl Informer {
         let mut controller = if handlers.is_empty() {
             Controller::new(self.queue.clone(), indexer)
         } else {
-            let shared = self.start_handlers(indexer, handlers, reflector, clock)?;
+            let shared = self.start_handlers(indexer, handlers, reflector, clock.clone())?;
             Controller::with_shared_informer(self.queue.clone(), shared)
         }
         .batch_pop(self.config.batch_pop)
-        .group(self.group.clone());
+        .group(self.group.clone())
+        .clock(clock);
         let _ = self
             .resync_period
             .set(reflector.resync.filter(|p| !p.is_zero()));
@@ -609,6 +610,17 @@ impl Informer {
         }
     }
 
+    /// Closes every handler's listener without waiting for it: what the buffers hold is
+    /// abandoned (counted in [`ListenerStats::abandoned`](super::ListenerStats::abandoned)), a
+    /// call in progress runs to its end, and no call begins after it. The first half of stopping
+    /// the handlers ([`shut_down`](Informer::shut_down) joins them): for a caller that must cut
+    /// the calls in progress short and not have the buffered ones made instead.
+    pub fn abandon_handler_buffers(&self) {
+        for listener in self.listeners() {
+            listener.close();
+        }
+    }
+
     /// Closes the queue and waits for the consumer thread to end: after the batch in hand if the
     /// informer was cancelled, once the queue is drained otherwise. `false` if it panicked.
     ///
@@ -666,7 +678,8 @@ impl Informer {
     }
 
     fn handle(&self, controller: &Controller<Object, dyn Queue<Object>>, batch: Batch<Object>) {
-        let at = self.clock.get().map_or_else(SystemTime::now, |c| c.wall());
+        // Stamped when popped: a plain informer's handler ran inside the pop since.
+        let at = batch.time;
         self.sink.batch(batch, at, self.queue.as_ref());
         controller.consumer_group().handled();
         self.progressed();

@@ -474,6 +474,10 @@ impl<L: ListerWatcher> Machine<L> {
             allow_bookmarks: true,
             send_initial_events,
         };
+        // client-go's `watch` and `watchList` (reflector.go v0.28.7) take `start :=
+        // r.clock.Now()` before the request: a watch's duration (and so a "very short watch")
+        // counts the time the server took to answer.
+        let started = self.clock.now();
         match self.lw.watch(&req).await {
             Ok(stream) => {
                 self.publish(ReflectorEventKind::WatchStarted {
@@ -481,15 +485,14 @@ impl<L: ListerWatcher> Machine<L> {
                     timeout_seconds: req.timeout_seconds,
                     send_initial_events,
                 });
-                let now = self.clock.now();
                 Ok(State::Watching(Box::new(Watching {
                     stream,
-                    started: now,
+                    started,
                     events: 0,
                     advance_rv: !matches!(req.resource_version.as_str(), "" | "0"),
                     initial: send_initial_events.then(|| InitialEvents {
                         objects: BTreeMap::new(),
-                        started: now,
+                        started,
                     }),
                 })))
             }

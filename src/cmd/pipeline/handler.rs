@@ -46,7 +46,9 @@ impl ListenerHandler<Object> for ShownHandler {
         self.output
             .notification(self.index, self.handler, delivery, time);
         if let Some(delay) = self.delay.filter(|_| self.threaded) {
+            self.output.delaying(self.index, self.handler, true);
             self.output.stop.sleep(delay);
+            self.output.delaying(self.index, self.handler, false);
         }
     }
 

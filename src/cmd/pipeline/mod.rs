@@ -448,6 +448,21 @@ impl Pipeline {
             runs.push((Runner::Informer(informer, source.lister_watcher), end));
         }
         idle.attach(informers.clone());
+        output.attach_informers(informers.iter().map(Arc::downgrade).collect());
+        // A stop abandons what the handlers' buffers hold (client-go's processor closes its
+        // listeners) before it cuts their calls short: woken first, a handler thread would make
+        // each buffered call in turn, every delay cut at once. Handlers driven inline make the
+        // calls due by now after the stop's batch, and stop with the informer.
+        let threaded: Vec<_> = informers
+            .iter()
+            .filter(|informer| informer.config().consumption == Consumption::Thread)
+            .map(Arc::downgrade)
+            .collect();
+        stop.before_wake(move || {
+            for informer in threaded.iter().filter_map(std::sync::Weak::upgrade) {
+                informer.abandon_handler_buffers();
+            }
+        });
 
         let runs = join_all(runs.into_iter().map(|(runner, end)| {
             let (stop, reflector, clock) = (stop.clone(), reflector.clone(), clock.clone());

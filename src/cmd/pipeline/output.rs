@@ -9,15 +9,16 @@
 //! counters before taking it, so that a plain handler's long hold of its queue's lock does not
 //! hold up every writer.
 
+use std::collections::HashSet;
 use std::io;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
-    Batch, Delivery, Distribution, FifoStats, Informer, ListenerStats, Queue, QueueKind,
-    ReflectorEvent, ReflectorEventKind,
+    Batch, Consumption, Delivery, Distribution, FifoStats, Informer, ListenerStats,
+    ProcessorListener, Queue, QueueKind, ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::render::profile::InformerProfile;
 use kubectl_deltas::render::stats::{CacheSize, HandlerStats, InformerStats, Synced};
@@ -35,6 +36,9 @@ use super::view::View;
 /// How often a wait for a turn looks at the stop.
 const TURN_CHECK: Duration = Duration::from_millis(50);
 
+/// How long a limit waits on one busy handler before it looks at the others again.
+const SETTLE_CHECK: Duration = Duration::from_millis(5);
+
 pub(super) struct Output {
     state: Mutex<State>,
     /// Signalled when `next_turn` advances.
@@ -47,6 +51,10 @@ pub(super) struct Output {
     drain: Drain,
     clock: Arc<dyn Clock>,
     started: Instant,
+    /// See [`attach_informers`](Output::attach_informers).
+    informers: OnceLock<Vec<Weak<Informer>>>,
+    /// The handlers taking their delay now, as (resource, handler) positions.
+    delaying: Mutex<HashSet<(usize, usize)>>,
 }
 
 struct State {
@@ -57,8 +65,17 @@ struct State {
     /// Consumers waiting on `turn`: only they need a wake-up (a notification is a system call
     /// even when nobody waits, and a single resource's consumer never does).
     waiting_for_turn: usize,
-    /// Nothing more is written: a limit's last line is out, or writing failed.
+    /// Nothing more is written: a limit's last line is out, or writing failed. After a limit,
+    /// handler rows still are, for the pops up to `rows_through`.
     closed: bool,
+    /// After a limit: the last pop shown, whose handler calls (and those of every pop before) are
+    /// still written until the session ends.
+    rows_through: Option<u64>,
+    /// A limit was reached: the stop it requests once the handlers have settled
+    /// ([`end_at_limit`](Output::end_at_limit)).
+    limit: Option<Ended>,
+    /// The sequence number of the latest batch handled.
+    last_seq: u64,
     /// The first write error.
     failed: Option<io::Error>,
     /// Batches written (pushes, for an UndeltaStore).
@@ -94,6 +111,9 @@ impl Output {
                 next_turn: 1,
                 waiting_for_turn: 0,
                 closed: false,
+                rows_through: None,
+                limit: None,
+                last_seq: 0,
                 failed: None,
                 shown: 0,
                 pushes: 0,
@@ -108,7 +128,68 @@ impl Output {
             drain,
             clock,
             started,
+            informers: OnceLock::new(),
+            delaying: Mutex::default(),
         }
+    }
+
+    /// The session's informers, in resource order: whose handlers a limit waits for.
+    pub(super) fn attach_informers(&self, informers: Vec<Weak<Informer>>) {
+        let _ = self.informers.set(informers);
+    }
+
+    /// Handler `handler` of resource `index` is taking its delay (`true`) or is done with it.
+    pub(super) fn delaying(&self, index: usize, handler: usize, delaying: bool) {
+        let mut set = self.delaying.lock().unwrap_or_else(|e| e.into_inner());
+        if delaying {
+            set.insert((index, handler));
+        } else {
+            set.remove(&(index, handler));
+        }
+    }
+
+    /// After a limit (`--max-batches`, `--until-synced`) was reached in a call that has released
+    /// the lock: waits until every handler running on a thread of its own has settled, then
+    /// stops the session. A handler has settled when it has begun every call it was handed (the
+    /// pops up to the last one shown: the consumer that reached the limit pops no more) and told
+    /// its sync, or when it is taking its delay: the stop cuts that call short and abandons what
+    /// the handler still has buffered. So a quick handler's calls are all written, a slow one's
+    /// backlog is counted as abandoned, whatever the threads' timing. Handlers driven inline (an
+    /// instant replay) make their calls due by now on the consumer's thread after the batch, and
+    /// are not waited for.
+    fn end_at_limit(&self) {
+        let Some(reason) = self.lock().limit.take() else {
+            return;
+        };
+        let informers: Vec<Arc<Informer>> = self
+            .informers
+            .get()
+            .map(|all| all.iter().filter_map(Weak::upgrade).collect())
+            .unwrap_or_default();
+        let threaded: Vec<(usize, Vec<_>)> = informers
+            .iter()
+            .enumerate()
+            .filter(|(_, informer)| informer.config().consumption == Consumption::Thread)
+            .map(|(index, informer)| (index, informer.listeners()))
+            .collect();
+        let settled = |index: usize, handler: usize, listener: &ProcessorListener<Object>| {
+            self.delaying
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&(index, handler))
+                || listener.wait_drained(SETTLE_CHECK)
+        };
+        while !self.stop.requested()
+            && !threaded.iter().all(|(index, listeners)| {
+                listeners
+                    .iter()
+                    .enumerate()
+                    .all(|(handler, listener)| settled(*index, handler, listener))
+            })
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.stop.request(reason);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -161,13 +242,16 @@ impl Output {
         state
     }
 
-    /// Ends the output after the line just written.
+    /// Ends the output after the line just written (a limit's: `--max-batches`,
+    /// `--until-synced`); the handler calls of the pops shown are still written, and the caller
+    /// stops the session once it has released the lock ([`end_at_limit`](Output::end_at_limit)).
     fn close(&self, state: &mut State, reason: Ended) {
         if let Err(error) = self.drain.wait() {
             self.fail(state, error);
         }
         state.closed = true;
-        self.stop.request(reason);
+        state.rows_through = Some(state.last_seq);
+        state.limit.get_or_insert(reason);
     }
 
     /// Handles the popped batch `batch` of resource `index`: counts it, writes it if the view
@@ -193,6 +277,7 @@ impl Output {
             *state.stats[index].shown.get_or_insert(0) += u64::from(shown);
         }
         state.stats[index].record_queue(fifo);
+        state.last_seq = batch.seq;
         if !state.closed && shown {
             if pop_shown {
                 let view = BatchView {
@@ -237,6 +322,7 @@ impl Output {
         if waiting {
             self.turn.notify_all();
         }
+        self.end_at_limit();
     }
 
     /// Resource `index` holds its whole initial list.
@@ -287,9 +373,8 @@ impl Output {
             delivery.depth,
         );
         let name = stats.name.clone();
-        if state.closed
-            || !self.view.shows_handlers()
-            || !self.view.shows_notification(delivery, time)
+        let written = !state.closed || state.rows_through.is_some_and(|s| delivery.batch <= s);
+        if !written || !self.view.shows_handlers() || !self.view.shows_notification(delivery, time)
         {
             return;
         }
@@ -324,7 +409,9 @@ impl Output {
         };
         stats.synced = Some(after);
         let name = stats.name.clone();
-        if state.closed || !self.view.shows_handlers() {
+        // After a limit, a handler that syncs with the calls of the pops shown says so.
+        let written = !state.closed || state.rows_through.is_some();
+        if !written || !self.view.shows_handlers() {
             return;
         }
         let view = EventView {
@@ -405,6 +492,8 @@ impl Output {
             let pushes = state.stats[index].pushes.count;
             self.synced(&mut state, index, pushes, time);
         }
+        drop(state);
+        self.end_at_limit();
     }
 
     /// A reflector event of resource `index`, whose queue is `fifo` (`None`: an UndeltaStore).
@@ -435,6 +524,8 @@ impl Output {
             && !fifo.stats().populated
         {
             self.synced(&mut state, index, 0, event.at);
+            drop(state);
+            self.end_at_limit();
         }
     }
 

@@ -20,6 +20,8 @@ pub(super) struct Stop {
     /// A pipe whose read end reports the end of the file once the write end is dropped, at the
     /// stop: what a thread polling a file descriptor watches. `None` if it could not be made.
     wake: Option<(PipeReader, Mutex<Option<PipeWriter>>)>,
+    /// Run once, at the first request, before anything waiting is woken.
+    before_wake: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
 }
 
 impl Default for Stop {
@@ -30,6 +32,7 @@ impl Default for Stop {
             wake: std::io::pipe()
                 .ok()
                 .map(|(reader, writer)| (reader, Mutex::new(Some(writer)))),
+            before_wake: Mutex::default(),
         }
     }
 }
@@ -48,9 +51,26 @@ impl Stop {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get_or_insert(reason);
+        let hooks =
+            std::mem::take(&mut *self.before_wake.lock().unwrap_or_else(|e| e.into_inner()));
+        for hook in hooks {
+            hook();
+        }
         self.token.cancel();
         if let Some((_, writer)) = &self.wake {
             drop(writer.lock().unwrap_or_else(|e| e.into_inner()).take());
+        }
+    }
+
+    /// Runs `hook` at the stop, before the waits it ends are woken (at once if the stop was
+    /// requested already): what must happen before a handler's delay is cut short.
+    pub(super) fn before_wake(&self, hook: impl FnOnce() + Send + 'static) {
+        let mut hooks = self.before_wake.lock().unwrap_or_else(|e| e.into_inner());
+        if self.requested() {
+            drop(hooks);
+            hook();
+        } else {
+            hooks.push(Box::new(hook));
         }
     }
 

@@ -91,7 +91,7 @@ pub(super) fn refuse_flags(informer: &InformerArgs, view: &View) -> anyhow::Resu
              pick pops of an informer's queue, and an UndeltaStore pushes the whole list"
                 .to_owned(),
         )
-    } else if informer.resync.0.is_some() {
+    } else if informer.resync.and_then(|p| p.0).is_some() {
         Some("--resync changes nothing: client-go's UndeltaStore.Resync pushes nothing".to_owned())
     } else {
         None

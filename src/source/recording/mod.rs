@@ -59,6 +59,7 @@ mod idle;
 mod reader;
 mod record;
 mod replay;
+mod resync_period;
 mod writer;
 
 pub use clock::ReplayClock;
@@ -68,4 +69,5 @@ pub use idle::{InformerSlot, InlineDrain, Quiescence, ReplayTarget, ResyncHook};
 pub use reader::{MAX_LINE, RecordingReader};
 pub use record::{RecordOptions, Recorder, RecordingTee, ResyncRecorder};
 pub use replay::{Pace, RecordingListerWatcher, ReplayEnd, ReplaySummary};
+pub use resync_period::recorded_resync_period;
 pub use writer::RecordingWriter;

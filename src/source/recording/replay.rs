@@ -4,7 +4,11 @@
 //! it got to the FIFO before it asks again. So when it asks for the next line, every line handed
 //! out before has reached the FIFO. That is where the replay paces: before handing out the first
 //! line of a new `t`, it waits ([`Pace`]) for the consumer to drain the FIFO, or for the line's
-//! time to come. `RESYNC` lines are applied at the same point, before the next answer.
+//! time to come. `RESYNC` lines are applied at the same point, before the next answer; but a
+//! watch opens at the time of the line before it, and the `RESYNC` lines before its first line are
+//! applied when the stream is read, so that they move neither the start of the resync timer (the
+//! list's end) nor the watch's start (client-go's `ListAndWatch` and `watch`, reflector.go
+//! v0.28.7).
 //!
 //! Lines are parsed on a reader thread, ahead of the Reflector, and passed over a bounded
 //! channel: parsing overlaps with queueing and popping, and a slow pipe on stdin never blocks
@@ -452,6 +456,41 @@ impl Shared {
         }
     }
 
+    /// Whether the first line ahead that is not a `RESYNC` is a watch's (an event or
+    /// `WATCH_CLOSED`), read without applying or handing out anything: the `RESYNC` lines stay
+    /// where they are, to be applied in their turn.
+    async fn watch_ahead(&self, cur: &mut Cursor) -> bool {
+        if let Some(record) = cur.peeked.take() {
+            cur.pending.push_front(Ok(record));
+        }
+        let mut seen = 0;
+        loop {
+            let ahead = cur.pending.iter().skip(seen).find(|r| {
+                !matches!(
+                    r,
+                    Ok(Record {
+                        line: Line::Resync,
+                        ..
+                    })
+                )
+            });
+            if let Some(ahead) = ahead {
+                return matches!(
+                    ahead,
+                    Ok(Record {
+                        line: Line::Event(_) | Line::WatchClosed(_),
+                        ..
+                    })
+                );
+            }
+            seen = cur.pending.len();
+            match self.next_chunk(cur).await {
+                Some(chunk) => cur.pending.extend(chunk),
+                None => return false,
+            }
+        }
+    }
+
     /// The next chunk of lines from the reader thread, `None` at the end. While it waits on a
     /// live input, the lines handed out are applied once the input has been idle for a moment.
     async fn next_chunk(&self, cur: &mut Cursor) -> Option<Chunk> {
@@ -620,12 +659,15 @@ async fn park<T>(cur: MutexGuard<'_, Cursor>) -> T {
 impl ListerWatcher for RecordingListerWatcher {
     async fn list(&self, _req: &ListRequest) -> Result<ListPage, SourceError> {
         let shared = &self.shared;
+        let mut cur = shared.cursor.lock().await;
+        // A (re)list: the watch phase, and its resync timer, ended with the last watch (client-go
+        // closes `cancelCh` when `ListAndWatch` returns), before the `RESYNC` lines ahead.
+        cur.next_tick = None;
+        drop(cur);
         let mut cur = match shared.next_request().await {
             Ok(cur) => cur,
             Err(over) => return park(over).await,
         };
-        // A (re)list: the watch phase, and its resync timer, are over.
-        cur.next_tick = None;
         match cur.peeked.as_ref().map(|r| &r.line) {
             Some(Line::List(_))
             | Some(Line::RequestFailed {
@@ -649,20 +691,29 @@ impl ListerWatcher for RecordingListerWatcher {
 
     async fn watch(&self, req: &WatchRequest) -> Result<WatchStream, SourceError> {
         let shared = &self.shared;
-        let mut cur = match shared.next_request().await {
-            Ok(cur) => cur,
-            Err(over) => return park(over).await,
-        };
+        let mut cur = shared.cursor.lock().await;
+        if cur.over {
+            return park(cur).await;
+        }
+        // client-go's `ListAndWatch` starts the resync timer as soon as the list completes
+        // (`go r.startResync` after `r.list`, reflector.go v0.28.7), before the first watch
+        // request: from the time of the list's last line, before any `RESYNC` line after it.
+        if !req.send_initial_events {
+            shared.watch_phase_started(&mut cur);
+        }
+        if shared.watch_ahead(&mut cur).await {
+            // The watch opens at the previous line's time; the `RESYNC` lines before its first
+            // line, and that line, are applied when the Reflector polls the stream. Applied here,
+            // they would move the clock before the Reflector's `start := r.clock.Now()`, and a
+            // watch that was open for seconds would look like one that opened at the resync.
+            drop(cur);
+            return Ok(watch_stream(shared.clone()));
+        }
+        if let Next::Over(outcome) = shared.next_answer(&mut cur).await {
+            shared.finish(&mut cur, outcome);
+            return park(cur).await;
+        }
         match cur.peeked.as_ref().map(|r| &r.line) {
-            // The watch opens; its first line is read (and paced) when the Reflector polls the
-            // stream, so the watch's opening keeps the previous line's time.
-            Some(Line::Event(_) | Line::WatchClosed(_)) => {
-                if !req.send_initial_events {
-                    shared.watch_phase_started(&mut cur);
-                }
-                drop(cur);
-                Ok(watch_stream(shared.clone()))
-            }
             Some(Line::RequestFailed {
                 request: RequestKind::Watch,
                 ..
