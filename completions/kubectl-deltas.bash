@@ -193,7 +193,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__index)
-            opts="-o -q -n -A -l -s -v -h --by --value --keys-only --replay --output --no-headers --fail-empty --show-secret-data --quiet --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --index --fifo --batch-pop --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
+            opts="-o -q -n -A -l -s -v -h --by --value --keys-only --replay --output --no-headers --fail-empty --show-secret-data --quiet --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --index --fifo --batch-pop --page-size --consistent-list --watch-list --no-strip-managed-fields --metadata-only --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -343,14 +343,6 @@ _kubectl__deltas() {
                     COMPREPLY=($(compgen -W "1.17 1.18 1.19 1.20 1.21 1.22 1.23 1.24 1.25 1.26 1.27 1.28 1.29 1.30 1.31 1.32 1.33 1.34 1.35 1.36 latest" -- "${cur}"))
                     return 0
                     ;;
-                --resync)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --legacy-sync)
-                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
-                    return 0
-                    ;;
                 --index)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -367,16 +359,8 @@ _kubectl__deltas() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --watch-timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --watch-list)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
-                    return 0
-                    ;;
-                --verify-every)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -391,7 +375,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__record)
-            opts="-f -q -n -A -l -s -v -h --file --force --quiet --show-secret-data --duration --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
+            opts="-f -q -n -A -l -s -v -h --file --force --quiet --show-secret-data --duration --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -699,12 +683,16 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__watch)
-            opts="-o -q -n -A -l -s -v -h --output --object --show-secret-data --since-now --until-synced --no-headers --max-batches --handler-delay --handler --informer --view --query --quiet --match --types --tombstones --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --verbose --color --help"
+            opts="-o -q -n -A -l -s -v -h --duration --output --object --show-secret-data --since-now --until-synced --no-headers --max-batches --handler-delay --handler --informer --view --query --quiet --match --types --tombstones --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -W "timeline wide jsonl json yaml" -- "${cur}"))
                     return 0

@@ -143,7 +143,11 @@ impl IndexRenderer {
                 let wide = self.format == IndexFormat::Wide;
                 // A table piped too is cut to a width: a value with 5,000 keys would otherwise be
                 // one line of 75 KB. The wide table keeps every key.
-                let width = if wide { self.width } else { self.width.or(Some(PIPED_WIDTH)) };
+                let width = if wide {
+                    self.width
+                } else {
+                    self.width.or(Some(PIPED_WIDTH))
+                };
                 let lines = values_table(listing, width, wide);
                 write_lines(out, self.without_header(lines))
             }

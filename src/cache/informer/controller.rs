@@ -20,8 +20,8 @@ use tokio::sync::Notify;
 
 use super::handler::{Notification, ResourceEventHandler, process_deltas};
 use super::processor::Distribution;
-use crate::cache::clock::Clock;
 use super::shared_informer::{ResourceVersioned, SharedInformer};
+use crate::cache::clock::Clock;
 use crate::cache::delta::Deltas;
 use crate::cache::queue::DeltaFifo;
 use crate::cache::queue::Queue;
