@@ -28,6 +28,7 @@ mod test_handlers;
 #[cfg(test)]
 pub(crate) mod test_objects;
 mod undelta_store;
+pub mod workqueue;
 
 pub use controller::{
     Batch, BatchHandler, ConsumerGroup, Controller, InPop, Notification, ResourceEventHandler,
