@@ -14,6 +14,7 @@
 //! | [`store`] (folder) | what a Reflector writes into ([`ReflectorStore`]), the [`Indexer`] and its index specs, the stores a Reflector may feed with no consumer ([`UndeltaStore`], [`ExpirationCache`]) | `store.go`, `thread_safe_store.go`, `index.go`, `undelta_store.go`, `expiration_cache.go` |
 //! | `queue/` | the [`Queue`] between the Reflector and the consumer, and its kinds ([`DeltaFifo`], [`RealFifo`], plain [`Fifo`]) | `delta_fifo.go`, `the_real_fifo.go`, `fifo.go` |
 //! | `informer/` | one resource's [`Informer`]: the consumer ([`Controller`], [`process_deltas`]) and a shared informer's handlers ([`SharedInformer`] → [`SharedProcessor`] → [`ProcessorListener`]) | `controller.go`, `shared_informer.go` |
+//! | `workqueue/` | what a controller does with its handlers' notifications: client-go's `util/workqueue` (the queue with its dirty and processing sets, the delaying heap, the rate limiters) and controller-runtime's worker loop, on the caller's clock | `util/workqueue`, controller-runtime's `internal/controller` |
 //! | `testing.rs` | fakes for tests of code built on the cache (the `testing` feature): a manual clock, a scripted `ListerWatcher` | `tools/cache/testing` |
 //! | `delta.rs`, `key.rs`, `clock.rs` | the vocabulary every folder shares: deltas, store keys, time | `delta_fifo.go`'s `Delta`, `store.go`'s key functions, `clock` |
 //!
@@ -21,7 +22,8 @@
 //! shared leaves import nothing of the cache; `store/` imports only the leaves; `queue/` the
 //! leaves and `store/` (a queue is a [`ReflectorStore`] and consults the Indexer as
 //! [`KnownObjects`]); `reflector/` the leaves and `store/` (it writes into any [`ReflectorStore`],
-//! never naming a queue); `informer/` everything below it. Pure logic: no network, no terminal,
+//! never naming a queue); `informer/` everything below it; `workqueue/` only the clock (it
+//! receives keys, not objects). Pure logic: no network, no terminal,
 //! nothing from `source/`, `render/` or the binary.
 
 mod clock;
@@ -38,6 +40,7 @@ mod test_handlers;
 pub(crate) mod test_objects;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod workqueue;
 
 pub use clock::{Clock, TokioClock};
 pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
