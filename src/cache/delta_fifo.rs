@@ -30,6 +30,7 @@ use crate::cache::CacheObject;
 use hashbrown::hash_map::EntryRef;
 use hashbrown::{HashMap, HashSet};
 
+use super::client_go::ReplaceTombstones;
 use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
 use super::queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
 use super::store::KnownObjects;
@@ -173,6 +174,8 @@ pub struct DeltaFifo<K> {
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
     /// `replace` queues `Replaced` deltas when true (informers since client-go 1.18), `Sync` when false.
     emit_delta_type_replaced: bool,
+    /// Which keys missing from a list `replace` queues tombstones for.
+    replace_tombstones: ReplaceTombstones,
 }
 
 impl<K> fmt::Debug for DeltaFifo<K> {
@@ -181,6 +184,7 @@ impl<K> fmt::Debug for DeltaFifo<K> {
             .field("stats", &self.stats())
             .field("known_objects", &self.known_objects.is_some())
             .field("emit_delta_type_replaced", &self.emit_delta_type_replaced)
+            .field("replace_tombstones", &self.replace_tombstones)
             .finish()
     }
 }
@@ -202,6 +206,7 @@ impl<K> Default for DeltaFifo<K> {
             cond: Condvar::new(),
             known_objects: None,
             emit_delta_type_replaced: true,
+            replace_tombstones: ReplaceTombstones::QueueFirst,
         }
     }
 }
@@ -223,6 +228,14 @@ impl<K> DeltaFifo<K> {
     /// legacy `Sync` (false) for objects listed by `replace`.
     pub fn emit_delta_type_replaced(mut self, emit: bool) -> Self {
         self.emit_delta_type_replaced = emit;
+        self
+    }
+
+    /// Chooses how `replace` finds the keys a list no longer has: queued keys first (the default,
+    /// client-go from v0.27.0 and the backports v0.24.13, v0.25.9, v0.26.4), or only the known
+    /// objects, as before (see [`ReplaceTombstones`]).
+    pub fn replace_tombstones(mut self, rule: ReplaceTombstones) -> Self {
+        self.replace_tombstones = rule;
         self
     }
 
@@ -446,7 +459,9 @@ impl<K: CacheObject> DeltaFifo<K> {
     /// `list`, then a `Deleted` tombstone for every queued key absent from the list (carrying its
     /// newest queued object), then one for every known key absent from the list with nothing queued
     /// (carrying the known object). Those tombstones are how deletions missed while the watch was
-    /// down reach the consumer.
+    /// down reach the consumer. With [`ReplaceTombstones::KnownObjects`] and known objects, only
+    /// the known keys absent from the list get one (carrying the known object, queued or not), as
+    /// client-go's `Replace` before a01b5a2a9: a key queued but never applied keeps its deltas.
     ///
     /// The first `replace` on a FIFO that was never populated sets the initial population: the
     /// number of distinct listed keys plus queued deletions, which `has_synced` waits for.
@@ -465,12 +480,15 @@ impl<K: CacheObject> DeltaFifo<K> {
             listed.insert(state.queue_object(action, DeltaObject::Object(obj)));
         }
 
-        // Deletion detection against the queue, in queue order.
+        // Deletion detection against the queue, in queue order (before a01b5a2a9, only without
+        // known objects).
         let mut queued_deletions = 0;
+        let queue_first = self.replace_tombstones == ReplaceTombstones::QueueFirst
+            || self.known_objects.is_none();
         let unlisted_queued: Vec<Arc<str>> = state
             .queue
             .iter()
-            .filter(|k| !listed.contains(*k))
+            .filter(|k| queue_first && !listed.contains(*k))
             .cloned()
             .collect();
         for key in unlisted_queued {
@@ -492,7 +510,9 @@ impl<K: CacheObject> DeltaFifo<K> {
             let mut unlisted_known: Vec<Arc<str>> = known
                 .list_keys()
                 .into_iter()
-                .filter(|key| !listed.contains(key) && !state.items.contains_key(key))
+                .filter(|key| {
+                    !listed.contains(key) && (!queue_first || !state.items.contains_key(key))
+                })
                 .collect();
             unlisted_known.sort_unstable();
             for key in unlisted_known {

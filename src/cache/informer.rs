@@ -39,18 +39,22 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::client_go::{ClientGoVersion, ReplaceTombstones, SyncRule};
 use super::controller::{Batch, ConsumerGroup, Controller, InPop};
 use super::delta::DeltaObject;
+use super::delta_fifo::DeltaFifo;
 use super::index_spec::IndexSpec;
 use super::indexer::{Indexer, IndexerReader};
 use super::listener::{ListenerHandler, ProcessorListener};
 use super::listwatch::ListerWatcher;
 use super::queue::{FifoStats, Queue, QueueKind};
+use super::real_fifo::RealFifo;
 use super::reflector::{
     Clock, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
     ReflectorObserver, ReflectorStore,
 };
 use super::shared_informer::{SharedInformer, SharedInformerError};
+use super::store::KnownObjects;
 use crate::object::Object;
 
 /// How an informer is built.
@@ -69,6 +73,13 @@ pub struct InformerConfig {
     pub consumption: Consumption,
     /// What the consumer hands each batch to, besides the sink.
     pub kind: InformerKind,
+    /// Which updates the shared informer hands only to the handlers whose resync is due.
+    pub sync_rule: SyncRule,
+    /// Which keys missing from a relist the DeltaFIFO queues tombstones for.
+    pub replace_tombstones: ReplaceTombstones,
+    /// The atomic RealFIFO releases its lock while a pop is processed
+    /// (`UnlockWhileProcessingFIFO`); only an atomic queue does.
+    pub unlock_while_processing: bool,
     /// The resync timer is run by the source on its own clock (a replay's, where a Reflector
     /// timer would fire at once: its sleeps do not wait), which calls
     /// [`resync_tick`](Informer::resync_tick) every
@@ -90,16 +101,66 @@ pub enum InformerKind {
 }
 
 impl Default for InformerConfig {
-    /// A DeltaFIFO informer with `Replaced` deltas, one key per pop, no index, its own thread.
+    /// A DeltaFIFO informer with `Replaced` deltas, one key per pop, no index, its own thread,
+    /// the rules of client-go 1.27 to 1.32.
     fn default() -> Self {
         InformerConfig {
             queue: QueueKind::Delta,
             emit_replaced: true,
             batch_pop: 1,
+            sync_rule: SyncRule::ResourceVersion,
+            replace_tombstones: ReplaceTombstones::QueueFirst,
+            unlock_while_processing: false,
             indices: Vec::new(),
             consumption: Consumption::Thread,
             kind: InformerKind::Shared,
             external_resync: false,
+        }
+    }
+}
+
+impl InformerConfig {
+    /// The informer client-go `version` builds with its feature gates at their defaults
+    /// (`NewSharedIndexInformer`): its queue, pop size, relist deltas and sync rules (see
+    /// [`ClientGoVersion`]); no index, its own thread. Whether the Reflector streams its initial
+    /// list is the Reflector's configuration: [`ClientGoVersion::watch_list`].
+    ///
+    /// ```
+    /// use kubectl_deltas::cache::{ClientGoVersion, InformerConfig, QueueKind, ReplaceTombstones};
+    ///
+    /// let config = InformerConfig::client_go("0.24.12".parse::<ClientGoVersion>().unwrap());
+    /// assert_eq!(config.queue, QueueKind::Delta);
+    /// assert_eq!(config.replace_tombstones, ReplaceTombstones::KnownObjects);
+    ///
+    /// let latest = InformerConfig::client_go(ClientGoVersion::LATEST);
+    /// assert_eq!((latest.queue, latest.batch_pop), (QueueKind::Atomic, 1000));
+    /// assert!(latest.unlock_while_processing);
+    /// ```
+    pub fn client_go(version: ClientGoVersion) -> Self {
+        InformerConfig {
+            queue: version.queue(),
+            emit_replaced: version.emit_replaced(),
+            batch_pop: version.batch_pop(),
+            sync_rule: version.sync_rule(),
+            replace_tombstones: version.replace_tombstones(),
+            unlock_while_processing: version.unlock_while_processing(),
+            ..InformerConfig::default()
+        }
+    }
+
+    /// The queue this configuration asks for, `known` its known objects.
+    fn build_queue(&self, known: Arc<dyn KnownObjects<Object>>) -> Arc<dyn Queue<Object>> {
+        match self.queue {
+            QueueKind::Delta => Arc::new(
+                DeltaFifo::new()
+                    .known_objects(known)
+                    .emit_delta_type_replaced(self.emit_replaced)
+                    .replace_tombstones(self.replace_tombstones),
+            ),
+            QueueKind::Atomic => {
+                Arc::new(RealFifo::atomic().unlock_while_processing(self.unlock_while_processing))
+            }
+            kind => kind.build(known, self.emit_replaced),
         }
     }
 }
@@ -226,9 +287,7 @@ impl Informer {
             let _ = writer.add_indexer(spec.name(), spec.index_func());
         }
         let indexer = writer.reader();
-        let queue = config
-            .queue
-            .build(Arc::new(indexer.clone()), config.emit_replaced);
+        let queue = config.build_queue(Arc::new(indexer.clone()));
         Arc::new(Informer {
             queue,
             indexer,
@@ -429,7 +488,8 @@ impl Informer {
         clock: Arc<dyn Clock>,
     ) -> Result<Arc<SharedInformer<Object>>, InformerError> {
         let own = reflector.resync.unwrap_or_default();
-        let shared = Arc::new(SharedInformer::new(indexer, own, clock));
+        let shared =
+            Arc::new(SharedInformer::new(indexer, own, clock).sync_rule(self.config.sync_rule));
         let mut listeners = Vec::with_capacity(handlers.len());
         for spec in handlers {
             let registered = match spec.resync {

@@ -6,6 +6,7 @@
 //! terminal.
 
 pub mod backoff;
+mod client_go;
 mod controller;
 mod delta;
 mod delta_fifo;
@@ -29,6 +30,9 @@ mod test_handlers;
 pub(crate) mod test_objects;
 mod undelta_store;
 
+pub use client_go::{
+    ClientGoVersion, ClientGoVersionError, PreRelease, ReplaceTombstones, SyncRule,
+};
 pub use controller::{
     Batch, BatchHandler, ConsumerGroup, Controller, InPop, Notification, ResourceEventHandler,
     process_deltas,

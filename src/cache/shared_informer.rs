@@ -27,8 +27,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::object::Object;
 
-use super::controller::{Notification, ResourceEventHandler, process_deltas};
-use super::delta::{DeltaObject, Deltas};
+use super::client_go::SyncRule;
+use super::controller::{Notification, ResourceEventHandler, process_delta, process_deltas};
+use super::delta::{DeltaObject, DeltaType, Deltas};
 use super::indexer::{Indexer, IndexerReader};
 use super::listener::{ListenerHandler, ListenerId, ProcessorListener, UpstreamSynced};
 use super::processor::{Distribution, SharedProcessor};
@@ -165,6 +166,8 @@ pub struct SharedInformer<K> {
     block_deltas: Mutex<Indexer<K>>,
     /// The informer's `HasSynced` (the queue's), set by `start`; false before.
     upstream: Arc<OnceLock<UpstreamSynced>>,
+    /// Which notifications are sync notifications.
+    sync_rule: SyncRule,
 }
 
 impl<K> fmt::Debug for SharedInformer<K> {
@@ -201,7 +204,15 @@ where
             }),
             block_deltas: Mutex::new(indexer),
             upstream: Arc::new(OnceLock::new()),
+            sync_rule: SyncRule::ResourceVersion,
         }
+    }
+
+    /// Tells sync notifications as the client-go version of `rule` does (the default:
+    /// [`SyncRule::ResourceVersion`], v0.24 onwards).
+    pub fn sync_rule(mut self, rule: SyncRule) -> Self {
+        self.sync_rule = rule;
+        self
     }
 
     /// client-go's `AddEventHandler`: registers `handler` with the informer's default resync
@@ -359,8 +370,18 @@ where
             processor: &self.processor,
             batch,
             out: Vec::with_capacity(deltas.len()),
+            rule: self.sync_rule,
+            delta_type: DeltaType::Added,
         };
-        process_deltas(&mut distributor, &mut indexer, deltas, is_in_initial_list);
+        if self.sync_rule == SyncRule::ResourceVersion {
+            process_deltas(&mut distributor, &mut indexer, deltas, is_in_initial_list);
+        } else {
+            // The older rules read the delta's type, which `processDeltas` does not pass on.
+            for delta in deltas {
+                distributor.delta_type = delta.type_;
+                process_delta(&mut distributor, &mut indexer, delta, is_in_initial_list);
+            }
+        }
         distributor.out
     }
 
@@ -428,6 +449,9 @@ struct Distributor<'a, K> {
     processor: &'a SharedProcessor<K>,
     batch: u64,
     out: Vec<Distribution<K>>,
+    rule: SyncRule,
+    /// The type of the delta being applied (read by the rules before v0.24 only).
+    delta_type: DeltaType,
 }
 
 impl<K: ResourceVersioned> ResourceEventHandler<K> for Distributor<'_, K> {
@@ -436,14 +460,23 @@ impl<K: ResourceVersioned> ResourceEventHandler<K> for Distributor<'_, K> {
             obj: obj.clone(),
             is_in_initial_list,
         };
+        // Only v0.17's `HandleDeltas` makes an add a sync notification: a `Sync` delta's.
+        let sync = self.rule == SyncRule::DeltaType && self.delta_type == DeltaType::Sync;
         self.out.push(
             self.processor
-                .distribute_from(self.batch, notification, false),
+                .distribute_from(self.batch, notification, sync),
         );
     }
 
     fn on_update(&mut self, old: &Arc<K>, new: &Arc<K>) {
-        let sync = is_sync(old.as_ref(), new.as_ref());
+        let sync = match (self.rule, self.delta_type) {
+            (SyncRule::ResourceVersion, _) => is_sync(old.as_ref(), new.as_ref()),
+            (_, DeltaType::Sync) => true,
+            (SyncRule::SyncOrUnchangedReplaced, DeltaType::Replaced) => {
+                is_sync(old.as_ref(), new.as_ref())
+            }
+            _ => false,
+        };
         let notification = Notification::Update {
             old: old.clone(),
             new: new.clone(),

@@ -234,6 +234,18 @@ pub struct InformerArgs {
         default_missing_value = "true"
     )]
     pub legacy_sync: Option<bool>,
+    /// With `--fifo atomic`: release the queue's lock while a pop is processed, unless 2000
+    /// deltas wait, as client-go 1.36's UnlockWhileProcessingFIFO (default: on from
+    /// `--client-go 1.36`); a plain informer's slow handler then lets the queue grow and the
+    /// next batch pop take more.
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub unlock_while_processing: Option<bool>,
     /// Add an index to the Indexer (repeatable): namespace, label:<key>, labels,
     /// annotation:<key>, field:<dotted.path>, owner.
     #[arg(long = "index", value_name = "SPEC")]

@@ -22,7 +22,7 @@ use kubectl_deltas::render::printable;
 use tokio_util::sync::CancellationToken;
 
 use super::informer::{
-    QueueChoice, index_specs, lister_watcher, profile, reflector_config, reflector_failure_while,
+    index_specs, lister_watcher, profile, reflector_config, reflector_failure_while,
     refuse_secret_specs,
 };
 use super::one_shot::RetryNotes;
@@ -34,13 +34,12 @@ use crate::cli::profile::Profile;
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
     let profile = profile(&args.informer, &args.reflector)?;
-    let queue = QueueChoice::from_profile(&profile);
     // `--by` may repeat an `--index`: one index serves both.
     let mut specs = index_specs(&args.informer)?;
     if !specs.contains(&spec) {
         specs.push(spec.clone());
     }
-    let config = queue.informer_config(&specs, Consumption::Thread);
+    let config = profile.informer_config(&specs, Consumption::Thread);
     // Retries while listing a cluster are noted on stderr; a recording's are history.
     let sink: Arc<dyn InformerSink> = match &args.replay {
         Some(_) => Arc::new(NoSink),

@@ -5,12 +5,9 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{
-    Consumption, IndexSpec, InformerConfig, QueueKind, ReflectorConfig, ReflectorError,
-};
+use kubectl_deltas::cache::{IndexSpec, ReflectorConfig, ReflectorError};
 use kubectl_deltas::source::KubeListerWatcher;
 
-use super::pipeline::Settings;
 use super::target::Target;
 use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::profile::Profile;
@@ -49,68 +46,6 @@ pub fn refuse_secret_specs<'a>(
         ))
         .exit_with(Exit::Usage),
         None => Ok(()),
-    }
-}
-
-/// [`refuse_secret_specs`] for the `--query` and `--index` specs of a session.
-pub fn refuse_secret_queries(
-    settings: &Settings,
-    secrets: bool,
-    show_secret_data: bool,
-) -> anyhow::Result<()> {
-    let queries = settings.view.queries.iter().map(|q| ("--query", q.spec()));
-    let indices = settings.indices.iter().map(|spec| ("--index", spec));
-    refuse_secret_specs(queries.chain(indices), secrets, show_secret_data)
-}
-
-/// The queue between each Reflector and its Indexer and how the consumer pops it, as the
-/// resolved [`Profile`] says (`--client-go`, `--fifo`, `--batch-pop`, `--legacy-sync`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QueueChoice {
-    /// Which queue.
-    pub kind: QueueKind,
-    /// Most deltas one pop takes; always 1 for the DeltaFIFO.
-    pub batch_pop: usize,
-    /// `replace` queues `Sync` instead of `Replaced` (before client-go 1.18).
-    pub legacy_sync: bool,
-}
-
-impl QueueChoice {
-    /// From the resolved settings (which refused `--batch-pop` above 1 for a queue without
-    /// batch pops).
-    pub fn from_profile(profile: &Profile) -> Self {
-        QueueChoice {
-            kind: profile.fifo.value,
-            batch_pop: profile.batch_pop.value,
-            legacy_sync: profile.legacy_sync.value,
-        }
-    }
-
-    /// An informer with this queue, `indices`, and its consumer where `consumption` says.
-    pub fn informer_config(
-        &self,
-        indices: &[IndexSpec],
-        consumption: Consumption,
-    ) -> InformerConfig {
-        InformerConfig {
-            queue: self.kind,
-            emit_replaced: !self.legacy_sync,
-            batch_pop: self.batch_pop,
-            indices: indices.to_vec(),
-            consumption,
-            ..InformerConfig::default()
-        }
-    }
-}
-
-impl Default for QueueChoice {
-    /// The classic DeltaFIFO, one key per pop, `Replaced` deltas.
-    fn default() -> Self {
-        QueueChoice {
-            kind: QueueKind::Delta,
-            batch_pop: 1,
-            legacy_sync: false,
-        }
     }
 }
 

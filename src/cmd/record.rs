@@ -25,9 +25,7 @@ use kubectl_deltas::source::{
 };
 use tokio::sync::Notify;
 
-use super::informer::{
-    lister_watcher, profile, reflector_config, reflector_failure, refuse_secret_queries,
-};
+use super::informer::{lister_watcher, profile, reflector_config, reflector_failure};
 use super::pipeline::{
     Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags, stdout_reader_gone,
 };
@@ -62,7 +60,7 @@ async fn record(
 ) -> anyhow::Result<()> {
     let target = target::resolve(&args.access, &args.resource).await?;
     let secrets = Object::is_secret_resource(&target.resource.api_resource());
-    refuse_secret_queries(&settings, secrets, args.show_secret_data)?;
+    settings.refuse_secret_queries(secrets, args.show_secret_data)?;
     let recorder = Recorder::new(
         destination.clone(),
         RecordedResource::new(&target.resource.api_resource(), target.resource.namespaced)

@@ -25,7 +25,7 @@ use kubectl_deltas::source::recording::{
     InformerSlot, Pace, RecordedResource, RecordingListerWatcher, RecordingReader,
 };
 
-use super::informer::{at_least_a_second, refuse_secret_queries, strip_managed_fields};
+use super::informer::{at_least_a_second, strip_managed_fields};
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::profile::Profile;
@@ -102,7 +102,7 @@ async fn replay(
     };
     let lister_watcher = RecordingListerWatcher::new(reader, pace)?.on_resync(informer.clone());
     let secrets = Object::is_secret_resource(&lister_watcher.describe().api_resource);
-    refuse_secret_queries(&settings, secrets, settings.view.show_secret_data)?;
+    settings.refuse_secret_queries(secrets, settings.view.show_secret_data)?;
     settings.reflector = lister_watcher.reflector_config(settings.reflector.clone());
     // The informer's own resync period; its timer ticks on the recording's clock (see
     // `InformerConfig::external_resync`), never the Reflector's.
