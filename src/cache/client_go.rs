@@ -12,9 +12,12 @@
 //! | `PopBatch` of up to 1000 | [`batch_pop`](ClientGoVersion::batch_pop) | v0.35.0 |
 //! | streaming list (`WatchListClient`) | [`watch_list`](ClientGoVersion::watch_list) | v0.35.0 |
 //! | atomic RealFIFO, `UnlockWhileProcessingFIFO` | [`queue`](ClientGoVersion::queue), [`unlock_while_processing`](ClientGoVersion::unlock_while_processing) | v0.36.0 |
+//! | a failed streaming list falls back to a list at once | `ReflectorConfig::client_go` | v0.29.0 (v0.28: on 422 only) |
+//! | backoff resets 2 min after the last reset | [`backoff_resets_since_last_reset`](ClientGoVersion::backoff_resets_since_last_reset) | v0.36.0 |
 //!
-//! The Reflector this crate runs is v0.28's (`reflector.go` `ListAndWatch`): a version before
-//! 1.28 gets its queue and informer rules, not its Reflector ([`ClientGoVersion::reflector`]).
+//! The Reflector this crate runs is v0.28's (`reflector.go` `ListAndWatch`) with the later rules
+//! above (`ReflectorConfig::client_go`): a version before 1.28 gets its queue and informer rules,
+//! not its Reflector ([`ClientGoVersion::reflector`]).
 //!
 //! ```
 //! use kubectl_deltas::cache::{ClientGoVersion, InformerConfig, QueueKind, SyncRule};
@@ -248,6 +251,13 @@ impl ClientGoVersion {
     /// `UnlockWhileProcessingFIFO` (beta, on by default, v0.36): the atomic RealFIFO releases its
     /// lock while a pop is processed, unless 2000 deltas wait (`whileProcessing_locked`).
     pub fn unlock_while_processing(self) -> bool {
+        self.minor >= 36
+    }
+
+    /// The Reflector's backoff resets 2 minutes after its previous reset, not after the previous
+    /// backoff: `DelayWithReset` (apimachinery `backoff.go` @v0.36.3) replaced
+    /// `NewExponentialBackoffManager` in the v0.36 Reflector.
+    pub fn backoff_resets_since_last_reset(self) -> bool {
         self.minor >= 36
     }
 

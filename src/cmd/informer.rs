@@ -87,6 +87,7 @@ pub fn reflector_config(
     profile: &Profile,
 ) -> ReflectorConfig {
     let mut config = ReflectorConfig::default()
+        .client_go(profile.version)
         .consistent_list(reflector.consistent_list)
         .watch_list(profile.watch_list.value);
     if let Some(page_size) = reflector.page_size {

@@ -60,14 +60,9 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     // `replay` has no `--watch-list`: the recording says how the initial list came.
     refuse_store_flags(args.store.store, &args.informer, &view)?;
     let profile = Profile::resolve(&args.informer, None)?;
+    let reflector = base_config().client_go(profile.version);
     // Before any note: a flag the store refuses is the one line on stderr.
-    let settings = Settings::new(
-        view,
-        &args.informer,
-        profile,
-        args.store.store,
-        base_config(),
-    )?;
+    let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
     for note in notes {
         // Not `eprintln!`, which panics when stderr is a closed pipe.
         let _ = writeln!(std::io::stderr(), "kubectl-deltas: note: {note}");
