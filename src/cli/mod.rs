@@ -221,7 +221,8 @@ pub struct InformerArgs {
         hide_possible_values = true
     )]
     pub client_go: Option<String>,
-    /// Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go).
+    /// Resync period (`30s`, `5m`; `0` disables). As in client-go, a handler's period below 1s
+    /// is raised to 1s, the informer's own check period is not.
     #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
     pub resync: Period,
     /// Replace emits Sync deltas instead of Replaced, as before client-go 1.18

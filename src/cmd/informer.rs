@@ -97,7 +97,9 @@ pub fn reflector_config(
         config = config.watch_timeout(timeout);
     }
     if let Some(period) = informer.resync.0 {
-        config = config.resync(at_least_a_second("--resync", period));
+        // Not raised to a second: client-go raises only handlers' periods
+        // (`AddEventHandlerWithResyncPeriod`), never the informer's own (`ResyncPlan`).
+        config = config.resync(period);
     }
     if let Some(period) = reflector.verify_every.0 {
         config = config.verify_every(at_least_a_second("--verify-every", period));
@@ -108,8 +110,9 @@ pub fn reflector_config(
     config
 }
 
-/// client-go's floor for resync periods (`minimumResyncPeriod`), which it raises smaller ones
-/// to with a warning; used for `--verify-every` too, each verification being a full list.
+/// client-go's floor for handlers' resync periods (`minimumResyncPeriod`), which it raises
+/// smaller ones to with a warning; this tool's floor for `--verify-every`, each verification
+/// being a full list.
 const MINIMUM_PERIOD: Duration = Duration::from_secs(1);
 
 pub fn at_least_a_second(flag: &str, period: Duration) -> Duration {
@@ -126,7 +129,8 @@ pub fn strip_managed_fields(config: ReflectorConfig) -> ReflectorConfig {
 }
 
 /// What the Reflector gave up on. 401, 403 and 404 are the cluster refusing access (exit 3), with a
-/// note on what a controller would do instead; anything else is a runtime error.
+/// note on what a controller would do instead; anything else is a runtime error, with the same
+/// note for a 400 or 422 (a request the server refuses).
 pub fn reflector_failure(error: ReflectorError, target: &Target) -> anyhow::Error {
     reflector_failure_while("watching", error, target)
 }
@@ -141,6 +145,10 @@ pub fn reflector_failure_while(
     let refused = source.is_auth() || source.is_not_found();
     let (exit, note) = if refused {
         (Exit::ClusterAccess, Some(informer_would_hang(&error)))
+    } else if source.is_invalid() {
+        // 400/422: the request itself is refused (a bad selector, say); client-go retries it
+        // forever all the same.
+        (Exit::Runtime, Some(informer_would_hang(&error)))
     } else {
         (Exit::Runtime, None)
     };

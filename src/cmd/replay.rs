@@ -25,7 +25,7 @@ use kubectl_deltas::source::recording::{
     InformerSlot, Pace, RecordedResource, RecordingListerWatcher, RecordingReader,
 };
 
-use super::informer::{at_least_a_second, strip_managed_fields};
+use super::informer::strip_managed_fields;
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::profile::Profile;
@@ -101,7 +101,8 @@ async fn replay(
     settings.reflector = lister_watcher.reflector_config(settings.reflector.clone());
     // The informer's own resync period; its timer ticks on the recording's clock (see
     // `InformerConfig::external_resync`), never the Reflector's.
-    settings.reflector.resync = resync.map(|period| at_least_a_second("--resync", period));
+    // Not raised to a second: only handlers' periods are, by the shared informer.
+    settings.reflector.resync = resync.filter(|period| !period.is_zero());
     settings
         .profile
         .replayed(lister_watcher.starts_with_watch());

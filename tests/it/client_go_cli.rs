@@ -590,3 +590,68 @@ async fn real_fifo_unlocked_while_processing_lets_a_slow_plain_handler_batch_the
         "locked: {locked:?}, unlocked: {unlocked:?}"
     );
 }
+
+/// `AddEventHandlerWithResyncPeriod` raises a handler's period below `minimumResyncPeriod` (1 s),
+/// but `NewSharedIndexInformer`'s own period, the resync check period, is never raised: with
+/// `--resync 500ms` the Reflector's resync timer ticks every 500 ms.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_informers_resync_period_is_not_raised_to_a_second_only_handlers_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("relist.jsonl");
+    std::fs::write(&file, RELIST).unwrap();
+    let file = file.to_str().unwrap();
+    let resyncs = |jsonl: &str| {
+        json_lines(jsonl.as_bytes())
+            .iter()
+            .filter(|l| l["event"] == "resync")
+            .filter(|l| l["time"].as_str().unwrap() < "2026-01-05T10:00:15")
+            .count()
+    };
+    let plain = replay(file, &["--resync", "500ms", "-o", "jsonl"]).await;
+    assert_eq!(resyncs(&plain), 29, "{plain}");
+    // A handler inherits 500 ms, raised to 1 s: it is due at every other check.
+    let handled = replay(
+        file,
+        &[
+            "--resync",
+            "500ms",
+            "--handler",
+            "web",
+            "--view",
+            "both",
+            "-o",
+            "jsonl",
+        ],
+    )
+    .await;
+    let syncs = json_lines(handled.as_bytes())
+        .iter()
+        .filter(|l| l["kind"] == "notification" && l["isSync"] == true)
+        .filter(|l| l["delivered"] == true)
+        .filter(|l| l["time"].as_str().unwrap() < "2026-01-05T10:00:15")
+        .count();
+    // Two objects, resynced at 1, 2, … 14 s: the checks at 0.5, 1.5, … find web not due.
+    assert_eq!(syncs, 2 * 14, "{handled}");
+}
+
+/// A list answered 422: client-go's `ListAndWatch` retries it forever (`Reflector.Run`'s
+/// `BackoffUntil`); this tool stops, and says on a `note:` line what an informer would do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_refused_as_invalid_stops_with_a_note_on_what_client_go_would_do() {
+    use crate::support::fake_apiserver::{Fault, Verb};
+    let server = FakeApiServer::start().await;
+    server.inject(
+        Fault::custom_status(422, "Invalid", "unable to parse requirement")
+            .on(Verb::List)
+            .for_resource("configmaps"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let out = run(kubeconfig, &["watch", "cm", "--until-synced", "-q"]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.lines().any(|l| l.starts_with("kubectl-deltas: note: a client-go informer does not stop here")),
+        "{err}"
+    );
+}

@@ -546,7 +546,10 @@ impl<L: ListerWatcher> Machine<L> {
     fn fall_back_or_retry(&mut self, error: SourceError) -> State {
         let falls_back = match self.config.watch_list_fallback {
             WatchListFallback::AnyError => true,
-            WatchListFallback::InvalidOnly => error.is_invalid(),
+            // `apierrors.IsInvalid`: 422 only, not the 400 that `is_invalid` also takes.
+            WatchListFallback::InvalidOnly => error
+                .status()
+                .is_some_and(|s| s.code == 422 || s.reason == "Invalid"),
         };
         if !falls_back {
             let next = self.relist();
