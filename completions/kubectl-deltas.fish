@@ -83,8 +83,10 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 1.35\t''
 1.36\t''
 latest\t''"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l resync -d 'Resync period (`30s`, `5m`; `0` disables). As in client-go, a handler\'s period below 1s is raised to 1s, the informer\'s own check period is not' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)' -r -f -a "true\t''
+false\t''"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l unlock-while-processing -d 'With `--fifo atomic`: release the queue\'s lock while a pop is processed, unless 2000 deltas wait, as client-go 1.36\'s UnlockWhileProcessingFIFO (default: on from `--client-go 1.36`); a plain informer\'s slow handler then lets the queue grow and the next batch pop take more' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md). Default: the `--client-go` version\'s (delta for 1.32)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
@@ -150,8 +152,10 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l 
 1.35\t''
 1.36\t''
 latest\t''"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l resync -d 'Resync period (`30s`, `5m`; `0` disables). As in client-go, a handler\'s period below 1s is raised to 1s, the informer\'s own check period is not' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)' -r -f -a "true\t''
+false\t''"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l unlock-while-processing -d 'With `--fifo atomic`: release the queue\'s lock while a pop is processed, unless 2000 deltas wait, as client-go 1.36\'s UnlockWhileProcessingFIFO (default: on from `--client-go 1.36`); a plain informer\'s slow handler then lets the queue grow and the next batch pop take more' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md). Default: the `--client-go` version\'s (delta for 1.32)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
@@ -208,8 +212,10 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 1.35\t''
 1.36\t''
 latest\t''"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l resync -d 'Resync period (`30s`, `5m`; `0` disables). As in client-go, a handler\'s period below 1s is raised to 1s, the informer\'s own check period is not' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)' -r -f -a "true\t''
+false\t''"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l unlock-while-processing -d 'With `--fifo atomic`: release the queue\'s lock while a pop is processed, unless 2000 deltas wait, as client-go 1.36\'s UnlockWhileProcessingFIFO (default: on from `--client-go 1.36`); a plain informer\'s slow handler then lets the queue grow and the next batch pop take more' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md). Default: the `--client-go` version\'s (delta for 1.32)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
@@ -274,8 +280,10 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l
 1.35\t''
 1.36\t''
 latest\t''"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l resync -d 'Resync period (`30s`, `5m`; `0` disables; below 1s means 1s, as in client-go)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l resync -d 'Resync period (`30s`, `5m`; `0` disables). As in client-go, a handler\'s period below 1s is raised to 1s, the informer\'s own check period is not' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l legacy-sync -d 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)' -r -f -a "true\t''
+false\t''"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l unlock-while-processing -d 'With `--fifo atomic`: release the queue\'s lock while a pop is processed, unless 2000 deltas wait, as client-go 1.36\'s UnlockWhileProcessingFIFO (default: on from `--client-go 1.36`); a plain informer\'s slow handler then lets the queue grow and the next batch pop take more' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l index -d 'Add an index to the Indexer (repeatable): namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l fifo -d 'The queue between Reflector and Indexer: the classic DeltaFIFO, or client-go ≥ 1.33\'s RealFIFO, or RealFIFO with atomic whole-list deltas, or the plain FIFO (docs/queues.md). Default: the `--client-go` version\'s (delta for 1.32)' -r -f -a "delta\t'client-go\'s DeltaFIFO: deltas merged per key, deletions deduplicated (before 1.33)'
