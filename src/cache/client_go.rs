@@ -37,7 +37,9 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
+use super::delta_fifo::ReplaceTombstones;
 use super::queue::QueueKind;
+use super::shared_informer::SyncRule;
 
 /// A `k8s.io/client-go` release: `v0.MINOR.PATCH`, optionally a pre-release of `.0`
 /// (`v0.36.0-alpha.1`). Kubernetes numbers the same release `1.MINOR.PATCH`.
@@ -92,35 +94,6 @@ pub enum ClientGoVersionError {
         newest = ClientGoVersion::NEWEST_MINOR
     )]
     Unknown(String),
-}
-
-/// Which update a shared informer hands only to the handlers whose resync is due (its `isSync`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SyncRule {
-    /// Before v0.18 (`HandleDeltas` @v0.17.17: `isSync := d.Type == Sync`): every notification a
-    /// `Sync` delta makes, an add as well as an update, and nothing else. A relist queues `Sync`
-    /// deltas then, so what it finds new or changed reaches only the syncing handlers.
-    DeltaType,
-    /// v0.18 to v0.23 (`HandleDeltas` @v0.18.0 … @v0.23.17): an update made by a `Sync` delta, or
-    /// by a `Replaced` delta that left the resourceVersion unchanged; never an add, never an
-    /// `Added`/`Updated` delta.
-    SyncOrUnchangedReplaced,
-    /// From v0.24 (`sharedIndexInformer.OnUpdate` @v0.24.0): any update whose old and new
-    /// resourceVersions are equal, whatever the delta; never an add.
-    ResourceVersion,
-}
-
-/// What a DeltaFIFO's `Replace` does about keys missing from the list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReplaceTombstones {
-    /// Before a01b5a2a9 (`DeltaFIFO.Replace` @v0.26.3): with known objects, a tombstone for every
-    /// known key absent from the list, carrying the known object; a key queued but never applied
-    /// gets none and stays in the queue. Without known objects, the queued keys are checked.
-    KnownObjects,
-    /// From a01b5a2a9 (`DeltaFIFO.Replace` @v0.27.0, backported to v0.24.13, v0.25.9, v0.26.4):
-    /// first a tombstone for every queued key absent from the list (carrying its newest queued
-    /// object), then one for every known key absent from both.
-    QueueFirst,
 }
 
 impl ClientGoVersion {

@@ -30,7 +30,6 @@ use crate::cache::CacheObject;
 use hashbrown::hash_map::EntryRef;
 use hashbrown::{HashMap, HashSet};
 
-use super::client_go::ReplaceTombstones;
 use super::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
 use super::queue::{FifoStats, PoppedDeltas, Queue, QueueKind};
 use super::store::KnownObjects;
@@ -55,6 +54,19 @@ pub enum PopError<E> {
     /// `process` failed (the batch was requeued if it asked for it).
     #[error("processing a popped batch failed")]
     Process(#[source] E),
+}
+
+/// What a DeltaFIFO's `Replace` does about keys missing from the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplaceTombstones {
+    /// Before a01b5a2a9 (`DeltaFIFO.Replace` @v0.26.3): with known objects, a tombstone for every
+    /// known key absent from the list, carrying the known object; a key queued but never applied
+    /// gets none and stays in the queue. Without known objects, the queued keys are checked.
+    KnownObjects,
+    /// From a01b5a2a9 (`DeltaFIFO.Replace` @v0.27.0, backported to v0.24.13, v0.25.9, v0.26.4):
+    /// first a tombstone for every queued key absent from the list (carrying its newest queued
+    /// object), then one for every known key absent from both.
+    QueueFirst,
 }
 
 /// A batch taken from the FIFO, with what `process` returned for it.

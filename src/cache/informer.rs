@@ -39,10 +39,10 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::client_go::{ClientGoVersion, ReplaceTombstones, SyncRule};
+use super::client_go::ClientGoVersion;
 use super::controller::{Batch, ConsumerGroup, Controller, InPop};
 use super::delta::DeltaObject;
-use super::delta_fifo::DeltaFifo;
+use super::delta_fifo::{DeltaFifo, ReplaceTombstones};
 use super::index_spec::IndexSpec;
 use super::indexer::{Indexer, IndexerReader};
 use super::listener::{ListenerHandler, ProcessorListener};
@@ -53,7 +53,7 @@ use super::reflector::{
     Clock, Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
     ReflectorObserver, ReflectorStore,
 };
-use super::shared_informer::{SharedInformer, SharedInformerError};
+use super::shared_informer::{SharedInformer, SharedInformerError, SyncRule};
 use super::store::KnownObjects;
 use crate::object::Object;
 

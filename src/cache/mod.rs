@@ -30,15 +30,13 @@ mod test_handlers;
 pub(crate) mod test_objects;
 mod undelta_store;
 
-pub use client_go::{
-    ClientGoVersion, ClientGoVersionError, PreRelease, ReplaceTombstones, SyncRule,
-};
+pub use client_go::{ClientGoVersion, ClientGoVersionError, PreRelease};
 pub use controller::{
     Batch, BatchHandler, ConsumerGroup, Controller, InPop, Notification, ResourceEventHandler,
     process_deltas,
 };
 pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
-pub use delta_fifo::{DeltaFifo, PopError, Popped, ProcessError};
+pub use delta_fifo::{DeltaFifo, PopError, Popped, ProcessError, ReplaceTombstones};
 pub use expiration_cache::{ExpirationCache, ExpirationPolicy, TimestampedEntry, TtlPolicy};
 pub use fifo::{Fifo, PoppedObject};
 pub use index_spec::{INDEX_SPEC_FORMS, IndexSpec, IndexSpecError};
@@ -61,7 +59,7 @@ pub use resync_plan::{
     HandlerResync, MINIMUM_RESYNC_PERIOD, ResyncPlan, ResyncWarning, determine_resync_period,
 };
 pub use shared_informer::{
-    Registration, ResourceVersioned, SharedInformer, SharedInformerError, is_sync,
+    Registration, ResourceVersioned, SharedInformer, SharedInformerError, SyncRule, is_sync,
 };
 pub use store::{
     CacheObject, KnownObjects, key_from_parts, object_key, split_key, write_object_key,

@@ -27,7 +27,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::object::Object;
 
-use super::client_go::SyncRule;
 use super::controller::{Notification, ResourceEventHandler, process_delta, process_deltas};
 use super::delta::{DeltaObject, DeltaType, Deltas};
 use super::indexer::{Indexer, IndexerReader};
@@ -61,6 +60,22 @@ impl ResourceVersioned for Object {
 /// relist found unchanged, or any update that did not change the object.
 pub fn is_sync<K: ResourceVersioned + ?Sized>(old: &K, new: &K) -> bool {
     old.resource_version().unwrap_or("") == new.resource_version().unwrap_or("")
+}
+
+/// Which update a shared informer hands only to the handlers whose resync is due (its `isSync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncRule {
+    /// Before v0.18 (`HandleDeltas` @v0.17.17: `isSync := d.Type == Sync`): every notification a
+    /// `Sync` delta makes, an add as well as an update, and nothing else. A relist queues `Sync`
+    /// deltas then, so what it finds new or changed reaches only the syncing handlers.
+    DeltaType,
+    /// v0.18 to v0.23 (`HandleDeltas` @v0.18.0 … @v0.23.17): an update made by a `Sync` delta, or
+    /// by a `Replaced` delta that left the resourceVersion unchanged; never an add, never an
+    /// `Added`/`Updated` delta.
+    SyncOrUnchangedReplaced,
+    /// From v0.24 (`sharedIndexInformer.OnUpdate` @v0.24.0): any update whose old and new
+    /// resourceVersions are equal, whatever the delta; never an add.
+    ResourceVersion,
 }
 
 /// Why a handler could not be registered, or the informer not started.
