@@ -16,6 +16,7 @@
 //! | `informer/` | one resource's [`Informer`]: the consumer ([`Controller`], [`process_deltas`]) and a shared informer's handlers ([`SharedInformer`] → [`SharedProcessor`] → [`ProcessorListener`]) | `controller.go`, `shared_informer.go` |
 //! | `workqueue/` | what a controller does with its handlers' notifications: client-go's `util/workqueue` (the queue with its dirty and processing sets, the delaying heap, the rate limiters) and controller-runtime's worker loop, on the caller's clock | `util/workqueue`, controller-runtime's `internal/controller` |
 //! | `testing.rs` | fakes for tests of code built on the cache (the `testing` feature): a manual clock, a scripted `ListerWatcher` | `tools/cache/testing` |
+//! | `client_go.rs` | which client-go version builds which informer: [`ClientGoVersion`] and its rules, `InformerConfig::client_go` | `features/known_features.go`, each rule's tag |
 //! | `delta.rs`, `key.rs`, `clock.rs` | the vocabulary every folder shares: deltas, store keys, time | `delta_fifo.go`'s `Delta`, `store.go`'s key functions, `clock` |
 //!
 //! Imports point one way, against the flow of data where a contract is owned by its user: the
@@ -26,6 +27,7 @@
 //! receives keys, not objects). Pure logic: no network, no terminal,
 //! nothing from `source/`, `render/` or the binary.
 
+mod client_go;
 mod clock;
 mod delta;
 pub mod informer;
@@ -42,6 +44,7 @@ pub(crate) mod test_objects;
 pub mod testing;
 pub mod workqueue;
 
+pub use client_go::{ClientGoVersion, ClientGoVersionError, PreRelease};
 pub use clock::{Clock, TokioClock};
 pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
 pub use informer::{
@@ -49,13 +52,13 @@ pub use informer::{
     HandlerResync, InPop, Informer, InformerConfig, InformerError, InformerKind, InformerSink,
     ListenerHandler, ListenerId, ListenerStats, MINIMUM_RESYNC_PERIOD, NoSink, Notification,
     ProcessorListener, Registration, ResourceEventHandler, ResourceVersioned, ResyncPlan,
-    ResyncWarning, SharedInformer, SharedInformerError, SharedProcessor, UpstreamSynced,
-    determine_resync_period, is_sync, process_deltas,
+    ResyncWarning, SharedInformer, SharedInformerError, SharedProcessor, SyncRule, UpstreamSynced,
+    determine_resync_period, is_sync, process_delta, process_deltas,
 };
 pub use key::{CacheObject, key_from_parts, object_key, split_key, write_object_key};
 pub use queue::{
     DeltaFifo, Fifo, FifoStats, PopError, Popped, PoppedDeltas, PoppedObject, ProcessError, Queue,
-    QueueKind, RealFifo,
+    QueueKind, RealFifo, ReplaceTombstones,
 };
 pub use reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,

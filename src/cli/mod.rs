@@ -330,8 +330,9 @@ pub struct InformerArgs {
     pub client_go: Option<String>,
     /// Resync period (`30s`, `5m`; `0` disables).
     ///
-    /// Below 1s means 1s, as in client-go. `replay` without it takes the recorded informer's
-    /// period from the recording.
+    /// As in client-go, a handler's period below 1s is raised to 1s, the informer's own check
+    /// period is not. `replay` without it takes the recorded informer's period from the
+    /// recording.
     // `None` when not given: a replay then reads the period from the recording, which an
     // explicit `--resync 0` overrides.
     #[arg(long, value_name = "DURATION", value_parser = parse_period)]
@@ -347,6 +348,18 @@ pub struct InformerArgs {
         default_missing_value = "true"
     )]
     pub legacy_sync: Option<bool>,
+    /// With `--fifo atomic`: release the queue's lock while a pop is processed, unless 2000
+    /// deltas wait, as client-go 1.36's UnlockWhileProcessingFIFO (default: on from
+    /// `--client-go 1.36`); a plain informer's slow handler then lets the queue grow and the
+    /// next batch pop take more.
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub unlock_while_processing: Option<bool>,
     /// Add an index to the Indexer (repeatable; `field:spec.nodeName`).
     ///
     /// SPEC is one of namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>,

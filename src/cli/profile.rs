@@ -1,35 +1,7 @@
-//! `--client-go VERSION`: what an informer built with that client-go version does by default, and
-//! how the explicit flags (`--fifo`, `--batch-pop`, `--legacy-sync`, `--watch-list`) override it.
-//!
-//! The table, each row checked against client-go's source (`features/known_features.go` for the
-//! gates and their defaults; `tools/cache`):
-//!
-//! | client-go | queue | pop | relist deltas | initial list | unlock while processing |
-//! | --- | --- | --- | --- | --- | --- |
-//! | 1.17 | DeltaFIFO | one key | `Sync` | LIST pages | – |
-//! | 1.18 – 1.32 | DeltaFIFO | one key | `Replaced` | LIST pages | – |
-//! | 1.33, 1.34 | RealFIFO | one delta | `Replaced` | LIST pages | – |
-//! | 1.35 | RealFIFO | up to 1000 | `Replaced` | streaming | – |
-//! | 1.36 | RealFIFO, atomic | up to 1000 | `ReplacedAll` | streaming | on |
-//!
-//! - Queue: `newQueueFIFO` (`controller.go`) builds a RealFIFO when `InOrderInformers` is on
-//!   (beta, on by default, in 1.33; GA and locked in 1.36), with `AtomicEvents` when
-//!   `AtomicFIFO` is on (beta, on by default, in 1.36); a DeltaFIFO otherwise.
-//! - `Replaced`: the shared informer asks its DeltaFIFO for `EmitDeltaTypeReplaced`, added by
-//!   kubernetes#86015 in 1.18 (client-go v0.18.0); before, a relist queued `Sync` deltas. 1.17 is
-//!   the oldest version accepted: the first with client-go's `v0.x` tags, and the last with `Sync`.
-//! - Pops: `processLoop` (`controller.go`) pops with `PopBatch` when `InOrderInformersBatchProcess`
-//!   is on (beta, on by default, in 1.35), the queue has `PopBatch` (a RealFIFO; a DeltaFIFO has
-//!   none) and the informer sets `ProcessBatch` (the shared informer's `handleBatchDeltas`). A
-//!   batch is at most `defaultBatchSize` = 1000 deltas (`the_real_fifo.go`): `--batch-pop 1000`.
-//! - Streaming list: the Reflector uses a watch with `sendInitialEvents` when `WatchListClient` is
-//!   on (beta since 1.30, on by default from 1.35): `--watch-list`.
-//! - Unlock while processing: `UnlockWhileProcessingFIFO` (beta, on by default, in 1.36) makes the
-//!   RealFIFO release its lock while the pop's process function runs (`whileProcessing_locked`),
-//!   so the Reflector can queue meanwhile, unless 2000 deltas already wait; client-go allows it
-//!   only with `AtomicEvents` (`NewRealFIFOWithOptions`). This tool shows it and changes nothing
-//!   for it: its handler runs after the pop, never under the queue's lock, so the Reflector never
-//!   waits for a handler here either way.
+//! `--client-go VERSION`: the informer that client-go version builds by default
+//! ([`ClientGoVersion`], whose rules, each checked against client-go's source, live in the
+//! library: `cache::client_go`), and how the explicit flags (`--fifo`, `--batch-pop`,
+//! `--legacy-sync`, `--unlock-while-processing`, `--watch-list`) override it.
 //!
 //! The default is 1.32, the last DeltaFIFO informer: the queue this tool is about.
 
@@ -37,7 +9,7 @@ use std::ffi::OsStr;
 
 use anyhow::anyhow;
 use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
-use kubectl_deltas::cache::QueueKind;
+use kubectl_deltas::cache::{ClientGoVersion, Consumption, IndexSpec, InformerConfig, QueueKind};
 use kubectl_deltas::render::profile::{
     InformerProfile, ProfileChoice, ProfileSetting, SettingOrigin, SettingValue,
 };
@@ -48,17 +20,14 @@ use super::InformerArgs;
 use super::exit::{Exit, WithExit};
 
 /// The oldest minor version `--client-go` accepts.
-pub const OLDEST: u32 = 17;
+pub const OLDEST: u32 = ClientGoVersion::OLDEST_MINOR;
 /// The newest minor version whose informer defaults are known: `latest`.
-pub const NEWEST: u32 = 36;
+pub const NEWEST: u32 = ClientGoVersion::NEWEST_MINOR;
 /// Without `--client-go`.
 pub const DEFAULT: u32 = 32;
 
-/// `defaultBatchSize` of client-go's RealFIFO: the most deltas one `PopBatch` takes.
-const CLIENT_GO_BATCH_SIZE: usize = 1000;
-
 /// Every value `--client-go` offers to complete: `1.17` … `1.36`, `latest`. Any other spelling
-/// of these versions is accepted too ([`parse_version`]).
+/// of these versions is accepted too ([`ClientGoVersion`]'s parser).
 const OFFERED: [&str; (NEWEST - OLDEST + 2) as usize] = [
     "1.17", "1.18", "1.19", "1.20", "1.21", "1.22", "1.23", "1.24", "1.25", "1.26", "1.27", "1.28",
     "1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "latest",
@@ -85,26 +54,6 @@ impl TypedValueParser for ClientGoParser {
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
         Some(Box::new(OFFERED.iter().copied().map(PossibleValue::new)))
     }
-}
-
-/// The minor version `text` names: `1.35`, `1.35.2`, `v1.35`, or client-go's own module version
-/// `0.35`, `v0.35.1`; `latest` is [`NEWEST`]. `None` for anything else, including versions
-/// outside [`OLDEST`]..=[`NEWEST`].
-pub fn parse_version(text: &str) -> Option<(u32, ProfileChoice)> {
-    let text = text.trim();
-    if text.eq_ignore_ascii_case("latest") {
-        return Some((NEWEST, ProfileChoice::Latest));
-    }
-    let text = text.strip_prefix('v').unwrap_or(text);
-    let mut parts = text.split('.');
-    let major = parts.next()?;
-    let minor: u32 = parts.next()?.parse().ok()?;
-    let patch_ok = match parts.next() {
-        None => true,
-        Some(patch) => patch.parse::<u32>().is_ok() && parts.next().is_none(),
-    };
-    let known = (OLDEST..=NEWEST).contains(&minor);
-    (matches!(major, "0" | "1") && patch_ok && known).then_some((minor, ProfileChoice::Given))
 }
 
 /// One resolved setting and who decided it.
@@ -139,8 +88,8 @@ impl<T> Resolved<T> {
 /// A client-go version's informer defaults, with the command line's flags applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {
-    /// The minor version: 32 for client-go 1.32 (v0.32).
-    pub minor: u32,
+    /// The version: `1.32` (its newest patch) without `--client-go`.
+    pub version: ClientGoVersion,
     /// How it was chosen.
     pub chosen: ProfileChoice,
     /// The queue between Reflector and Indexer.
@@ -151,29 +100,32 @@ pub struct Profile {
     pub legacy_sync: Resolved<bool>,
     /// The initial list through a streaming watch.
     pub watch_list: Resolved<bool>,
-    /// The queue's lock released while a pop is processed (shown only; see the module
-    /// documentation).
+    /// The atomic queue's lock released while a pop is processed.
     pub unlock_while_processing: Resolved<bool>,
 }
 
 impl Profile {
     /// The profile `--client-go` asks for (the default without it), overridden by the informer's
     /// flags and `watch_list` (`--watch-list`, where the command has it). A version not in the
-    /// table, and `--batch-pop` above 1 with a queue that has no batch pops, are usage errors.
+    /// table, `--batch-pop` above 1 with a queue that has no batch pops, and
+    /// `--unlock-while-processing` without the atomic queue are usage errors.
     pub fn resolve(informer: &InformerArgs, watch_list: Option<bool>) -> anyhow::Result<Self> {
-        let (minor, chosen) = match informer.client_go.as_deref() {
-            None => (DEFAULT, ProfileChoice::Default),
-            Some(text) => parse_version(text)
-                .ok_or_else(|| {
-                    anyhow!(
-                        "--client-go {text:?} is not a client-go version this tool knows: \
-                         expected 1.{OLDEST} to 1.{NEWEST} (or v0.{OLDEST} to v0.{NEWEST}), or \
-                         latest"
-                    )
-                })
-                .exit_with(Exit::Usage)?,
+        let (version, chosen) = match informer.client_go.as_deref() {
+            None => (
+                ClientGoVersion::minor_release(DEFAULT).expect("the default version is known"),
+                ProfileChoice::Default,
+            ),
+            Some(text) if text.trim().eq_ignore_ascii_case("latest") => {
+                (ClientGoVersion::LATEST, ProfileChoice::Latest)
+            }
+            Some(text) => (
+                text.parse::<ClientGoVersion>()
+                    .map_err(|error| anyhow!("--client-go: {error}"))
+                    .exit_with(Exit::Usage)?,
+                ProfileChoice::Given,
+            ),
         };
-        let fifo = Resolved::flag_or(informer.fifo.map(QueueKind::from), default_queue(minor));
+        let fifo = Resolved::flag_or(informer.fifo.map(QueueKind::from), version.queue());
         let batched_queue = matches!(fifo.value, QueueKind::Real | QueueKind::Atomic);
         let batch_pop = match informer.batch_pop {
             Some(n) => {
@@ -187,19 +139,27 @@ impl Profile {
                 }
             }
             // client-go pops a batch only from a queue that has PopBatch: a RealFIFO.
-            None if batched_queue && minor >= 35 => Resolved::profile(CLIENT_GO_BATCH_SIZE),
+            None if batched_queue => Resolved::profile(version.batch_pop()),
             None => Resolved::profile(1),
         };
+        let atomic = fifo.value == QueueKind::Atomic;
+        let unlock_while_processing = match informer.unlock_while_processing {
+            Some(true) if !atomic => {
+                return Err(anyhow!(
+                    "--unlock-while-processing needs --fifo atomic (or --client-go 1.36): \
+                     client-go's RealFIFO refuses UnlockWhileProcessing without AtomicEvents"
+                ))
+                .exit_with(Exit::Usage);
+            }
+            flag => Resolved::flag_or(flag, atomic && version.unlock_while_processing()),
+        };
         Ok(Profile {
-            minor,
+            version,
             chosen,
             batch_pop,
-            legacy_sync: Resolved::flag_or(informer.legacy_sync, minor < 18),
-            watch_list: Resolved::flag_or(watch_list, minor >= 35),
-            // client-go refuses it without atomic events.
-            unlock_while_processing: Resolved::profile(
-                minor >= 36 && fifo.value == QueueKind::Atomic,
-            ),
+            legacy_sync: Resolved::flag_or(informer.legacy_sync, !version.emit_replaced()),
+            watch_list: Resolved::flag_or(watch_list, version.watch_list()),
+            unlock_while_processing,
             fifo,
         })
     }
@@ -213,58 +173,83 @@ impl Profile {
         };
     }
 
-    /// What the first row of each informer says: the version and every setting.
+    /// The informer the version builds ([`InformerConfig::client_go`]) with the flags' settings,
+    /// `indices`, and its consumer where `consumption` says.
+    pub fn informer_config(
+        &self,
+        indices: &[IndexSpec],
+        consumption: Consumption,
+    ) -> InformerConfig {
+        InformerConfig {
+            queue: self.fifo.value,
+            emit_replaced: !self.legacy_sync.value,
+            batch_pop: self.batch_pop.value,
+            unlock_while_processing: self.unlock_while_processing.value,
+            indices: indices.to_vec(),
+            consumption,
+            ..InformerConfig::client_go(self.version)
+        }
+    }
+
+    /// Whether handlers' registrations have their own `HasSynced` (client-go 1.27 onwards).
+    pub fn has_registration_synced(&self) -> bool {
+        self.version.has_registration_synced()
+    }
+
+    /// What the first row of each informer says: the version and every setting; before 1.28,
+    /// also that the Reflector is 1.28's.
     pub fn describe(&self) -> InformerProfile {
-        let fifo = match self.fifo.value {
-            QueueKind::Delta => "delta",
-            QueueKind::Real => "real",
-            QueueKind::Atomic => "atomic",
-            QueueKind::Plain => "plain",
-        };
         let setting = |name, value, from| ProfileSetting { name, value, from };
+        let mut settings = vec![
+            setting(
+                "fifo",
+                SettingValue::Word(self.fifo.value.as_str()),
+                self.fifo.from,
+            ),
+            setting(
+                "batch-pop",
+                SettingValue::Number(self.batch_pop.value as u64),
+                self.batch_pop.from,
+            ),
+            setting(
+                "legacy-sync",
+                SettingValue::Switch(self.legacy_sync.value),
+                self.legacy_sync.from,
+            ),
+            setting(
+                "watch-list",
+                SettingValue::Switch(self.watch_list.value),
+                self.watch_list.from,
+            ),
+            setting(
+                "unlock-while-processing",
+                SettingValue::Switch(self.unlock_while_processing.value),
+                self.unlock_while_processing.from,
+            ),
+        ];
+        if self.version.reflector() != self.version.minor() {
+            // This tool runs no older Reflector: say so where the version is named.
+            settings.push(setting(
+                "reflector",
+                SettingValue::Word(REFLECTOR),
+                SettingOrigin::Profile,
+            ));
+        }
         InformerProfile {
-            client_go: format!("1.{}", self.minor),
+            client_go: self.version.to_string(),
             chosen: self.chosen,
-            settings: vec![
-                setting("fifo", SettingValue::Word(fifo), self.fifo.from),
-                setting(
-                    "batch-pop",
-                    SettingValue::Number(self.batch_pop.value as u64),
-                    self.batch_pop.from,
-                ),
-                setting(
-                    "legacy-sync",
-                    SettingValue::Switch(self.legacy_sync.value),
-                    self.legacy_sync.from,
-                ),
-                setting(
-                    "watch-list",
-                    SettingValue::Switch(self.watch_list.value),
-                    self.watch_list.from,
-                ),
-                setting(
-                    "unlock-while-processing",
-                    SettingValue::Switch(self.unlock_while_processing.value),
-                    self.unlock_while_processing.from,
-                ),
-            ],
+            settings,
         }
     }
 }
+
+/// The oldest Reflector this tool runs ([`ClientGoVersion::reflector`]).
+const REFLECTOR: &str = "1.28";
 
 impl Default for Profile {
     /// The default profile without any flag.
     fn default() -> Self {
         Profile::resolve(&InformerArgs::default(), None).expect("the default profile resolves")
-    }
-}
-
-/// The queue an informer of client-go 1.`minor` runs with its gates at their defaults.
-fn default_queue(minor: u32) -> QueueKind {
-    match minor {
-        36.. => QueueKind::Atomic,
-        33.. => QueueKind::Real,
-        _ => QueueKind::Delta,
     }
 }
 
@@ -317,26 +302,54 @@ mod tests {
         assert_eq!(defaults("latest"), defaults("1.36"));
         let default = Profile::default();
         assert_eq!(
-            (default.minor, default.chosen),
+            (default.version.minor(), default.chosen),
             (32, ProfileChoice::Default)
         );
     }
 
     #[test]
-    fn versions_are_written_as_kubernetes_or_client_go_numbers_them() {
-        for text in ["1.35", "1.35.2", "v1.35", "0.35", "v0.35.1", " 1.35 "] {
-            assert_eq!(
-                parse_version(text),
-                Some((35, ProfileChoice::Given)),
-                "{text}"
-            );
+    fn a_version_the_library_refuses_is_one_usage_error() {
+        for bad in ["1.16", "1.x", "v0.0.0-20230101000000-abcdef"] {
+            let error = Profile::resolve(&args(Some(bad)), None).unwrap_err();
+            let text = format!("{error:#}");
+            assert!(text.starts_with("--client-go: "), "{text}");
+            assert!(!text.contains('\n'), "{text}");
         }
-        assert_eq!(parse_version("LATEST"), Some((36, ProfileChoice::Latest)));
-        for bad in [
-            "", "1", "1.16", "1.37", "2.30", "1.x", "1.35.x", "1.35.1.1", "35", "v", "1.-3",
-        ] {
-            assert_eq!(parse_version(bad), None, "{bad:?}");
-        }
+        let p = Profile::resolve(&args(Some("v0.24.12")), None).unwrap();
+        assert_eq!(p.describe().client_go, "1.24.12");
+        assert!(p.describe().to_string().ends_with(", reflector=1.28"));
+        assert!(
+            !Profile::default()
+                .describe()
+                .to_string()
+                .contains("reflector")
+        );
+    }
+
+    #[test]
+    fn unlocking_needs_the_atomic_queue_as_in_client_go() {
+        let informer = InformerArgs {
+            unlock_while_processing: Some(true),
+            ..args(Some("1.33"))
+        };
+        let error = Profile::resolve(&informer, None).unwrap_err();
+        assert!(error.to_string().contains("needs --fifo atomic"), "{error}");
+        let informer = InformerArgs {
+            unlock_while_processing: Some(false),
+            ..args(Some("latest"))
+        };
+        let p = Profile::resolve(&informer, None).unwrap();
+        assert_eq!(
+            p.unlock_while_processing,
+            Resolved {
+                value: false,
+                from: SettingOrigin::Flag
+            }
+        );
+        assert!(
+            !p.informer_config(&[], Consumption::Thread)
+                .unlock_while_processing
+        );
     }
 
     #[test]

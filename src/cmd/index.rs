@@ -23,7 +23,7 @@ use kubectl_deltas::render::printable;
 use tokio_util::sync::CancellationToken;
 
 use super::informer::{
-    QueueChoice, index_specs, lister_watcher, profile, reflector_config, reflector_failure_while,
+    index_specs, lister_watcher, profile, reflector_config, reflector_failure_while,
     refuse_outside_metadata, refuse_secret_specs,
 };
 use super::one_shot::RetryNotes;
@@ -37,14 +37,13 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let (informer_args, reflector_args) = (args.cache.informer(), args.cache.reflector());
     super::pipeline::refuse_queue_flags(&informer_args)?;
     let profile = profile(&informer_args, &reflector_args)?;
-    let queue = QueueChoice::from_profile(&profile);
     // `--by` may repeat an `--index`: one index serves both.
     let mut specs = index_specs(&informer_args)?;
     if !specs.contains(&spec) {
         specs.push(spec.clone());
     }
     refuse_specs_outside_metadata(&spec, &specs, reflector_args.metadata_only)?;
-    let config = queue.informer_config(&specs, Consumption::Thread);
+    let config = profile.informer_config(&specs, Consumption::Thread);
     // Retries while listing a cluster are noted on stderr; a recording's are history.
     let sink: Arc<dyn InformerSink> = match &args.replay {
         Some(_) => Arc::new(NoSink),

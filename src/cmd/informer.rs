@@ -5,12 +5,9 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{
-    Consumption, IndexSpec, InformerConfig, QueueKind, ReflectorConfig, ReflectorError,
-};
+use kubectl_deltas::cache::{IndexSpec, ReflectorConfig, ReflectorError};
 use kubectl_deltas::source::KubeListerWatcher;
 
-use super::pipeline::Settings;
 use super::target::Target;
 use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::profile::Profile;
@@ -76,78 +73,6 @@ pub fn refuse_outside_metadata<'a>(
     }
 }
 
-/// [`refuse_outside_metadata`] for the `--query` and `--index` specs of a session.
-pub fn refuse_outside_metadata_queries(
-    settings: &Settings,
-    metadata_only: bool,
-) -> anyhow::Result<()> {
-    let queries = settings.view.queries.iter().map(|q| ("--query", q.spec()));
-    let indices = settings.indices.iter().map(|spec| ("--index", spec));
-    refuse_outside_metadata(queries.chain(indices), metadata_only)
-}
-
-/// [`refuse_secret_specs`] for the `--query` and `--index` specs of a session.
-pub fn refuse_secret_queries(
-    settings: &Settings,
-    secrets: bool,
-    show_secret_data: bool,
-) -> anyhow::Result<()> {
-    let queries = settings.view.queries.iter().map(|q| ("--query", q.spec()));
-    let indices = settings.indices.iter().map(|spec| ("--index", spec));
-    refuse_secret_specs(queries.chain(indices), secrets, show_secret_data)
-}
-
-/// The queue between each Reflector and its Indexer and how the consumer pops it, as the
-/// resolved [`Profile`] says (`--client-go`, `--fifo`, `--batch-pop`, `--legacy-sync`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QueueChoice {
-    /// Which queue.
-    pub kind: QueueKind,
-    /// Most deltas one pop takes; always 1 for the DeltaFIFO.
-    pub batch_pop: usize,
-    /// `replace` queues `Sync` instead of `Replaced` (before client-go 1.18).
-    pub legacy_sync: bool,
-}
-
-impl QueueChoice {
-    /// From the resolved settings (which refused `--batch-pop` above 1 for a queue without
-    /// batch pops).
-    pub fn from_profile(profile: &Profile) -> Self {
-        QueueChoice {
-            kind: profile.fifo.value,
-            batch_pop: profile.batch_pop.value,
-            legacy_sync: profile.legacy_sync.value,
-        }
-    }
-
-    /// An informer with this queue, `indices`, and its consumer where `consumption` says.
-    pub fn informer_config(
-        &self,
-        indices: &[IndexSpec],
-        consumption: Consumption,
-    ) -> InformerConfig {
-        InformerConfig {
-            queue: self.kind,
-            emit_replaced: !self.legacy_sync,
-            batch_pop: self.batch_pop,
-            indices: indices.to_vec(),
-            consumption,
-            ..InformerConfig::default()
-        }
-    }
-}
-
-impl Default for QueueChoice {
-    /// The classic DeltaFIFO, one key per pop, `Replaced` deltas.
-    fn default() -> Self {
-        QueueChoice {
-            kind: QueueKind::Delta,
-            batch_pop: 1,
-            legacy_sync: false,
-        }
-    }
-}
-
 pub fn lister_watcher(
     target: &Target,
     access: &AccessArgs,
@@ -188,6 +113,7 @@ pub fn reflector_config(
     profile: &Profile,
 ) -> ReflectorConfig {
     let mut config = ReflectorConfig::default()
+        .client_go(profile.version)
         .consistent_list(reflector.consistent_list)
         .watch_list(profile.watch_list.value);
     if let Some(page_size) = reflector.page_size {
@@ -197,7 +123,9 @@ pub fn reflector_config(
         config = config.watch_timeout(whole_seconds("--watch-timeout", timeout));
     }
     if let Some(Period(Some(period))) = informer.resync {
-        config = config.resync(at_least_a_second("--resync", period));
+        // Not raised to a second: client-go raises only handlers' periods
+        // (`AddEventHandlerWithResyncPeriod`), never the informer's own (`ResyncPlan`).
+        config = config.resync(period);
     }
     if let Some(period) = reflector.verify_every.0 {
         config = config.verify_every(at_least_a_second("--verify-every", period));
@@ -208,8 +136,9 @@ pub fn reflector_config(
     config
 }
 
-/// client-go's floor for resync periods (`minimumResyncPeriod`), which it raises smaller ones
-/// to with a warning; used for `--verify-every` too, each verification being a full list.
+/// client-go's floor for handlers' resync periods (`minimumResyncPeriod`), which it raises
+/// smaller ones to with a warning; this tool's floor for `--verify-every`, each verification
+/// being a full list.
 const MINIMUM_PERIOD: Duration = Duration::from_secs(1);
 
 pub fn at_least_a_second(flag: &str, period: Duration) -> Duration {
@@ -240,9 +169,10 @@ pub fn strip_managed_fields(config: ReflectorConfig) -> ReflectorConfig {
 }
 
 /// What the Reflector gave up on. 401, 403 and 404 are the cluster refusing access (exit 3), with a
-/// note on what a controller would do instead; 400 is the server refusing what the flags asked
-/// for (a field selector on a field it does not index, say), a usage error (exit 2); anything
-/// else is a runtime error.
+/// note on what a controller would do instead; 400 and 422 are the server refusing the request
+/// itself, with the same note: a 400 comes of what the flags asked for (a field selector on a
+/// field it does not index, say), a usage error (exit 2), a 422 a runtime error; anything else is
+/// a runtime error.
 pub fn reflector_failure(error: ReflectorError, target: &Target) -> anyhow::Error {
     reflector_failure_while("watching", error, target)
 }
@@ -257,8 +187,14 @@ pub fn reflector_failure_while(
     let refused = source.is_auth() || source.is_not_found();
     let (exit, note) = if refused {
         (Exit::ClusterAccess, Some(informer_would_hang(&error)))
-    } else if source.code() == Some(400) {
-        (Exit::Usage, None)
+    } else if source.is_invalid() {
+        // 400/422: the request itself is refused; client-go retries it forever all the same.
+        let exit = if source.code() == Some(400) {
+            Exit::Usage
+        } else {
+            Exit::Runtime
+        };
+        (exit, Some(informer_would_hang(&error)))
     } else {
         (Exit::Runtime, None)
     };

@@ -25,10 +25,7 @@ use kubectl_deltas::source::{
 };
 use tokio::sync::Notify;
 
-use super::informer::{
-    lister_watcher, profile, reflector_config, reflector_failure, refuse_outside_metadata_queries,
-    refuse_secret_queries,
-};
+use super::informer::{lister_watcher, profile, reflector_config, reflector_failure};
 use super::pipeline::{
     Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags, stdout_reader_gone,
 };
@@ -52,7 +49,7 @@ pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let profile = profile(&args.informer, &args.reflector)?;
     let reflector = reflector_config(&args.reflector, &args.informer, &profile);
     let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
-    refuse_outside_metadata_queries(&settings, args.reflector.metadata_only)?;
+    settings.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
     let runtime = super::runtime()?;
     runtime.block_on(record(args, settings, destination))
 }
@@ -64,7 +61,7 @@ async fn record(
 ) -> anyhow::Result<()> {
     let target = target::resolve(&args.access, &args.resource).await?;
     let secrets = Object::is_secret_resource(&target.resource.api_resource());
-    refuse_secret_queries(&settings, secrets, args.show_secret_data)?;
+    settings.refuse_secret_queries(secrets, args.show_secret_data)?;
     let recorder = Recorder::new(
         destination.clone(),
         RecordedResource::new(&target.resource.api_resource(), target.resource.namespaced)

@@ -29,9 +29,7 @@ use kubectl_deltas::source::recording::{
     recorded_resync_period,
 };
 
-use super::informer::{
-    at_least_a_second, refuse_outside_metadata_queries, refuse_secret_queries, strip_managed_fields,
-};
+use super::informer::strip_managed_fields;
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::profile::Profile;
@@ -87,14 +85,9 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     // `replay` has no `--watch-list`: the recording says how the initial list came.
     refuse_store_flags(args.store.store, &args.informer, &view)?;
     let profile = Profile::resolve(&args.informer, None)?;
+    let reflector = base_config().client_go(profile.version);
     // Before any note: a flag the store refuses is the one line on stderr.
-    let settings = Settings::new(
-        view,
-        &args.informer,
-        profile,
-        args.store.store,
-        base_config(),
-    )?;
+    let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
     for note in notes {
         // Not `eprintln!`, which panics when stderr is a closed pipe.
         let _ = writeln!(std::io::stderr(), "kubectl-deltas: note: {note}");
@@ -125,7 +118,8 @@ const RESYNC_LINES_AHEAD: usize = 100_000;
 fn informer_resync(args: &ReplayArgs, view: &View) -> anyhow::Result<InformerResync> {
     match args.informer.resync {
         Some(Period(Some(period))) => {
-            return Ok(InformerResync::Given(at_least_a_second("--resync", period)));
+            // Not raised to a second: only handlers' periods are, by the shared informer.
+            return Ok(InformerResync::Given(period));
         }
         Some(Period(None)) => return Ok(InformerResync::Off),
         None => {}
@@ -244,12 +238,13 @@ async fn replay(
         _ => lister_watcher.on_resync(informer.clone()),
     };
     let secrets = Object::is_secret_resource(&lister_watcher.describe().api_resource);
-    refuse_secret_queries(&settings, secrets, settings.view.show_secret_data)?;
+    settings.refuse_secret_queries(secrets, settings.view.show_secret_data)?;
     // As `record --metadata-only` refused them.
-    refuse_outside_metadata_queries(&settings, lister_watcher.metadata_only())?;
+    settings.refuse_outside_metadata_queries(lister_watcher.metadata_only())?;
     settings.reflector = lister_watcher.reflector_config(settings.reflector.clone());
     // The informer's own resync period; its timer ticks on the recording's clock (see
-    // `InformerConfig::external_resync`), never the Reflector's.
+    // `InformerConfig::external_resync`), never the Reflector's. Not raised to a second: only
+    // handlers' periods are, by the shared informer.
     settings.reflector.resync = match resync {
         InformerResync::Off => None,
         InformerResync::Given(period) | InformerResync::Recorded(period) => Some(period),

@@ -5,10 +5,7 @@ use anyhow::bail;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::TokioClock;
 
-use super::informer::{
-    lister_watcher, profile, reflector_config, reflector_failure, refuse_outside_metadata_queries,
-    refuse_secret_queries,
-};
+use super::informer::{lister_watcher, profile, reflector_config, reflector_failure};
 use super::pipeline::{Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
@@ -22,7 +19,7 @@ pub fn run(args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let profile = profile(&args.informer, &args.reflector)?;
     let reflector = reflector_config(&args.reflector, &args.informer, &profile);
     let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
-    refuse_outside_metadata_queries(&settings, args.reflector.metadata_only)?;
+    settings.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
     let runtime = super::runtime()?;
     runtime.block_on(watch(args, names, settings))
 }
@@ -41,7 +38,7 @@ async fn watch(args: WatchArgs, names: Vec<String>, settings: Settings) -> anyho
     let secrets = targets
         .iter()
         .any(|t| Object::is_secret_resource(&t.resource.api_resource()));
-    refuse_secret_queries(&settings, secrets, settings.view.show_secret_data)?;
+    settings.refuse_secret_queries(secrets, settings.view.show_secret_data)?;
     let sources: Vec<Source<_>> = targets
         .iter()
         .map(|target| {

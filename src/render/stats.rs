@@ -94,6 +94,9 @@ pub struct HandlerStats {
     pub lag: WaitHistogram,
     /// Since the informer started, when its registration first synced.
     pub synced: Option<Duration>,
+    /// The client-go version imitated has no per-handler `HasSynced` (before 1.27): `synced`
+    /// stays `None` and means nothing.
+    pub synced_unknown: bool,
 }
 
 impl HandlerStats {

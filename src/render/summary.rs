@@ -207,6 +207,7 @@ fn handler_table(informers: &[(&str, &InformerStats)]) -> Option<String> {
     ));
     table.add_row(row("time to HasSynced", &|h| match h.synced {
         Some(after) => human_duration(after),
+        None if h.synced_unknown => "n/a before 1.27".to_owned(),
         None => "not synced".to_owned(),
     }));
     if columns.iter().any(|(_, h)| h.abandoned > 0) {

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::support::binary::{json_lines, offline_command, run, run_offline, stderr};
+use crate::support::binary::{Running, json_lines, offline_command, run, run_offline, stderr};
 use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::golden::golden;
 use serde_json::{Value, json};
@@ -49,7 +49,7 @@ async fn each_version_names_its_settings_on_the_first_row() {
         (
             &["--client-go", "1.17"],
             "client-go 1.17: fifo=delta, batch-pop=1, legacy-sync=on, watch-list=off (recording), \
-             unlock-while-processing=off; queue: DeltaFIFO, one key per pop",
+             unlock-while-processing=off, reflector=1.28; queue: DeltaFIFO, one key per pop",
         ),
         (
             &["--client-go", "1.28"],
@@ -58,8 +58,9 @@ async fn each_version_names_its_settings_on_the_first_row() {
         ),
         (
             &["--client-go", "v0.33.4"],
-            "client-go 1.33: fifo=real, batch-pop=1, legacy-sync=off, watch-list=off (recording), \
-             unlock-while-processing=off; queue: RealFIFO (InOrderInformers), one delta per pop",
+            "client-go 1.33.4: fifo=real, batch-pop=1, legacy-sync=off, watch-list=off \
+             (recording), unlock-while-processing=off; queue: RealFIFO (InOrderInformers), one \
+             delta per pop",
         ),
         (
             &["--client-go", "1.35"],
@@ -181,8 +182,9 @@ fn a_version_it_does_not_know_is_a_usage_error_in_one_line() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(
-            err.starts_with("kubectl-deltas: error: --client-go ")
-                && err.contains("expected 1.17 to 1.36 (or v0.17 to v0.36), or latest"),
+            err.starts_with("kubectl-deltas: error: --client-go: ")
+                && (err.contains("1.17 to 1.36 (v0.17 to v0.36), or latest")
+                    || err.contains("(1.28, 0.28.7, v0.36.0-alpha.1), or latest")),
             "{args:?}: {err}"
         );
         assert!(out.stdout.is_empty(), "{args:?}");
@@ -361,4 +363,295 @@ fn completion_offers_the_versions_and_leaves_the_word_after_a_bool_flag_alone() 
         assert!(!next.contains("true"), "{flag}: {next}");
     }
     assert!(complete(&["watch", "pods", "--watch-list="]).contains("false"));
+}
+
+/// The batch lines of a jsonl output: (their keys, or `*` for a whole-list delta), in order.
+fn batch_keys(jsonl: &str) -> Vec<Vec<String>> {
+    json_lines(jsonl.as_bytes())
+        .iter()
+        .filter(|line| line["kind"] == "batch")
+        .map(|batch| {
+            batch["deltas"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| {
+                    let key = &d["key"];
+                    let tombstone = d["tombstone"] == true;
+                    format!(
+                        "{}{}",
+                        key.as_str().unwrap_or("*"),
+                        if tombstone { " (tombstone)" } else { "" }
+                    )
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `DeltaFIFO.Replace` before a01b5a2a9 (@v0.23.17, @v0.24.12): a key queued but unknown to the
+/// Indexer gets no tombstone at a relist, so `default/d` pops `Added` alone and stays cached;
+/// from v0.24.13 (the backport) it pops `Added Deleted(tombstone)`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delta_fifo_replace_tombstones_queued_keys_from_a01b5a2a9_by_patch() {
+    const QUEUED: &str = "tests/recordings/tombstone-queued.jsonl";
+    for (version, d) in [
+        ("1.23", vec!["default/d"]),
+        ("0.24.12", vec!["default/d"]),
+        ("v0.24.13", vec!["default/d", "default/d (tombstone)"]),
+        ("1.26", vec!["default/d", "default/d (tombstone)"]),
+    ] {
+        let jsonl = replay(QUEUED, &["--client-go", version, "-o", "jsonl"]).await;
+        let batches = batch_keys(&jsonl);
+        let popped: Vec<&Vec<String>> = batches
+            .iter()
+            .filter(|keys| keys[0] == "default/d")
+            .collect();
+        assert_eq!(popped, [&d], "{version}: {batches:?}");
+    }
+    let timeline = replay(QUEUED, &["--client-go", "1.23"]).await;
+    assert!(timeline.contains("default/d  Added     rv 2"), "{timeline}");
+    assert!(!timeline.contains("tombstone"), "{timeline}");
+}
+
+/// A relist that finds `b` changed and `c` new, 7 s after a resync check (period 10 s) that
+/// unmarked both handlers (`web` every 30 s, `plain` never).
+const RELIST: &str = r#"{"kind":"header","v":1,"resource":{"group":"","version":"v1","kind":"ConfigMap","plural":"configmaps","namespaced":true},"namespace":"default","startedAt":"2026-01-05T10:00:00Z"}
+{"t":0,"type":"LIST","resourceVersion":"1","items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"1"}},{"metadata":{"name":"b","namespace":"default","resourceVersion":"1"}}]}
+{"t":15000,"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}
+{"t":17000,"type":"LIST","resourceVersion":"5","items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"1"}},{"metadata":{"name":"b","namespace":"default","resourceVersion":"4"}},{"metadata":{"name":"c","namespace":"default","resourceVersion":"5"}}]}
+"#;
+
+/// The notifications each handler was given (`type key` of the delivered ones, `(sync)` marked)
+/// after the relist of [`RELIST`], through `--client-go version`.
+async fn relist_notifications(version: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("relist.jsonl");
+    std::fs::write(&file, RELIST).unwrap();
+    let args = [
+        "--client-go",
+        version,
+        "--resync",
+        "10s",
+        "--handler",
+        "web,resync=30s",
+        "--handler",
+        "plain,resync=0",
+        "-o",
+        "jsonl",
+    ];
+    let jsonl = replay(file.to_str().unwrap(), &args).await;
+    json_lines(jsonl.as_bytes())
+        .iter()
+        .filter(|line| line["kind"] == "notification" && line["delivered"] == true)
+        .filter(|line| line["time"].as_str().unwrap() > "2026-01-05T10:00:16")
+        .map(|n| {
+            format!(
+                "{} {} {}{}",
+                n["handler"].as_str().unwrap(),
+                n["type"].as_str().unwrap(),
+                n["key"].as_str().unwrap(),
+                if n["isSync"] == true { " (sync)" } else { "" }
+            )
+        })
+        .collect()
+}
+
+/// `sharedIndexInformer.HandleDeltas` @v0.17.17: `isSync := d.Type == Sync` for adds and updates
+/// alike, and the relist queues `Sync`: its changed and new objects reach only handlers whose
+/// resync is due (none here). From v0.18.0 (`Replaced`; `OnUpdate` @v0.24.0 compares
+/// resourceVersions) they reach every handler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handle_deltas_v0_17_hands_a_relist_only_to_handlers_due_a_resync() {
+    assert_eq!(relist_notifications("1.17").await, Vec::<String>::new());
+    let everyone = [
+        "web update default/b",
+        "plain update default/b",
+        "web add default/c",
+        "plain add default/c",
+    ];
+    let mut got = relist_notifications("1.18").await;
+    got.sort();
+    let mut want = everyone.map(str::to_owned).to_vec();
+    want.sort();
+    assert_eq!(got, want);
+}
+
+/// `processorListener.HasSynced` and `ResourceEventHandlerRegistration` came in v0.27.0: before,
+/// no handler has a sync of its own to show, and the summary says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handler_has_synced_exists_from_v0_27() {
+    let synced = |jsonl: &str| {
+        json_lines(jsonl.as_bytes())
+            .iter()
+            .filter(|l| l["event"] == "handler-synced")
+            .count()
+    };
+    let args = |version| {
+        [
+            "--client-go",
+            version,
+            "--handler",
+            "a",
+            "--view",
+            "both",
+            "-o",
+            "jsonl",
+        ]
+    };
+    assert_eq!(synced(&replay(LISTED, &args("1.26")).await), 0);
+    assert_eq!(synced(&replay(LISTED, &args("1.27")).await), 1);
+    // The summary table, on stderr.
+    let summary = |version| {
+        let file = path(LISTED);
+        let all = [
+            "replay",
+            file.as_str(),
+            "--client-go",
+            version,
+            "--handler",
+            "a",
+        ];
+        stderr(&offline_command(&all).output().unwrap())
+    };
+    let old = summary("1.26");
+    assert!(
+        old.lines()
+            .any(|l| l.contains("time to HasSynced") && l.contains("n/a before 1.27")),
+        "{old}"
+    );
+    let new = summary("1.27");
+    assert!(!new.contains("n/a before 1.27"), "{new}");
+}
+
+/// The sizes of the batches a `watch --client-go 1.36 --informer plain --handler-delay 50ms`
+/// pops of 40 config maps created at once behind one already listed, with `unlock` as
+/// `--unlock-while-processing`.
+async fn batch_sizes_behind_a_slow_plain_handler(unlock: bool) -> Vec<usize> {
+    let server = FakeApiServer::start().await;
+    server.create(
+        "configmaps",
+        json!({"metadata": {"name": "first", "namespace": "default"}}),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let flag = format!("--unlock-while-processing={unlock}");
+    let args = [
+        "watch",
+        "cm",
+        "-n",
+        "default",
+        "--client-go",
+        "1.36",
+        flag.as_str(),
+        "--informer",
+        "plain",
+        "--handler-delay",
+        "50ms",
+        "-o",
+        "jsonl",
+        "-q",
+    ];
+    let mut bin = Running::spawn(&kubeconfig, &args);
+    bin.read_until("the initial batch", |l| l.contains(r#""kind":"batch""#));
+    for n in 0..40 {
+        server.create(
+            "configmaps",
+            json!({"metadata": {"name": format!("c{n:02}"), "namespace": "default"}}),
+        );
+    }
+    let sizes = std::cell::RefCell::new(Vec::new());
+    bin.read_until("the 40 new config maps popped", |line| {
+        if line.contains(r#""kind":"batch""#) {
+            let batch: Value = serde_json::from_str(line).unwrap();
+            sizes
+                .borrow_mut()
+                .push(batch["deltas"].as_array().unwrap().len());
+        }
+        sizes.borrow().iter().sum::<usize>() >= 40
+    });
+    let out = bin.interrupt();
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    sizes.into_inner()
+}
+
+/// `RealFIFO.whileProcessing_locked` @v0.36.3 (`UnlockWhileProcessingFIFO`): a plain informer's
+/// slow handler runs with the queue unlocked, the Reflector keeps queueing meanwhile, and the
+/// next `PopBatch` takes the pile; with the lock held, the Reflector waits for each pop and a
+/// batch holds only what it queued between two pops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_fifo_unlocked_while_processing_lets_a_slow_plain_handler_batch_the_pile() {
+    let unlocked = batch_sizes_behind_a_slow_plain_handler(true).await;
+    let locked = batch_sizes_behind_a_slow_plain_handler(false).await;
+    eprintln!("unlocked {unlocked:?} locked {locked:?}");
+    assert!(unlocked.len() <= 4, "unlocked: {unlocked:?}");
+    assert!(
+        locked.len() > unlocked.len(),
+        "locked: {locked:?}, unlocked: {unlocked:?}"
+    );
+}
+
+/// `AddEventHandlerWithResyncPeriod` raises a handler's period below `minimumResyncPeriod` (1 s),
+/// but `NewSharedIndexInformer`'s own period, the resync check period, is never raised: with
+/// `--resync 500ms` the Reflector's resync timer ticks every 500 ms.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_informers_resync_period_is_not_raised_to_a_second_only_handlers_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("relist.jsonl");
+    std::fs::write(&file, RELIST).unwrap();
+    let file = file.to_str().unwrap();
+    let resyncs = |jsonl: &str| {
+        json_lines(jsonl.as_bytes())
+            .iter()
+            .filter(|l| l["event"] == "resync")
+            .filter(|l| l["time"].as_str().unwrap() < "2026-01-05T10:00:15")
+            .count()
+    };
+    let plain = replay(file, &["--resync", "500ms", "-o", "jsonl"]).await;
+    assert_eq!(resyncs(&plain), 29, "{plain}");
+    // A handler inherits 500 ms, raised to 1 s: it is due at every other check.
+    let handled = replay(
+        file,
+        &[
+            "--resync",
+            "500ms",
+            "--handler",
+            "web",
+            "--view",
+            "both",
+            "-o",
+            "jsonl",
+        ],
+    )
+    .await;
+    let syncs = json_lines(handled.as_bytes())
+        .iter()
+        .filter(|l| l["kind"] == "notification" && l["isSync"] == true)
+        .filter(|l| l["delivered"] == true)
+        .filter(|l| l["time"].as_str().unwrap() < "2026-01-05T10:00:15")
+        .count();
+    // Two objects, resynced at 1, 2, … 14 s: the checks at 0.5, 1.5, … find web not due.
+    assert_eq!(syncs, 2 * 14, "{handled}");
+}
+
+/// A list answered 422: client-go's `ListAndWatch` retries it forever (`Reflector.Run`'s
+/// `BackoffUntil`); this tool stops, and says on a `note:` line what an informer would do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_refused_as_invalid_stops_with_a_note_on_what_client_go_would_do() {
+    use crate::support::fake_apiserver::{Fault, Verb};
+    let server = FakeApiServer::start().await;
+    server.inject(
+        Fault::custom_status(422, "Invalid", "unable to parse requirement")
+            .on(Verb::List)
+            .for_resource("configmaps"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let out = run(kubeconfig, &["watch", "cm", "--until-synced", "-q"]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.lines().any(|l| l.starts_with("kubectl-deltas: note: a client-go informer does not stop here")),
+        "{err}"
+    );
 }

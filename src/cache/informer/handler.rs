@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use hashbrown::HashSet;
 
-use crate::cache::delta::{DeletedFinalStateUnknown, DeltaObject, DeltaType, Deltas, ListInfo};
+use crate::cache::delta::{
+    DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo,
+};
 use crate::cache::key::{CacheObject, object_key};
 use crate::cache::store::Indexer;
 
@@ -134,32 +136,43 @@ pub fn process_deltas<K: CacheObject>(
     is_in_initial_list: bool,
 ) {
     for delta in deltas {
-        match (delta.type_, &delta.object) {
-            (DeltaType::ReplacedAll, DeltaObject::List(info)) => {
-                replace_all(handler, store, info, is_in_initial_list);
+        process_delta(handler, store, delta, is_in_initial_list);
+    }
+}
+
+/// One delta of [`process_deltas`]: for a caller that must know which delta made each call
+/// (a shared informer of client-go before v0.24, whose sync rule reads the delta's type).
+pub fn process_delta<K: CacheObject>(
+    handler: &mut impl ResourceEventHandler<K>,
+    store: &mut Indexer<K>,
+    delta: &Delta<K>,
+    is_in_initial_list: bool,
+) {
+    match (delta.type_, &delta.object) {
+        (DeltaType::ReplacedAll, DeltaObject::List(info)) => {
+            replace_all(handler, store, info, is_in_initial_list);
+        }
+        (DeltaType::SyncAll, DeltaObject::List(_)) => {
+            for (_, obj) in store.entries() {
+                handler.on_update(&obj, &obj);
             }
-            (DeltaType::SyncAll, DeltaObject::List(_)) => {
-                for (_, obj) in store.entries() {
-                    handler.on_update(&obj, &obj);
-                }
+        }
+        // A bookmark has nothing to apply: this store keeps no resourceVersion. The rest are
+        // deltas whose type and payload disagree.
+        (_, DeltaObject::List(_))
+        | (DeltaType::ReplacedAll | DeltaType::SyncAll | DeltaType::Bookmark, _) => {}
+        (DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated, _) => {
+            let Some(obj) = delta.object.object() else {
+                return;
+            };
+            match store.upsert(obj.clone()) {
+                Some(old) => handler.on_update(&old, obj),
+                None => handler.on_add(obj, is_in_initial_list),
             }
-            // A bookmark has nothing to apply: this store keeps no resourceVersion. The rest are
-            // deltas whose type and payload disagree.
-            (_, DeltaObject::List(_))
-            | (DeltaType::ReplacedAll | DeltaType::SyncAll | DeltaType::Bookmark, _) => {}
-            (DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated, _) => {
-                let Some(obj) = delta.object.object() else {
-                    continue;
-                };
-                match store.upsert(obj.clone()) {
-                    Some(old) => handler.on_update(&old, obj),
-                    None => handler.on_add(obj, is_in_initial_list),
-                }
-            }
-            (DeltaType::Deleted, _) => {
-                store.delete(&delta.object);
-                handler.on_delete(&delta.object);
-            }
+        }
+        (DeltaType::Deleted, _) => {
+            store.delete(&delta.object);
+            handler.on_delete(&delta.object);
         }
     }
 }

@@ -155,7 +155,9 @@ pub struct ListenerStats {
     pub delivered: u64,
     /// Handler calls finished (panicked ones included).
     pub processed: u64,
-    /// Handler calls that panicked; client-go recovers and skips the notification too.
+    /// Handler calls that panicked, whose notification was skipped; client-go's
+    /// `processorListener.run` re-panics instead (`HandleCrash`, `ReallyCrash = true`), which
+    /// ends the process.
     pub panicked: u64,
     /// Notifications dropped unhandled because the listener was stopped or removed.
     pub abandoned: u64,

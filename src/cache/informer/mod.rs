@@ -47,7 +47,7 @@ mod resync_plan;
 mod shared_informer;
 
 pub use controller::{Batch, BatchHandler, ConsumerGroup, Controller, InPop};
-pub use handler::{Notification, ResourceEventHandler, process_deltas};
+pub use handler::{Notification, ResourceEventHandler, process_delta, process_deltas};
 pub use listener::{
     Delivery, Dispatch, ListenerHandler, ListenerId, ListenerStats, ProcessorListener,
     UpstreamSynced,
@@ -57,20 +57,21 @@ pub use resync_plan::{
     HandlerResync, MINIMUM_RESYNC_PERIOD, ResyncPlan, ResyncWarning, determine_resync_period,
 };
 pub use shared_informer::{
-    Registration, ResourceVersioned, SharedInformer, SharedInformerError, is_sync,
+    Registration, ResourceVersioned, SharedInformer, SharedInformerError, SyncRule, is_sync,
 };
 
+use crate::cache::client_go::ClientGoVersion;
 use crate::cache::clock::Clock;
 use crate::cache::delta::DeltaObject;
 use crate::cache::listwatch::ListerWatcher;
-use crate::cache::queue::{FifoStats, Queue, QueueKind};
+use crate::cache::queue::{DeltaFifo, FifoStats, Queue, QueueKind, RealFifo, ReplaceTombstones};
 use crate::cache::reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
     ReflectorObserver,
 };
 use crate::cache::store::IndexSpec;
 use crate::cache::store::ReflectorStore;
-use crate::cache::store::{Indexer, IndexerReader};
+use crate::cache::store::{Indexer, IndexerReader, KnownObjects};
 use crate::object::Object;
 
 /// How an informer is built.
@@ -89,6 +90,13 @@ pub struct InformerConfig {
     pub consumption: Consumption,
     /// What the consumer hands each batch to, besides the sink.
     pub kind: InformerKind,
+    /// Which updates the shared informer hands only to the handlers whose resync is due.
+    pub sync_rule: SyncRule,
+    /// Which keys missing from a relist the DeltaFIFO queues tombstones for.
+    pub replace_tombstones: ReplaceTombstones,
+    /// The atomic RealFIFO releases its lock while a pop is processed
+    /// (`UnlockWhileProcessingFIFO`); only an atomic queue does.
+    pub unlock_while_processing: bool,
     /// The resync timer is run by the source on its own clock (a replay's, where a Reflector
     /// timer would fire at once: its sleeps do not wait), which calls
     /// [`resync_tick`](Informer::resync_tick) every
@@ -110,16 +118,66 @@ pub enum InformerKind {
 }
 
 impl Default for InformerConfig {
-    /// A DeltaFIFO informer with `Replaced` deltas, one key per pop, no index, its own thread.
+    /// A DeltaFIFO informer with `Replaced` deltas, one key per pop, no index, its own thread,
+    /// the rules of client-go 1.27 to 1.32.
     fn default() -> Self {
         InformerConfig {
             queue: QueueKind::Delta,
             emit_replaced: true,
             batch_pop: 1,
+            sync_rule: SyncRule::ResourceVersion,
+            replace_tombstones: ReplaceTombstones::QueueFirst,
+            unlock_while_processing: false,
             indices: Vec::new(),
             consumption: Consumption::Thread,
             kind: InformerKind::Shared,
             external_resync: false,
+        }
+    }
+}
+
+impl InformerConfig {
+    /// The informer client-go `version` builds with its feature gates at their defaults
+    /// (`NewSharedIndexInformer`): its queue, pop size, relist deltas and sync rules (see
+    /// [`ClientGoVersion`]); no index, its own thread. Whether the Reflector streams its initial
+    /// list is the Reflector's configuration: [`ClientGoVersion::watch_list`].
+    ///
+    /// ```
+    /// use kubectl_deltas::cache::{ClientGoVersion, InformerConfig, QueueKind, ReplaceTombstones};
+    ///
+    /// let config = InformerConfig::client_go("0.24.12".parse::<ClientGoVersion>().unwrap());
+    /// assert_eq!(config.queue, QueueKind::Delta);
+    /// assert_eq!(config.replace_tombstones, ReplaceTombstones::KnownObjects);
+    ///
+    /// let latest = InformerConfig::client_go(ClientGoVersion::LATEST);
+    /// assert_eq!((latest.queue, latest.batch_pop), (QueueKind::Atomic, 1000));
+    /// assert!(latest.unlock_while_processing);
+    /// ```
+    pub fn client_go(version: ClientGoVersion) -> Self {
+        InformerConfig {
+            queue: version.queue(),
+            emit_replaced: version.emit_replaced(),
+            batch_pop: version.batch_pop(),
+            sync_rule: version.sync_rule(),
+            replace_tombstones: version.replace_tombstones(),
+            unlock_while_processing: version.unlock_while_processing(),
+            ..InformerConfig::default()
+        }
+    }
+
+    /// The queue this configuration asks for, `known` its known objects.
+    fn build_queue(&self, known: Arc<dyn KnownObjects<Object>>) -> Arc<dyn Queue<Object>> {
+        match self.queue {
+            QueueKind::Delta => Arc::new(
+                DeltaFifo::new()
+                    .known_objects(known)
+                    .emit_delta_type_replaced(self.emit_replaced)
+                    .replace_tombstones(self.replace_tombstones),
+            ),
+            QueueKind::Atomic => {
+                Arc::new(RealFifo::atomic().unlock_while_processing(self.unlock_while_processing))
+            }
+            kind => kind.build(known, self.emit_replaced),
         }
     }
 }
@@ -246,9 +304,7 @@ impl Informer {
             let _ = writer.add_indexer(spec.name(), spec.index_func());
         }
         let indexer = writer.reader();
-        let queue = config
-            .queue
-            .build(Arc::new(indexer.clone()), config.emit_replaced);
+        let queue = config.build_queue(Arc::new(indexer.clone()));
         Arc::new(Informer {
             queue,
             indexer,
@@ -450,7 +506,8 @@ impl Informer {
         clock: Arc<dyn Clock>,
     ) -> Result<Arc<SharedInformer<Object>>, InformerError> {
         let own = reflector.resync.unwrap_or_default();
-        let shared = Arc::new(SharedInformer::new(indexer, own, clock));
+        let shared =
+            Arc::new(SharedInformer::new(indexer, own, clock).sync_rule(self.config.sync_rule));
         let mut listeners = Vec::with_capacity(handlers.len());
         for spec in handlers {
             let registered = match spec.resync {

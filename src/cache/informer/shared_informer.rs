@@ -27,12 +27,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::object::Object;
 
-use super::handler::{Notification, ResourceEventHandler, process_deltas};
+use super::handler::{Notification, ResourceEventHandler, process_delta, process_deltas};
 use super::listener::{ListenerHandler, ListenerId, ProcessorListener, UpstreamSynced};
 use super::processor::{Distribution, SharedProcessor};
 use super::resync_plan::{HandlerResync, ResyncPlan};
 use crate::cache::clock::Clock;
-use crate::cache::delta::{DeltaObject, Deltas};
+use crate::cache::delta::{DeltaObject, DeltaType, Deltas};
 use crate::cache::key::CacheObject;
 use crate::cache::store::{Indexer, IndexerReader};
 
@@ -60,6 +60,22 @@ impl ResourceVersioned for Object {
 /// relist found unchanged, or any update that did not change the object.
 pub fn is_sync<K: ResourceVersioned + ?Sized>(old: &K, new: &K) -> bool {
     old.resource_version().unwrap_or("") == new.resource_version().unwrap_or("")
+}
+
+/// Which update a shared informer hands only to the handlers whose resync is due (its `isSync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncRule {
+    /// Before v0.18 (`HandleDeltas` @v0.17.17: `isSync := d.Type == Sync`): every notification a
+    /// `Sync` delta makes, an add as well as an update, and nothing else. A relist queues `Sync`
+    /// deltas then, so what it finds new or changed reaches only the syncing handlers.
+    DeltaType,
+    /// v0.18 to v0.23 (`HandleDeltas` @v0.18.0 … @v0.23.17): an update made by a `Sync` delta, or
+    /// by a `Replaced` delta that left the resourceVersion unchanged; never an add, never an
+    /// `Added`/`Updated` delta.
+    SyncOrUnchangedReplaced,
+    /// From v0.24 (`sharedIndexInformer.OnUpdate` @v0.24.0): any update whose old and new
+    /// resourceVersions are equal, whatever the delta; never an add.
+    ResourceVersion,
 }
 
 /// Why a handler could not be registered, or the informer not started.
@@ -166,6 +182,8 @@ pub struct SharedInformer<K> {
     block_deltas: Mutex<Indexer<K>>,
     /// The informer's `HasSynced` (the queue's), set by `start`; false before.
     upstream: Arc<OnceLock<UpstreamSynced>>,
+    /// Which notifications are sync notifications.
+    sync_rule: SyncRule,
 }
 
 impl<K> fmt::Debug for SharedInformer<K> {
@@ -202,7 +220,15 @@ where
             }),
             block_deltas: Mutex::new(indexer),
             upstream: Arc::new(OnceLock::new()),
+            sync_rule: SyncRule::ResourceVersion,
         }
+    }
+
+    /// Tells sync notifications as the client-go version of `rule` does (the default:
+    /// [`SyncRule::ResourceVersion`], v0.24 onwards).
+    pub fn sync_rule(mut self, rule: SyncRule) -> Self {
+        self.sync_rule = rule;
+        self
     }
 
     /// client-go's `AddEventHandler`: registers `handler` with the informer's default resync
@@ -360,8 +386,18 @@ where
             processor: &self.processor,
             batch,
             out: Vec::with_capacity(deltas.len()),
+            rule: self.sync_rule,
+            delta_type: DeltaType::Added,
         };
-        process_deltas(&mut distributor, &mut indexer, deltas, is_in_initial_list);
+        if self.sync_rule == SyncRule::ResourceVersion {
+            process_deltas(&mut distributor, &mut indexer, deltas, is_in_initial_list);
+        } else {
+            // The older rules read the delta's type, which `processDeltas` does not pass on.
+            for delta in deltas {
+                distributor.delta_type = delta.type_;
+                process_delta(&mut distributor, &mut indexer, delta, is_in_initial_list);
+            }
+        }
         distributor.out
     }
 
@@ -429,6 +465,9 @@ struct Distributor<'a, K> {
     processor: &'a SharedProcessor<K>,
     batch: u64,
     out: Vec<Distribution<K>>,
+    rule: SyncRule,
+    /// The type of the delta being applied (read by the rules before v0.24 only).
+    delta_type: DeltaType,
 }
 
 impl<K: ResourceVersioned> ResourceEventHandler<K> for Distributor<'_, K> {
@@ -437,14 +476,23 @@ impl<K: ResourceVersioned> ResourceEventHandler<K> for Distributor<'_, K> {
             obj: obj.clone(),
             is_in_initial_list,
         };
+        // Only v0.17's `HandleDeltas` makes an add a sync notification: a `Sync` delta's.
+        let sync = self.rule == SyncRule::DeltaType && self.delta_type == DeltaType::Sync;
         self.out.push(
             self.processor
-                .distribute_from(self.batch, notification, false),
+                .distribute_from(self.batch, notification, sync),
         );
     }
 
     fn on_update(&mut self, old: &Arc<K>, new: &Arc<K>) {
-        let sync = is_sync(old.as_ref(), new.as_ref());
+        let sync = match (self.rule, self.delta_type) {
+            (SyncRule::ResourceVersion, _) => is_sync(old.as_ref(), new.as_ref()),
+            (_, DeltaType::Sync) => true,
+            (SyncRule::SyncOrUnchangedReplaced, DeltaType::Replaced) => {
+                is_sync(old.as_ref(), new.as_ref())
+            }
+            _ => false,
+        };
         let notification = Notification::Update {
             old: old.clone(),
             new: new.clone(),

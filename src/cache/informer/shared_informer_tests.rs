@@ -8,7 +8,7 @@ use super::*;
 use crate::cache::ReflectorStore;
 use crate::cache::test_handlers::{DEADLINE, ManualClock, Recorder, describe};
 use crate::cache::test_objects::cm;
-use crate::cache::{Delivery, DeltaFifo, Queue, ResyncWarning};
+use crate::cache::{ClientGoVersion, Delivery, Delta, DeltaFifo, Queue, ResyncWarning};
 
 fn secs(s: u64) -> Duration {
     Duration::from_secs(s)
@@ -24,14 +24,20 @@ struct Fixture {
 
 impl Fixture {
     fn new(resync_period: Duration) -> Self {
+        Self::of(resync_period, "1.32".parse().unwrap())
+    }
+
+    /// The informer of client-go `version`: its relist deltas and sync rule.
+    fn of(resync_period: Duration, version: ClientGoVersion) -> Self {
         let clock = ManualClock::new();
         let indexer = Indexer::new();
         let fifo = Arc::new(
             DeltaFifo::new()
                 .known_objects(Arc::new(indexer.reader()))
-                .emit_delta_type_replaced(true),
+                .emit_delta_type_replaced(version.emit_replaced()),
         );
-        let informer = SharedInformer::new(indexer, resync_period, clock.clone());
+        let informer = SharedInformer::new(indexer, resync_period, clock.clone())
+            .sync_rule(version.sync_rule());
         Fixture {
             clock,
             fifo,
@@ -415,4 +421,77 @@ fn a_registration_with_nothing_to_process_is_told_it_synced() {
     f.informer.notice_sync();
     settle(&[&late]);
     assert!(rx.try_recv().is_err(), "told once");
+}
+
+/// Two handlers, `web` (30 s) and `plain` (no resyncs), of an informer with a 10 s check period,
+/// synced with `a@1` and `b@1`, after a check that unmarked both: what each receives of `deltas`.
+fn after_an_unmarking_check(
+    version: &str,
+    queue: impl FnOnce(&DeltaFifo<Object>),
+) -> [Vec<String>; 2] {
+    let f = Fixture::of(secs(10), version.parse().unwrap());
+    let (web_log, plain_log) = (Recorder::default(), Recorder::default());
+    let web = f
+        .informer
+        .add_event_handler_with_resync_period("web", web_log.handler(), secs(30))
+        .unwrap();
+    let plain = f
+        .informer
+        .add_event_handler_with_resync_period("plain", plain_log.handler(), Duration::ZERO)
+        .unwrap();
+    f.start();
+    f.relist(vec![cm("ns", "a", 1), cm("ns", "b", 1)]);
+    assert!(!f.check_at(10));
+    settle(&[&web, &plain]);
+    web_log.take();
+    plain_log.take();
+    queue(&f.fifo);
+    f.drain();
+    settle(&[&web, &plain]);
+    let logs = [web_log.take(), plain_log.take()];
+    f.informer.stop();
+    logs
+}
+
+/// `sharedIndexInformer.HandleDeltas` @v0.17.17: `isSync := d.Type == Sync` for adds and updates
+/// alike, and a relist queues `Sync`: what a relist finds new or changed reaches only the handlers
+/// whose resync is due (here none), where 1.24's rule hands it to everyone.
+#[test]
+fn handle_deltas_v0_17_makes_a_relists_new_and_changed_objects_sync_notifications() {
+    let relist = |fifo: &DeltaFifo<Object>| {
+        fifo.replace(
+            vec![cm("ns", "a", 1), cm("ns", "b", 2), cm("ns", "c", 3)],
+            "",
+        )
+    };
+    assert_eq!(
+        after_an_unmarking_check("1.17", relist),
+        [Vec::<String>::new(), Vec::new()]
+    );
+    let everyone = ["update ns/b 1->2", "add ns/c@3"];
+    assert_eq!(
+        after_an_unmarking_check("1.24", relist),
+        [everyone, everyone]
+    );
+}
+
+/// `sharedIndexInformer.HandleDeltas` @v0.18.0 … @v0.23.17: a `Sync` delta is a sync notification
+/// whatever its resourceVersion, an `Updated` one never is (an update that changed nothing reaches
+/// everyone); from `OnUpdate` @v0.24.0 the resourceVersions decide.
+#[test]
+fn handle_deltas_v0_18_to_v0_23_tell_syncs_by_delta_type_v0_24_by_resource_version() {
+    let deltas = |fifo: &DeltaFifo<Object>| {
+        fifo.update(cm("ns", "a", 1));
+        // A resync's Sync can carry a newer object than the cache's only in a hand-built queue;
+        // what matters is that its type decides.
+        let sync = Delta::new(DeltaType::Sync, cm("ns", "b", 5));
+        fifo.add_if_not_present(Deltas::new(vec![sync]));
+    };
+    let unchanged = ["update ns/a 1->1"];
+    assert_eq!(
+        after_an_unmarking_check("1.23", deltas),
+        [unchanged, unchanged]
+    );
+    let changed = ["update ns/b 1->5"];
+    assert_eq!(after_an_unmarking_check("1.24", deltas), [changed, changed]);
 }

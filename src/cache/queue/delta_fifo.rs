@@ -35,6 +35,19 @@ use crate::cache::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaTyp
 use crate::cache::store::KnownObjects;
 use crate::cache::store::ReflectorStore;
 
+/// What a DeltaFIFO's `Replace` does about keys missing from the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplaceTombstones {
+    /// Before a01b5a2a9 (`DeltaFIFO.Replace` @v0.26.3): with known objects, a tombstone for every
+    /// known key absent from the list, carrying the known object; a key queued but never applied
+    /// gets none and stays in the queue. Without known objects, the queued keys are checked.
+    KnownObjects,
+    /// From a01b5a2a9 (`DeltaFIFO.Replace` @v0.27.0, backported to v0.24.13, v0.25.9, v0.26.4):
+    /// first a tombstone for every queued key absent from the list (carrying its newest queued
+    /// object), then one for every known key absent from both.
+    QueueFirst,
+}
+
 /// A batch taken from the FIFO, with what `process` returned for it.
 #[derive(Debug)]
 pub struct Popped<K, T> {
@@ -163,6 +176,8 @@ pub struct DeltaFifo<K> {
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
     /// `replace` queues `Replaced` deltas when true (informers since client-go 1.18), `Sync` when false.
     emit_delta_type_replaced: bool,
+    /// Which keys missing from a list `replace` queues tombstones for.
+    replace_tombstones: ReplaceTombstones,
 }
 
 impl<K> fmt::Debug for DeltaFifo<K> {
@@ -171,6 +186,7 @@ impl<K> fmt::Debug for DeltaFifo<K> {
             .field("stats", &self.lock().stats())
             .field("known_objects", &self.known_objects.is_some())
             .field("emit_delta_type_replaced", &self.emit_delta_type_replaced)
+            .field("replace_tombstones", &self.replace_tombstones)
             .finish()
     }
 }
@@ -192,6 +208,7 @@ impl<K> Default for DeltaFifo<K> {
             cond: Condvar::new(),
             known_objects: None,
             emit_delta_type_replaced: true,
+            replace_tombstones: ReplaceTombstones::QueueFirst,
         }
     }
 }
@@ -213,6 +230,14 @@ impl<K> DeltaFifo<K> {
     /// legacy `Sync` (false) for objects listed by `replace`.
     pub fn emit_delta_type_replaced(mut self, emit: bool) -> Self {
         self.emit_delta_type_replaced = emit;
+        self
+    }
+
+    /// Chooses how `replace` finds the keys a list no longer has: queued keys first (the default,
+    /// client-go from v0.27.0 and the backports v0.24.13, v0.25.9, v0.26.4), or only the known
+    /// objects, as before (see [`ReplaceTombstones`]).
+    pub fn replace_tombstones(mut self, rule: ReplaceTombstones) -> Self {
+        self.replace_tombstones = rule;
         self
     }
 
@@ -390,7 +415,9 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
     /// `list`, then a `Deleted` tombstone for every queued key absent from the list (carrying its
     /// newest queued object), then one for every known key absent from the list with nothing queued
     /// (carrying the known object). Those tombstones are how deletions missed while the watch was
-    /// down reach the consumer.
+    /// down reach the consumer. With [`ReplaceTombstones::KnownObjects`] and known objects, only
+    /// the known keys absent from the list get one (carrying the known object, queued or not), as
+    /// client-go's `Replace` before a01b5a2a9: a key queued but never applied keeps its deltas.
     ///
     /// The first `replace` on a FIFO that was never populated sets the initial population: the
     /// number of distinct listed keys plus queued deletions, which `has_synced` waits for.
@@ -409,12 +436,15 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
             listed.insert(state.queue_object(action, DeltaObject::Object(obj)));
         }
 
-        // Deletion detection against the queue, in queue order.
+        // Deletion detection against the queue, in queue order (before a01b5a2a9, only without
+        // known objects).
         let mut queued_deletions = 0;
+        let queue_first = self.replace_tombstones == ReplaceTombstones::QueueFirst
+            || self.known_objects.is_none();
         let unlisted_queued: Vec<Arc<str>> = state
             .queue
             .iter()
-            .filter(|k| !listed.contains(*k))
+            .filter(|k| queue_first && !listed.contains(*k))
             .cloned()
             .collect();
         for key in unlisted_queued {
@@ -436,7 +466,9 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
             let mut unlisted_known: Vec<Arc<str>> = known
                 .list_keys()
                 .into_iter()
-                .filter(|key| !listed.contains(key) && !state.items.contains_key(key))
+                .filter(|key| {
+                    !listed.contains(key) && (!queue_first || !state.items.contains_key(key))
+                })
                 .collect();
             unlisted_known.sort_unstable();
             for key in unlisted_known {

@@ -11,7 +11,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::cache::test_objects::{cm, node, rv};
-use crate::cache::{Controller, Indexer, IndexerReader, object_key};
+use crate::cache::{Controller, Indexer, IndexerReader, ReplaceTombstones, object_key};
 
 type Fifo = DeltaFifo<Object>;
 
@@ -617,4 +617,34 @@ proptest! {
             .collect();
         prop_assert_eq!(cached, truth);
     }
+}
+
+/// `DeltaFIFO.Replace` before a01b5a2a9 (@v0.26.3, @v0.23.17): with known objects, only known
+/// keys absent from the list are tombstoned, with the known object even when queued; a key
+/// queued but never applied keeps its deltas and gets no tombstone.
+#[test]
+fn replace_before_a01b5a2a9_tombstones_known_keys_only() {
+    let mut indexer = Indexer::new();
+    indexer.add(cm("ns", "known", 1));
+    let fifo = fifo_with(&indexer).replace_tombstones(ReplaceTombstones::KnownObjects);
+    fifo.add(cm("ns", "queued", 2));
+    fifo.update(cm("ns", "known", 3));
+    fifo.replace(vec![cm("ns", "a", 4)], "10");
+    assert_eq!(queued(&fifo, "ns/queued"), [(DeltaType::Added, 2, false)]);
+    assert_eq!(
+        queued(&fifo, "ns/known"),
+        [
+            (DeltaType::Updated, 3, false),
+            (DeltaType::Deleted, 1, true)
+        ]
+    );
+    check_invariants(&fifo);
+    // The rule from a01b5a2a9 on, for contrast.
+    let fifo = fifo_with(&indexer);
+    fifo.add(cm("ns", "queued", 2));
+    fifo.replace(vec![cm("ns", "a", 4)], "10");
+    assert_eq!(
+        queued(&fifo, "ns/queued"),
+        [(DeltaType::Added, 2, false), (DeltaType::Deleted, 2, true)]
+    );
 }

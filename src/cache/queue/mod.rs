@@ -36,7 +36,7 @@ mod fifo;
 mod new_queue;
 mod real_fifo;
 
-pub use delta_fifo::{DeltaFifo, Popped};
+pub use delta_fifo::{DeltaFifo, Popped, ReplaceTombstones};
 pub use fifo::{Fifo, PoppedObject};
 pub use real_fifo::RealFifo;
 

@@ -17,9 +17,14 @@
 //!   deletions itself. A mode rather than a type of its own because client-go makes it one: adds,
 //!   updates, deletes, pops and `has_synced` are the same code.
 //!
+//! With [`unlock_while_processing`](RealFifo::unlock_while_processing) (client-go 1.36's
+//! `UnlockWhileProcessingFIFO`, atomic mode only), a pop releases the lock while its `process`
+//! runs, unless [`UNLOCK_LIMIT`] deltas still wait (`whileProcessing_locked`), so the producer
+//! keeps queueing behind a slow consumer and the next batch pop takes more. The popped deltas
+//! leave the initial population only once processed, so `has_synced` still means "the cache
+//! holds the initial list"; otherwise `process` runs under the lock.
+//!
 //! ## Where this differs from client-go, and why
-//! - `process` always runs under the queue lock (client-go 1.36 may release it in atomic mode,
-//!   `UnlockWhileProcessing`), so `has_synced` keeps meaning "the cache holds the initial list".
 //! - Tombstones for known objects and resync deltas are queued in sorted key order (client-go walks
 //!   a Go map), so a replay always produces the same deltas.
 //! - `replace` can queue `Sync` instead of `Replaced` for listed objects (the legacy
@@ -62,7 +67,8 @@ struct State<K> {
     /// True once anything was added, updated or deleted, or the first `replace` ran.
     populated: bool,
     /// Deltas at the head of `items` that the first `replace` queued and no pop has taken yet;
-    /// never more than `items.len()`. `has_synced` once zero and `populated`.
+    /// never more than `items.len()`, except while a pop's deltas are processed with the lock
+    /// released (they count until processed). `has_synced` once zero and `populated`.
     initial_population_count: usize,
     /// Set by `close`; pops then drain the queue and report the end.
     closed: bool,
@@ -71,7 +77,14 @@ struct State<K> {
     peak_len: usize,
     /// Reused buffer for computing keys.
     key_buf: String,
+    /// A pop's `process` runs with the lock released: the queue is not empty until it returns.
+    processing: bool,
 }
+
+/// `defaultBatchSize` × 2 (`the_real_fifo.go`): from this many waiting deltas on, a pop keeps
+/// the lock while processing even with `UnlockWhileProcessing`, so the queue cannot grow without
+/// bound behind a slow consumer.
+pub const UNLOCK_LIMIT: usize = 2000;
 
 impl<K> State<K> {
     fn has_synced(&self) -> bool {
@@ -135,6 +148,8 @@ pub struct RealFifo<K> {
     mode: Mode<K>,
     /// `replace` queues `Replaced` deltas when true (the default), `Sync` when false.
     emit_delta_type_replaced: bool,
+    /// Release the lock while a pop is processed (atomic mode only).
+    unlock_while_processing: bool,
 }
 
 impl<K> fmt::Debug for RealFifo<K> {
@@ -158,10 +173,12 @@ impl<K> RealFifo<K> {
                 waiters: 0,
                 peak_len: 0,
                 key_buf: String::new(),
+                processing: false,
             }),
             cond: Condvar::new(),
             mode,
             emit_delta_type_replaced: true,
+            unlock_while_processing: false,
         }
     }
 
@@ -183,6 +200,19 @@ impl<K> RealFifo<K> {
     pub fn emit_delta_type_replaced(mut self, emit: bool) -> Self {
         self.emit_delta_type_replaced = emit;
         self
+    }
+
+    /// Releases the lock while a pop's `process` runs, unless [`UNLOCK_LIMIT`] deltas wait, as
+    /// client-go's `RealFIFOOptions.UnlockWhileProcessing`; ignored outside the atomic mode,
+    /// where client-go refuses it (`NewRealFIFOWithOptions` panics).
+    pub fn unlock_while_processing(mut self, unlock: bool) -> Self {
+        self.unlock_while_processing = unlock && self.is_atomic();
+        self
+    }
+
+    /// Whether a pop may release the lock while processing.
+    pub fn unlocks_while_processing(&self) -> bool {
+        self.unlock_while_processing
     }
 
     /// Whether this is the atomic mode.
@@ -225,9 +255,9 @@ impl<K> RealFifo<K> {
         }
     }
 
-    fn pop_locked(
-        &self,
-        mut state: MutexGuard<'_, State<K>>,
+    fn pop_locked<'s>(
+        &'s self,
+        mut state: MutexGuard<'s, State<K>>,
         max: usize,
         process: &mut dyn FnMut(&Deltas<K>, bool),
     ) -> Option<PoppedDeltas<K>> {
@@ -237,7 +267,6 @@ impl<K> RealFifo<K> {
         // Computed before the count goes down, so the last initial delta is still "initial".
         let is_in_initial_list = !state.has_synced();
         let n = state.batch_len(max);
-        state.initial_population_count = state.initial_population_count.saturating_sub(n);
         let enqueued_at = state.items[0].enqueued_at;
         let key = if n == 1 {
             state.items[0].key.clone()
@@ -247,7 +276,17 @@ impl<K> RealFifo<K> {
         let deltas = Deltas::new(state.items.drain(..n).map(|q| q.delta).collect());
         let queue_len = state.items.len();
         let popped_at = Instant::now();
-        process(&deltas, is_in_initial_list);
+        if self.unlock_while_processing && queue_len < UNLOCK_LIMIT {
+            state.processing = true;
+            drop(state);
+            process(&deltas, is_in_initial_list);
+            state = self.lock();
+            state.processing = false;
+        } else {
+            process(&deltas, is_in_initial_list);
+        }
+        // Only now, so that `has_synced` is never true while the initial list is processed.
+        state.initial_population_count = state.initial_population_count.saturating_sub(n);
         Some(PoppedDeltas {
             key,
             deltas,
@@ -431,8 +470,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for RealFifo<K> {
     }
 
     /// True once the first `replace` (or an earlier add/update/delete) happened and every delta
-    /// the first `replace` queued has been popped; `process` runs under the queue lock, so the
-    /// last of them has been processed too.
+    /// the first `replace` queued has been popped and processed.
     fn has_synced(&self) -> bool {
         self.lock().has_synced()
     }
@@ -462,6 +500,13 @@ impl<K: CacheObject + Send + Sync> Queue<K> for RealFifo<K> {
 
     fn len(&self) -> usize {
         self.lock().items.len()
+    }
+
+    /// Nothing queued and no pop processing with the lock released: whoever sees the queue
+    /// empty sees every popped batch processed (or in its consumer's hands).
+    fn is_empty(&self) -> bool {
+        let state = self.lock();
+        state.items.is_empty() && !state.processing
     }
 
     /// `coalesced` is always zero: nothing is ever merged.

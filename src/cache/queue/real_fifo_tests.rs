@@ -612,3 +612,60 @@ fn kind_says_which_mode_runs() {
     assert_eq!(fifo().kind(), QueueKind::Real);
     assert_eq!(RealFifo::<Object>::atomic().kind(), QueueKind::Atomic);
 }
+
+/// `RealFIFO.whileProcessing_locked` @v0.36.3 (`UnlockWhileProcessing`): the producer queues
+/// while a pop is processed, the popped deltas count against the initial population until
+/// processed (`HasSynced` stays false meanwhile), and the next batch pop takes what piled up.
+#[test]
+fn unlocked_processing_lets_the_producer_queue_and_the_next_pop_take_the_pile() {
+    let fifo = Arc::new(RealFifo::atomic().unlock_while_processing(true));
+    assert!(fifo.unlocks_while_processing());
+    fifo.replace(vec![cm("ns", "a", 1)], "1");
+    let producer = fifo.clone();
+    let mut synced_inside = None;
+    fifo.try_pop_batch(1000, &mut |_, initial| {
+        assert!(initial);
+        assert!(producer.state.try_lock().is_ok(), "the lock is released");
+        for n in 2..=4 {
+            producer.add(cm("ns", &format!("o{n}"), n));
+        }
+        synced_inside = Some(producer.has_synced());
+        assert!(!producer.is_empty(), "queued while processing");
+    })
+    .expect("the ReplacedAll");
+    assert_eq!(
+        synced_inside,
+        Some(false),
+        "HasSynced waits for the processing"
+    );
+    assert!(fifo.has_synced());
+    let next = fifo.try_pop_batch(1000, &mut |_, _| {}).unwrap();
+    assert_eq!(next.deltas.len(), 3);
+    assert!(fifo.is_empty());
+}
+
+/// `whileProcessing_locked` keeps the lock once `batchSize*2` = 2000 deltas wait, and
+/// `NewRealFIFOWithOptions` refuses the option without atomic events.
+#[test]
+fn processing_keeps_the_lock_past_2000_waiting_deltas_and_without_atomic_events() {
+    let queue = RealFifo::atomic().unlock_while_processing(true);
+    for n in 0..=UNLOCK_LIMIT as u64 {
+        queue.add(cm("ns", &format!("o{n}"), n));
+    }
+    queue
+        .try_pop_batch(1, &mut |_, _| {
+            // 2000 still wait: the lock is held, so the queue is observably busy.
+            assert!(queue.state.try_lock().is_err());
+        })
+        .unwrap();
+    queue
+        .try_pop_batch(1, &mut |_, _| {
+            assert!(queue.state.try_lock().is_ok(), "1999 wait: unlocked");
+        })
+        .unwrap();
+    assert!(
+        !fifo()
+            .unlock_while_processing(true)
+            .unlocks_while_processing()
+    );
+}

@@ -8,6 +8,13 @@
 //! backoffResetDuration`), the step starts over at `initial`. That is measured from when the
 //! previous backoff began, not from when the connection became healthy again: a 30 s backoff
 //! followed by 91 s of healthy watching resets too.
+//!
+//! client-go 1.36's Reflector uses apimachinery's `Backoff.DelayWithReset` instead
+//! (`backoffManager.Step` @v0.36.3, [`BackoffReset::SinceLastReset`]): its clock is `lastStart`,
+//! set when the Reflector is built and moved only by a reset, so the step starts over on the
+//! first backoff more than 2 minutes after the previous *reset*, however recent the previous
+//! backoff: a Reflector failing every 90 s keeps growing its step with the older rule, and starts
+//! over every other failure with this one.
 
 use std::time::{Duration, Instant};
 
@@ -27,6 +34,20 @@ pub struct BackoffConfig {
     pub reset_after: Duration,
     /// Seeds the jitter so that a run (a test, a replay) is reproducible; `None` seeds randomly.
     pub seed: Option<u64>,
+    /// What `reset_after` is measured from.
+    pub reset_from: BackoffReset,
+}
+
+/// What a [`Backoff`]'s reset period is measured from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackoffReset {
+    /// The previous delay handed out: `exponentialBackoffManagerImpl.getNextBackoff`, the
+    /// Reflector's up to client-go 1.35.
+    #[default]
+    SincePreviousBackoff,
+    /// The previous reset (or the first delay): `backoffManager.Step` of `DelayWithReset`
+    /// (apimachinery @v0.36.3), the Reflector's from client-go 1.36.
+    SinceLastReset,
 }
 
 impl Default for BackoffConfig {
@@ -38,6 +59,7 @@ impl Default for BackoffConfig {
             jitter: 1.0,
             reset_after: Duration::from_secs(120),
             seed: None,
+            reset_from: BackoffReset::SincePreviousBackoff,
         }
     }
 }
@@ -63,7 +85,8 @@ pub struct Backoff {
     config: BackoffConfig,
     /// The step the next delay is based on; `initial ≤ step ≤ cap`.
     step: Duration,
-    /// When the last delay was handed out; `None` before the first one.
+    /// When the last delay was handed out (`SincePreviousBackoff`) or the step last started over
+    /// (`SinceLastReset`); `None` before the first delay.
     last: Option<Instant>,
     rng: fastrand::Rng,
 }
@@ -90,13 +113,17 @@ impl Backoff {
 
     /// The delay to wait now (at `now`, from the caller's clock), advancing the step.
     pub fn next_delay(&mut self, now: Instant) -> Duration {
-        if self
+        let due = self
             .last
-            .is_some_and(|last| now.saturating_duration_since(last) > self.config.reset_after)
-        {
+            .is_none_or(|last| now.saturating_duration_since(last) > self.config.reset_after);
+        if due {
             self.step = self.config.initial;
         }
-        self.last = Some(now);
+        // `DelayWithReset` starts its clock when the Reflector is built, before any failure;
+        // starting it at the first delay instead is the same: the step is at `initial` either way.
+        if due || self.config.reset_from == BackoffReset::SincePreviousBackoff {
+            self.last = Some(now);
+        }
         let step = self.step;
         let jitter = self.config.jitter.max(0.0);
         let delay = if jitter > 0.0 {
@@ -180,5 +207,31 @@ mod tests {
         assert_eq!(first, run());
         assert!(first[0] >= Duration::from_millis(800) && first[0] < Duration::from_millis(1600));
         assert!(first[9] >= Duration::from_secs(30) && first[9] < Duration::from_secs(60));
+    }
+
+    /// `backoffManager.Step` (apimachinery @v0.36.3, `DelayWithReset`): the reset period runs from
+    /// the previous reset, so failures 90 s apart start over every other time, where the older
+    /// rule (measured from the previous backoff) never does.
+    #[test]
+    fn since_last_reset_counts_from_the_previous_reset_not_the_previous_backoff() {
+        let t = Instant::now();
+        let secs = Duration::from_secs;
+        let every_90s = |reset_from| {
+            let mut b = Backoff::new(BackoffConfig {
+                reset_from,
+                ..no_jitter()
+            });
+            (0..5)
+                .map(|i| b.next_delay(t + secs(90 * i)).as_millis() as u64)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            every_90s(BackoffReset::SincePreviousBackoff),
+            [800, 1600, 3200, 6400, 12800]
+        );
+        assert_eq!(
+            every_90s(BackoffReset::SinceLastReset),
+            [800, 1600, 800, 1600, 800]
+        );
     }
 }

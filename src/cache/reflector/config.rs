@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use crate::object::Object;
 
-use super::backoff::BackoffConfig;
+use super::backoff::{BackoffConfig, BackoffReset};
+use crate::cache::client_go::ClientGoVersion;
 
 /// Runs on every object before it reaches the FIFO (for instance to strip `managedFields`).
 pub type Transform = Arc<dyn Fn(&mut Object) + Send + Sync>;
@@ -38,6 +39,8 @@ pub struct ReflectorConfig {
     /// Use a streaming list (a watch with `sendInitialEvents=true`) instead of list + watch,
     /// falling back to list + watch when the server refuses it.
     pub watch_list: bool,
+    /// Which streaming-list failures make a ListAndWatch fall back to list + watch at once.
+    pub watch_list_fallback: WatchListFallback,
     /// Period of the data consistency check against the cache; `None` never checks. Needs the
     /// cache: see [`Reflector::known_objects`](crate::cache::Reflector::known_objects).
     pub verify_every: Option<Duration>,
@@ -57,6 +60,7 @@ impl fmt::Debug for ReflectorConfig {
             .field("watch_timeout", &self.watch_timeout)
             .field("resync", &self.resync)
             .field("watch_list", &self.watch_list)
+            .field("watch_list_fallback", &self.watch_list_fallback)
             .field("verify_every", &self.verify_every)
             .field("backoff", &self.backoff)
             .field("transform", &self.transform.is_some())
@@ -65,7 +69,50 @@ impl fmt::Debug for ReflectorConfig {
     }
 }
 
+/// Which failures of a streaming list make `ListAndWatch` fall back to a plain list at once
+/// (`fallbackToList`); any other failure ends the ListAndWatch, whose next attempt, after a
+/// backoff, streams again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WatchListFallback {
+    /// Any error `watchList` returns (`ListAndWatch` @v0.29.0 onwards): a non-retryable error
+    /// opening the stream or in it (a 422 from a server without WatchList, a 5xx), and a very
+    /// short stream.
+    #[default]
+    AnyError,
+    /// Only 422 Invalid, the server refusing `sendInitialEvents` (`ListAndWatch` @v0.28.7:
+    /// `apierrors.IsInvalid`).
+    InvalidOnly,
+}
+
 impl ReflectorConfig {
+    /// The Reflector of client-go `version` ([`ClientGoVersion::reflector`]): its streaming list
+    /// ([`ClientGoVersion::watch_list`]), which streaming failures fall back to a list, and its
+    /// backoff's reset rule.
+    ///
+    /// ```
+    /// use kubectl_deltas::cache::ClientGoVersion;
+    /// use kubectl_deltas::cache::backoff::BackoffReset;
+    /// use kubectl_deltas::cache::reflector::ReflectorConfig;
+    ///
+    /// let config = ReflectorConfig::default().client_go(ClientGoVersion::LATEST);
+    /// assert!(config.watch_list);
+    /// assert_eq!(config.backoff.reset_from, BackoffReset::SinceLastReset);
+    /// ```
+    pub fn client_go(mut self, version: ClientGoVersion) -> Self {
+        self.watch_list = version.watch_list();
+        self.watch_list_fallback = if version.reflector() >= 29 {
+            WatchListFallback::AnyError
+        } else {
+            WatchListFallback::InvalidOnly
+        };
+        self.backoff.reset_from = if version.backoff_resets_since_last_reset() {
+            BackoffReset::SinceLastReset
+        } else {
+            BackoffReset::SincePreviousBackoff
+        };
+        self
+    }
+
     /// Sets the page size of every list, relists included (0: no paging): client-go's
     /// `WatchListPageSize`.
     pub fn page_size(mut self, page_size: u32) -> Self {

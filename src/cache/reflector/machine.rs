@@ -17,7 +17,7 @@ use futures_util::StreamExt;
 use kube::core::TypeMeta;
 
 use super::backoff::Backoff;
-use super::config::ReflectorConfig;
+use super::config::{ReflectorConfig, WatchListFallback};
 use super::error::{ReflectorError, is_terminal};
 use super::event::{
     Phase, ReflectorEvent, ReflectorEventKind, ReflectorObserver, RelistCause, WatchEndReason,
@@ -523,7 +523,8 @@ impl<L: ListerWatcher> Machine<L> {
     /// A streaming list could not be opened. client-go's `Reflector.watchList` retries a refused
     /// connection or 429 after a backoff, and an expired or too large resourceVersion at once
     /// from `""`; anything else (422 from servers without the WatchList feature, a 5xx) makes
-    /// this ListAndWatch fall back to list + watch.
+    /// this ListAndWatch fall back to list + watch ([`WatchListFallback`]: before v0.29, a 422
+    /// only; other errors end the ListAndWatch, which streams again after a backoff).
     fn watch_list_failed(&mut self, req: WatchRequest, error: SourceError) -> State {
         if error.is_connect() || error.is_too_many_requests() {
             let next = State::Watch {
@@ -537,6 +538,25 @@ impl<L: ListerWatcher> Machine<L> {
                 resource_version: String::new(),
                 send_initial_events: true,
             };
+        }
+        self.fall_back_or_retry(error)
+    }
+
+    /// A streaming list failed with `error`, neither retryable nor an unavailable
+    /// resourceVersion: `ListAndWatch` falls back to list + watch at once if the
+    /// [`WatchListFallback`] rule says so (a fallback lasts this one ListAndWatch), else ends,
+    /// and the next ListAndWatch, after a backoff, streams again.
+    fn fall_back_or_retry(&mut self, error: SourceError) -> State {
+        let falls_back = match self.config.watch_list_fallback {
+            WatchListFallback::AnyError => true,
+            // `apierrors.IsInvalid`: 422 only, not the 400 that `is_invalid` also takes.
+            WatchListFallback::InvalidOnly => error
+                .status()
+                .is_some_and(|s| s.code == 422 || s.reason == "Invalid"),
+        };
+        if !falls_back {
+            let next = self.relist();
+            return self.back_off(Phase::WatchList, error, next);
         }
         self.publish(ReflectorEventKind::WatchListFallback {
             reason: error.to_string(),
@@ -698,14 +718,20 @@ impl<L: ListerWatcher> Machine<L> {
                 })
             }
             WatchEndReason::Closed | WatchEndReason::Broken(_) => {
+                // `watchList` (@v0.28.7, @v0.36.3): a stream that ends before its initial-events-end
+                // bookmark is opened again at once, from scratch, with no backoff.
                 self.publish(ReflectorEventKind::Relist {
                     cause: RelistCause::WatchListInterrupted,
                 });
-                let error = SourceError::Stream(
-                    "the streaming list ended before its initial events".into(),
-                );
-                let next = self.relist();
-                Ok(self.back_off(phase, error, next))
+                Ok(self.relist())
+            }
+            WatchEndReason::VeryShort if streaming => {
+                // `handleAnyWatch` returns a `VeryShortWatchError`, which `watchList` returns.
+                self.publish(ReflectorEventKind::Relist {
+                    cause: RelistCause::VeryShortWatch,
+                });
+                let error = SourceError::Stream(WatchEndReason::VeryShort.to_string());
+                Ok(self.fall_back_or_retry(error))
             }
             WatchEndReason::VeryShort => {
                 self.publish(ReflectorEventKind::Relist {
@@ -740,6 +766,13 @@ impl<L: ListerWatcher> Machine<L> {
                         resource_version: String::new(),
                         send_initial_events: true,
                     });
+                }
+                if streaming && !error.is_too_many_requests() && !error.is_expired() {
+                    // `watchList` returns the ERROR event's error: a fallback to list + watch.
+                    self.publish(ReflectorEventKind::Relist {
+                        cause: RelistCause::WatchFailed(error.clone()),
+                    });
+                    return Ok(self.fall_back_or_retry(error));
                 }
                 // Expired: relist at the last synced resourceVersion (a list there returns data
                 // at least that fresh); other errors: relist too. Both after a backoff, as

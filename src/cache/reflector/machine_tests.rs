@@ -603,3 +603,96 @@ async fn resyncs_tick_only_while_watching_and_restart_after_each_relist() {
         assert_eq!(pair[1] - pair[0], secs(10), "{ticks:?}");
     }
 }
+
+/// A streaming machine with the Reflector of client-go `version`, on a virtual clock.
+fn streaming(
+    lw: ScriptedListerWatcher,
+    clock: Arc<ManualClock>,
+    version: &str,
+) -> Machine<ScriptedListerWatcher> {
+    let version: crate::cache::ClientGoVersion = version.parse().unwrap();
+    Machine::new(
+        Arc::new(lw),
+        store(Arc::new(DeltaFifo::new())),
+        ReflectorConfig::default()
+            .seed(1)
+            .client_go(version)
+            .watch_list(true),
+        clock,
+        Arc::new(NoObserver),
+        Arc::new(Shared::default()),
+    )
+}
+
+fn watches(lw: &ScriptedListerWatcher) -> Vec<(String, bool)> {
+    lw.watches()
+        .iter()
+        .map(|w| (w.resource_version.clone(), w.send_initial_events))
+        .collect()
+}
+
+/// `Reflector.watchList` @v0.28.7 and @v0.36.3: a stream that closes before the
+/// initial-events-end bookmark (`handleListWatch` returns no error, no bookmark) is opened again
+/// at once, with a fresh temporary store, never after a backoff.
+#[tokio::test]
+async fn watch_list_reopens_a_stream_closed_before_its_initial_events_end_at_once() {
+    for version in ["1.28", "latest"] {
+        let lw = ScriptedListerWatcher::configmaps(vec![
+            Reply::Watch(Ok(vec![Ok(WatchEvent::Added(Arc::new(obj("a", "3"))))])),
+            Reply::Watch(Ok(vec![
+                Ok(WatchEvent::Added(Arc::new(obj("a", "3")))),
+                Ok(bookmark("5", true)),
+            ])),
+        ]);
+        let clock = ManualClock::new();
+        let mut m = streaming(lw.clone(), clock.clone(), version);
+        let state = m.initial_state();
+        run_script(&mut m, &lw, state).await;
+        assert_eq!(
+            watches(&lw),
+            [(String::new(), true), (String::new(), true)],
+            "{version}"
+        );
+        assert!(clock.sleeps().is_empty(), "{version}");
+        assert!(lw.lists().is_empty(), "{version}");
+    }
+}
+
+/// `Reflector.ListAndWatch` @v0.29.0 onwards: any error `watchList` returns (a very short
+/// stream, an ERROR event neither 429 nor expired) falls back to a list at once; @v0.28.7 only a
+/// 422 does, anything else ends the ListAndWatch, which streams again after a backoff.
+#[tokio::test]
+async fn list_and_watch_falls_back_to_a_list_at_once_from_v0_29_and_backs_off_on_v0_28() {
+    let server_error = || {
+        Ok(WatchEvent::Error(ApiStatus {
+            code: 500,
+            reason: "InternalError".into(),
+            message: "boom".into(),
+            causes: Vec::new(),
+        }))
+    };
+    for failing in [vec![], vec![server_error()]] {
+        let lw = ScriptedListerWatcher::configmaps(vec![
+            Reply::Watch(Ok(failing.clone())),
+            page(vec![obj("a", "3")], "10", None),
+        ]);
+        let clock = ManualClock::new();
+        let mut m = streaming(lw.clone(), clock.clone(), "1.29");
+        let state = m.initial_state();
+        run_script(&mut m, &lw, state).await;
+        assert_eq!(lists(&lw), [rv("0", Some(500))], "{failing:?}");
+        assert!(clock.sleeps().is_empty(), "{failing:?}");
+
+        let lw = ScriptedListerWatcher::configmaps(vec![
+            Reply::Watch(Ok(failing.clone())),
+            Reply::Watch(Ok(vec![Ok(bookmark("5", true))])),
+        ]);
+        let clock = ManualClock::new();
+        let mut m = streaming(lw.clone(), clock.clone(), "1.28");
+        let state = m.initial_state();
+        run_script(&mut m, &lw, state).await;
+        assert!(lw.lists().is_empty(), "{failing:?}");
+        assert_eq!(clock.sleeps().len(), 1, "{failing:?}");
+        assert_eq!(watches(&lw)[1], (String::new(), true), "{failing:?}");
+    }
+}

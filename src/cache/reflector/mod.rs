@@ -18,6 +18,8 @@
 //! | watch could not be opened: refused connection, 429 | back off, re-watch |
 //! | watch could not be opened: anything else | back off, relist |
 //! | very short watch (< 1 s, no event) | back off, relist |
+//! | streaming list ended before its initial-events-end bookmark | stream again at once, no backoff (`watchList`) |
+//! | streaming list failed: very short, or an error neither retryable (429) nor expired | list + watch at once, for this ListAndWatch (from v0.29; v0.28 on 422 only, else back off and stream again: [`WatchListFallback`]) |
 //! | list failed: unreachable, 429, 5xx | back off, list again |
 //! | 401, 403, 404 | stop with a [`ReflectorError`] |
 //! | resync period | `resync` runs only while watching (client-go's `watchWithResync`): its timer starts when a list completes and stops when a relist is decided, never during a list or a backoff before one |
@@ -39,8 +41,8 @@ use std::time::{Duration, SystemTime};
 use crate::object::Object;
 
 pub use crate::cache::clock::{Clock, TokioClock};
-pub use backoff::{Backoff, BackoffConfig};
-pub use config::{DEFAULT_PAGE_SIZE, ReflectorConfig, Transform};
+pub use backoff::{Backoff, BackoffConfig, BackoffReset};
+pub use config::{DEFAULT_PAGE_SIZE, ReflectorConfig, Transform, WatchListFallback};
 pub use error::ReflectorError;
 pub use event::{
     DriftReport, NoObserver, Phase, ReflectorEvent, ReflectorEventKind, ReflectorObserver,

@@ -1,5 +1,8 @@
-//! The data consistency check (client-go's `reflector_data_consistency_detector.go`): list the
-//! resource at exactly the resourceVersion the cache has reached and compare key → resourceVersion.
+//! The periodic drift check (`--verify-every`): list the resource at exactly the resourceVersion
+//! the cache has reached and compare key → resourceVersion. It does what client-go's data
+//! consistency detector does (`util/consistencydetector`), but that detector runs once, after a
+//! streaming list, and only when the `KUBE_WATCHLIST_INCONSISTENCY_DETECTOR` environment variable
+//! is set; no client-go informer repeats it.
 //!
 //! The snapshot of the cache is taken while the Reflector cannot queue anything (it holds the
 //! shared lock to queue) and only when the FIFO is empty, so the cache then reflects exactly the

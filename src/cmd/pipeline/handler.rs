@@ -26,6 +26,9 @@ pub(super) struct ShownHandler {
     /// Called from a thread of its own, where the delay is slept; inline otherwise.
     pub(super) threaded: bool,
     pub(super) clock: Arc<dyn Clock>,
+    /// The client-go version imitated has per-handler `HasSynced` (1.27 onwards); before, a
+    /// handler's sync is not shown: nobody could have asked for it.
+    pub(super) registration_synced: bool,
 }
 
 impl ShownHandler {
@@ -57,6 +60,9 @@ impl ListenerHandler<Object> for ShownHandler {
     }
 
     fn synced(&mut self, at: Instant) {
+        if !self.registration_synced {
+            return;
+        }
         let time = self.wall(at);
         self.output
             .handler_synced(self.index, self.handler, at, time);

@@ -86,7 +86,7 @@ use output::Output;
 use sink::InformerOutput;
 use stop::Stop;
 
-use super::informer::{QueueChoice, index_specs};
+use super::informer::{index_specs, refuse_outside_metadata, refuse_secret_specs};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::profile::Profile;
 use crate::cli::{FifoKind, InformerArgs, InformerKindArg, StoreKind};
@@ -121,8 +121,6 @@ pub struct Settings {
     /// How each Reflector lists and watches. Each resync it times is the pipeline's (see the
     /// module documentation).
     pub reflector: ReflectorConfig,
-    /// The queue of each informer and how it is popped.
-    pub queue: QueueChoice,
     /// The client-go version imitated and its resolved settings, named by each informer's first
     /// line.
     pub profile: Profile,
@@ -151,12 +149,31 @@ impl Settings {
         Ok(Settings {
             view,
             reflector,
-            queue: QueueChoice::from_profile(&profile),
             profile,
             store,
             indices: index_specs(informer)?,
             wait_scale: None,
         })
+    }
+}
+
+impl Settings {
+    /// [`refuse_secret_specs`] for the `--query` and `--index` specs of the session.
+    pub fn refuse_secret_queries(
+        &self,
+        secrets: bool,
+        show_secret_data: bool,
+    ) -> anyhow::Result<()> {
+        let queries = self.view.queries.iter().map(|q| ("--query", q.spec()));
+        let indices = self.indices.iter().map(|spec| ("--index", spec));
+        refuse_secret_specs(queries.chain(indices), secrets, show_secret_data)
+    }
+
+    /// [`refuse_outside_metadata`] for the `--query` and `--index` specs of the session.
+    pub fn refuse_outside_metadata_queries(&self, metadata_only: bool) -> anyhow::Result<()> {
+        let queries = self.view.queries.iter().map(|q| ("--query", q.spec()));
+        let indices = self.indices.iter().map(|spec| ("--index", spec));
+        refuse_outside_metadata(queries.chain(indices), metadata_only)
     }
 }
 
@@ -334,13 +351,12 @@ impl Pipeline {
         let Settings {
             view,
             reflector,
-            queue,
-            profile,
+            profile: resolved,
             store,
             indices,
             wait_scale,
         } = settings;
-        let profile = profile.describe();
+        let profile = resolved.describe();
         // Handled from here on, before anything is written: a signal sent once the session shows
         // its first line ends it as Ctrl-C, never by the signal's default.
         let signal = super::signals::stop_requested();
@@ -402,13 +418,14 @@ impl Pipeline {
             } else {
                 Consumption::Thread
             };
-            let mut config = queue.informer_config(&indices, consumption);
+            let mut config = resolved.informer_config(&indices, consumption);
             config.kind = match view.informer {
                 InformerKindArg::Shared => InformerKind::Shared,
                 InformerKindArg::Plain => InformerKind::Plain,
             };
             // A source that holds its informer (a replay) ticks its resyncs on its own clock.
             config.external_resync = slot.is_some();
+            let (queue, batch_pop) = (config.queue, config.batch_pop);
             let informer = Informer::new(config, sink.clone(), group.clone(), stop.token().clone());
             let _ = sink.informer.set(Arc::downgrade(&informer));
             let handlers = view.shared_handlers();
@@ -420,11 +437,12 @@ impl Pipeline {
                     delay: spec.delay,
                     threaded: !inline,
                     clock: shared_clock.clone(),
+                    registration_synced: resolved.has_registration_synced(),
                 };
                 informer.add_event_handler(spec.name.clone(), handler, spec.resync);
             }
             let names: Vec<String> = handlers.into_iter().map(|h| h.name).collect();
-            output.handlers_started(index, &names);
+            output.handlers_started(index, &names, resolved.has_registration_synced());
             // A plain informer's handler works inside the pop, under the queue's lock; drained
             // on a replay's thread, it takes no time (the replay never waits for it).
             if let Some(delay) = view.plain_handler_delay().filter(|_| !inline) {
@@ -439,7 +457,7 @@ impl Pipeline {
                     }
                 }));
             }
-            output.informer_started(index, queue.kind, queue.batch_pop, &profile);
+            output.informer_started(index, queue, batch_pop, &profile);
             if let Some(slot) = slot {
                 slot.fill(informer.clone());
             }

@@ -345,8 +345,21 @@ impl Output {
     }
 
     /// Resource `index` has these handlers, in registration order.
-    pub(super) fn handlers_started(&self, index: usize, names: &[String]) {
-        self.lock().stats[index].handlers = names.iter().map(|n| HandlerStats::new(n)).collect();
+    /// `registration_synced`: the client-go version imitated has per-handler `HasSynced`
+    /// (1.27 onwards).
+    pub(super) fn handlers_started(
+        &self,
+        index: usize,
+        names: &[String],
+        registration_synced: bool,
+    ) {
+        self.lock().stats[index].handlers = names
+            .iter()
+            .map(|n| HandlerStats {
+                synced_unknown: !registration_synced,
+                ..HandlerStats::new(n)
+            })
+            .collect();
     }
 
     /// Handler `handler` of resource `index` began a call at `time`: counted, and written if

@@ -13,9 +13,11 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::*;
+use crate::cli::profile::Resolved;
 use crate::cli::{InformerKindArg, ViewKind, WatchOutput};
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::QueueKind;
+use kubectl_deltas::render::profile::SettingOrigin;
 
 /// Lists `objects` at resourceVersion 10, then serves one watch fed by a channel (later watches
 /// never deliver anything).
@@ -73,7 +75,6 @@ fn settings(view: View) -> Settings {
     Settings {
         view,
         reflector: ReflectorConfig::default(),
-        queue: QueueChoice::default(),
         profile: Profile::default(),
         store: crate::cli::StoreKind::Informer,
         indices: Vec::new(),
@@ -332,11 +333,14 @@ async fn a_batch_in_the_handler_is_not_idle_and_a_stop_releases_waiters() {
     assert!(idle.is_stopped());
 }
 
-fn queue(kind: QueueKind, batch_pop: usize) -> QueueChoice {
-    QueueChoice {
-        kind,
-        batch_pop,
-        ..QueueChoice::default()
+/// The default profile with `--fifo kind` (one delta per pop).
+fn queue(kind: QueueKind) -> Profile {
+    Profile {
+        fifo: Resolved {
+            value: kind,
+            from: SettingOrigin::Flag,
+        },
+        ..Profile::default()
     }
 }
 
@@ -349,7 +353,7 @@ async fn a_real_fifo_hands_a_slow_handler_every_update_on_its_own() {
     view.handler_delay = Some(Duration::from_millis(30));
     view.max_batches = Some(6);
     let mut settings = settings(view);
-    settings.queue = queue(QueueKind::Real, 1);
+    settings.profile = queue(QueueKind::Real);
     let out = Captured::default();
     let task = run(
         Pipeline::new(settings),
@@ -393,7 +397,7 @@ async fn an_empty_list_through_the_atomic_queue_syncs_at_its_replaced_all() {
     let mut view = view();
     view.until_synced = true;
     let mut settings = settings(view);
-    settings.queue = queue(QueueKind::Atomic, 1);
+    settings.profile = queue(QueueKind::Atomic);
     let out = Captured::default();
     let task = run(
         Pipeline::new(settings),

@@ -54,6 +54,12 @@ pub(super) fn refuse_flags(informer: &InformerArgs, view: &View) -> anyhow::Resu
               makes none"
                 .to_owned(),
         )
+    } else if informer.unlock_while_processing.is_some() {
+        Some(
+            "--unlock-while-processing changes how an informer's queue is popped, and an \
+             UndeltaStore has none"
+                .to_owned(),
+        )
     } else if let Some(spec) = informer.indices.first() {
         Some(format!(
             "--index {spec} indexes an informer's Indexer, and an UndeltaStore has none"
