@@ -5,6 +5,13 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+/// The package's directory, as cargo says when it runs this script: `env!` would bake in the
+/// directory the script was compiled in, which a target directory shared by two checkouts (or
+/// copied from one to another) reuses for the wrong one.
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let version = env!("CARGO_PKG_VERSION");
@@ -25,9 +32,8 @@ fn own_checkout() -> bool {
         return false;
     };
     let canonical = |p: PathBuf| p.canonicalize().ok();
-    canonical(PathBuf::from(top)).is_some_and(|top| {
-        canonical(PathBuf::from(env!("CARGO_MANIFEST_DIR"))).is_some_and(|dir| dir == top)
-    })
+    canonical(PathBuf::from(top))
+        .is_some_and(|top| canonical(manifest_dir()).is_some_and(|dir| dir == top))
 }
 
 /// Reruns this script when HEAD moves: a checkout changes `HEAD`, a commit changes the branch's
@@ -40,7 +46,7 @@ fn watch_head() {
     }
     for path in paths {
         if let Some(file) = git(&["rev-parse", "--git-path", &path]) {
-            let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(file);
+            let file = manifest_dir().join(file);
             if file.exists() {
                 println!("cargo:rerun-if-changed={}", file.display());
             }
@@ -52,7 +58,7 @@ fn watch_head() {
 fn git(args: &[&str]) -> Option<String> {
     let output = Command::new("git")
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(manifest_dir())
         .output()
         .ok()?;
     let text = String::from_utf8(output.stdout).ok()?.trim().to_owned();

@@ -37,8 +37,9 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::cache::informer::SyncRule;
+use crate::cache::informer::{InformerConfig, SyncRule};
 use crate::cache::queue::{QueueKind, ReplaceTombstones};
+use crate::cache::reflector::{BackoffReset, ReflectorConfig, WatchListFallback};
 
 /// A `k8s.io/client-go` release: `v0.MINOR.PATCH`, optionally a pre-release of `.0`
 /// (`v0.36.0-alpha.1`). Kubernetes numbers the same release `1.MINOR.PATCH`.
@@ -308,6 +309,68 @@ fn parse_pre(text: &str) -> Option<PreRelease> {
         "beta" => Some(PreRelease::Beta(n)),
         "rc" => Some(PreRelease::Rc(n)),
         _ => None,
+    }
+}
+
+// The configurations a version builds are stated here, with the version's rules, so that the
+// informer and the Reflector know nothing of versions.
+impl InformerConfig {
+    /// The informer client-go `version` builds with its feature gates at their defaults
+    /// (`NewSharedIndexInformer`): its queue, pop size, relist deltas and sync rules (see
+    /// [`ClientGoVersion`]); no index, its own thread. Whether the Reflector streams its initial
+    /// list is the Reflector's configuration: [`ClientGoVersion::watch_list`].
+    ///
+    /// ```
+    /// use kubectl_deltas::cache::{ClientGoVersion, InformerConfig, QueueKind, ReplaceTombstones};
+    ///
+    /// let config = InformerConfig::client_go("0.24.12".parse::<ClientGoVersion>().unwrap());
+    /// assert_eq!(config.queue, QueueKind::Delta);
+    /// assert_eq!(config.replace_tombstones, ReplaceTombstones::KnownObjects);
+    ///
+    /// let latest = InformerConfig::client_go(ClientGoVersion::LATEST);
+    /// assert_eq!((latest.queue, latest.batch_pop), (QueueKind::Atomic, 1000));
+    /// assert!(latest.unlock_while_processing);
+    /// ```
+    pub fn client_go(version: ClientGoVersion) -> Self {
+        InformerConfig {
+            queue: version.queue(),
+            emit_replaced: version.emit_replaced(),
+            batch_pop: version.batch_pop(),
+            sync_rule: version.sync_rule(),
+            replace_tombstones: version.replace_tombstones(),
+            unlock_while_processing: version.unlock_while_processing(),
+            ..InformerConfig::default()
+        }
+    }
+}
+
+impl ReflectorConfig {
+    /// The Reflector of client-go `version` ([`ClientGoVersion::reflector`]): its streaming list
+    /// ([`ClientGoVersion::watch_list`]), which streaming failures fall back to a list, and its
+    /// backoff's reset rule.
+    ///
+    /// ```
+    /// use kubectl_deltas::cache::ClientGoVersion;
+    /// use kubectl_deltas::cache::reflector::BackoffReset;
+    /// use kubectl_deltas::cache::reflector::ReflectorConfig;
+    ///
+    /// let config = ReflectorConfig::default().client_go(ClientGoVersion::LATEST);
+    /// assert!(config.watch_list);
+    /// assert_eq!(config.backoff.reset_from, BackoffReset::SinceLastReset);
+    /// ```
+    pub fn client_go(mut self, version: ClientGoVersion) -> Self {
+        self.watch_list = version.watch_list();
+        self.watch_list_fallback = if version.reflector() >= 29 {
+            WatchListFallback::AnyError
+        } else {
+            WatchListFallback::InvalidOnly
+        };
+        self.backoff.reset_from = if version.backoff_resets_since_last_reset() {
+            BackoffReset::SinceLastReset
+        } else {
+            BackoffReset::SincePreviousBackoff
+        };
+        self
     }
 }
 

@@ -24,7 +24,8 @@
 //! leaves and `store/` (a queue is a [`ReflectorStore`] and consults the Indexer as
 //! [`KnownObjects`]); `reflector/` the leaves and `store/` (it writes into any [`ReflectorStore`],
 //! never naming a queue); `informer/` everything below it; `workqueue/` only the clock (it
-//! receives keys, not objects). Pure logic: no network, no terminal,
+//! receives keys, not objects); `client_go.rs`, the knowledge of versions, imports the
+//! configurations it builds and nothing imports it. Pure logic: no network, no terminal,
 //! nothing from `source/`, `render/` or the binary.
 
 mod client_go;

@@ -60,7 +60,6 @@ pub use shared_informer::{
     Registration, ResourceVersioned, SharedInformer, SharedInformerError, SyncRule, is_sync,
 };
 
-use crate::cache::client_go::ClientGoVersion;
 use crate::cache::clock::Clock;
 use crate::cache::delta::DeltaObject;
 use crate::cache::listwatch::ListerWatcher;
@@ -137,34 +136,6 @@ impl Default for InformerConfig {
 }
 
 impl InformerConfig {
-    /// The informer client-go `version` builds with its feature gates at their defaults
-    /// (`NewSharedIndexInformer`): its queue, pop size, relist deltas and sync rules (see
-    /// [`ClientGoVersion`]); no index, its own thread. Whether the Reflector streams its initial
-    /// list is the Reflector's configuration: [`ClientGoVersion::watch_list`].
-    ///
-    /// ```
-    /// use kubectl_deltas::cache::{ClientGoVersion, InformerConfig, QueueKind, ReplaceTombstones};
-    ///
-    /// let config = InformerConfig::client_go("0.24.12".parse::<ClientGoVersion>().unwrap());
-    /// assert_eq!(config.queue, QueueKind::Delta);
-    /// assert_eq!(config.replace_tombstones, ReplaceTombstones::KnownObjects);
-    ///
-    /// let latest = InformerConfig::client_go(ClientGoVersion::LATEST);
-    /// assert_eq!((latest.queue, latest.batch_pop), (QueueKind::Atomic, 1000));
-    /// assert!(latest.unlock_while_processing);
-    /// ```
-    pub fn client_go(version: ClientGoVersion) -> Self {
-        InformerConfig {
-            queue: version.queue(),
-            emit_replaced: version.emit_replaced(),
-            batch_pop: version.batch_pop(),
-            sync_rule: version.sync_rule(),
-            replace_tombstones: version.replace_tombstones(),
-            unlock_while_processing: version.unlock_while_processing(),
-            ..InformerConfig::default()
-        }
-    }
-
     /// The queue this configuration asks for, `known` its known objects.
     fn build_queue(&self, known: Arc<dyn KnownObjects<Object>>) -> Arc<dyn Queue<Object>> {
         match self.queue {

@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use crate::object::Object;
 
-use super::backoff::{BackoffConfig, BackoffReset};
-use crate::cache::client_go::ClientGoVersion;
+use super::backoff::BackoffConfig;
 
 /// Runs on every object before it reaches the FIFO (for instance to strip `managedFields`).
 pub type Transform = Arc<dyn Fn(&mut Object) + Send + Sync>;
@@ -85,34 +84,6 @@ pub enum WatchListFallback {
 }
 
 impl ReflectorConfig {
-    /// The Reflector of client-go `version` ([`ClientGoVersion::reflector`]): its streaming list
-    /// ([`ClientGoVersion::watch_list`]), which streaming failures fall back to a list, and its
-    /// backoff's reset rule.
-    ///
-    /// ```
-    /// use kubectl_deltas::cache::ClientGoVersion;
-    /// use kubectl_deltas::cache::backoff::BackoffReset;
-    /// use kubectl_deltas::cache::reflector::ReflectorConfig;
-    ///
-    /// let config = ReflectorConfig::default().client_go(ClientGoVersion::LATEST);
-    /// assert!(config.watch_list);
-    /// assert_eq!(config.backoff.reset_from, BackoffReset::SinceLastReset);
-    /// ```
-    pub fn client_go(mut self, version: ClientGoVersion) -> Self {
-        self.watch_list = version.watch_list();
-        self.watch_list_fallback = if version.reflector() >= 29 {
-            WatchListFallback::AnyError
-        } else {
-            WatchListFallback::InvalidOnly
-        };
-        self.backoff.reset_from = if version.backoff_resets_since_last_reset() {
-            BackoffReset::SinceLastReset
-        } else {
-            BackoffReset::SincePreviousBackoff
-        };
-        self
-    }
-
     /// Sets the page size of every list, relists included (0: no paging): client-go's
     /// `WatchListPageSize`.
     pub fn page_size(mut self, page_size: u32) -> Self {
