@@ -900,7 +900,8 @@ async fn recordings_redact_the_last_applied_configuration_of_secrets() {
             }
         };
         assert!(
-            recording.contains(r#"\"password\":\"<redacted>\""#),
+            recording
+                .contains(r#""kubectl.kubernetes.io/last-applied-configuration":"<redacted>""#),
             "{file}: {recording}"
         );
         for value in ["aHVudGVyMg==", "c3dvcmRmaXNo", "admin-user"] {

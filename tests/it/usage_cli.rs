@@ -95,7 +95,8 @@ async fn record_creates_its_file_only_once_the_server_has_answered() {
         path_str(&file),
     ];
     let out = run(kubeconfig.clone(), &args).await;
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    // The flags are wrong: a usage error.
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("not a known field selector"));
     assert!(!file.exists(), "{:?}", std::fs::read_to_string(&file));
 

@@ -70,13 +70,6 @@ pub(super) fn refuse_flags(informer: &InformerArgs, view: &View) -> anyhow::Resu
              its push function runs inside the Reflector's call"
                 .to_owned(),
         )
-    } else if view.view != ViewKind::Pops {
-        // With no --handler the default is pops, so this is an explicit --view.
-        Some(
-            "--view handlers and --view both show what an informer's handlers received, and an \
-             UndeltaStore has none"
-                .to_owned(),
-        )
     } else if view.informer == InformerKindArg::Plain {
         Some("--informer plain chooses how an informer calls its handler: there is none".to_owned())
     } else if view.handler_delay.is_some() {
@@ -99,6 +92,14 @@ pub(super) fn refuse_flags(informer: &InformerArgs, view: &View) -> anyhow::Resu
         )
     } else if informer.resync.and_then(|p| p.0).is_some() {
         Some("--resync changes nothing: client-go's UndeltaStore.Resync pushes nothing".to_owned())
+    } else if view.view != ViewKind::Pops {
+        // Without --handler or --handler-delay (refused above) the default is pops: this is an
+        // explicit --view.
+        Some(
+            "--view handlers and --view both show what an informer's handlers received, and an \
+             UndeltaStore has none"
+                .to_owned(),
+        )
     } else {
         None
     };
