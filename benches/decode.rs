@@ -10,6 +10,9 @@
 //! validating the list into borrowed `RawValue`s (the ceiling of any decoder that checks the
 //! JSON) and into a `serde_json::Value` tree.
 
+// `json!` expands a literal recursively, token by token: room for the pod's large one.
+#![recursion_limit = "256"]
+
 // The binary's allocator, so that the figures are the binary's.
 #[cfg(feature = "jemalloc")]
 #[global_allocator]
@@ -158,7 +161,8 @@ fn pod(i: usize) -> Value {
 
 /// A ConfigMap of ~1.5 KiB, as issue #18's start-up measure lists them.
 fn config_map(i: usize) -> Value {
-    let value = format!("{:>1000}", format!("value of cm-{i}")).replace(' ', "x");
+    let value = format!("value of cm-{i}");
+    let value = format!("{value:x>1000}");
     json!({
         "metadata": {
             "name": format!("cm-{i}"),

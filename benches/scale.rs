@@ -46,9 +46,8 @@ fn metadata(i: usize) -> String {
 /// A ConfigMap of ~1 KiB: [`metadata`] and ~700 B of data.
 fn full_item(i: usize) -> String {
     format!(
-        r#"{{"metadata":{},"data":{{"config.yaml":"{}","mode":"fast"}}}}"#,
-        metadata(i),
-        format!("{i:0>680}")
+        r#"{{"metadata":{},"data":{{"config.yaml":"{i:0>680}","mode":"fast"}}}}"#,
+        metadata(i)
     )
 }
 

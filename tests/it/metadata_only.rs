@@ -108,11 +108,13 @@ async fn the_fake_server_serves_partial_object_metadata_byte_for_byte_as_kube_ap
         }
     });
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    let mut versions = Vec::new();
-    versions.push(server.update("configmaps", stored(&meta(&real_events[0]["object"]))));
-    versions.push(server.delete("configmaps", "fixtures-meta", "c"));
-    versions.push(server.create("configmaps", stored(&d)));
-    versions.push(server.update("configmaps", stored(&meta(&real_events[3]["object"]))));
+    // In this order: an array's elements are evaluated first to last.
+    let versions = [
+        server.update("configmaps", stored(&meta(&real_events[0]["object"]))),
+        server.delete("configmaps", "fixtures-meta", "c"),
+        server.create("configmaps", stored(&d)),
+        server.update("configmaps", stored(&meta(&real_events[3]["object"]))),
+    ];
     let body = watch.await.unwrap();
     let real = ["79885", "79886", "79887", "79888"];
     let pairs: Vec<(u64, &str)> = versions.into_iter().zip(real).collect();
