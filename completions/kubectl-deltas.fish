@@ -36,7 +36,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "recor
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "replay" -d 'Replay a recording through the real Reflector and DeltaFIFO, offline'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "completion" -d 'Print a shell completion script'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l duration -d 'Stop after this long, as Ctrl-C does: what was popped is written, then the summary, exit 0 (default: until Ctrl-C or another limit)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l duration -d 'Stop after this long, as Ctrl-C does (summary, exit 0)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s o -l output -d 'Output format' -r -f -a "timeline\t'One row per popped batch, for people'
 wide\t'The timeline with uid, generation, owner and every changed path'
 jsonl\t'One JSON object per line, for scripts (docs/jsonl.md)'
@@ -50,7 +50,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler -d 'Register an event handler, as a controller does (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l informer -d 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue\'s lock, so the Reflector waits for it)' -r -f -a "shared\t'client-go\'s SharedIndexInformer: handlers called from their own threads, through unbounded buffers'
 plain\t'client-go\'s NewInformer: one handler called inside the queue\'s pop'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l view -d 'What the output shows: pops, what each handler received, or both' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l view -d 'What the output shows' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
 handlers\t'What each handler received: one row per notification'
 both\t'Pops, each followed by what the handlers received of it'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
@@ -126,7 +126,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l insecure-skip-tls-verify -d 'Do not check the server\'s certificate: the HTTPS connection is then insecure'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l metadata-only -d 'List and watch only each object\'s metadata (PartialObjectMetadata, as client-go\'s metadata informers): a fraction of the memory and traffic. Changes outside metadata show as new resourceVersions only; a `field:` index or query outside metadata is refused'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l metadata-only -d 'List and watch only each object\'s metadata (PartialObjectMetadata)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s v -l verbose -d 'Log to stderr (-v, -vv, -vvv); -v also adds timeline rows'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -l by -d 'The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner' -r
@@ -270,7 +270,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l insecure-skip-tls-verify -d 'Do not check the server\'s certificate: the HTTPS connection is then insecure'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l consistent-list -d 'List with resourceVersion="" (a quorum read from etcd) instead of "0" (the watch cache)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l no-strip-managed-fields -d 'Keep managedFields (stripped by default, as many informers do with a transform)'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l metadata-only -d 'List and watch only each object\'s metadata (PartialObjectMetadata, as client-go\'s metadata informers): a fraction of the memory and traffic. Changes outside metadata show as new resourceVersions only; a `field:` index or query outside metadata is refused'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l metadata-only -d 'List and watch only each object\'s metadata (PartialObjectMetadata)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s v -l verbose -d 'Log to stderr (-v, -vv, -vvv); -v also adds timeline rows'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l speed -d 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the consumer popping concurrently as live (`--handler-delay` then counts in recorded time)' -r
@@ -287,7 +287,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler -d 'Register an event handler, as a controller does (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l informer -d 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue\'s lock, so the Reflector waits for it)' -r -f -a "shared\t'client-go\'s SharedIndexInformer: handlers called from their own threads, through unbounded buffers'
 plain\t'client-go\'s NewInformer: one handler called inside the queue\'s pop'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l view -d 'What the output shows: pops, what each handler received, or both' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l view -d 'What the output shows' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
 handlers\t'What each handler received: one row per notification'
 both\t'Pops, each followed by what the handlers received of it'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r

@@ -63,7 +63,13 @@ pub struct GlobalArgs {
     /// When to use colours.
     ///
     /// NO_COLOR in the environment means never, unless `always`.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_enum,
+        default_value_t = ColorChoice::Auto,
+        global = true
+    )]
     pub color: ColorChoice,
 }
 
@@ -353,6 +359,7 @@ pub struct InformerArgs {
     /// `--client-go 1.36`); a plain informer's slow handler then lets the queue grow and the
     /// next batch pop take more.
     #[arg(
+        hide_short_help = true,
         long,
         value_name = "BOOL",
         num_args = 0..=1,
@@ -477,9 +484,11 @@ pub struct ReflectorArgs {
     /// Keep managedFields (stripped by default, as many informers do with a transform).
     #[arg(hide_short_help = true, long)]
     pub no_strip_managed_fields: bool,
-    /// List and watch only each object's metadata (PartialObjectMetadata, as client-go's
-    /// metadata informers): a fraction of the memory and traffic. Changes outside metadata
-    /// show as new resourceVersions only; a `field:` index or query outside metadata is refused.
+    /// List and watch only each object's metadata (PartialObjectMetadata).
+    ///
+    /// As client-go's metadata informers: a fraction of the memory and traffic. Changes outside
+    /// metadata show as new resourceVersions only; a `field:` index or query outside metadata is
+    /// refused.
     #[arg(long)]
     pub metadata_only: bool,
 }
@@ -507,9 +516,18 @@ pub struct WatchArgs {
     pub resources: String,
     /// Only this object.
     pub name: Option<String>,
-    /// Stop after this long, as Ctrl-C does: what was popped is written, then the summary, exit 0
-    /// (default: until Ctrl-C or another limit).
-    #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
+    /// Stop after this long, as Ctrl-C does (summary, exit 0).
+    ///
+    /// What was popped is written, then the summary, exit 0 (default: until Ctrl-C or another
+    /// limit).
+    #[arg(
+        help_heading = "Output",
+        long,
+        value_name = "DURATION",
+        value_parser = parse_period,
+        default_value = "0",
+        hide_default_value = true
+    )]
     pub duration: Period,
     #[command(flatten)]
     pub view: ViewArgs,
@@ -540,7 +558,7 @@ pub struct ViewArgs {
     /// Do not print the initial list's batches.
     ///
     /// They are still applied to the cache. With `--store undelta`: the initial list's push.
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub since_now: bool,
     /// Exit once the cache has synced and the initial batches are printed.
     #[arg(long)]
@@ -576,9 +594,10 @@ pub struct ViewArgs {
     /// pop under the queue's lock, so the Reflector waits for it).
     #[arg(hide_short_help = true, help_heading = "Handlers and controllers", long = "informer", value_enum, default_value_t = InformerKindArg::Shared)]
     pub informer_kind: InformerKindArg,
-    /// What the output shows: pops, what each handler received, or both.
+    /// What the output shows.
     ///
-    /// Default: both when a --handler is given or --handler-delay set, else pops.
+    /// The queue's pops, what each handler received, or both. Default: both when a --handler is
+    /// given or --handler-delay set, else pops.
     #[arg(help_heading = "Handlers and controllers", long = "view", value_enum)]
     pub view_kind: Option<ViewKind>,
     /// Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch
