@@ -58,8 +58,8 @@ pub use informer::{
 };
 pub use key::{CacheObject, key_from_parts, object_key, split_key, write_object_key};
 pub use queue::{
-    DeltaFifo, Fifo, FifoStats, PopError, Popped, PoppedDeltas, PoppedObject, ProcessError, Queue,
-    QueueKind, RealFifo, ReplaceTombstones,
+    DeltaFifo, Fifo, PopError, Popped, PoppedDeltas, PoppedObject, ProcessError, Queue, QueueKind,
+    QueueStats, RealFifo, ReplaceTombstones,
 };
 pub use reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use super::delta_resource_version;
 use super::push::Push;
-use crate::cache::{Batch, DeltaType, FifoStats, Notification, ReflectorEventKind};
+use crate::cache::{Batch, DeltaType, Notification, QueueStats, ReflectorEventKind};
 use crate::object::Object;
 
 /// Counters of one informer (one resource).
@@ -252,7 +252,7 @@ impl InformerStats {
 
     /// Takes the queue's own counters, which see what batches cannot: its peak length, the
     /// deltas that coalesced and the objects dropped unseen.
-    pub fn record_queue(&mut self, fifo: &FifoStats) {
+    pub fn record_queue(&mut self, fifo: &QueueStats) {
         self.queue_len = fifo.len;
         self.max_queue_len = self.max_queue_len.max(fifo.peak_len);
         self.coalesced = fifo.coalesced;

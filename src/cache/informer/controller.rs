@@ -92,7 +92,7 @@ impl<K, F: FnMut(&Batch<K>) -> ControlFlow<()>> BatchHandler<K> for F {
 /// `Q` is the queue: a [`DeltaFifo`] unless said otherwise, any [`Queue`] implementation, or
 /// `dyn Queue<K>` when the queue is chosen at run time.
 pub struct Controller<K, Q: ?Sized = DeltaFifo<K>> {
-    fifo: Arc<Q>,
+    queue: Arc<Q>,
     /// Where each pop is applied.
     apply: Apply<K>,
     /// What [`indexer`](Controller::indexer) hands out.
@@ -122,7 +122,7 @@ pub type InPop<K> = Arc<dyn Fn(&[Notification<K>]) + Send + Sync>;
 impl<K, Q: ?Sized + fmt::Debug> fmt::Debug for Controller<K, Q> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Controller")
-            .field("fifo", &self.fifo)
+            .field("queue", &self.queue)
             .field("batch_pop", &self.batch_pop)
             .field("shared", &matches!(self.apply, Apply::Shared(_)))
             .finish_non_exhaustive()
@@ -188,27 +188,27 @@ where
     K: CacheObject + ResourceVersioned + Send + Sync + 'static,
     Q: Queue<K> + ?Sized,
 {
-    /// A consumer popping from `fifo` into `indexer`, which it owns from now on: the cache's
+    /// A consumer popping from `queue` into `indexer`, which it owns from now on: the cache's
     /// only writer (register its indices first). One batch per pop. The queue should have been
     /// built with a reader of the indexer as its known objects (except the atomic one, which
     /// takes none), or deletions of unseen objects and relist tombstones are lost.
-    pub fn new(fifo: Arc<Q>, indexer: Indexer<K>) -> Self {
+    pub fn new(queue: Arc<Q>, indexer: Indexer<K>) -> Self {
         let reader = indexer.reader();
-        Self::applying(fifo, Apply::Own(indexer), reader)
+        Self::applying(queue, Apply::Own(indexer), reader)
     }
 
     /// A consumer that processes each pop as `informer`'s `HandleDeltas`
     /// ([`SharedInformer::handle_deltas`], into the indexer the informer owns): applied, then
     /// distributed to its handlers' listeners; each batch then also says what each handler was
     /// given ([`Batch::distributions`]).
-    pub fn with_shared_informer(fifo: Arc<Q>, informer: Arc<SharedInformer<K>>) -> Self {
+    pub fn with_shared_informer(queue: Arc<Q>, informer: Arc<SharedInformer<K>>) -> Self {
         let reader = informer.indexer().clone();
-        Self::applying(fifo, Apply::Shared(informer), reader)
+        Self::applying(queue, Apply::Shared(informer), reader)
     }
 
-    fn applying(fifo: Arc<Q>, apply: Apply<K>, reader: IndexerReader<K>) -> Self {
+    fn applying(queue: Arc<Q>, apply: Apply<K>, reader: IndexerReader<K>) -> Self {
         Controller {
-            fifo,
+            queue,
             apply,
             reader,
             batch_pop: 1,
@@ -249,8 +249,8 @@ where
     }
 
     /// The queue.
-    pub fn fifo(&self) -> &Arc<Q> {
-        &self.fifo
+    pub fn queue(&self) -> &Arc<Q> {
+        &self.queue
     }
 
     /// The cache, for reading: the controller is its only writer.
@@ -314,9 +314,9 @@ where
             }
         };
         let popped = if block {
-            self.fifo.pop_batch(self.batch_pop, &mut process)
+            self.queue.pop_batch(self.batch_pop, &mut process)
         } else {
-            self.fifo.try_pop_batch(self.batch_pop, &mut process)
+            self.queue.try_pop_batch(self.batch_pop, &mut process)
         }?;
         Some(Batch {
             seq,

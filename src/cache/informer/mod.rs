@@ -63,7 +63,7 @@ pub use shared_informer::{
 use crate::cache::clock::Clock;
 use crate::cache::delta::DeltaObject;
 use crate::cache::listwatch::ListerWatcher;
-use crate::cache::queue::{DeltaFifo, FifoStats, Queue, QueueKind, RealFifo, ReplaceTombstones};
+use crate::cache::queue::{DeltaFifo, Queue, QueueKind, QueueStats, RealFifo, ReplaceTombstones};
 use crate::cache::reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
     ReflectorObserver,
@@ -351,7 +351,7 @@ impl Informer {
     }
 
     /// The queue's counters.
-    pub fn queue_stats(&self) -> FifoStats {
+    pub fn queue_stats(&self) -> QueueStats {
         self.queue.stats()
     }
 

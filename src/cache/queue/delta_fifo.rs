@@ -30,7 +30,7 @@ use crate::cache::key::CacheObject;
 use hashbrown::hash_map::EntryRef;
 use hashbrown::{HashMap, HashSet};
 
-use super::{FifoStats, PopError, PoppedDeltas, ProcessError, Queue, QueueKind};
+use super::{PopError, PoppedDeltas, ProcessError, Queue, QueueKind, QueueStats};
 use crate::cache::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
 use crate::cache::store::KnownObjects;
 use crate::cache::store::ReflectorStore;
@@ -94,8 +94,8 @@ struct State<K> {
 }
 
 impl<K> State<K> {
-    fn stats(&self) -> FifoStats {
-        FifoStats {
+    fn stats(&self) -> QueueStats {
+        QueueStats {
             len: self.queue.len(),
             peak_len: self.peak_len,
             coalesced: self.coalesced,
@@ -542,7 +542,7 @@ impl<K: CacheObject + Send + Sync> Queue<K> for DeltaFifo<K> {
         self.lock().queue.len()
     }
     /// Counters for status lines.
-    fn stats(&self) -> FifoStats {
+    fn stats(&self) -> QueueStats {
         self.lock().stats()
     }
 

@@ -18,8 +18,8 @@
 //! - `replace` queues the listed keys in list order and `resync` re-queues keys in sorted order
 //!   (client-go walks a Go map, in random order), so a replay always pops the same sequence.
 //! - The FIFO counts what the consumer never sees: objects overwritten while queued
-//!   ([`FifoStats::coalesced`]) and queued objects removed before any pop took them
-//!   ([`FifoStats::dropped`]), so that a renderer can say how much was lost.
+//!   ([`QueueStats::coalesced`]) and queued objects removed before any pop took them
+//!   ([`QueueStats::dropped`]), so that a renderer can say how much was lost.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -29,8 +29,8 @@ use std::time::Instant;
 
 use hashbrown::{HashMap, HashSet};
 
-use super::{FifoStats, PoppedDeltas, Queue, QueueKind};
 use super::{PopError, ProcessError};
+use super::{PoppedDeltas, Queue, QueueKind, QueueStats};
 use crate::cache::delta::{Delta, DeltaObject, DeltaType, Deltas};
 use crate::cache::key::{CacheObject, object_key};
 use crate::cache::store::ReflectorStore;
@@ -64,8 +64,8 @@ struct State<K> {
 }
 
 impl<K> State<K> {
-    fn stats(&self) -> FifoStats {
-        FifoStats {
+    fn stats(&self) -> QueueStats {
+        QueueStats {
             len: self.items.len(),
             peak_len: self.peak_len,
             coalesced: self.coalesced,
@@ -507,7 +507,7 @@ impl<K: CacheObject + Send + Sync> Queue<K> for Fifo<K> {
     }
     /// Counters for status lines: `len` and `peak_len` count waiting objects, `coalesced` the
     /// objects overwritten while waiting, `dropped` the waiting objects removed unseen.
-    fn stats(&self) -> FifoStats {
+    fn stats(&self) -> QueueStats {
         self.lock().stats()
     }
 

@@ -113,7 +113,7 @@ pub struct PoppedDeltas<K> {
 
 /// A point-in-time view of the queue for status lines and summaries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct FifoStats {
+pub struct QueueStats {
     /// Keys queued now.
     pub len: usize,
     /// Largest number of keys ever queued at once.
@@ -155,7 +155,7 @@ pub trait Queue<K>: ReflectorStore<K> {
     }
 
     /// Counters for status lines.
-    fn stats(&self) -> FifoStats;
+    fn stats(&self) -> QueueStats;
 
     /// Takes the next deltas, blocking while the queue is empty, runs `process` on them with the
     /// queue lock held (with whether they belong to the initial list), and returns them; `None`

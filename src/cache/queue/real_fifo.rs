@@ -38,7 +38,7 @@ use std::time::Instant;
 use crate::cache::key::CacheObject;
 use hashbrown::{HashMap, HashSet};
 
-use super::{FifoStats, PoppedDeltas, Queue, QueueKind};
+use super::{PoppedDeltas, Queue, QueueKind, QueueStats};
 use crate::cache::delta::{
     DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo,
 };
@@ -244,8 +244,8 @@ impl<K> RealFifo<K> {
         }
     }
 
-    fn stats_locked(&self, state: &State<K>) -> FifoStats {
-        FifoStats {
+    fn stats_locked(&self, state: &State<K>) -> QueueStats {
+        QueueStats {
             len: state.items.len(),
             peak_len: state.peak_len,
             coalesced: 0,
@@ -510,7 +510,7 @@ impl<K: CacheObject + Send + Sync> Queue<K> for RealFifo<K> {
     }
 
     /// `coalesced` is always zero: nothing is ever merged.
-    fn stats(&self) -> FifoStats {
+    fn stats(&self) -> QueueStats {
         self.stats_locked(&self.lock())
     }
 

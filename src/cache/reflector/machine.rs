@@ -140,7 +140,7 @@ pub(super) struct InitialEvents {
 /// The Reflector's moving parts, advanced by [`step`](Machine::step).
 pub(super) struct Machine<L> {
     pub(super) lw: Arc<L>,
-    pub(super) fifo: Arc<dyn ReflectorStore<Object>>,
+    pub(super) store: Arc<dyn ReflectorStore<Object>>,
     pub(super) config: ReflectorConfig,
     pub(super) target: ResourceTarget,
     pub(super) clock: Arc<dyn Clock>,
@@ -160,7 +160,7 @@ pub(super) struct Machine<L> {
 impl<L: ListerWatcher> Machine<L> {
     pub(super) fn new(
         lw: Arc<L>,
-        fifo: Arc<dyn ReflectorStore<Object>>,
+        store: Arc<dyn ReflectorStore<Object>>,
         config: ReflectorConfig,
         clock: Arc<dyn Clock>,
         observer: Arc<dyn ReflectorObserver>,
@@ -177,7 +177,7 @@ impl<L: ListerWatcher> Machine<L> {
         Machine {
             target: lw.describe(),
             lw,
-            fifo,
+            store,
             config,
             clock,
             observer,
@@ -390,7 +390,7 @@ impl<L: ListerWatcher> Machine<L> {
         {
             // Under the shared lock, as every queueing (see `Shared`).
             let mut last = self.shared.lock();
-            self.fifo.replace(items, &page.resource_version);
+            self.store.replace(items, &page.resource_version);
             if !page.resource_version.is_empty() {
                 last.clone_from(&page.resource_version);
             }
@@ -609,7 +609,7 @@ impl<L: ListerWatcher> Machine<L> {
                         });
                         {
                             let mut last = self.shared.lock();
-                            self.fifo.replace(items, &resource_version);
+                            self.store.replace(items, &resource_version);
                             last.clone_from(&resource_version);
                         }
                         self.last_rv_unavailable = false;
@@ -625,19 +625,19 @@ impl<L: ListerWatcher> Machine<L> {
         match event {
             WatchEvent::Added(obj) => {
                 let obj = self.prepare(obj);
-                self.commit(|fifo| fifo.add(obj.clone()), &obj, w.advance_rv);
+                self.commit(|store| store.add(obj.clone()), &obj, w.advance_rv);
             }
             WatchEvent::Modified(obj) => {
                 w.advance_rv = true;
                 let obj = self.prepare(obj);
-                self.commit(|fifo| fifo.update(obj.clone()), &obj, true);
+                self.commit(|store| store.update(obj.clone()), &obj, true);
             }
             WatchEvent::Deleted(obj) => {
                 w.advance_rv = true;
                 let obj = self.prepare(obj);
                 self.commit(
-                    |fifo| {
-                        fifo.delete(DeltaObject::Object(obj.clone()));
+                    |store| {
+                        store.delete(DeltaObject::Object(obj.clone()));
                     },
                     &obj,
                     true,
@@ -655,7 +655,7 @@ impl<L: ListerWatcher> Machine<L> {
                     initial_events_end,
                 });
                 let mut last = self.shared.lock();
-                self.fifo.bookmark(&resource_version);
+                self.store.bookmark(&resource_version);
                 if !resource_version.is_empty() {
                     *last = resource_version;
                 }
@@ -672,7 +672,7 @@ impl<L: ListerWatcher> Machine<L> {
     /// resourceVersion; the first other event unlocks it for good (client-go).
     fn commit(&self, queue: impl FnOnce(&dyn ReflectorStore<Object>), obj: &Object, advance: bool) {
         let mut last = self.shared.lock();
-        queue(self.fifo.as_ref());
+        queue(self.store.as_ref());
         if advance
             && let Some(rv) = obj.resource_version()
             && !rv.is_empty()

@@ -61,7 +61,7 @@ pub type ResyncFn = Arc<dyn Fn(SystemTime) + Send + Sync>;
 /// `Reflector`).
 pub struct Reflector<L> {
     lister_watcher: Arc<L>,
-    fifo: Arc<dyn ReflectorStore<Object>>,
+    store: Arc<dyn ReflectorStore<Object>>,
     config: ReflectorConfig,
     observer: Arc<dyn ReflectorObserver>,
     clock: Arc<dyn Clock>,
@@ -73,7 +73,7 @@ impl<L> std::fmt::Debug for Reflector<L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Reflector")
             .field("config", &self.config)
-            .field("fifo", &self.fifo)
+            .field("store", &self.store)
             .field("known_objects", &self.known_objects.is_some())
             .finish_non_exhaustive()
     }
@@ -90,7 +90,7 @@ impl<L: ListerWatcher> Reflector<L> {
     ) -> Self {
         Reflector {
             lister_watcher: Arc::new(lister_watcher),
-            fifo: store,
+            store,
             config,
             observer: Arc::new(NoObserver),
             clock: Arc::new(TokioClock),
@@ -134,7 +134,7 @@ impl<L: ListerWatcher> Reflector<L> {
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ReflectorError> {
         let Reflector {
             lister_watcher,
-            fifo,
+            store,
             config,
             observer,
             clock,
@@ -143,9 +143,9 @@ impl<L: ListerWatcher> Reflector<L> {
         } = self;
         let shared = Arc::new(Shared::default());
         let resync = resync.unwrap_or_else(|| {
-            let (fifo, observer) = (fifo.clone(), observer.clone());
+            let (store, observer) = (store.clone(), observer.clone());
             Arc::new(move |at| {
-                let keys = fifo.resync();
+                let keys = store.resync();
                 observer.observe(ReflectorEvent {
                     at,
                     kind: ReflectorEventKind::Resync { keys },
@@ -158,7 +158,7 @@ impl<L: ListerWatcher> Reflector<L> {
                 (Some(every), Some(known)) => {
                     let verifier = Verifier {
                         lw: lister_watcher.clone(),
-                        fifo: fifo.clone(),
+                        store: store.clone(),
                         known,
                         shared: shared.clone(),
                         clock: clock.clone(),
@@ -171,7 +171,7 @@ impl<L: ListerWatcher> Reflector<L> {
         };
         let mut machine = Machine::new(
             lister_watcher.clone(),
-            fifo.clone(),
+            store.clone(),
             config.clone(),
             clock.clone(),
             observer.clone(),

@@ -33,7 +33,7 @@ pub(super) type CheckOutcome = ReflectorEventKind;
 
 pub(super) struct Verifier<L> {
     pub(super) lw: Arc<L>,
-    pub(super) fifo: Arc<dyn ReflectorStore<Object>>,
+    pub(super) store: Arc<dyn ReflectorStore<Object>>,
     pub(super) known: Arc<dyn KnownObjects<Object>>,
     pub(super) shared: Arc<Shared>,
     pub(super) clock: Arc<dyn Clock>,
@@ -47,7 +47,7 @@ impl<L: ListerWatcher> Verifier<L> {
         let Some((rv, cached)) = self.snapshot().await else {
             return skipped("the cache did not settle (the FIFO stayed non-empty)");
         };
-        if rv.is_empty() || !self.fifo.has_synced() {
+        if rv.is_empty() || !self.store.has_synced() {
             return skipped("the initial list has not been delivered yet");
         }
         let listed = match self.list_exact(&rv).await {
@@ -70,7 +70,7 @@ impl<L: ListerWatcher> Verifier<L> {
                 let last = self.shared.lock();
                 // `is_drained` waits for a `pop` in progress, whose processing runs under the FIFO
                 // lock: once it says drained, every queued batch has reached the cache.
-                if self.fifo.is_drained() {
+                if self.store.is_drained() {
                     let cached = self
                         .known
                         .list_keys()

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant, SystemTime};
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
-    Batch, Consumption, Delivery, Distribution, FifoStats, Informer, ListenerStats,
-    ProcessorListener, Queue, QueueKind, ReflectorEvent, ReflectorEventKind,
+    Batch, Consumption, Delivery, Distribution, Informer, ListenerStats, ProcessorListener, Queue,
+    QueueKind, QueueStats, ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::render::profile::InformerProfile;
 use kubectl_deltas::render::stats::{CacheSize, HandlerStats, InformerStats, Synced};
@@ -262,7 +262,7 @@ impl Output {
         index: usize,
         batch: &Batch<Object>,
         time: SystemTime,
-        fifo: &FifoStats,
+        fifo: &QueueStats,
         skipped: &[Skipped<'_>],
     ) {
         // Decided before taking the lock every writer waits on: it depends on the batch alone.
@@ -621,14 +621,14 @@ impl Output {
 
 /// An informer's own counters: its queue's, and each handler's listener's; `None` for a resource
 /// without one (an UndeltaStore's).
-fn informer_counters(informer: &Option<Arc<Informer>>) -> Option<(FifoStats, Vec<ListenerStats>)> {
+fn informer_counters(informer: &Option<Arc<Informer>>) -> Option<(QueueStats, Vec<ListenerStats>)> {
     let informer = informer.as_ref()?;
     let listeners = informer.listeners().iter().map(|l| l.stats()).collect();
     Some((informer.queue_stats(), listeners))
 }
 
 /// Takes an informer's own counters into its statistics.
-fn record_counters(stats: &mut InformerStats, counters: &Option<(FifoStats, Vec<ListenerStats>)>) {
+fn record_counters(stats: &mut InformerStats, counters: &Option<(QueueStats, Vec<ListenerStats>)>) {
     let Some((queue, listeners)) = counters else {
         return;
     };
