@@ -1,5 +1,6 @@
 use serde_json::json;
 
+use super::deserialize::{MAX_FIELD_DEPTH, closely_copyable, copyable, plainly_copyable};
 use super::*;
 
 fn pod() -> Value {
