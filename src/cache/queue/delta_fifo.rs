@@ -377,10 +377,12 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
     fn add(&self, obj: Arc<K>) {
         self.queue(DeltaType::Added, DeltaObject::Object(obj));
     }
+
     /// Queues an `Updated` delta for `obj`.
     fn update(&self, obj: Arc<K>) {
         self.queue(DeltaType::Updated, DeltaObject::Object(obj));
     }
+
     /// Queues a `Deleted` delta for `obj` (an object or a tombstone), unless the key is neither
     /// queued nor known to the consumer: then the deletion was already reported (by a relist's
     /// tombstone, typically) and a second report is dropped. Returns whether a delta was queued.
@@ -411,6 +413,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
         state.key_buf = key;
         queued_or_known
     }
+
     /// Delivers the result of a list: a `Replaced` (or legacy `Sync`) delta for every object in
     /// `list`, then a `Deleted` tombstone for every queued key absent from the list (carrying its
     /// newest queued object), then one for every known key absent from the list with nothing queued
@@ -487,6 +490,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
         }
         self.wake(&state);
     }
+
     /// Queues a `Sync` delta for every known object whose key has nothing queued, and returns how
     /// many were queued. Keys with queued deltas are skipped because the known object is older than
     /// what is queued: syncing it would deliver a stale state after a newer one.
@@ -510,6 +514,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
         self.wake(&state);
         synced
     }
+
     /// Whether the initial list has been delivered: true once the first `replace` (or any earlier
     /// add/update/delete) happened and every batch the first `replace` queued has been popped.
     /// Because `process` runs under the queue lock, the last initial batch has also been processed.
@@ -533,14 +538,17 @@ impl<K: CacheObject + Send + Sync> Queue<K> for DeltaFifo<K> {
         drop(state);
         self.cond.notify_all();
     }
+
     /// Whether [`close`](DeltaFifo::close) was called.
     fn is_closed(&self) -> bool {
         self.lock().closed
     }
+
     /// Number of keys queued.
     fn len(&self) -> usize {
         self.lock().queue.len()
     }
+
     /// Counters for status lines.
     fn stats(&self) -> QueueStats {
         self.lock().stats()

@@ -401,6 +401,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for Fifo<K> {
         state.add(key, obj);
         self.wake(&state);
     }
+
     /// client-go's `Update`: the same as [`add`](Fifo::add).
     fn update(&self, obj: Arc<K>) {
         self.add(obj);
@@ -452,6 +453,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for Fifo<K> {
         state.note_len();
         self.wake(&state);
     }
+
     /// client-go's `Resync`: queues again every key with an object waiting but no queue entry,
     /// in key order, and returns how many. Every operation keeps waiting keys queued, so this
     /// finds nothing; client-go's comment calls it a no-op.
@@ -473,6 +475,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for Fifo<K> {
         self.wake(&state);
         n
     }
+
     /// client-go's `HasSynced`: true once an add, update, delete or `add_if_not_present` came
     /// first, or once every entry the first `replace` queued has been popped or skipped.
     fn has_synced(&self) -> bool {
@@ -497,14 +500,17 @@ impl<K: CacheObject + Send + Sync> Queue<K> for Fifo<K> {
         self.lock().closed = true;
         self.cond.notify_all();
     }
+
     /// Whether [`close`](Fifo::close) was called.
     fn is_closed(&self) -> bool {
         self.lock().closed
     }
+
     /// Objects waiting to be popped (queue entries of deleted keys do not count).
     fn len(&self) -> usize {
         self.lock().items.len()
     }
+
     /// Counters for status lines: `len` and `peak_len` count waiting objects, `coalesced` the
     /// objects overwritten while waiting, `dropped` the waiting objects removed unseen.
     fn stats(&self) -> QueueStats {
