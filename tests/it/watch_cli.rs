@@ -325,11 +325,17 @@ async fn an_empty_collection_ends_until_synced_with_every_queue() {
                 let out = run(&kubeconfig, &args).await;
                 assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
                 // The limit's line is the last but a handler's own sync, which may follow it
-                // (only handler rows come after a limit's last line, docs/design.md).
+                // (only handler rows come after a limit's last line, docs/design.md), and which
+                // the limit waits for: the handler synced with the informer.
                 let lines = lines(&out);
                 let events = events(&lines);
                 let last = events.iter().rev().find(|e| **e != "handler-synced");
                 assert_eq!(last, Some(&"synced"), "{args:?}: {events:?}");
+                assert_eq!(
+                    events.contains(&"handler-synced"),
+                    !handler.is_empty(),
+                    "{args:?}: {events:?}"
+                );
             }
         }
     }

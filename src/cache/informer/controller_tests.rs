@@ -327,3 +327,63 @@ fn controller_applies_an_atomic_relist_as_one_batch() {
     assert_eq!(log.0, ["delete 2 tombstone", "update 1->3"]);
     assert_eq!(cached(&indexer), [("ns/a".into(), 3)]);
 }
+
+/// A clock whose every reading is 1 µs after the previous one: what is read later reads later.
+#[derive(Debug, Default)]
+struct Ticking(std::sync::atomic::AtomicU64);
+
+impl Ticking {
+    fn tick(&self) -> std::time::Duration {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        std::time::Duration::from_micros(n)
+    }
+}
+
+impl crate::cache::clock::Clock for Ticking {
+    fn now(&self) -> std::time::Instant {
+        static BASE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        *BASE.get_or_init(std::time::Instant::now) + self.tick()
+    }
+
+    fn wall(&self) -> std::time::SystemTime {
+        std::time::SystemTime::UNIX_EPOCH + self.tick()
+    }
+
+    fn sleep(&self, _: std::time::Duration) -> futures_util::future::BoxFuture<'static, ()> {
+        Box::pin(std::future::ready(()))
+    }
+}
+
+#[test]
+fn a_batch_is_stamped_as_its_pop_begins_before_any_notification_of_it_exists() {
+    // Issue #25 §5: a batch's time is when it was popped, and no handler call made of it (a
+    // plain informer's inside the pop, a shared informer's listener after it) can read the clock
+    // before that stamp.
+    let clock = Arc::new(Ticking::default());
+    let indexer = Indexer::new();
+    let fifo = Arc::new(RealFifo::new(Arc::new(indexer.reader())));
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let in_pop: InPop<Object> = {
+        let (clock, seen) = (clock.clone(), seen.clone());
+        Arc::new(move |notifications: &[Notification<Object>]| {
+            assert!(!notifications.is_empty());
+            seen.lock()
+                .unwrap()
+                .push(crate::cache::clock::Clock::wall(&*clock));
+        })
+    };
+    let mut controller = Controller::new(fifo.clone(), indexer)
+        .clock(clock.clone())
+        .in_pop(in_pop);
+    fifo.add(cm("ns", "a", 1));
+    fifo.add(cm("ns", "b", 2));
+    for _ in 0..2 {
+        let batch = controller.try_process_next().unwrap();
+        let handled_at = *seen.lock().unwrap().last().unwrap();
+        assert!(
+            batch.time < handled_at,
+            "{:?} >= {handled_at:?}",
+            batch.time
+        );
+    }
+}

@@ -715,6 +715,9 @@ fn run<K: 'static>(shared: &Shared<K>, mut handler: Box<dyn ListenerHandler<K>>)
         if let Some(done) = finished.take() {
             done.record(&mut buffer);
             if !buffer.told_synced {
+                // Still busy until the sync is told: a wait for the listener to drain must not
+                // end between the call and the sync it completed.
+                buffer.busy = true;
                 // Asked without the buffer's lock: the informer's `HasSynced` takes the queue's,
                 // which the distributing side holds while it takes this one.
                 drop(buffer);
@@ -726,6 +729,7 @@ fn run<K: 'static>(shared: &Shared<K>, mut handler: Box<dyn ListenerHandler<K>>)
                     handler.synced(shared.clock.now());
                     buffer = shared.lock();
                 }
+                buffer.busy = false;
             }
         }
         let mut spun = false;

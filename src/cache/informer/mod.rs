@@ -182,6 +182,13 @@ pub trait InformerSink: Send + Sync + 'static {
         let kind = ReflectorEventKind::Resync { keys };
         self.event(ReflectorEvent { at, kind }, queue);
     }
+
+    /// The queue's `HasSynced` turned true at `at` without a pop: the `Replace` of an empty
+    /// first list syncs a DeltaFIFO or RealFIFO at once (an atomic RealFIFO queues a
+    /// `ReplacedAll` and syncs when it is popped), so no batch reports it. Called at most once, on
+    /// the Reflector's thread right after that `Replace`, once the handlers were let notice the
+    /// sync ([`SharedInformer::notice_sync`]).
+    fn synced(&self, _at: SystemTime, _queue: &dyn Queue<Object>) {}
 }
 
 /// A sink that drops everything: an informer only there to fill its Indexer.
@@ -708,10 +715,14 @@ impl Informer {
     fn handle(&self, controller: &Controller<Object, dyn Queue<Object>>, batch: Batch<Object>) {
         // Stamped when popped: a plain informer's handler ran inside the pop since.
         let at = batch.time;
+        // The handlers hear of a sync this pop made before the sink reports the batch: a limit
+        // that the sink reaches there then waits for their sync too (a pop that syncs with
+        // nothing for a handler, like an atomic queue's empty `ReplacedAll`, leaves no call of
+        // theirs to notice it at its end).
+        self.notice_sync();
         self.sink.batch(batch, at, self.queue.as_ref());
         controller.consumer_group().handled();
         self.progressed();
-        self.notice_sync();
     }
 }
 
@@ -730,17 +741,19 @@ impl Informer {
     /// `populated && initialPopulationCount == 0`, and their `Replace` of an empty list (with
     /// nothing known to delete) sets both at once, so that list is synced by the `Replace`
     /// itself. client-go's callers poll `HasSynced`; here it is noticed where it changes.
-    fn notice_sync(&self) {
+    /// Returns whether this call noticed it.
+    fn notice_sync(&self) -> bool {
         if self.sync_noticed.load(Ordering::Acquire) || !self.queue.has_synced() {
-            return;
+            return false;
         }
         if self.sync_noticed.swap(true, Ordering::AcqRel) {
-            return;
+            return false;
         }
-        self.progressed();
         if let Some(shared) = self.shared.get() {
             shared.notice_sync();
         }
+        self.progressed();
+        true
     }
 }
 
@@ -772,8 +785,18 @@ impl ReflectorStore<Object> for Producer {
     }
 
     fn replace(&self, list: Vec<Arc<Object>>, resource_version: &str) {
+        // Only a first list that finds nothing can sync the queue here, where no pop reports it
+        // (any other sync is a pop's, which the consumer reports after its batch).
+        let first_and_empty = list.is_empty() && !self.0.queue.stats().populated;
         self.0.queue.replace(list, resource_version);
-        self.0.notice_sync();
+        if self.0.notice_sync() && first_and_empty {
+            let at = self
+                .0
+                .clock
+                .get()
+                .map_or_else(SystemTime::now, |clock| clock.wall());
+            self.0.sink.synced(at, self.0.queue.as_ref());
+        }
     }
 
     fn resync(&self) -> usize {

@@ -229,7 +229,7 @@ impl Output {
         }
     }
 
-    /// Waits for `next_turn` to move. With a timeout: a stop (a consumer that died holding its
+    /// Waits for `next_turn` to move, or a resource to sync. With a timeout: a stop (a consumer that died holding its
     /// turn stops the session) must end the wait, and the stop does not know this condition
     /// variable.
     fn wait_for_turn<'a>(&self, mut state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
@@ -328,6 +328,10 @@ impl Output {
     /// Resource `index` holds its whole initial list.
     fn synced(&self, state: &mut State, index: usize, batches: u64, time: SystemTime) {
         state.synced[index] = true;
+        if state.waiting_for_turn > 0 {
+            // A handler's sync row may wait for this one.
+            self.turn.notify_all();
+        }
         let after = self.clock.now().saturating_duration_since(self.started);
         state.stats[index].record_synced(Synced { batches, after });
         if state.closed {
@@ -417,6 +421,11 @@ impl Output {
     ) {
         let after = at.saturating_duration_since(self.started);
         let mut state = self.lock();
+        // After the informer's own sync row: a handler can hear of the sync before the consumer
+        // wrote the batch that made it.
+        while !state.synced[index] && !self.stop.requested() {
+            state = self.wait_for_turn(state);
+        }
         let Some(stats) = state.stats[index].handlers.get_mut(handler) else {
             return;
         };
@@ -509,13 +518,8 @@ impl Output {
         self.end_at_limit();
     }
 
-    /// A reflector event of resource `index`, whose queue is `fifo` (`None`: an UndeltaStore).
-    pub(super) fn event(
-        &self,
-        index: usize,
-        event: &ReflectorEvent,
-        fifo: Option<&dyn Queue<Object>>,
-    ) {
+    /// A reflector event of resource `index`.
+    pub(super) fn event(&self, index: usize, event: &ReflectorEvent) {
         let mut state = self.lock();
         state.stats[index].record_event(&event.kind, event.at);
         if state.closed {
@@ -527,19 +531,20 @@ impl Output {
             event: Event::Reflector(&event.kind),
         };
         self.write(&mut state, |r| r.event(&view));
-        // A first list that finds nothing queues nothing (the cache is empty, so there is not even
-        // a tombstone), and no batch will be popped to notice the sync by; except in the atomic
-        // queue, whose empty `ReplacedAll` is popped like any other.
-        if let ReflectorEventKind::ListDone { items: 0, .. } = event.kind
-            && !state.synced[index]
-            && let Some(fifo) = fifo
-            && fifo.kind() != QueueKind::Atomic
-            && !fifo.stats().populated
-        {
-            self.synced(&mut state, index, 0, event.at);
-            drop(state);
-            self.end_at_limit();
+    }
+
+    /// Resource `index` synced at `at` with no batch to report it: an empty first list, which the
+    /// queue's `Replace` synced (see [`InformerSink::synced`](kubectl_deltas::cache::InformerSink::synced)). Its handlers were let notice the
+    /// sync before this call, so a limit that ends the session here waits for their
+    /// `handler-synced` rows.
+    pub(super) fn synced_without_batch(&self, index: usize, at: SystemTime) {
+        let mut state = self.lock();
+        if state.synced[index] {
+            return;
         }
+        self.synced(&mut state, index, 0, at);
+        drop(state);
+        self.end_at_limit();
     }
 
     /// Runs the queue's resync and writes its row (at `at`), both under the output lock, so the

@@ -33,11 +33,16 @@ impl InformerSink for InformerOutput {
             .batch(self.index, &batch, at, &queue.stats(), &skipped);
     }
 
-    fn event(&self, event: ReflectorEvent, queue: &dyn Queue<Object>) {
-        self.output.event(self.index, &event, Some(queue));
+    fn event(&self, event: ReflectorEvent, _queue: &dyn Queue<Object>) {
+        self.output.event(self.index, &event);
         if let Some(also) = &self.also {
             also.observe(event);
         }
+    }
+
+    /// An empty first list: the resource is synced without a batch to say so.
+    fn synced(&self, at: SystemTime, _queue: &dyn Queue<Object>) {
+        self.output.synced_without_batch(self.index, at);
     }
 
     /// The queue's resync and its row, both under the output's lock, so that the row precedes

@@ -146,7 +146,7 @@ pub(super) struct UndeltaResyncs {
 
 impl ReflectorObserver for UndeltaResyncs {
     fn observe(&self, event: ReflectorEvent) {
-        self.output.event(self.index, &event, None);
+        self.output.event(self.index, &event);
         if let Some(also) = &self.also {
             also.observe(event);
         }
