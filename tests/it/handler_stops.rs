@@ -327,3 +327,46 @@ async fn live_a_plain_informers_batch_is_stamped_when_popped_not_after_its_handl
         "{second:?}: {lines:?}"
     );
 }
+
+#[test]
+fn replay_no_handler_call_begins_before_its_pop() {
+    // On the recording's clock a pop is stamped with the recorded time it happened at, and a
+    // handler's call (an instant replay calls them inline, each lasting its delay of recorded
+    // time) begins at or after its own pop. (A plain informer's delay takes no recorded time in
+    // an instant replay, and a --speed replay's clock moves only with the lines it hands out:
+    // docs/recording.md.)
+    let dir = tempfile::tempdir().unwrap();
+    let path = recording(dir.path(), 3);
+    let shared = offline_command(&[
+        "replay",
+        path_str(&path),
+        "--handler",
+        "a,delay=300ms",
+        "--handler",
+        "b",
+        "--view",
+        "both",
+        "--object",
+        "none",
+        "-o",
+        "jsonl",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(shared.status.code(), Some(0));
+    let lines = json_lines(&shared.stdout);
+    let popped: std::collections::HashMap<u64, SystemTime> = lines
+        .iter()
+        .filter(|l| l["kind"] == "batch")
+        .map(|l| (l["seq"].as_u64().unwrap(), time(l)))
+        .collect();
+    let calls: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "notification")
+        .collect();
+    assert_eq!(calls.len(), 12, "{lines:?}");
+    for call in calls {
+        let pop = popped[&call["seq"].as_u64().unwrap()];
+        assert!(time(call) >= pop, "{call} before its pop at {pop:?}");
+    }
+}
