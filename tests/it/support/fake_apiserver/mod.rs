@@ -342,6 +342,17 @@ impl FakeApiServer {
         })
     }
 
+    /// Creates an object that the watch cache misses: lists have it, no watch ever delivers its
+    /// ADDED (a bookmark moves past it). The drift a consistency check exists to find.
+    pub fn create_unwatched(&self, resource: &str, object: Value) -> u64 {
+        self.mutate(|s| {
+            let def = s.resolve_or_panic(resource);
+            let rv = s.create(&def, object);
+            s.unwatch_last();
+            rv
+        })
+    }
+
     /// Replaces an existing object (MODIFIED), keeping its uid and creationTimestamp.
     pub fn update(&self, resource: &str, object: Value) -> u64 {
         self.mutate(|s| {
