@@ -326,6 +326,13 @@ impl FakeApiServer {
         self.inner.store().register(def);
     }
 
+    /// Stops serving `id` (`widgets.example.com`) at `version`, as deleting its CRD (or dropping
+    /// that version from it) does: discovery no longer lists it and its URLs answer 404. Its
+    /// objects stay, for another version registered with the same id.
+    pub fn unregister(&self, id: &str, version: &str) {
+        self.inner.store().unregister(id, version);
+    }
+
     fn mutate(&self, f: impl FnOnce(&mut Store) -> u64) -> u64 {
         let rv = f(&mut self.inner.store());
         self.inner.rv_tx.send_replace(rv);

@@ -117,6 +117,11 @@ impl Store {
         self.resources.push(Arc::new(def));
     }
 
+    pub(crate) fn unregister(&mut self, id: &str, version: &str) {
+        self.resources
+            .retain(|r| r.id() != id || r.version != version);
+    }
+
     pub(crate) fn key(def: &ResourceDef, namespace: &str, name: &str) -> String {
         if def.namespaced {
             format!("{namespace}/{name}")
