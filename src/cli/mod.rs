@@ -477,8 +477,9 @@ pub struct ReflectorArgs {
     /// (resourceVersionMatch=Exact) and report every key missing, extra or at another
     /// resourceVersion in the cache (`0` disables; below 1s means 1s). Modelled on client-go's data
     /// consistency detector, but periodic, and reported instead of panicking. Once the server
-    /// has compacted that resourceVersion (etcd compacts every 5 minutes), a resource where
-    /// nothing changes has its checks skipped (410 Expired) until the next change moves it on.
+    /// has compacted that resourceVersion (etcd compacts every 5 minutes), the check lists at ""
+    /// instead and, if that differs from the cache, waits for the watch to deliver up to the
+    /// list's resourceVersion (bookmarks move a quiet resource on) before comparing.
     #[arg(
         hide_short_help = true,
         long,

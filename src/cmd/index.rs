@@ -20,10 +20,11 @@ use kubectl_deltas::query::{Matches, ValueListing};
 use kubectl_deltas::render::count;
 use kubectl_deltas::render::index::{IndexRenderer, write_keys};
 use kubectl_deltas::render::printable;
+use kubectl_deltas::source::discovery::Need;
 use tokio_util::sync::CancellationToken;
 
 use super::informer::{
-    index_specs, lister_watcher, profile, reflector_config, reflector_failure_while,
+    index_specs, profile, rediscovering_lister_watcher, reflector_config, reflector_failure_while,
     refuse_outside_metadata, refuse_secret_specs,
 };
 use super::one_shot::RetryNotes;
@@ -97,7 +98,13 @@ async fn from_cluster(
     let target = target::resolve_listable(&args.access, resource).await?;
     one_shot::sync(
         informer,
-        lister_watcher(&target, &args.access, &args.cache.reflector(), None),
+        rediscovering_lister_watcher(
+            &target,
+            Need::List,
+            &args.access,
+            &args.cache.reflector(),
+            None,
+        ),
         reflector_config(&args.cache.reflector(), &args.cache.informer(), profile),
         |error| reflector_failure_while("listing", error, &target),
     )

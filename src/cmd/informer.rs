@@ -7,7 +7,9 @@ use anyhow::anyhow;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{IndexSpec, ReflectorConfig, ReflectorError};
 use kubectl_deltas::source::KubeListerWatcher;
+use kubectl_deltas::source::discovery::{Need, ResourceInfo};
 
+use super::rediscover::{Rediscovered, Rediscovering};
 use super::target::Target;
 use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::profile::Profile;
@@ -79,15 +81,37 @@ pub fn lister_watcher(
     reflector: &ReflectorArgs,
     name: Option<&str>,
 ) -> KubeListerWatcher {
-    let mut lw = KubeListerWatcher::new(
-        target.connection.client.clone(),
-        &target.resource.api_resource(),
-        target.namespace.as_deref(),
+    lister_watcher_for(target, access, reflector, name)(&target.resource)
+}
+
+/// [`lister_watcher`], which on a 404 for a mapping from the discovery cache discovers again
+/// once and carries on with the new mapping ([`Rediscovering`]).
+pub fn rediscovering_lister_watcher(
+    target: &Target,
+    need: Need,
+    access: &AccessArgs,
+    reflector: &ReflectorArgs,
+    name: Option<&str>,
+) -> Rediscovering {
+    Rediscovering::new(
+        target,
+        need,
+        lister_watcher_for(target, access, reflector, name),
     )
-    .metadata_only(reflector.metadata_only);
-    if let Some(labels) = &access.selector {
-        lw = lw.labels(labels.clone());
-    }
+}
+
+/// What makes the ListerWatcher of a mapping of `target`'s resource, with the flags' namespace,
+/// selectors and options.
+fn lister_watcher_for(
+    target: &Target,
+    access: &AccessArgs,
+    reflector: &ReflectorArgs,
+    name: Option<&str>,
+) -> impl Fn(&ResourceInfo) -> KubeListerWatcher + Send + Sync + 'static {
+    let client = target.connection.client.clone();
+    let namespace = target.namespace.clone();
+    let metadata_only = reflector.metadata_only;
+    let labels = access.selector.clone();
     // `watch pods web-1` narrows the watch to one object, as `kubectl get pods web-1 -w` does.
     let fields: Vec<String> = access
         .field_selector
@@ -95,10 +119,18 @@ pub fn lister_watcher(
         .cloned()
         .chain(name.into_iter().map(|name| format!("metadata.name={name}")))
         .collect();
-    if !fields.is_empty() {
-        lw = lw.fields(fields.join(","));
+    move |resource: &ResourceInfo| {
+        let namespace = namespace.as_deref().filter(|_| resource.namespaced);
+        let mut lw = KubeListerWatcher::new(client.clone(), &resource.api_resource(), namespace)
+            .metadata_only(metadata_only);
+        if let Some(labels) = &labels {
+            lw = lw.labels(labels.clone());
+        }
+        if !fields.is_empty() {
+            lw = lw.fields(fields.join(","));
+        }
+        lw
     }
-    lw
 }
 
 /// The flags' profile: `--client-go` with the informer's flags and `--watch-list` over it.
@@ -199,17 +231,39 @@ pub fn reflector_failure_while(
         (Exit::Runtime, None)
     };
     let mut context = format!("{doing} {} failed", target.describe());
+    let mut exit = exit;
     if source.is_not_found() {
         // Discovery (cached for 6 hours) said the server serves it: a CRD deleted since, or a
         // version no longer served. The next run must not trust that mapping again.
         target.discovery.forget();
-        context = format!(
-            "{context}: the API server does not serve {} at {} (404 Not Found): it was removed \
-             or is served at another version since discovery; the discovery cache is cleared, \
-             so the next run discovers again",
+        let (name, version) = (
             target.resource.qualified_name(),
-            target.resource.api_version()
+            target.resource.api_version(),
         );
+        context = match target.rediscovered.get() {
+            Some(Rediscovered::Gone(why)) => {
+                // Unknown now, as at the start of a run that discovered afresh.
+                exit = Exit::Usage;
+                format!(
+                    "{context}: the API server does not serve {name} at {version} (404 Not \
+                     Found), where the discovery cache had it, and discovering again found it \
+                     nowhere: {why}"
+                )
+            }
+            Some(Rediscovered::Unchanged) => format!(
+                "{context}: the API server does not serve {name} at {version} (404 Not Found), \
+                 though discovery, asked again, still lists it there"
+            ),
+            Some(Rediscovered::Failed(why)) => format!(
+                "{context}: the API server does not serve {name} at {version} (404 Not Found), \
+                 where the discovery cache had it, and discovering again failed: {why}"
+            ),
+            Some(Rediscovered::Moved(_)) | None => format!(
+                "{context}: the API server does not serve {name} at {version} (404 Not Found): \
+                 it was removed or is served at another version since discovery; the discovery \
+                 cache is cleared, so the next run discovers again"
+            ),
+        };
     }
     let error = anyhow::Error::new(error).context(context);
     Failure { exit, error, note }.into()

@@ -13,6 +13,7 @@ mod informer;
 mod one_shot;
 pub mod pipeline;
 mod record;
+mod rediscover;
 mod replay;
 mod signals;
 mod target;

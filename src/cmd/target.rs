@@ -4,6 +4,8 @@
 use kubectl_deltas::source::cluster::{ClusterAccess, Connection, Overrides};
 use kubectl_deltas::source::discovery::{CachedResolveError, DiscoveryCache, Need, ResourceInfo};
 
+use super::rediscover::Outcome;
+
 use crate::cli::AccessArgs;
 use crate::cli::exit::{Exit, WithExit};
 
@@ -16,6 +18,13 @@ pub struct Target {
     /// The discovery cache the resource was resolved with (dropped when the server answers 404
     /// for it).
     pub discovery: DiscoveryCache,
+    /// The argument that named the resource (`wd`, `widgets.v1.example.com`).
+    pub arg: String,
+    /// The mapping comes from the discovery cache, not from a discovery of this run.
+    pub from_cache: bool,
+    /// What discovering again found, once a 404 for the cached mapping made it
+    /// ([`super::rediscover`]).
+    pub rediscovered: Outcome,
 }
 
 impl Target {
@@ -92,8 +101,8 @@ async fn resolve_all_for(
         .await
         .exit_with(Exit::ClusterAccess)?;
     let cache = DiscoveryCache::new(access.cache_dir.as_deref(), &connection.cluster_url);
-    let resources = match cache.resolve_for(&connection.client, args, need).await {
-        Ok(resources) => resources,
+    let resolved = match cache.resolve_for(&connection.client, args, need).await {
+        Ok(resolved) => resolved,
         Err(CachedResolveError::Resolve(error)) => return Err(error).exit_with(Exit::Usage),
         Err(CachedResolveError::Discovery(error)) => {
             let what = format!(
@@ -124,7 +133,8 @@ async fn resolve_all_for(
         }
     };
     let mut targets: Vec<Target> = Vec::with_capacity(args.len());
-    for resource in resources {
+    // One resource per argument, in their order.
+    for (resource, arg) in resolved.resources.into_iter().zip(args) {
         // `po,pods`: one informer per resource, as a shared informer factory keeps.
         if targets.iter().any(|t| t.resource == resource) {
             continue;
@@ -145,6 +155,9 @@ async fn resolve_all_for(
             resource,
             namespace,
             discovery: cache.clone(),
+            arg: arg.as_ref().to_owned(),
+            from_cache: resolved.from_cache,
+            rediscovered: Outcome::default(),
         });
     }
     Ok(targets)

@@ -5,7 +5,9 @@ use anyhow::bail;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::TokioClock;
 
-use super::informer::{lister_watcher, profile, reflector_config, reflector_failure};
+use kubectl_deltas::source::discovery::Need;
+
+use super::informer::{profile, rediscovering_lister_watcher, reflector_config, reflector_failure};
 use super::pipeline::{Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
@@ -44,7 +46,13 @@ async fn watch(args: WatchArgs, names: Vec<String>, settings: Settings) -> anyho
         .map(|target| {
             Source::new(
                 target.resource.qualified_name(),
-                lister_watcher(target, &args.access, &args.reflector, args.name.as_deref()),
+                rediscovering_lister_watcher(
+                    target,
+                    Need::Watch,
+                    &args.access,
+                    &args.reflector,
+                    args.name.as_deref(),
+                ),
             )
         })
         .collect();

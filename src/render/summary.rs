@@ -153,11 +153,20 @@ fn queue_rows(table: &mut Table, columns: &[(String, InformerStats)], row: &RowF
     }));
 }
 
-/// What each event handler got, one column per handler (`resource/handler` when several
-/// resources ran); `None` when no handler was shown.
+/// Beyond this many handlers the handler table is transposed: one row per handler, so that its
+/// width stays that of one row of figures however many handlers ran (a column per handler made
+/// 1000 handlers 75 000 characters wide).
+const HANDLER_COLUMNS: usize = 4;
+
+/// A figure of the handler table: its label, and its value for one handler.
+type HandlerFigure<'a> = (&'static str, Box<dyn Fn(&HandlerStats) -> String + 'a>);
+
+/// What each event handler got (`resource/handler` when several resources ran): one column per
+/// handler, or beyond [`HANDLER_COLUMNS`] handlers one row per handler; `None` when no handler
+/// was shown.
 fn handler_table(informers: &[(&str, &InformerStats)]) -> Option<String> {
     let several = informers.len() > 1;
-    let columns: Vec<(String, &HandlerStats)> = informers
+    let handlers: Vec<(String, &HandlerStats)> = informers
         .iter()
         .flat_map(|(resource, stats)| {
             stats.handlers.iter().map(move |h| {
@@ -166,52 +175,75 @@ fn handler_table(informers: &[(&str, &InformerStats)]) -> Option<String> {
                 } else {
                     h.name.to_string()
                 };
-                (name, h)
+                (printable(&name).into_owned(), h)
             })
         })
         .collect();
-    if columns.is_empty() {
+    if handlers.is_empty() {
         return None;
+    }
+    let mut figures: Vec<HandlerFigure<'_>> = vec![
+        ("OnAdd", Box::new(|h| h.adds.to_string())),
+        ("OnUpdate", Box::new(|h| h.updates.to_string())),
+        ("  of which resyncs", Box::new(|h| h.syncs.to_string())),
+        ("OnDelete", Box::new(|h| h.deletes.to_string())),
+        (
+            "resyncs not delivered",
+            Box::new(|h| h.syncs_skipped.to_string()),
+        ),
+        ("max buffer depth", Box::new(|h| h.max_depth.to_string())),
+        (
+            "lag p50 / p99 / max",
+            Box::new(|h| match (h.lag.quantile(0.5), h.lag.quantile(0.99)) {
+                (Some(p50), Some(p99)) => format!(
+                    "{} / {} / {}",
+                    human_duration(p50),
+                    human_duration(p99),
+                    human_duration(h.lag.max())
+                ),
+                _ => "-".to_owned(),
+            }),
+        ),
+        (
+            "time to HasSynced",
+            Box::new(|h| match h.synced {
+                Some(after) => human_duration(after),
+                None if h.synced_unknown => "n/a before 1.27".to_owned(),
+                None => "not synced".to_owned(),
+            }),
+        ),
+    ];
+    if handlers.iter().any(|(_, h)| h.abandoned > 0) {
+        figures.push((
+            "abandoned at the stop",
+            Box::new(|h| h.abandoned.to_string()),
+        ));
     }
     let mut table = Table::new();
     table
         .load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled);
     let mut header = vec!["handler".to_owned()];
-    header.extend(columns.iter().map(|(name, _)| printable(name).into_owned()));
-    table.set_header(header);
-    let row = |label: &str, value: &dyn Fn(&HandlerStats) -> String| {
-        let mut cells = vec![label.to_owned()];
-        cells.extend(columns.iter().map(|(_, h)| value(h)));
-        cells
-    };
-    table.add_row(row("OnAdd", &|h| h.adds.to_string()));
-    table.add_row(row("OnUpdate", &|h| h.updates.to_string()));
-    table.add_row(row("  of which resyncs", &|h| h.syncs.to_string()));
-    table.add_row(row("OnDelete", &|h| h.deletes.to_string()));
-    table.add_row(row("resyncs not delivered", &|h| {
-        h.syncs_skipped.to_string()
-    }));
-    table.add_row(row("max buffer depth", &|h| h.max_depth.to_string()));
-    table.add_row(row(
-        "lag p50 / p99 / max",
-        &|h| match (h.lag.quantile(0.5), h.lag.quantile(0.99)) {
-            (Some(p50), Some(p99)) => format!(
-                "{} / {} / {}",
-                human_duration(p50),
-                human_duration(p99),
-                human_duration(h.lag.max())
-            ),
-            _ => "-".to_owned(),
-        },
-    ));
-    table.add_row(row("time to HasSynced", &|h| match h.synced {
-        Some(after) => human_duration(after),
-        None if h.synced_unknown => "n/a before 1.27".to_owned(),
-        None => "not synced".to_owned(),
-    }));
-    if columns.iter().any(|(_, h)| h.abandoned > 0) {
-        table.add_row(row("abandoned at the stop", &|h| h.abandoned.to_string()));
+    if handlers.len() > HANDLER_COLUMNS {
+        // "of which resyncs" reads as part of OnUpdate only under it, in a column of labels.
+        header.extend(figures.iter().map(|(label, _)| match label.trim_start() {
+            "of which resyncs" => "OnUpdate resyncs".to_owned(),
+            label => label.to_owned(),
+        }));
+        table.set_header(header);
+        for (name, stats) in &handlers {
+            let mut cells = vec![name.clone()];
+            cells.extend(figures.iter().map(|(_, value)| value(stats)));
+            table.add_row(cells);
+        }
+    } else {
+        header.extend(handlers.iter().map(|(name, _)| name.clone()));
+        table.set_header(header);
+        for (label, value) in &figures {
+            let mut cells = vec![(*label).to_owned()];
+            cells.extend(handlers.iter().map(|(_, h)| value(h)));
+            table.add_row(cells);
+        }
     }
     for column in table.column_iter_mut().skip(1) {
         column.set_cell_alignment(CellAlignment::Right);

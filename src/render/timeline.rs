@@ -25,8 +25,12 @@
 //! pushed (with its key), the resourceVersion of its object or list, and `initial` for the push
 //! of the first list. `wide` lists the added (`+`), removed (`−`) and changed (`~`) keys.
 //!
-//! Column widths only grow, so rows line up once the widest values have been seen, and the same
-//! input always gives the same text. Without colour the output has no control codes at all: those
+//! On a terminal ([`TimelineOptions::fixed`]) the columns have fixed widths, named by a header
+//! row written with the same widths, so the first row lines up with the hundredth and `#9` with
+//! `#10`; a value wider than its column pushes the rest of its own row out, never the rows after
+//! it. In a pipe or a file the widths only grow instead, so that no space is spent on a column's
+//! widest possible value, and rows line up once the widest values have been seen. Either way the
+//! same input always gives the same text. Without colour the output has no control codes at all: those
 //! in what the cluster says (object names, owners, resourceVersions, error messages) are written
 //! escaped ([`printable`]), so that no object can move the cursor, retitle the terminal or forge
 //! rows.
@@ -64,6 +68,22 @@ pub struct TimelineOptions {
     pub show_secret_data: bool,
     /// The zone local times are shown in.
     pub time_zone: TimeZone,
+    /// Fixed column widths, and a header row over them (on a terminal); `None`: widths grow.
+    pub fixed: Option<FixedColumns>,
+}
+
+/// The timeline's columns on a terminal: widths fixed before the first row, from the header.
+///
+/// A terminal shows rows as they come, so widths that grow would shift every row after the first
+/// wide value (the tenth pop, the first long key) against the rows above it and the header.
+#[derive(Debug, Clone, Default)]
+pub struct FixedColumns {
+    /// Start with a row naming the columns (kubectl's tables do; `--no-headers` leaves it out).
+    pub header: bool,
+    /// The longest resource name (the resource column shows when several run).
+    pub resource: usize,
+    /// The longest handler name (of the `→ NAME` rows).
+    pub handler: usize,
 }
 
 impl Default for TimelineOptions {
@@ -75,6 +95,7 @@ impl Default for TimelineOptions {
             show_resource: false,
             show_secret_data: false,
             time_zone: TimeZone::system(),
+            fixed: None,
         }
     }
 }
@@ -83,6 +104,17 @@ impl Default for TimelineOptions {
 const CHANGES_SHOWN: usize = 3;
 /// Key columns stop growing here; longer keys push the row out instead.
 const MAX_KEY_WIDTH: usize = 48;
+
+/// The name client-go's `HasSynced` row gives the handler a session registers when none is named
+/// with `--handler`: its sync row says `handler synced`, not `handler handler synced`.
+pub const DEFAULT_HANDLER: &str = "handler";
+
+/// `-o wide`'s uid column (a UUID) and generation column.
+const UID_WIDTH: usize = 36;
+const GENERATION_WIDTH: usize = "gen 12".len();
+
+/// What the header row ends with: where the legend is.
+const HEADER_HINT: &str = "(how to read a row: kubectl deltas watch --help)";
 
 /// Writes the timeline.
 #[derive(Debug)]
@@ -96,13 +128,19 @@ pub struct Timeline<W> {
     /// wraps it in.
     plain_fifo: bool,
     /// The informers run an UndeltaStore (told by their `UndeltaStarted`): `synced` counts
-    /// pushes.
+    /// pushes, and the header names a push's columns.
     pushes: bool,
+    /// The header row is still to be written, before the first row (when the first event has
+    /// said whether rows are pops or pushes).
+    header_due: bool,
 }
 
-/// Widths of the variable columns, which only grow.
+/// Widths of the variable columns: fixed on a terminal, else growing to the widest value seen.
 #[derive(Debug, Default)]
 struct Widths {
+    /// The widths were set once, from the header ([`FixedColumns`]), and never grow.
+    fixed: bool,
+    /// `#seq`, right-aligned.
     seq: usize,
     resource: usize,
     key: usize,
@@ -111,10 +149,43 @@ struct Widths {
     wait: usize,
     owner: usize,
     handler: usize,
-    /// Push rows: the object count, the `+a −r ~c` cell and the call.
+    /// The handler call of a `→` row: `OnUpdate (resync)`.
+    call: usize,
+    /// Push rows: the object count, the `+a −r ~c` cell and the store call with its key.
     size: usize,
     diff: usize,
-    call: usize,
+    store_call: usize,
+}
+
+/// The widths on a terminal. Wide enough for most values a cluster has (a pop number up to
+/// `#99999`, a namespace and a pod name of a Deployment, `Deleted(tombstone)`, a 9-digit
+/// resourceVersion); a wider value pushes the rest of its own row out.
+impl Widths {
+    fn fixed(columns: &FixedColumns) -> Widths {
+        const KEY: usize = 36;
+        Widths {
+            fixed: true,
+            seq: "#99999".len(),
+            resource: columns.resource.max("RESOURCE".len()),
+            key: KEY,
+            types: "Deleted(tombstone)".len(),
+            rv: "rv 123456789".len(),
+            wait: "999.9ms".len(),
+            owner: "ReplicaSet/".len() + 24,
+            handler: columns.handler,
+            call: "OnUpdate (resync)".len(),
+            size: "10000 objects".len(),
+            diff: "+1000 −1000 ~1000".chars().count(),
+            store_call: "replace ".len() + KEY,
+        }
+    }
+
+    /// Makes a growing `width` fit `len` characters; fixed widths stay.
+    fn fit(fixed: bool, width: &mut usize, len: usize) {
+        if !fixed {
+            *width = (*width).max(len);
+        }
+    }
 }
 
 /// The colour of each delta type, and of the rest of a row.
@@ -154,13 +225,18 @@ impl Palette {
 impl<W: Write> Timeline<W> {
     /// A timeline over `out`.
     pub fn new(out: W, options: TimelineOptions) -> Self {
+        let (widths, header_due) = match &options.fixed {
+            Some(columns) => (Widths::fixed(columns), columns.header),
+            None => (Widths::default(), false),
+        };
         Timeline {
             out,
             options,
-            widths: Widths::default(),
+            widths,
             line: String::with_capacity(256),
             plain_fifo: false,
             pushes: false,
+            header_due,
         }
     }
 
@@ -184,6 +260,26 @@ impl<W: Write> Timeline<W> {
         self.line.push_str("  ");
     }
 
+    /// `text` left-aligned in the column `width` picks, which grows to fit it unless fixed.
+    fn column(&mut self, text: &str, width: fn(&mut Widths) -> &mut usize, style: Style) {
+        let fixed = self.widths.fixed;
+        let width = width(&mut self.widths);
+        Widths::fit(fixed, width, text.chars().count());
+        let width = *width;
+        self.cell(text, width, style);
+    }
+
+    /// `text` right-aligned in the column `width` picks, which grows to fit it unless fixed.
+    fn right(&mut self, text: &str, width: fn(&mut Widths) -> &mut usize, style: Style) {
+        let fixed = self.widths.fixed;
+        let width = width(&mut self.widths);
+        let len = text.chars().count();
+        Widths::fit(fixed, width, len);
+        let width = *width;
+        pad(&mut self.line, width.saturating_sub(len));
+        self.cell(text, 0, style);
+    }
+
     fn time(&mut self, time: SystemTime) {
         let text = local_time(time, &self.options.time_zone);
         self.paint(&text, Palette::dim());
@@ -195,18 +291,26 @@ impl<W: Write> Timeline<W> {
         self.line.clear();
         self.time(time);
         let seq = format!("#{seq}");
-        grow(&mut self.widths.seq, seq.chars().count());
-        pad(&mut self.line, self.widths.seq - seq.chars().count());
-        self.cell(&seq, 0, Palette::dim());
+        self.right(&seq, |w| &mut w.seq, Palette::dim());
         self.resource(resource);
+    }
+
+    /// The key's column; growing, it stops at [`MAX_KEY_WIDTH`].
+    fn key(&mut self, key: &str) {
+        let len = key.chars().count();
+        Widths::fit(
+            self.widths.fixed,
+            &mut self.widths.key,
+            len.min(MAX_KEY_WIDTH),
+        );
+        self.cell(key, self.widths.key, Palette::key());
     }
 
     /// The resource's column, when rows of several resources are merged.
     fn resource(&mut self, resource: &str) {
         if self.options.show_resource {
             let resource = printable(resource);
-            grow(&mut self.widths.resource, resource.chars().count());
-            self.cell(&resource, self.widths.resource, Style::new());
+            self.column(&resource, |w| &mut w.resource, Style::new());
         }
     }
 
@@ -214,8 +318,55 @@ impl<W: Write> Timeline<W> {
         let end = self.line.trim_end_matches(' ').len();
         self.line.truncate(end);
         self.line.push('\n');
+        if self.header_due {
+            self.header_due = false;
+            let header = self.header();
+            self.out.write_all(header.as_bytes())?;
+        }
         self.out.write_all(self.line.as_bytes())?;
         self.out.flush()
+    }
+
+    /// The header row, built with the rows' own cells and widths so that each name sits over
+    /// its column: a pop's (`TIME  POP  KEY  DELTAS  RV  WAIT  CHANGES`) or a push's.
+    fn header(&mut self) -> String {
+        let row = std::mem::take(&mut self.line);
+        let dim = Palette::dim();
+        let width = local_time(SystemTime::UNIX_EPOCH, &TimeZone::UTC)
+            .chars()
+            .count();
+        self.cell("TIME", width, dim);
+        self.right("POP", |w| &mut w.seq, dim);
+        if self.options.show_resource {
+            self.column("RESOURCE", |w| &mut w.resource, dim);
+        }
+        if self.pushes {
+            self.cell("", "push".len(), dim);
+            self.right("OBJECTS", |w| &mut w.size, dim);
+            self.column("DIFF", |w| &mut w.diff, dim);
+            self.column("CALL", |w| &mut w.store_call, dim);
+            self.column("RV", |w| &mut w.rv, dim);
+            self.cell("", "initial".len(), dim);
+            if self.options.wide {
+                self.cell("KEYS", 0, dim);
+            }
+        } else {
+            self.column("KEY", |w| &mut w.key, dim);
+            self.column("DELTAS", |w| &mut w.types, dim);
+            self.column("RV", |w| &mut w.rv, dim);
+            self.right("WAIT", |w| &mut w.wait, dim);
+            self.cell("", "initial".len(), dim);
+            if self.options.wide {
+                self.cell("UID", UID_WIDTH, dim);
+                self.cell("GEN", GENERATION_WIDTH, dim);
+                self.column("OWNER", |w| &mut w.owner, dim);
+            }
+            self.cell("CHANGES", 0, dim);
+        }
+        self.paint(HEADER_HINT, dim);
+        let mut header = std::mem::replace(&mut self.line, row);
+        header.push('\n');
+        header
     }
 
     fn separator(&mut self, view: &EventView<'_>, text: &str, style: Style) -> io::Result<()> {
@@ -294,8 +445,7 @@ impl<W: Write> Timeline<W> {
         self.numbered(view.time, batch.seq, view.resource);
 
         let key = printable(&row.key);
-        grow(&mut self.widths.key, key.chars().count().min(MAX_KEY_WIDTH));
-        self.cell(&key, self.widths.key, Palette::key());
+        self.key(&key);
 
         let runs = if self.plain_fifo {
             vec![("object".to_owned(), Style::new())]
@@ -304,14 +454,14 @@ impl<W: Write> Timeline<W> {
         };
         let types_len: usize = runs.iter().map(|(t, _)| t.chars().count()).sum::<usize>()
             + runs.len().saturating_sub(1);
-        grow(&mut self.widths.types, types_len);
+        Widths::fit(self.widths.fixed, &mut self.widths.types, types_len);
         for (i, (text, style)) in runs.iter().enumerate() {
             if i > 0 {
                 self.line.push(' ');
             }
             self.paint(text, *style);
         }
-        pad(&mut self.line, self.widths.types - types_len);
+        pad(&mut self.line, self.widths.types.saturating_sub(types_len));
         self.line.push_str("  ");
 
         let newest_delta = row.deltas.last();
@@ -320,13 +470,10 @@ impl<W: Write> Timeline<W> {
             "rv {}",
             printable(newest_delta.and_then(delta_resource_version).unwrap_or("-"))
         );
-        grow(&mut self.widths.rv, rv.chars().count());
-        self.cell(&rv, self.widths.rv, Style::new());
+        self.column(&rv, |w| &mut w.rv, Style::new());
 
         let wait = row.wait.map(human_duration).unwrap_or_default();
-        grow(&mut self.widths.wait, wait.chars().count());
-        pad(&mut self.line, self.widths.wait - wait.chars().count());
-        self.cell(&wait, 0, Style::new());
+        self.right(&wait, |w| &mut w.wait, Style::new());
 
         let initial = if batch.is_in_initial_list {
             "initial"
@@ -338,16 +485,15 @@ impl<W: Write> Timeline<W> {
         if self.options.wide {
             let meta = newest.map(|o| o.metadata());
             let uid = printable(meta.as_ref().and_then(|m| m.uid.as_deref()).unwrap_or("-"));
-            self.cell(&uid, 36, Palette::dim());
+            self.cell(&uid, UID_WIDTH, Palette::dim());
             let generation = meta
                 .as_ref()
                 .and_then(|m| m.generation)
                 .map_or_else(|| "gen -".to_owned(), |g| format!("gen {g}"));
-            self.cell(&generation, 6, Style::new());
+            self.cell(&generation, GENERATION_WIDTH, Style::new());
             let owner = meta.as_deref().map_or_else(|| "-".to_owned(), owner);
             let owner = printable(&owner);
-            grow(&mut self.widths.owner, owner.chars().count());
-            self.cell(&owner, self.widths.owner, Style::new());
+            self.column(&owner, |w| &mut w.owner, Style::new());
         }
 
         if let (Some(objects), Some(delta)) = (row.whole_list, newest_delta) {
@@ -409,14 +555,20 @@ impl<W: Write + Send> Renderer for Timeline<W> {
                 ),
                 Palette::dim(),
             ),
-            Event::HandlerSynced { handler, after } => (
-                format!(
-                    "handler {} synced: processed the initial list after {}",
-                    printable(handler),
-                    human_duration(after)
-                ),
-                Palette::dim(),
-            ),
+            Event::HandlerSynced { handler, after } => {
+                let name = if handler == DEFAULT_HANDLER {
+                    String::new()
+                } else {
+                    format!(" {}", printable(handler))
+                };
+                (
+                    format!(
+                        "handler{name} synced: processed the initial list after {}",
+                        human_duration(after)
+                    ),
+                    Palette::dim(),
+                )
+            }
             Event::Reflector(ReflectorEventKind::Resync { .. }) if self.pushes => (
                 "resync tick: no push (an UndeltaStore's Resync does nothing)".to_owned(),
                 Palette::dim(),
@@ -449,8 +601,7 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         };
         self.paint(arrow, Palette::dim());
         let handler = printable(view.handler);
-        grow(&mut self.widths.handler, handler.chars().count());
-        self.cell(&handler, self.widths.handler, Palette::key());
+        self.column(&handler, |w| &mut w.handler, Palette::key());
         let mut call = handler_call(view.notification).to_owned();
         if view.is_sync {
             call.push_str(" (resync)");
@@ -461,7 +612,6 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         {
             call.push_str(" (initial)");
         }
-        grow(&mut self.widths.call, call.chars().count());
         let style = match view.notification {
             Notification::Add { .. } => Palette::delta(DeltaType::Added),
             Notification::Update { .. } if view.is_sync => Palette::delta(DeltaType::Sync),
@@ -469,11 +619,9 @@ impl<W: Write + Send> Renderer for Timeline<W> {
             Notification::Delete { obj } if obj.is_tombstone() => Palette::tombstone(),
             Notification::Delete { .. } => Palette::delta(DeltaType::Deleted),
         };
-        self.cell(&call, self.widths.call, style);
+        self.column(&call, |w| &mut w.call, style);
         let key = view.notification.key();
-        let key = printable(&key);
-        grow(&mut self.widths.key, key.chars().count().min(MAX_KEY_WIDTH));
-        self.cell(&key, self.widths.key, Palette::key());
+        self.key(&printable(&key));
         let rv = |obj: &Object| printable(obj.resource_version().unwrap_or("-")).into_owned();
         let rvs = match view.notification {
             Notification::Add { obj, .. } => format!("rv {}", rv(obj)),
@@ -512,9 +660,7 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         self.cell("push", 0, Palette::key());
 
         let size = count(push.objects.len() as u64, "object");
-        grow(&mut self.widths.size, size.chars().count());
-        pad(&mut self.line, self.widths.size - size.chars().count());
-        self.cell(&size, 0, Style::new());
+        self.right(&size, |w| &mut w.size, Style::new());
 
         let parts = [
             ('+', push.added.len(), Palette::delta(DeltaType::Added)),
@@ -531,26 +677,27 @@ impl<W: Write + Send> Renderer for Timeline<W> {
             diff_len += text.chars().count();
             self.paint(&text, if n > 0 { style } else { Palette::dim() });
         }
-        grow(&mut self.widths.diff, diff_len);
-        pad(&mut self.line, self.widths.diff - diff_len);
+        Widths::fit(self.widths.fixed, &mut self.widths.diff, diff_len);
+        pad(&mut self.line, self.widths.diff.saturating_sub(diff_len));
         self.line.push_str("  ");
 
         let call = match &push.key {
             Some(key) => format!("{} {}", push.call.as_str(), printable(key)),
             None => push.call.as_str().to_owned(),
         };
-        grow(
-            &mut self.widths.call,
+        let fixed = self.widths.fixed;
+        Widths::fit(
+            fixed,
+            &mut self.widths.store_call,
             call.chars().count().min(MAX_KEY_WIDTH),
         );
-        self.cell(&call, self.widths.call, Style::new());
+        self.cell(&call, self.widths.store_call, Style::new());
 
         let rv = format!(
             "rv {}",
             printable(push.resource_version.as_deref().unwrap_or("-"))
         );
-        grow(&mut self.widths.rv, rv.chars().count());
-        self.cell(&rv, self.widths.rv, Style::new());
+        self.column(&rv, |w| &mut w.rv, Style::new());
 
         let initial = if push.initial { "initial" } else { "" };
         self.cell(initial, "initial".len(), Palette::dim());
@@ -833,10 +980,6 @@ fn owner(meta: &ObjectMeta) -> String {
         .find(|o| o.controller == Some(true))
         .or(owners.first())
         .map_or_else(|| "-".to_owned(), |o| format!("{}/{}", o.kind, o.name))
-}
-
-fn grow(width: &mut usize, len: usize) {
-    *width = (*width).max(len);
 }
 
 fn pad(line: &mut String, n: usize) {

@@ -14,7 +14,7 @@
 mod disk;
 mod fetch;
 
-pub use disk::{CachedResolveError, DiscoveryCache};
+pub use disk::{CachedResolveError, DiscoveryCache, Resolved};
 
 use std::collections::HashMap;
 use std::fmt;

@@ -2,6 +2,8 @@
 //! kubectl's meaning: they override the kubeconfig's cluster and user entries, `--server` is
 //! enough without any kubeconfig, and impersonation reaches the server as the
 //! `Impersonate-User`/`-Group`/`-Uid` headers, so that a 403 names the impersonated identity.
+//! The TLS flags (`--certificate-authority`, `--insecure-skip-tls-verify`, `--tls-server-name`,
+//! `--client-certificate`, `--client-key`) against the fake API server over TLS.
 
 use crate::support;
 
@@ -9,6 +11,7 @@ use std::process::Output;
 
 use serde_json::json;
 use support::binary::{offline_command, output, run};
+use support::fake_apiserver::tls::{NAMED_HOST, ServerCertificate, fixture as tls_fixture};
 use support::fake_apiserver::{FakeApiServer, Fault, TOKEN, Verb};
 
 const UNTIL_SYNCED: [&str; 8] = [
@@ -174,4 +177,107 @@ async fn server_and_token_override_the_kubeconfigs() {
             ["Bearer from-flag"]
         );
     }
+}
+
+/// kubectl's TLS flags against the fake API server over TLS (certificates from
+/// `tests/fixtures/tls/`), each run until synced: its exit code, stderr and the requests the
+/// server received.
+async fn over_tls(
+    server: &FakeApiServer,
+    flags: &[&str],
+) -> (Output, Vec<support::fake_apiserver::Request>) {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    server.clear_requests();
+    let out = run(&kubeconfig, &args(flags)).await;
+    (out, server.requests())
+}
+
+async fn tls_server(certificate: ServerCertificate) -> FakeApiServer {
+    let server = FakeApiServer::start_tls(certificate).await;
+    server.create(
+        "configmaps",
+        json!({"metadata": {"name": "a", "namespace": "default"}}),
+    );
+    server
+}
+
+fn tls_file(name: &str) -> String {
+    tls_fixture(name).to_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificate_authority_or_insecure_skip_tls_verify_reach_a_server_of_a_private_ca() {
+    let server = tls_server(ServerCertificate::Loopback).await;
+    // The kubeconfig names no CA: the system's roots do not know the test CA.
+    let (out, requests) = over_tls(&server, &[]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("certificate"), "{err}");
+    assert!(requests.is_empty(), "{requests:?}");
+
+    let ca = tls_file("ca.pem");
+    let (out, requests) = over_tls(&server, &["--certificate-authority", &ca]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(requests.iter().any(|r| r.is_list()), "{requests:?}");
+
+    let (out, requests) = over_tls(&server, &["--insecure-skip-tls-verify"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(requests.iter().any(|r| r.is_list()), "{requests:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_server_name_verifies_a_certificate_issued_for_another_name() {
+    // Reached at 127.0.0.1 with a certificate only for apiserver.test.
+    let server = tls_server(ServerCertificate::Named).await;
+    let ca = tls_file("ca.pem");
+    let (out, requests) = over_tls(&server, &["--certificate-authority", &ca]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(requests.is_empty(), "{requests:?}");
+
+    let (out, requests) = over_tls(
+        &server,
+        &[
+            "--certificate-authority",
+            &ca,
+            "--tls-server-name",
+            NAMED_HOST,
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(requests.iter().any(|r| r.is_list()), "{requests:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_certificate_and_key_authenticate_every_request() {
+    let server = tls_server(ServerCertificate::Loopback).await;
+    let ca = tls_file("ca.pem");
+    let (out, requests) = over_tls(&server, &["--certificate-authority", &ca]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        requests.iter().all(|r| !r.client_certificate),
+        "{requests:?}"
+    );
+
+    let (cert, key) = (tls_file("client.pem"), tls_file("client.key"));
+    let (out, requests) = over_tls(
+        &server,
+        &[
+            "--certificate-authority",
+            &ca,
+            "--client-certificate",
+            &cert,
+            "--client-key",
+            &key,
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(requests.iter().any(|r| r.is_list()), "{requests:?}");
+    assert!(
+        requests.iter().all(|r| r.client_certificate),
+        "{requests:?}"
+    );
 }

@@ -463,10 +463,11 @@ async fn completion_reads_and_fills_the_same_cache() {
 }
 
 /// A warm cache kept a mapping for 6 hours after its CRD was deleted: every run got a 404 and
-/// printed the HTTP client's words. The 404 names the resource and its version, and drops the
-/// cache, so that the next run discovers again (and finds what the server serves now).
+/// printed the HTTP client's words. A 404 for a cached mapping discovers again within the run;
+/// when discovery still lists the resource where it was, the 404 stands, named, and the cache is
+/// dropped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_404_for_a_cached_resource_names_it_and_drops_the_cache() {
+async fn a_404_for_a_cached_resource_discovery_still_lists_names_it_and_drops_the_cache() {
     let cluster = cluster().await;
     succeeded(&cluster.watch("widgets").await);
     assert!(cluster.file().is_file());
@@ -483,18 +484,100 @@ async fn a_404_for_a_cached_resource_names_it_and_drops_the_cache() {
     assert!(
         err.contains(
             "the API server does not serve widgets.example.com at example.com/v1 (404 Not \
-             Found): it was removed or is served at another version since discovery; the \
-             discovery cache is cleared, so the next run discovers again"
+             Found), though discovery, asked again, still lists it there"
         ),
         "{err}"
     );
-    assert!(
-        discovery_requests(&cluster.server).is_empty(),
-        "read from the cache"
+    assert_eq!(
+        discovery_requests(&cluster.server),
+        ["/api", "/apis"],
+        "discovered once more"
     );
     assert!(!cluster.file().exists());
 
     cluster.server.clear_faults();
     succeeded(&cluster.watch("widgets").await);
     assert_eq!(discovery_requests(&cluster.server), ["/api", "/apis"]);
+}
+
+/// Issue #26: a CRD whose served version changed after the cache was written. The cached
+/// mapping's list answers 404; discovering again within the run finds the new version, and the
+/// run carries on with it, saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_resource_served_at_another_version_now_is_watched_there() {
+    let cluster = cluster().await;
+    cluster.server.create(
+        "widgets",
+        json!({"metadata": {"name": "w", "namespace": "default"}}),
+    );
+    succeeded(&cluster.watch("wd").await);
+    discovery_requests(&cluster.server);
+
+    cluster.server.unregister("widgets.example.com", "v1");
+    cluster.server.register(
+        ResourceDef::new("example.com", "v2", "Widget", "widgets", true).with_short_names(&["wd"]),
+    );
+    let mut cmd = command(
+        &cluster.kubeconfig,
+        &["watch", "wd", "--until-synced", "-o", "jsonl", "-q"],
+    );
+    cmd.arg("--cache-dir").arg(cluster.cache.path());
+    let out = output(cmd).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // The objects listed at the new version are of it (list items carry no apiVersion).
+    let lines = support::binary::json_lines(&out.stdout);
+    let batch = lines.iter().find(|l| l["kind"] == "batch").unwrap();
+    assert_eq!(
+        batch["deltas"][0]["object"]["apiVersion"], "example.com/v2",
+        "{batch}"
+    );
+    assert!(
+        err.contains(
+            "kubectl-deltas: warning: the API server answered 404 Not Found for \
+             widgets.example.com at example.com/v1, where the discovery cache had it; discovered \
+             again, it is served at example.com/v2: carrying on with that"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        found(&out),
+        [
+            r#""widgets.example.com" batch "default/w""#,
+            r#""widgets.example.com" synced"#,
+        ]
+    );
+    let lists: Vec<String> = cluster
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.verb == Verb::List)
+        .map(|r| r.path)
+        .collect();
+    // (The v1 list's 404 is the warning above: the server counts it as no resource's list.)
+    assert_eq!(lists, ["/apis/example.com/v2/namespaces/default/widgets"]);
+}
+
+/// Issue #26: a CRD deleted after the cache was written. Discovering again within the run finds
+/// no such resource: the sentence names it, as a resolution miss does, with its exit code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_resource_deleted_since_is_named_as_unknown() {
+    let cluster = cluster().await;
+    succeeded(&cluster.watch("widgets").await);
+    discovery_requests(&cluster.server);
+
+    cluster.server.unregister("widgets.example.com", "v1");
+    let out = cluster.watch("widgets").await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "watching widgets.example.com in namespace \"default\" failed: the API server does \
+             not serve widgets.example.com at example.com/v1 (404 Not Found), where the \
+             discovery cache had it, and discovering again found it nowhere: the server \
+             doesn't have a resource type \"widgets\""
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("page not found"), "{err}");
 }

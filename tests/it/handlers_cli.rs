@@ -619,3 +619,43 @@ async fn live_an_empty_collection_syncs_the_handler_without_a_call() {
         assert_ne!(synced, ["not synced"], "{}", ended.stderr);
     }
 }
+
+/// Issue #26: a column per handler made the summary of 1000 handlers 75 000 characters wide.
+/// Beyond four handlers the table is transposed, a row per handler, as wide as one row of
+/// figures; up to four it keeps a column per handler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beyond_four_handlers_the_summary_has_a_row_per_handler() {
+    let names: Vec<String> = (1..=12).map(|i| format!("h{i:02}")).collect();
+    let mut args = vec!["--resync", "30s"];
+    for name in &names {
+        args.extend(["--handler", name.as_str()]);
+    }
+    let (_, stderr) = replay("slow-handler", &args).await;
+    let table = &stderr[stderr.rfind("┌").expect(&stderr)..];
+    let header = summary_row(table, "handler");
+    assert_eq!(header[..2], ["OnAdd", "OnUpdate"], "{table}");
+    let column = |label: &str| header.iter().position(|h| *h == label).unwrap();
+    for name in &names {
+        let row = summary_row(table, name);
+        assert_eq!(row.len(), header.len(), "{table}");
+        assert_eq!(row[column("OnAdd")], "4", "{table}");
+        assert_eq!(row[column("OnUpdate")], "11", "{table}");
+        assert_eq!(row[column("OnUpdate resyncs")], "5", "{table}");
+    }
+    let widest = table.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest < 200, "{widest} characters wide:\n{table}");
+
+    // Four handlers: a column each.
+    let mut args = vec!["--resync", "30s"];
+    for name in &names[..4] {
+        args.extend(["--handler", name.as_str()]);
+    }
+    let (_, stderr) = replay("slow-handler", &args).await;
+    let table = &stderr[stderr.rfind("┌").expect(&stderr)..];
+    assert_eq!(
+        summary_row(table, "handler"),
+        ["h01", "h02", "h03", "h04"],
+        "{table}"
+    );
+    assert_eq!(summary_row(table, "OnAdd"), ["4", "4", "4", "4"], "{table}");
+}

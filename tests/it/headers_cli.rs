@@ -54,8 +54,10 @@ fn the_timeline_names_its_columns_on_a_terminal_unless_no_headers() {
     let file = recording.to_str().unwrap();
     let shown = on_a_terminal(&["replay", file, "-q"]);
     let first = shown.lines().next().unwrap_or_default();
-    assert!(
-        first.starts_with("TIME          POP  KEY  DELTAS  RV  WAIT  CHANGES"),
+    let names: Vec<&str> = first.split_whitespace().take(7).collect();
+    assert_eq!(
+        names,
+        ["TIME", "POP", "KEY", "DELTAS", "RV", "WAIT", "CHANGES"],
         "{shown}"
     );
     assert!(first.contains("kubectl deltas watch --help"), "{first}");
@@ -87,4 +89,79 @@ async fn no_header_row_in_a_pipe_and_none_in_index_tables_with_no_headers() {
         let without = String::from_utf8(without.stdout).unwrap();
         assert_eq!(with.split_once('\n').unwrap().1, without, "-o {output}");
     }
+}
+
+/// The character column where `needle` starts in `line`, or `None`.
+fn column_of(line: &str, needle: &str) -> Option<usize> {
+    line.find(needle).map(|at| line[..at].chars().count())
+}
+
+/// Issue #31: on a terminal, columns are fixed from the header row, not grown from the first
+/// rows seen. Grown widths shifted every row from `#10` on (and the `→` handler rows under them)
+/// one column to the right of the rows above and of the header, and the header only named the
+/// columns in order.
+#[test]
+fn on_a_terminal_columns_line_up_with_the_header_across_pop_numbers_and_handler_rows() {
+    let recording = support::paths::bundled("rollout-pods");
+    let file = recording.to_str().unwrap();
+    let shown = on_a_terminal(&["replay", file, "-q", "--view", "both"]);
+    let lines: Vec<&str> = shown.lines().map(|l| l.trim_end_matches('\r')).collect();
+    let header = lines[0];
+    let pops: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|w| w.starts_with('#'))
+        })
+        .collect();
+    assert!(
+        pops.iter().any(|l| l.contains(" #9 ")) && pops.iter().any(|l| l.contains(" #10 ")),
+        "{shown}"
+    );
+    // Each column starts where the header names it, in every pop row: the pop number ends under
+    // the end of POP, the key starts under KEY, the resourceVersion under RV.
+    let pop_end = column_of(header, "POP").unwrap() + "POP".len();
+    let key = column_of(header, "KEY").unwrap();
+    let deltas = column_of(header, "DELTAS").unwrap();
+    let rv = column_of(header, "RV").unwrap();
+    for row in &pops {
+        let words: Vec<&str> = row.split_whitespace().collect();
+        let seq = words[1];
+        assert_eq!(
+            column_of(row, seq).map(|c| c + seq.len()),
+            Some(pop_end),
+            "{row}\n{shown}"
+        );
+        assert_eq!(column_of(row, "demo/"), Some(key), "{row}\n{shown}");
+        assert_eq!(column_of(row, words[3]), Some(deltas), "{row}\n{shown}");
+        assert_eq!(column_of(row, "rv "), Some(rv), "{row}\n{shown}");
+    }
+    // The handler's rows, before and after #10, line up with each other: arrow, call, key, rv.
+    let calls: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.contains("→ handler"))
+        .collect();
+    assert!(calls.len() >= 10, "{shown}");
+    let at = |row: &str| {
+        let call = row.split_whitespace().nth(3).unwrap();
+        [
+            column_of(row, "→"),
+            column_of(row, call),
+            column_of(row, "demo/"),
+            column_of(row, "rv "),
+        ]
+    };
+    let first = at(calls[0]);
+    for row in &calls {
+        assert_eq!(at(row), first, "{row}\n{shown}");
+    }
+    // The default handler's sync row names it once.
+    assert!(
+        shown.contains("── handler synced: processed the initial list after"),
+        "{shown}"
+    );
+    assert!(!shown.contains("handler handler"), "{shown}");
 }

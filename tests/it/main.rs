@@ -36,6 +36,7 @@ mod replay_cli;
 mod replay_resyncs;
 mod stopping_cli;
 mod usage_cli;
+mod verify_cli;
 mod watch_cli;
 mod watch_fifo;
 mod watch_outputs;

@@ -8,7 +8,7 @@
 //! [`Machine::relist`], which also stops the resync timer that client-go's `watchWithResync` runs
 //! only while watching.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -51,6 +51,20 @@ pub(super) struct Shared {
     /// relist follows), `None` otherwise. The resync timer runs only while it is `Some`, and
     /// starts over with every new value.
     watch_phase: tokio::sync::watch::Sender<Option<u64>>,
+    /// `Some` while a consistency check compares the cache with a list newer than it (see
+    /// `verify.rs`): what the machine queued since the check started tracking. Only changed with
+    /// `last_synced` held (locked after it), so that a snapshot of the cache taken under that
+    /// lock and the changes taken with it describe the same moment.
+    changes: Mutex<Option<Changes>>,
+}
+
+/// What the machine queued while a consistency check tracked it.
+#[derive(Debug, Default)]
+pub(super) struct Changes {
+    /// The keys of the watch events queued.
+    pub(super) keys: BTreeSet<String>,
+    /// A list (or a streaming list's end) replaced the whole cache.
+    pub(super) replaced: bool,
 }
 
 impl Default for Shared {
@@ -58,6 +72,7 @@ impl Default for Shared {
         Shared {
             last_synced: Mutex::default(),
             watch_phase: tokio::sync::watch::Sender::new(None),
+            changes: Mutex::default(),
         }
     }
 }
@@ -65,6 +80,37 @@ impl Default for Shared {
 impl Shared {
     pub(super) fn lock(&self) -> MutexGuard<'_, String> {
         self.last_synced.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn changes(&self) -> MutexGuard<'_, Option<Changes>> {
+        self.changes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts recording what the machine queues (see [`Shared::changes`]), from nothing.
+    pub(super) fn track_changes(&self) {
+        *self.changes() = Some(Changes::default());
+    }
+
+    /// Stops recording, and returns what was recorded. Take it with `last_synced` held to have
+    /// it match a snapshot of the cache.
+    pub(super) fn take_changes(&self) -> Option<Changes> {
+        self.changes().take()
+    }
+
+    /// Records a queued watch event's key, while a check tracks them; called with `last_synced`
+    /// held.
+    fn note_change(&self, key: impl FnOnce() -> String) {
+        if let Some(changes) = self.changes().as_mut() {
+            changes.keys.insert(key());
+        }
+    }
+
+    /// Records a replace of the whole cache, while a check tracks changes; called with
+    /// `last_synced` held.
+    fn note_replace(&self) {
+        if let Some(changes) = self.changes().as_mut() {
+            changes.replaced = true;
+        }
     }
 
     /// Follows the watch phases (see [`Shared::watch_phase`]).
@@ -391,6 +437,7 @@ impl<L: ListerWatcher> Machine<L> {
             // Under the shared lock, as every queueing (see `Shared`).
             let mut last = self.shared.lock();
             self.store.replace(items, &page.resource_version);
+            self.shared.note_replace();
             if !page.resource_version.is_empty() {
                 last.clone_from(&page.resource_version);
             }
@@ -610,6 +657,7 @@ impl<L: ListerWatcher> Machine<L> {
                         {
                             let mut last = self.shared.lock();
                             self.store.replace(items, &resource_version);
+                            self.shared.note_replace();
                             last.clone_from(&resource_version);
                         }
                         self.last_rv_unavailable = false;
@@ -673,6 +721,7 @@ impl<L: ListerWatcher> Machine<L> {
     fn commit(&self, queue: impl FnOnce(&dyn ReflectorStore<Object>), obj: &Object, advance: bool) {
         let mut last = self.shared.lock();
         queue(self.store.as_ref());
+        self.shared.note_change(|| object_key(obj));
         if advance
             && let Some(rv) = obj.resource_version()
             && !rv.is_empty()

@@ -9,6 +9,26 @@
 //! last synced resourceVersion. The list asks for that resourceVersion with
 //! `resourceVersionMatch=Exact`, as client-go's detector does, so a busy cluster does not produce
 //! false reports.
+//!
+//! Once etcd has compacted that resourceVersion (kube-apiserver compacts every 5 minutes), the
+//! exact list answers 410, and on a resource where nothing changes the cache's resourceVersion
+//! stays there until a bookmark moves it. The check then compares with a fresh list instead:
+//!
+//! 1. It starts recording the keys the Reflector queues, and lists at `""` (a consistent read
+//!    from etcd) at some resourceVersion R, newer than the cache.
+//! 2. If the list equals the snapshot already taken, cache and server agree: consistent.
+//! 3. Otherwise the cache may only lag behind R. The check waits until the watch has delivered
+//!    up to R (an event or a bookmark at or past R: the watch requests bookmarks, and
+//!    kube-apiserver sends them about once a minute), and takes a new snapshot once the FIFO is
+//!    empty, with the keys recorded up to that moment. A key the Reflector did not queue since
+//!    the list started has the same state in the cache as at R; the keys it did queue may have
+//!    changed after R, so they are left out of the comparison. A relist meanwhile (a replace of
+//!    the whole cache) skips the check.
+//!
+//! Waiting "up to R" orders resourceVersions, which clients are told to treat as opaque: this
+//! relies on kube-apiserver's being etcd revisions (integers that grow), as the watch cache's
+//! own `resourceVersionMatch=NotOlderThan` does. A server whose resourceVersions are not
+//! integers has such checks skipped, with that reason.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,7 +37,7 @@ use std::time::Duration;
 use crate::object::Object;
 
 use super::event::{DriftReport, ReflectorEventKind};
-use super::machine::Shared;
+use super::machine::{Changes, Shared};
 use crate::cache::clock::Clock;
 use crate::cache::key::object_key;
 use crate::cache::listwatch::{ListRequest, ListerWatcher, ResourceVersionMatch, SourceError};
@@ -27,6 +47,11 @@ use crate::cache::store::ReflectorStore;
 /// How often, and how many times, a check waits for the consumer to drain the FIFO.
 const DRAIN_POLL: Duration = Duration::from_millis(50);
 const DRAIN_ATTEMPTS: u32 = 40;
+
+/// How long a check after compaction waits for the watch to deliver up to its list's
+/// resourceVersion: longer than kube-apiserver's interval between bookmarks (the cacher sends
+/// one to each watcher about every minute), which is what moves a quiet resource on.
+const PROGRESS_PATIENCE: Duration = Duration::from_secs(90);
 
 /// What one check produced.
 pub(super) type CheckOutcome = ReflectorEventKind;
@@ -45,26 +70,101 @@ impl<L: ListerWatcher> Verifier<L> {
     /// [`ReflectorEventKind::DriftCheckSkipped`].
     pub(super) async fn check(&self) -> CheckOutcome {
         let Some((rv, cached)) = self.snapshot().await else {
-            return skipped("the cache did not settle (the FIFO stayed non-empty)");
+            return not_settled();
         };
         if rv.is_empty() || !self.store.has_synced() {
             return skipped("the initial list has not been delivered yet");
         }
-        let listed = match self.list_exact(&rv).await {
-            Ok(listed) => listed,
+        match self.list(&rv).await {
+            Ok((_, listed)) => ReflectorEventKind::Drift(compare(rv, &listed, &cached)),
             Err(e) if e.is_expired() => {
-                return skipped(&format!(
-                    "resourceVersion {rv} can no longer be listed exactly: {e}"
-                ));
+                self.shared.track_changes();
+                let outcome = self.check_fresh(cached).await;
+                // Whatever ended the check, the machine stops recording.
+                self.shared.take_changes();
+                outcome
             }
+            Err(e) => skipped(&format!("the list failed: {e}")),
+        }
+    }
+
+    /// The check once the cache's resourceVersion is compacted: against a list at `""`, with
+    /// [`Shared`] recording the keys queued since just before it (see the module's doc).
+    async fn check_fresh(&self, cached: BTreeMap<String, String>) -> CheckOutcome {
+        let (list_rv, listed) = match self.list("").await {
+            Ok(listed) => listed,
             Err(e) => return skipped(&format!("the list failed: {e}")),
         };
-        ReflectorEventKind::Drift(compare(rv, &listed, &cached))
+        let report = compare(list_rv.clone(), &listed, &cached);
+        if report.is_consistent() {
+            return ReflectorEventKind::Drift(report);
+        }
+        let Ok(target) = list_rv.parse::<u64>() else {
+            return skipped(&format!(
+                "the server's resourceVersion {list_rv:?} is not a number: a list newer than the \
+                 cache cannot be compared with it"
+            ));
+        };
+        if !self.wait_for_progress(target).await {
+            return skipped(&format!(
+                "the watch did not deliver up to resourceVersion {list_rv} (the list's) within \
+                 {}s: no event or bookmark reached it",
+                PROGRESS_PATIENCE.as_secs()
+            ));
+        }
+        let Some((_, mut cached, Some(changes))) = self.snapshot_with_changes().await else {
+            return not_settled();
+        };
+        let Changes { keys, replaced } = changes;
+        if replaced {
+            return skipped("the Reflector relisted during the check");
+        }
+        // Changed since the list began: the cache may hold a state newer than the list's.
+        let mut listed = listed;
+        let count = listed.len();
+        for key in &keys {
+            listed.remove(key);
+            cached.remove(key);
+        }
+        let mut report = compare(list_rv, &listed, &cached);
+        report.listed = count;
+        ReflectorEventKind::Drift(report)
+    }
+
+    /// Waits until the last synced resourceVersion is `target` or later; false if it does not
+    /// get there within [`PROGRESS_PATIENCE`].
+    async fn wait_for_progress(&self, target: u64) -> bool {
+        let deadline = self.clock.now() + PROGRESS_PATIENCE;
+        loop {
+            let reached = self
+                .shared
+                .lock()
+                .parse::<u64>()
+                .is_ok_and(|rv| rv >= target);
+            if reached {
+                return true;
+            }
+            if self.clock.now() >= deadline {
+                return false;
+            }
+            self.clock.sleep(DRAIN_POLL).await;
+        }
     }
 
     /// The last synced resourceVersion and the cache's key → resourceVersion, taken when the FIFO
     /// is empty, while the Reflector cannot queue.
     async fn snapshot(&self) -> Option<(String, BTreeMap<String, String>)> {
+        self.take_snapshot(false)
+            .await
+            .map(|(rv, cached, _)| (rv, cached))
+    }
+
+    /// [`snapshot`](Self::snapshot), with the changes recorded up to that same moment.
+    async fn snapshot_with_changes(&self) -> Option<Snapshot> {
+        self.take_snapshot(true).await
+    }
+
+    async fn take_snapshot(&self, take_changes: bool) -> Option<Snapshot> {
         for _ in 0..DRAIN_ATTEMPTS {
             {
                 let last = self.shared.lock();
@@ -81,7 +181,8 @@ impl<L: ListerWatcher> Verifier<L> {
                             Some((key.to_string(), rv))
                         })
                         .collect();
-                    return Some((last.clone(), cached));
+                    let changes = take_changes.then(|| self.shared.take_changes()).flatten();
+                    return Some((last.clone(), cached, changes));
                 }
             }
             self.clock.sleep(DRAIN_POLL).await;
@@ -89,14 +190,21 @@ impl<L: ListerWatcher> Verifier<L> {
         None
     }
 
-    async fn list_exact(&self, rv: &str) -> Result<BTreeMap<String, String>, SourceError> {
+    /// The resourceVersion and key → resourceVersion of a list: exactly at `rv`
+    /// (`resourceVersionMatch=Exact`), or with `""` a consistent read of the current state.
+    async fn list(&self, rv: &str) -> Result<(String, BTreeMap<String, String>), SourceError> {
         let mut listed = BTreeMap::new();
         let mut continue_token = None;
         loop {
+            // The next pages carry only the continue token (client-go's `tools/pager`,
+            // `ListWithAlloc`, v0.32.0): the apiserver refuses a resourceVersion beside one.
             let req = ListRequest {
-                resource_version: rv.to_owned(),
-                resource_version_match: continue_token
-                    .is_none()
+                resource_version: if continue_token.is_none() {
+                    rv.to_owned()
+                } else {
+                    String::new()
+                },
+                resource_version_match: (continue_token.is_none() && !rv.is_empty())
                     .then_some(ResourceVersionMatch::Exact),
                 limit: Some(self.page_size).filter(|l| *l > 0),
                 continue_token: continue_token.take(),
@@ -108,10 +216,18 @@ impl<L: ListerWatcher> Verifier<L> {
             }
             match page.continue_token {
                 Some(token) => continue_token = Some(token),
-                None => return Ok(listed),
+                None => return Ok((page.resource_version, listed)),
             }
         }
     }
+}
+
+/// A snapshot of the cache: the last synced resourceVersion, key → resourceVersion, and the
+/// changes recorded up to it when asked for.
+type Snapshot = (String, BTreeMap<String, String>, Option<Changes>);
+
+fn not_settled() -> CheckOutcome {
+    skipped("the cache did not settle (the FIFO stayed non-empty)")
 }
 
 fn skipped(reason: &str) -> CheckOutcome {

@@ -363,7 +363,7 @@ impl Pipeline {
         let shared_clock: Arc<dyn Clock> = Arc::new(clock.clone());
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
         let output = Arc::new(Output::new(
-            view.renderer(out.writer, names.len() > 1),
+            view.renderer(out.writer, &names),
             names.clone(),
             view.clone(),
             StatusBar::new(view.status, view.stdout_is_terminal),

@@ -10,7 +10,7 @@ use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Batch, Delivery, IndexSpec, Notification};
 use kubectl_deltas::render::document::{Documents, Format};
 use kubectl_deltas::render::jsonl::JsonLines;
-use kubectl_deltas::render::timeline::{Timeline, TimelineOptions};
+use kubectl_deltas::render::timeline::{FixedColumns, Timeline, TimelineOptions};
 use kubectl_deltas::render::{ObjectMode, Renderer};
 
 use super::narrow::Narrow;
@@ -131,21 +131,12 @@ impl View {
         }
     }
 
-    /// The renderer of this view over `out`; `show_resource` when several resources run.
-    pub fn renderer(
-        &self,
-        mut out: Box<dyn Write + Send>,
-        show_resource: bool,
-    ) -> Box<dyn Renderer> {
+    /// The renderer of this view over `out`, for the resources named (a column when several).
+    pub fn renderer(&self, out: Box<dyn Write + Send>, resources: &[String]) -> Box<dyn Renderer> {
+        let show_resource = resources.len() > 1;
         match self.output {
             WatchOutput::Timeline | WatchOutput::Wide => Box::new(Timeline::new(
-                {
-                    if self.header_row {
-                        // Written before any row; an error here shows at the first row's write.
-                        let _ = writeln!(out, "{}", header_row(show_resource, self.color));
-                    }
-                    out
-                },
+                out,
                 TimelineOptions {
                     wide: self.output == WatchOutput::Wide,
                     color: self.color,
@@ -153,6 +144,12 @@ impl View {
                     show_resource,
                     show_secret_data: self.show_secret_data,
                     time_zone: TimeZone::system(),
+                    // Rows reach a terminal one by one: widths are set from the start.
+                    fixed: self.stdout_is_terminal.then(|| FixedColumns {
+                        header: self.header_row,
+                        resource: widest(resources.iter().map(String::as_str)),
+                        handler: widest(self.shared_handlers().iter().map(|h| h.name.as_str())),
+                    }),
                 },
             )),
             WatchOutput::Jsonl => Box::new(JsonLines::new(out, self.object, self.show_secret_data)),
@@ -257,24 +254,13 @@ impl View {
     }
 }
 
-/// The row that names the timeline's columns on a terminal (kubectl's tables start with one;
-/// `--no-headers` leaves it out). Rows align only once the widest values have been seen, so it
-/// names the columns in order rather than sitting over each; dim, as the Reflector's rows.
-fn header_row(show_resource: bool, color: bool) -> String {
-    let resource = if show_resource { "RESOURCE  " } else { "" };
-    let text = format!(
-        "TIME          POP  {resource}KEY  DELTAS  RV  WAIT  CHANGES    \
-         (how to read a row: kubectl deltas watch --help)"
-    );
-    if color {
-        format!("\x1b[2m{text}\x1b[0m")
-    } else {
-        text
-    }
+/// The length of the longest name, in characters.
+fn widest<'a>(names: impl Iterator<Item = &'a str>) -> usize {
+    names.map(|n| n.chars().count()).max().unwrap_or(0)
 }
 
 /// The handler's name without `--handler`.
-pub const DEFAULT_HANDLER: &str = "handler";
+pub const DEFAULT_HANDLER: &str = kubectl_deltas::render::timeline::DEFAULT_HANDLER;
 
 /// Refuses handler flags that contradict each other or the informer kind.
 fn check_handlers(args: &ViewArgs) -> anyhow::Result<()> {

@@ -11,7 +11,9 @@
 //! kubectl's own files are neither read nor written: their format is client-go's.
 //!
 //! As kubectl's, it is trusted for [`TTL`] after it was written; a resource it cannot resolve
-//! makes [`DiscoveryCache::resolve_watchable`] discover once more before reporting it; and
+//! makes [`DiscoveryCache::resolve_watchable`] discover once more before reporting it (and
+//! [`Resolved::from_cache`] lets a command do the same when the server answers 404 for a cached
+//! mapping); and
 //! it is written to a temporary file in the same directory, then renamed over the old one, so a
 //! process reading it meanwhile gets the old file or the new one, never half of one. A file that
 //! is not a regular file (a FIFO, `/dev/zero`), is larger than [`MAX_SIZE`], cannot be read or
@@ -218,7 +220,7 @@ impl DiscoveryCache {
         &self,
         client: &kube::Client,
         args: &[impl AsRef<str>],
-    ) -> Result<Vec<ResourceInfo>, CachedResolveError> {
+    ) -> Result<Resolved, CachedResolveError> {
         self.resolve_for(client, args, Need::Watch).await
     }
 
@@ -228,17 +230,33 @@ impl DiscoveryCache {
         client: &kube::Client,
         args: &[impl AsRef<str>],
         need: Need,
-    ) -> Result<Vec<ResourceInfo>, CachedResolveError> {
+    ) -> Result<Resolved, CachedResolveError> {
         let (catalog, cached) = self.catalog(client).await?;
         match resolve_each(&catalog, args, need) {
             Err(error) if cached => {
                 tracing::debug!(%error, "not resolved by the discovery cache; discovering again");
                 let catalog = self.refresh(client).await?;
-                Ok(resolve_each(&catalog, args, need)?)
+                Ok(Resolved {
+                    resources: resolve_each(&catalog, args, need)?,
+                    from_cache: false,
+                })
             }
-            resolved => Ok(resolved?),
+            resolved => Ok(Resolved {
+                resources: resolved?,
+                from_cache: cached,
+            }),
         }
     }
+}
+
+/// What [`DiscoveryCache::resolve_for`] resolved.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// One resource per argument, in their order.
+    pub resources: Vec<ResourceInfo>,
+    /// The mappings come from the cache, not from a discovery of this run: the server may have
+    /// changed since (a 404 for one of them is worth a discovery, see [`DiscoveryCache::refresh`]).
+    pub from_cache: bool,
 }
 
 fn resolve_each(

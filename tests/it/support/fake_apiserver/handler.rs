@@ -430,6 +430,10 @@ pub(crate) async fn handle(
         resource: route.resource_id(),
         accept: accept.clone(),
         identity,
+        client_certificate: req
+            .extensions()
+            .get::<super::ClientCertificate>()
+            .is_some_and(|c| c.0),
     });
 
     let mut stream_fault = None;

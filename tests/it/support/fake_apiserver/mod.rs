@@ -4,7 +4,8 @@
 //! raw HTTP clients: legacy and aggregated discovery, paged lists with real continue tokens,
 //! chunked watch streams with bookmarks, `410 Gone` after compaction, the 1.28 answer to
 //! `sendInitialEvents` (and, on request, the WatchList behaviour of later versions), plus
-//! injectable faults. Response shapes are copied from `tests/fixtures/apiserver-v1.28.7/`.
+//! injectable faults. Response shapes are copied from `tests/fixtures/apiserver-v1.28.7/`. It
+//! serves plain HTTP, or TLS with test certificates ([`FakeApiServer::start_tls`], [`tls`]).
 //!
 //! resourceVersion semantics follow the real server's split between etcd (a history of every
 //! revision, compacted by [`FakeApiServer::compact`]) and the watch cache in front of it:
@@ -29,6 +30,7 @@ mod partial;
 mod resources;
 mod selectors;
 mod store;
+pub mod tls;
 mod watch;
 
 use std::collections::BTreeMap;
@@ -41,7 +43,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch as signal;
 use tokio::task::JoinHandle;
 
@@ -169,7 +171,14 @@ pub struct Request {
     /// The headers that say who is asking (`authorization`, `impersonate-*`), names in lower
     /// case, in the order sent.
     pub identity: Vec<(String, String)>,
+    /// Over TLS, the connection presented a client certificate the test CA signed.
+    pub client_certificate: bool,
 }
+
+/// Put into each request's extensions by a TLS connection: whether the client presented a
+/// (verified) certificate.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ClientCertificate(pub bool);
 
 impl Request {
     pub fn is_watch(&self) -> bool {
@@ -218,6 +227,8 @@ pub(crate) struct Inner {
     pub faults: Mutex<Vec<Fault>>,
     pub requests: Mutex<Vec<Request>>,
     pub addr: SocketAddr,
+    /// Serving TLS: how connections are accepted.
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
     /// Carries the latest resourceVersion; watch streams wake on it instead of polling.
     pub rv_tx: signal::Sender<u64>,
     /// Bumped by `close_watches`: open watch streams end cleanly.
@@ -265,6 +276,16 @@ pub struct FakeApiServer {
 impl FakeApiServer {
     /// Binds an ephemeral loopback port and starts serving the default resources.
     pub async fn start() -> Self {
+        Self::start_with(None).await
+    }
+
+    /// [`start`](Self::start), over TLS with `certificate` (see [`tls`]); [`url`](Self::url)
+    /// is then `https://`.
+    pub async fn start_tls(certificate: tls::ServerCertificate) -> Self {
+        Self::start_with(Some(tls::acceptor(certificate))).await
+    }
+
+    async fn start_with(tls: Option<tokio_rustls::TlsAcceptor>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("fake apiserver: bind 127.0.0.1:0");
@@ -282,6 +303,7 @@ impl FakeApiServer {
             faults: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
             addr,
+            tls,
             rv_tx: signal::Sender::new(store::INITIAL_RV),
             close_tx: signal::Sender::new(0),
             kill_tx: signal::Sender::new(0),
@@ -291,9 +313,14 @@ impl FakeApiServer {
         Self { inner, accept_task }
     }
 
-    /// `http://127.0.0.1:<port>`.
+    /// `http://127.0.0.1:<port>`, or `https://` over TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.inner.addr)
+        let scheme = if self.inner.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.inner.addr)
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -326,6 +353,13 @@ impl FakeApiServer {
         self.inner.store().register(def);
     }
 
+    /// Stops serving `id` (`widgets.example.com`) at `version`, as deleting its CRD (or dropping
+    /// that version from it) does: discovery no longer lists it and its URLs answer 404. Its
+    /// objects stay, for another version registered with the same id.
+    pub fn unregister(&self, id: &str, version: &str) {
+        self.inner.store().unregister(id, version);
+    }
+
     fn mutate(&self, f: impl FnOnce(&mut Store) -> u64) -> u64 {
         let rv = f(&mut self.inner.store());
         self.inner.rv_tx.send_replace(rv);
@@ -339,6 +373,17 @@ impl FakeApiServer {
         self.mutate(|s| {
             let def = s.resolve_or_panic(resource);
             s.create(&def, object)
+        })
+    }
+
+    /// Creates an object that the watch cache misses: lists have it, no watch ever delivers its
+    /// ADDED (a bookmark moves past it). The drift a consistency check exists to find.
+    pub fn create_unwatched(&self, resource: &str, object: Value) -> u64 {
+        self.mutate(|s| {
+            let def = s.resolve_or_panic(resource);
+            let rv = s.create(&def, object);
+            s.unwatch_last();
+            rv
         })
     }
 
@@ -521,18 +566,40 @@ async fn accept_loop(inner: Arc<Inner>, listener: TcpListener) {
             drop(stream);
             continue;
         }
-        tokio::spawn(serve_connection(inner.clone(), stream));
+        let _ = stream.set_nodelay(true);
+        match inner.tls.clone() {
+            None => {
+                tokio::spawn(serve_connection(inner.clone(), stream, None));
+            }
+            Some(acceptor) => {
+                let inner = inner.clone();
+                tokio::spawn(async move {
+                    // A failed handshake (a client refusing the certificate) closes the connection.
+                    if let Ok(stream) = acceptor.accept(stream).await {
+                        let certificate = stream.get_ref().1.peer_certificates().is_some();
+                        serve_connection(inner, stream, Some(ClientCertificate(certificate))).await;
+                    }
+                });
+            }
+        }
     }
 }
 
-async fn serve_connection(inner: Arc<Inner>, stream: TcpStream) {
-    let _ = stream.set_nodelay(true);
+async fn serve_connection<S>(inner: Arc<Inner>, stream: S, certificate: Option<ClientCertificate>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let mut shutdown = inner.shutdown_tx.subscribe();
     let mut kill = inner.kill_tx.subscribe();
     let svc_inner = inner.clone();
     let conn = http1::Builder::new().serve_connection(
         TokioIo::new(stream),
-        service_fn(move |req| handler::handle(svc_inner.clone(), req)),
+        service_fn(move |mut req| {
+            if let Some(certificate) = certificate {
+                req.extensions_mut().insert(certificate);
+            }
+            handler::handle(svc_inner.clone(), req)
+        }),
     );
     // Dropping `conn` closes the socket without finishing any response in flight.
     tokio::select! {

@@ -38,6 +38,9 @@ pub(crate) struct LogEntry {
     /// The object after the mutation; for DELETED the last state stamped with the deletion rv.
     pub object: Value,
     pub prev: Option<Value>,
+    /// The watch cache missed it ([`FakeApiServer::create_unwatched`](super::FakeApiServer::create_unwatched)):
+    /// lists see it, watches never deliver it.
+    pub unwatched: bool,
 }
 
 pub(crate) struct Store {
@@ -114,6 +117,11 @@ impl Store {
         self.resources.push(Arc::new(def));
     }
 
+    pub(crate) fn unregister(&mut self, id: &str, version: &str) {
+        self.resources
+            .retain(|r| r.id() != id || r.version != version);
+    }
+
     pub(crate) fn key(def: &ResourceDef, namespace: &str, name: &str) -> String {
         if def.namespaced {
             format!("{namespace}/{name}")
@@ -185,7 +193,15 @@ impl Store {
             ty,
             object,
             prev,
+            unwatched: false,
         });
+    }
+
+    /// Hides the latest mutation from watches (see [`LogEntry::unwatched`]).
+    pub(crate) fn unwatch_last(&mut self) {
+        if let Some(entry) = self.log.last_mut() {
+            entry.unwatched = true;
+        }
     }
 
     pub(crate) fn create(&mut self, def: &ResourceDef, mut obj: Value) -> u64 {

@@ -133,7 +133,7 @@ impl Live {
         for e in store
             .events_after(self.cursor)
             .iter()
-            .filter(|e| e.resource == id)
+            .filter(|e| e.resource == id && !e.unwatched)
         {
             if let Some((ty, obj)) = convert(e, &self.filter) {
                 pending.push_back(event_line(ty, &obj, self.encoding));
