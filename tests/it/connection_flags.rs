@@ -213,7 +213,14 @@ async fn certificate_authority_or_insecure_skip_tls_verify_reach_a_server_of_a_p
     let (out, requests) = over_tls(&server, &[]).await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
-    assert!(err.contains("certificate"), "{err}");
+    assert!(
+        err.contains(
+            "the server's certificate is signed by an authority this client does not trust: \
+             give that CA with --certificate-authority (or the kubeconfig's \
+             certificate-authority), or skip the check with --insecure-skip-tls-verify"
+        ),
+        "{err}"
+    );
     assert!(requests.is_empty(), "{requests:?}");
 
     let ca = tls_file("ca.pem");
@@ -234,6 +241,13 @@ async fn tls_server_name_verifies_a_certificate_issued_for_another_name() {
     let (out, requests) = over_tls(&server, &["--certificate-authority", &ca]).await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(
+            "the server's certificate is not issued for the host in the server's URL: \
+             --tls-server-name NAME checks it against the name it was issued for"
+        ),
+        "{err}"
+    );
     assert!(requests.is_empty(), "{requests:?}");
 
     let (out, requests) = over_tls(

@@ -99,7 +99,7 @@ impl Shared {
 
     /// Records a queued watch event's key, while a check tracks them; called with `last_synced`
     /// held.
-    fn note_change(&self, key: impl FnOnce() -> String) {
+    pub(super) fn note_change(&self, key: impl FnOnce() -> String) {
         if let Some(changes) = self.changes().as_mut() {
             changes.keys.insert(key());
         }
@@ -107,7 +107,7 @@ impl Shared {
 
     /// Records a replace of the whole cache, while a check tracks changes; called with
     /// `last_synced` held.
-    fn note_replace(&self) {
+    pub(super) fn note_replace(&self) {
         if let Some(changes) = self.changes().as_mut() {
             changes.replaced = true;
         }

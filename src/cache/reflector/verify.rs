@@ -266,6 +266,127 @@ pub(super) fn compare(
 mod tests {
     use super::*;
 
+    use std::sync::Mutex;
+
+    use crate::cache::clock::TokioClock;
+    use crate::cache::delta::DeltaObject;
+    use crate::cache::listwatch::{ApiStatus, ListPage, ResourceTarget, WatchRequest, WatchStream};
+    use crate::cache::testing::{configmap, configmaps};
+
+    /// A settled cache (synced, its FIFO drained): key → object.
+    #[derive(Debug, Default)]
+    struct Cache(Mutex<BTreeMap<String, Arc<Object>>>);
+
+    impl Cache {
+        fn put(&self, obj: Object) {
+            let mut cache = self.0.lock().unwrap();
+            cache.insert(object_key(&obj), Arc::new(obj));
+        }
+    }
+
+    impl ReflectorStore<Object> for Cache {
+        fn add(&self, _: Arc<Object>) {}
+        fn update(&self, _: Arc<Object>) {}
+        fn delete(&self, _: DeltaObject<Object>) -> bool {
+            false
+        }
+        fn replace(&self, _: Vec<Arc<Object>>, _: &str) {}
+        fn resync(&self) -> usize {
+            0
+        }
+        fn has_synced(&self) -> bool {
+            true
+        }
+        fn is_drained(&self) -> bool {
+            true
+        }
+    }
+
+    impl KnownObjects<Object> for Cache {
+        fn list_keys(&self) -> Vec<Arc<str>> {
+            self.0
+                .lock()
+                .unwrap()
+                .keys()
+                .map(|k| k.as_str().into())
+                .collect()
+        }
+        fn get_by_key(&self, key: &str) -> Option<Arc<Object>> {
+            self.0.lock().unwrap().get(key).cloned()
+        }
+    }
+
+    /// An API server whose etcd compacted the cache's resourceVersion: an exact list answers
+    /// 410, a list at `""` answers `a` at 5 and `c` at 7 (rv 10). Right after that list, the
+    /// watch delivers `a` at 11, as the machine would queue it: a state newer than the list's.
+    struct Compacted {
+        shared: Arc<Shared>,
+        cache: Arc<Cache>,
+    }
+
+    impl ListerWatcher for Compacted {
+        async fn list(&self, req: &ListRequest) -> Result<ListPage, SourceError> {
+            if req.resource_version_match == Some(ResourceVersionMatch::Exact) {
+                return Err(SourceError::Api(ApiStatus {
+                    code: 410,
+                    reason: "Expired".into(),
+                    message: "too old resource version".into(),
+                    causes: Vec::new(),
+                }));
+            }
+            let page = ListPage {
+                items: vec![configmap("a", "5"), configmap("c", "7")],
+                resource_version: "10".into(),
+                continue_token: None,
+                remaining_item_count: None,
+            };
+            let mut last = self.shared.lock();
+            self.cache.put(configmap("a", "11"));
+            self.shared.note_change(|| "default/a".into());
+            *last = "11".into();
+            Ok(page)
+        }
+
+        async fn watch(&self, _: &WatchRequest) -> Result<WatchStream, SourceError> {
+            std::future::pending().await
+        }
+
+        fn describe(&self) -> ResourceTarget {
+            ResourceTarget::new(configmaps(), None)
+        }
+    }
+
+    /// After compaction the check compares with a list at `""`, once the watch has passed its
+    /// resourceVersion; a key the watch changed after the list (`a`) is left out, so only the
+    /// real divergence (`c`, which the cache never got) is reported, not `a` as stale.
+    #[tokio::test]
+    async fn after_compaction_keys_changed_since_the_fresh_list_are_not_reported() {
+        let shared = Arc::new(Shared::default());
+        *shared.lock() = "3".into();
+        let cache = Arc::new(Cache::default());
+        cache.put(configmap("a", "3"));
+        let verifier = Verifier {
+            lw: Arc::new(Compacted {
+                shared: shared.clone(),
+                cache: cache.clone(),
+            }),
+            store: cache.clone(),
+            known: cache,
+            shared: shared.clone(),
+            clock: Arc::new(TokioClock),
+            page_size: 500,
+        };
+        let ReflectorEventKind::Drift(report) = verifier.check().await else {
+            panic!("a report expected");
+        };
+        assert_eq!(report.resource_version, "10");
+        assert_eq!(report.listed, 2);
+        assert_eq!(report.missing, ["default/c"]);
+        assert!(report.stale.is_empty(), "{report:?}");
+        assert!(report.extra.is_empty(), "{report:?}");
+        assert!(shared.take_changes().is_none(), "the check stops recording");
+    }
+
     fn map(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
         entries
             .iter()
