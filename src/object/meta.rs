@@ -51,6 +51,15 @@ struct Span {
     len: u32,
 }
 
+/// Where the key fields are in metadata text that [`read::compact`](super::read) checked, as
+/// byte ranges of their unescaped contents.
+pub(super) struct TextSpans {
+    pub(super) name: Option<(usize, usize)>,
+    pub(super) namespace: Option<(usize, usize)>,
+    pub(super) resource_version: Option<(usize, usize)>,
+    pub(super) managed_fields: bool,
+}
+
 impl Default for Meta {
     fn default() -> Self {
         Meta::Typed(Box::default())
@@ -98,6 +107,30 @@ impl Meta {
             })),
             _ => Ok(Meta::Typed(Box::new(decode(&json)?))),
         }
+    }
+
+    /// Metadata text that [`read::compact`](super::read) read: compact JSON of `ObjectMeta`'s
+    /// shape, without `null`s, whose key fields are at `spans` (what [`from_json`](Self::from_json)
+    /// makes of the same text, without parsing it again).
+    pub(super) fn checked_text(json: &str, spans: TextSpans) -> Meta {
+        // `read::compact` refuses texts longer than u32::MAX.
+        let span = |range: Option<(usize, usize)>| {
+            range.map(|(start, end)| Span {
+                start: start as u32,
+                len: (end - start) as u32,
+            })
+        };
+        // SAFETY: `read::compact` read `json` whole as one JSON object, without whitespace
+        // around it (debug builds check it again).
+        let json = unsafe { RawValue::from_string_unchecked(json.to_owned()) };
+        Meta::Text(MetaText {
+            json,
+            name: span(spans.name),
+            namespace: span(spans.namespace),
+            resource_version: span(spans.resource_version),
+            managed_fields: spans.managed_fields,
+            decoded: OnceLock::new(),
+        })
     }
 
     /// `metadata.name`.
