@@ -39,6 +39,7 @@ use json_text::{Key, string_end};
 pub use json_text::{describe_raw, raw_entries, raw_entry};
 pub(crate) use json_text::{nesting, valid_entry};
 use meta::Meta;
+pub(crate) use read::{Unread, compact_prefix};
 
 pub use deserialize::MAX_DEPTH;
 use deserialize::{Borrow, ObjectVisitor};

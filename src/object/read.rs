@@ -34,51 +34,94 @@ pub(super) const MAX_NESTING: usize = 64;
 
 /// The object `text` holds, if it is compact JSON that needs nothing but copying (module docs).
 pub(super) fn compact(text: &str) -> Option<Object> {
-    let bytes = text.as_bytes();
+    let (parts, len) = read_parts(text.as_bytes()).ok()?;
+    (len == text.len()).then(|| parts.build(text))
+}
+
+/// Why [`compact_prefix`] read no object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// The bytes ended inside the object: more of them may make it readable.
+    Incomplete,
+    /// The object is not one to read here (module docs), or not JSON.
+    NotCompact,
+}
+
+/// [`compact`] of the object at the start of `bytes`, with its length: for text that arrives in
+/// pieces (a list's items, `source/list_body.rs`), which says whether the bytes ended inside it.
+pub fn compact_prefix(bytes: &[u8]) -> Result<(Object, usize), Unread> {
+    let (parts, len) = read_parts(bytes)?;
+    let text = std::str::from_utf8(&bytes[..len]).map_err(|_| Unread::NotCompact)?;
+    Ok((parts.build(text), len))
+}
+
+/// Reads the object at the start of `bytes` (the text after it is not looked at).
+fn read_parts(bytes: &[u8]) -> Result<(Parts, usize), Unread> {
     // Spans are kept as u32.
     if bytes.first() != Some(&b'{') || u32::try_from(bytes.len()).is_err() {
-        return None;
+        return Err(if bytes.is_empty() {
+            Unread::Incomplete
+        } else {
+            Unread::NotCompact
+        });
     }
     let mut r = Reader {
         bytes,
         at: 0,
         depth: 0,
         nulls: 0,
+        ran_out: false,
     };
-    let (mut api_version, mut kind) = (None, None);
-    let mut metadata: Option<(usize, MetaFields)> = None;
-    // Each other field as its `"key":value` text.
-    let mut fields: SmallVec<[(usize, usize); 8]> = SmallVec::new();
-    r.object(|r, key| {
+    let mut parts = Parts::default();
+    let read = r.object(|r, key| {
         if key.escaped {
             return None;
         }
         match &bytes[key.start..key.end] {
-            b"apiVersion" if api_version.is_none() => api_version = Some(r.plain_string()?),
-            b"kind" if kind.is_none() => kind = Some(r.plain_string()?),
-            b"metadata" if metadata.is_none() => {
+            b"apiVersion" if parts.api_version.is_none() => {
+                parts.api_version = Some(r.plain_string()?);
+            }
+            b"kind" if parts.kind.is_none() => parts.kind = Some(r.plain_string()?),
+            b"metadata" if parts.metadata.is_none() => {
                 let (start, nulls) = (r.at, r.nulls);
                 let fields = r.metadata()?;
                 if r.nulls != nulls {
                     return None;
                 }
-                metadata = Some((start, fields));
+                parts.metadata = Some((start, fields));
             }
             b"apiVersion" | b"kind" | b"metadata" => return None,
             _ => {
                 r.value()?;
-                fields.push((key.start - 1, r.at));
+                parts.fields.push((key.start - 1, r.at));
             }
         }
         Some(())
-    })?;
-    if r.at != bytes.len() {
-        return None;
+    });
+    match read {
+        Some(()) => Ok((parts, r.at)),
+        None if r.ran_out => Err(Unread::Incomplete),
+        None => Err(Unread::NotCompact),
     }
-    let metadata = match metadata {
-        Some((start, m)) => {
+}
+
+/// What [`read_parts`] found of an object, as places in its text.
+#[derive(Default)]
+struct Parts {
+    api_version: Option<Str>,
+    kind: Option<Str>,
+    /// Where `metadata`'s value starts, and what is in it.
+    metadata: Option<(usize, MetaFields)>,
+    /// Each other field as its `"key":value` text.
+    fields: SmallVec<[(usize, usize); 8]>,
+}
+
+impl Parts {
+    /// The object, from the text the places are in.
+    fn build(self, text: &str) -> Object {
+        let metadata = self.metadata.map(|(start, m)| {
             let relative = |s: Option<Str>| s.map(|s| (s.start - start, s.end - start));
-            Some(Meta::checked_text(
+            Meta::checked_text(
                 &text[start..m.end],
                 TextSpans {
                     name: relative(m.name),
@@ -86,25 +129,24 @@ pub(super) fn compact(text: &str) -> Option<Object> {
                     resource_version: relative(m.resource_version),
                     managed_fields: m.managed_fields,
                 },
-            ))
+            )
+        });
+        // `{`, the fields with a `,` between each, and room for the `}` `assemble` adds: one
+        // allocation of the body's exact size.
+        let len: usize = self.fields.iter().map(|(s, e)| e - s + 1).sum();
+        let mut body = String::with_capacity(len + 1);
+        for (i, &(start, end)) in self.fields.iter().enumerate() {
+            body.push(if i == 0 { '{' } else { ',' });
+            body.push_str(&text[start..end]);
         }
-        None => None,
-    };
-    // `{`, the fields with a `,` between each, and room for the `}` `assemble` adds: one
-    // allocation of the body's exact size.
-    let len: usize = fields.iter().map(|(s, e)| e - s + 1).sum();
-    let mut body = String::with_capacity(len + 1);
-    for (i, &(start, end)) in fields.iter().enumerate() {
-        body.push(if i == 0 { '{' } else { ',' });
-        body.push_str(&text[start..end]);
+        let owned = |s: Str| text[s.start..s.end].to_owned();
+        assemble(
+            self.api_version.map(owned),
+            self.kind.map(owned),
+            metadata,
+            body,
+        )
     }
-    let owned = |s: Str| text[s.start..s.end].to_owned();
-    Some(assemble(
-        api_version.map(owned),
-        kind.map(owned),
-        metadata,
-        body,
-    ))
 }
 
 /// A string's contents: where they are in the text, and whether they hold an escape.
@@ -135,6 +177,9 @@ struct Reader<'a> {
     depth: usize,
     /// How many `null`s were read.
     nulls: usize,
+    /// Whether the reading looked past the end of the bytes: the value may go on in bytes not
+    /// yet arrived.
+    ran_out: bool,
 }
 
 /// Eight bytes in a word, each set to `b`.
@@ -156,8 +201,15 @@ fn string_stops(word: u64) -> u64 {
 }
 
 impl Reader<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.at).copied()
+    fn peek(&mut self) -> Option<u8> {
+        self.byte(self.at)
+    }
+
+    /// The byte at `i`, noting when there is none.
+    fn byte(&mut self, i: usize) -> Option<u8> {
+        let b = self.bytes.get(i).copied();
+        self.ran_out |= b.is_none();
+        b
     }
 
     fn eat(&mut self, b: u8) -> Option<()> {
@@ -251,7 +303,7 @@ impl Reader<'_> {
                 }
                 i += 8;
             }
-            match *self.bytes.get(i)? {
+            match self.byte(i)? {
                 b'"' => {
                     self.at = i + 1;
                     return Some(Str {
@@ -260,7 +312,7 @@ impl Reader<'_> {
                         escaped,
                     });
                 }
-                b'\\' => match self.bytes.get(i + 1)? {
+                b'\\' => match self.byte(i + 1)? {
                     b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
                         escaped = true;
                         i += 2;
@@ -324,7 +376,7 @@ impl Reader<'_> {
 
     /// The end of the number that started at `start`: a delimiter follows (not an exponent, nor
     /// a second leading zero), and it is short enough.
-    fn number_end(&self, start: usize) -> Option<()> {
+    fn number_end(&mut self, start: usize) -> Option<()> {
         let ends = matches!(self.peek()?, b',' | b'}' | b']');
         (ends && self.at - start <= 18).then_some(())
     }
@@ -337,7 +389,11 @@ impl Reader<'_> {
 
     fn literal(&mut self, word: &[u8]) -> Option<()> {
         let end = self.at + word.len();
-        (self.bytes.get(self.at..end)? == word).then(|| self.at = end)
+        let Some(text) = self.bytes.get(self.at..end) else {
+            self.ran_out = true;
+            return None;
+        };
+        (text == word).then(|| self.at = end)
     }
 
     fn boolean(&mut self) -> Option<()> {

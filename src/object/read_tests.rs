@@ -106,7 +106,7 @@ fn compact_objects_are_read_in_one_pass_as_the_serde_path_reads_them() {
         r#"{"metadata":{"name":"a","managedFields":[]},"é":"ü"}"#,
         r#"{"metadata":{"uid":"a\"b","labels":{"a\nb":"c\\d"},"x":[true]}}"#,
         r#"{"metadata":{"ownerReferences":[{"name":"a","name":"b","x":{}}]}}"#,
-        r#"{"metadata":{"generation":-123456789012345678}}"#,
+        r#"{"metadata":{"generation":-12345678901234567}}"#,
     ] {
         assert!(check(text), "{text}");
     }
