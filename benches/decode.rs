@@ -259,7 +259,8 @@ fn decode(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(5));
     for (name, body) in &lists {
         let bytes = body.as_bytes();
-        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        // MB/s (10^6 bytes), the unit of the target.
+        group.throughput(Throughput::BytesDecimal(bytes.len() as u64));
         let decode_page = || {
             let mut decoder = ListDecoder::new();
             for piece in bytes.chunks(PIECE) {

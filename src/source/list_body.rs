@@ -346,21 +346,41 @@ impl ItemSplitter {
     /// [`feed`](Self::feed), each item (an object) offered first to [`Items::quick`], then, if
     /// it leaves it, handed to [`Items::item`] once its end is found.
     pub fn feed_with<I: Items>(&mut self, piece: &[u8], mut items: I) -> Result<(), I::Error> {
-        self.buf.extend_from_slice(piece);
-        self.scan(&mut items)?;
         // Keep only the value in progress (or nothing): a page never sits whole in memory.
-        let keep_from = if self.in_value() {
+        if self.buf.is_empty() {
+            // Nothing carried over: the piece is scanned where it is, and only what is left of
+            // it copied.
+            self.scan(piece, &mut items)?;
+            let keep_from = self.keep_from();
+            self.buf.extend_from_slice(&piece[keep_from..]);
+            self.forget(keep_from);
+        } else {
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.extend_from_slice(piece);
+            let scanned = self.scan(&buf, &mut items);
+            self.buf = buf;
+            scanned?;
+            let keep_from = self.keep_from();
+            self.buf.drain(..keep_from);
+            self.forget(keep_from);
+        }
+        Ok(())
+    }
+
+    /// Where the bytes to keep after a piece start: the value in progress, or what is left.
+    fn keep_from(&self) -> usize {
+        if self.in_value() {
             self.value_start
         } else {
             self.scanned
-        };
-        if keep_from > 0 {
-            self.buf.drain(..keep_from);
-            self.dropped += keep_from;
-            self.scanned -= keep_from;
-            self.value_start = self.value_start.saturating_sub(keep_from);
         }
-        Ok(())
+    }
+
+    /// Positions after `n` bytes were dropped from the front of the scanned bytes.
+    fn forget(&mut self, n: usize) {
+        self.dropped += n;
+        self.scanned -= n;
+        self.value_start = self.value_start.saturating_sub(n);
     }
 
     /// The end of the body: the list's members other than `items`, as the text of one JSON
@@ -390,20 +410,21 @@ impl ItemSplitter {
         }
     }
 
-    /// Runs the state machine over the unscanned bytes.
-    fn scan<I: Items>(&mut self, items: &mut I) -> Result<(), I::Error> {
-        while self.scanned < self.buf.len() {
+    /// Runs the state machine over the unscanned bytes of `bytes` (the bytes kept and the new
+    /// piece).
+    fn scan<I: Items>(&mut self, bytes: &[u8], items: &mut I) -> Result<(), I::Error> {
+        while self.scanned < bytes.len() {
             if self.quick {
                 let start = self.value_start;
-                match items.quick(&self.buf[start..]) {
+                match items.quick(&bytes[start..]) {
                     Quick::Read(len) => {
                         self.quick = false;
                         self.state = State::ItemEnd;
                         self.scanned = start + len;
                         continue;
                     }
-                    Quick::More if self.buf.len() - start < QUICK_RETRY_LIMIT => {
-                        self.scanned = self.buf.len();
+                    Quick::More if bytes.len() - start < QUICK_RETRY_LIMIT => {
+                        self.scanned = bytes.len();
                         return Ok(());
                     }
                     // Scanned from its start instead.
@@ -415,14 +436,14 @@ impl ItemSplitter {
             }
             let i = self.scanned;
             if self.in_value() {
-                let Some(end) = self.value.advance(&self.buf, i) else {
-                    self.scanned = self.buf.len();
+                let Some(end) = self.value.advance(bytes, i) else {
+                    self.scanned = bytes.len();
                     return Ok(());
                 };
-                self.end_value(end, items)?;
+                self.end_value(bytes, end, items)?;
                 continue;
             }
-            let b = self.buf[i];
+            let b = bytes[i];
             self.scanned = i + 1;
             if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
                 continue;
@@ -458,8 +479,13 @@ impl ItemSplitter {
     }
 
     /// The value in progress ends just before `end`.
-    fn end_value<I: Items>(&mut self, end: usize, items: &mut I) -> Result<(), I::Error> {
-        let text = &self.buf[self.value_start..end];
+    fn end_value<I: Items>(
+        &mut self,
+        bytes: &[u8],
+        end: usize,
+        items: &mut I,
+    ) -> Result<(), I::Error> {
+        let text = &bytes[self.value_start..end];
         self.state = match self.state {
             State::InKey => {
                 let items = serde_json::from_slice::<std::borrow::Cow<'_, str>>(text)
