@@ -20,7 +20,9 @@ use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use super::json_text::{Key, raw_entries, valid_entry, valid_entry_text, valid_string_entry};
+use super::json_text::{
+    Key, raw_entries, valid_entry, valid_entry_text, valid_member, valid_string_entry,
+};
 use super::{Metadata, Transcoded, kept_entries, object_json};
 
 /// An object's metadata.
@@ -231,6 +233,10 @@ impl Meta {
     pub(crate) fn strip_managed_fields(&mut self) {
         match self {
             Meta::Text(m) if m.managed_fields => {
+                if let Some(stripped) = m.without_managed_fields_member() {
+                    *m = stripped;
+                    return;
+                }
                 let json = m.without_managed_fields();
                 // The same entries as before less one, so still an ObjectMeta.
                 if let Ok(meta) = Meta::from_json(json.into_owned()) {
@@ -350,6 +356,50 @@ impl MetaText {
             namespace: self.get(self.namespace).map(str::to_owned),
             resource_version: self.get(self.resource_version).map(str::to_owned),
             ..ObjectMeta::default()
+        })
+    }
+
+    /// The same metadata without its `managedFields` member (`Shape` allows it once), every
+    /// other byte of the text as it was and the key fields' spans moved: no parse, for the
+    /// Reflector's default transform on every object. `None` when the text around the member is
+    /// not compact (never so far: the cache's texts are), for the parsing way.
+    fn without_managed_fields_member(&self) -> Option<MetaText> {
+        let text = self.json.get();
+        let (start, end) = valid_member(text, "managedFields")?;
+        let bytes = text.as_bytes();
+        // The member goes with the comma before it, or the one after it when it is the first.
+        let (start, end) = match (bytes[start - 1], bytes.get(end)) {
+            (b',', _) => (start - 1, end),
+            (b'{', Some(b',')) => (start, end + 1),
+            (b'{', Some(b'}')) => (start, end),
+            _ => return None,
+        };
+        let mut json = String::with_capacity(text.len() - (end - start));
+        json.push_str(&text[..start]);
+        json.push_str(&text[end..]);
+        // Spans fit in u32 (they did before), and so does what they move by.
+        let removed = (end - start) as u32;
+        let moved = |span: Option<Span>| {
+            span.map(|s| {
+                if s.start as usize >= end {
+                    Span {
+                        start: s.start - removed,
+                        len: s.len,
+                    }
+                } else {
+                    s
+                }
+            })
+        };
+        Some(MetaText {
+            // SAFETY: a JSON object with one member (and one comma) taken out is a JSON object;
+            // `text` had no whitespace around it, nor has the result.
+            json: unsafe { RawValue::from_string_unchecked(json) },
+            name: moved(self.name),
+            namespace: moved(self.namespace),
+            resource_version: moved(self.resource_version),
+            managed_fields: false,
+            decoded: OnceLock::new(),
         })
     }
 
