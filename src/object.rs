@@ -32,12 +32,14 @@ use crate::timestamp::Rfc3339;
 mod deserialize;
 pub(crate) mod json_text;
 mod meta;
+mod read;
 mod serialize;
 
 use json_text::{Key, string_end};
 pub use json_text::{describe_raw, raw_entries, raw_entry};
 pub(crate) use json_text::{nesting, valid_entry};
 use meta::Meta;
+pub(crate) use read::{Unread, compact_prefix};
 
 pub use deserialize::MAX_DEPTH;
 use deserialize::{Borrow, ObjectVisitor};
@@ -99,7 +101,18 @@ impl Object {
     }
 
     /// [`from_json`](Self::from_json) of text not yet known to be JSON: checked as it is read.
+    ///
+    /// Compact text, as the API server writes it, is read in one pass (`object/read.rs`); any
+    /// other text, and every error, goes through serde_json.
     pub fn from_json_text(json: &str) -> Result<Self, serde_json::Error> {
+        match read::compact(json) {
+            Some(obj) => Ok(obj),
+            None => Self::from_json_text_by_serde(json),
+        }
+    }
+
+    /// [`from_json_text`](Self::from_json_text) through serde_json alone.
+    fn from_json_text_by_serde(json: &str) -> Result<Self, serde_json::Error> {
         let mut de = serde_json::Deserializer::from_str(json);
         let obj = de.deserialize_map(ObjectVisitor::<Borrow>(PhantomData))?;
         de.end()?;

@@ -141,8 +141,9 @@ fn value_error<E: de::Error>(error: serde_json::Error) -> E {
     ))
 }
 
-/// The object the visitors read: `body` is the other fields' text without its closing brace.
-fn assemble(
+/// The object the visitors (and [`read::compact`](super::read)) read: `body` is the other
+/// fields' text without its closing brace.
+pub(super) fn assemble(
     api_version: Option<String>,
     kind: Option<String>,
     metadata: Option<Meta>,

@@ -89,6 +89,37 @@ pub(crate) fn valid_entry_text<'a>(text: &'a str, name: &str) -> Option<&'a str>
     }
 }
 
+/// Where the member `name` (its key's quote to the end of its value) is in valid JSON object text
+/// whose keys hold no `\u` escape (as the cache's texts): the first such member.
+pub(crate) fn valid_member(text: &str, name: &str) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut i = skip_space(bytes, 0);
+    if bytes.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    loop {
+        i = skip_space(bytes, i);
+        if bytes.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(bytes, i)?;
+        let colon = skip_space(bytes, key_end);
+        if bytes.get(colon) != Some(&b':') {
+            return None;
+        }
+        let end = value_end(bytes, skip_space(bytes, colon + 1))?;
+        if &text[i + 1..key_end - 1] == name {
+            return Some((i, end));
+        }
+        i = skip_space(bytes, end);
+        match bytes.get(i) {
+            Some(b',') => i += 1,
+            _ => return None,
+        }
+    }
+}
+
 pub(crate) fn skip_space(bytes: &[u8], mut i: usize) -> usize {
     while bytes.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
         i += 1;

@@ -20,7 +20,9 @@ use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use super::json_text::{Key, raw_entries, valid_entry, valid_entry_text, valid_string_entry};
+use super::json_text::{
+    Key, raw_entries, valid_entry, valid_entry_text, valid_member, valid_string_entry,
+};
 use super::{Metadata, Transcoded, kept_entries, object_json};
 
 /// An object's metadata.
@@ -49,6 +51,15 @@ pub(crate) struct MetaText {
 struct Span {
     start: u32,
     len: u32,
+}
+
+/// Where the key fields are in metadata text that [`read::compact`](super::read) checked, as
+/// byte ranges of their unescaped contents.
+pub(super) struct TextSpans {
+    pub(super) name: Option<(usize, usize)>,
+    pub(super) namespace: Option<(usize, usize)>,
+    pub(super) resource_version: Option<(usize, usize)>,
+    pub(super) managed_fields: bool,
 }
 
 impl Default for Meta {
@@ -98,6 +109,30 @@ impl Meta {
             })),
             _ => Ok(Meta::Typed(Box::new(decode(&json)?))),
         }
+    }
+
+    /// Metadata text that [`read::compact`](super::read) read: compact JSON of `ObjectMeta`'s
+    /// shape, without `null`s, whose key fields are at `spans` (what [`from_json`](Self::from_json)
+    /// makes of the same text, without parsing it again).
+    pub(super) fn checked_text(json: &str, spans: TextSpans) -> Meta {
+        // `read::compact` refuses texts longer than u32::MAX.
+        let span = |range: Option<(usize, usize)>| {
+            range.map(|(start, end)| Span {
+                start: start as u32,
+                len: (end - start) as u32,
+            })
+        };
+        // SAFETY: `read::compact` read `json` whole as one JSON object, without whitespace
+        // around it (debug builds check it again).
+        let json = unsafe { RawValue::from_string_unchecked(json.to_owned()) };
+        Meta::Text(MetaText {
+            json,
+            name: span(spans.name),
+            namespace: span(spans.namespace),
+            resource_version: span(spans.resource_version),
+            managed_fields: spans.managed_fields,
+            decoded: OnceLock::new(),
+        })
     }
 
     /// `metadata.name`.
@@ -198,6 +233,10 @@ impl Meta {
     pub(crate) fn strip_managed_fields(&mut self) {
         match self {
             Meta::Text(m) if m.managed_fields => {
+                if let Some(stripped) = m.without_managed_fields_member() {
+                    *m = stripped;
+                    return;
+                }
                 let json = m.without_managed_fields();
                 // The same entries as before less one, so still an ObjectMeta.
                 if let Ok(meta) = Meta::from_json(json.into_owned()) {
@@ -317,6 +356,50 @@ impl MetaText {
             namespace: self.get(self.namespace).map(str::to_owned),
             resource_version: self.get(self.resource_version).map(str::to_owned),
             ..ObjectMeta::default()
+        })
+    }
+
+    /// The same metadata without its `managedFields` member (`Shape` allows it once), every
+    /// other byte of the text as it was and the key fields' spans moved: no parse, for the
+    /// Reflector's default transform on every object. `None` when the text around the member is
+    /// not compact (never so far: the cache's texts are), for the parsing way.
+    fn without_managed_fields_member(&self) -> Option<MetaText> {
+        let text = self.json.get();
+        let (start, end) = valid_member(text, "managedFields")?;
+        let bytes = text.as_bytes();
+        // The member goes with the comma before it, or the one after it when it is the first.
+        let (start, end) = match (bytes[start - 1], bytes.get(end)) {
+            (b',', _) => (start - 1, end),
+            (b'{', Some(b',')) => (start, end + 1),
+            (b'{', Some(b'}')) => (start, end),
+            _ => return None,
+        };
+        let mut json = String::with_capacity(text.len() - (end - start));
+        json.push_str(&text[..start]);
+        json.push_str(&text[end..]);
+        // Spans fit in u32 (they did before), and so does what they move by.
+        let removed = (end - start) as u32;
+        let moved = |span: Option<Span>| {
+            span.map(|s| {
+                if s.start as usize >= end {
+                    Span {
+                        start: s.start - removed,
+                        len: s.len,
+                    }
+                } else {
+                    s
+                }
+            })
+        };
+        Some(MetaText {
+            // SAFETY: a JSON object with one member (and one comma) taken out is a JSON object;
+            // `text` had no whitespace around it, nor has the result.
+            json: unsafe { RawValue::from_string_unchecked(json) },
+            name: moved(self.name),
+            namespace: moved(self.namespace),
+            resource_version: moved(self.resource_version),
+            managed_fields: false,
+            decoded: OnceLock::new(),
         })
     }
 

@@ -119,6 +119,150 @@ fn only_the_item_in_progress_is_kept() {
     assert_eq!(splitter.finish().unwrap(), b"{}");
 }
 
+/// How each item of a split reached [`Items`]: `Ok(text)` read by `quick`, `Err(text)` scanned
+/// and handed to `item`; `quick` reads an object whole if its text has no space in it.
+#[derive(Default)]
+struct Recorded {
+    items: Vec<Result<String, String>>,
+    /// The length of each text `quick` was offered.
+    offered: Vec<usize>,
+}
+
+impl Items for &mut Recorded {
+    type Error = SplitError;
+
+    fn quick(&mut self, bytes: &[u8]) -> Quick {
+        self.offered.push(bytes.len());
+        let text = String::from_utf8_lossy(bytes);
+        let Some(end) = text.find("}}").map(|at| at + 2) else {
+            return Quick::More;
+        };
+        if text[..end].contains(' ') {
+            return Quick::No;
+        }
+        self.items.push(Ok(text[..end].to_owned()));
+        Quick::Read(end)
+    }
+
+    fn item(&mut self, text: &[u8]) -> Result<(), SplitError> {
+        self.items
+            .push(Err(String::from_utf8(text.to_vec()).unwrap()));
+        Ok(())
+    }
+}
+
+#[test]
+fn objects_are_offered_to_the_quick_reader_first_and_again_as_they_arrive() {
+    let text = r#"{"items":[{"a":{}},{"b": {}},"c",{"d":{}}]}"#;
+    // At once: the quick reader takes the compact objects, the others are scanned.
+    let mut recorded = Recorded::default();
+    let mut splitter = ItemSplitter::new();
+    splitter.feed_with(text.as_bytes(), &mut recorded).unwrap();
+    assert_eq!(splitter.finish().unwrap(), b"{}");
+    let expected = vec![
+        Ok(r#"{"a":{}}"#.to_owned()),
+        Err(r#"{"b": {}}"#.to_owned()),
+        Err(r#""c""#.to_owned()),
+        Ok(r#"{"d":{}}"#.to_owned()),
+    ];
+    assert_eq!(recorded.items, expected);
+    // Cut inside an object: offered what arrived of it, then again from its start.
+    let cut = text.find(r#"{}}"#).unwrap() + 1;
+    let mut recorded = Recorded::default();
+    let mut splitter = ItemSplitter::new();
+    splitter
+        .feed_with(&text.as_bytes()[..cut], &mut recorded)
+        .unwrap();
+    splitter
+        .feed_with(&text.as_bytes()[cut..], &mut recorded)
+        .unwrap();
+    assert_eq!(recorded.items, expected);
+    let first = text.find(r#"{"a""#).unwrap();
+    assert_eq!(recorded.offered[..2], [cut - first, text.len() - first]);
+}
+
+#[test]
+fn an_object_longer_than_the_retry_limit_is_scanned() {
+    let big = format!(r#"{{"a":{{"b":"{}"}}}}"#, "x".repeat(2 * QUICK_RETRY_LIMIT));
+    let text = format!(r#"{{"items":[{big}]}}"#);
+    let mut recorded = Recorded::default();
+    let mut splitter = ItemSplitter::new();
+    for piece in text.as_bytes().chunks(16 * 1024) {
+        splitter.feed_with(piece, &mut recorded).unwrap();
+    }
+    assert!(recorded.items == [Err(big)], "the item is scanned");
+    // Offered while under the limit, never after.
+    assert!(
+        recorded.offered.len() <= QUICK_RETRY_LIMIT / (16 * 1024) + 1,
+        "{:?}",
+        recorded.offered
+    );
+}
+
+/// A page of objects decoded as they arrive, against each item's text decoded on its own.
+#[test]
+fn a_page_decodes_the_same_however_it_arrives() {
+    let items = [
+        r#"{"metadata":{"name":"a","namespace":"n","resourceVersion":"1"},"data":{"k":"v"}}"#,
+        r#"{"metadata": {"name":"b"}}"#,
+        r#"{"metadata":{"name":"c","labels":{"x":"y"}},"spec":{"n":1e3}}"#,
+        r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"d","managedFields":[{"manager":"m","fieldsV1":{"f:a":{}}}]},"status":{"phase":"Running","ready":[true,false,null]}}"#,
+    ];
+    let text = format!(
+        r#"{{"kind":"List","metadata":{{"resourceVersion":"9"}},"items":[{}]}}"#,
+        items.join(",")
+    );
+    let expected: Vec<Object> = items
+        .iter()
+        .map(|item| Object::from_json_text(item).unwrap())
+        .collect();
+    let bytes = text.as_bytes();
+    let mut ways: Vec<Vec<&[u8]>> = vec![
+        vec![bytes],
+        bytes.chunks(1).collect(),
+        bytes.chunks(7).collect(),
+    ];
+    for cut in 0..=bytes.len() {
+        ways.push(vec![&bytes[..cut], &bytes[cut..]]);
+    }
+    for pieces in ways {
+        let mut decoder = ListDecoder::new();
+        for piece in &pieces {
+            decoder.feed(piece).unwrap();
+        }
+        let page = decoder.finish().unwrap();
+        assert_eq!(page.items, expected, "{pieces:?}");
+        assert_eq!(page.resource_version, "9");
+        for (decoded, expected) in page.items.iter().zip(&expected) {
+            assert_eq!(decoded.name(), expected.name());
+            assert_eq!(decoded.metadata_is_text(), expected.metadata_is_text());
+        }
+    }
+}
+
+#[test]
+fn an_item_that_does_not_decode_is_named_however_it_arrives() {
+    let text = r#"{"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b","labels":5}}]}"#;
+    let bytes = text.as_bytes();
+    for cut in 0..=bytes.len() {
+        let mut decoder = ListDecoder::new();
+        let error = decoder
+            .feed(&bytes[..cut])
+            .and_then(|()| decoder.feed(&bytes[cut..]))
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            SourceError::Stream(
+                "undecodable response: item 2 of the list, \"b\": in metadata, at its column \
+                 22: invalid type: integer `5`, expected a map"
+                    .to_owned()
+            )
+            .to_string(),
+            "cut at {cut}"
+        );
+    }
+}
+
 /// The text of a list with these other members and items, in this order, compact or spaced.
 fn list_text(
     members: &[(String, Value)],
