@@ -81,6 +81,10 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         for handler in &mut view.handlers {
             handler.delay = handler.delay.map(|d| d.div_f64(speed));
         }
+        // A live controller's reconciles take real time, as handler delays do.
+        for controller in &mut view.controllers {
+            controller.reconcile = controller.reconcile.div_f64(speed);
+        }
     }
     // `replay` has no `--watch-list`: the recording says how the initial list came.
     refuse_store_flags(args.store.store, &args.informer, &view)?;
@@ -125,7 +129,8 @@ fn informer_resync(args: &ReplayArgs, view: &View) -> anyhow::Result<InformerRes
         None => {}
     }
     // The period only matters to handlers; stdin cannot be read twice.
-    if view.shared_handlers().is_empty() || args.file.as_os_str() == "-" {
+    let no_handlers = view.shared_handlers().is_empty() && view.controllers.is_empty();
+    if no_handlers || args.file.as_os_str() == "-" {
         return Ok(InformerResync::Off);
     }
     let mut reader = RecordingReader::open(&args.file)?;
@@ -230,7 +235,8 @@ async fn replay(
         Some(factor) => Pace::Speed(factor),
     };
     let lister_watcher = RecordingListerWatcher::new(reader, pace)?;
-    let explicit_handler_periods = settings.view.handlers.iter().any(|h| h.resync.is_some());
+    let explicit_handler_periods = settings.view.handlers.iter().any(|h| h.resync.is_some())
+        || settings.view.controllers.iter().any(|c| c.resync.is_some());
     let lister_watcher = match resync {
         InformerResync::Recorded(_) if !explicit_handler_periods => {
             lister_watcher.on_resync(Arc::new(RecordedTicks(informer.clone())))
