@@ -244,6 +244,8 @@ impl ControllerRun {
             }
             Engine::Live(live) => {
                 let requeues = lock(&live.reconciler).spec.requeue_after.is_some();
+                // The workers block in `get`, which says nothing of idleness: looked at every
+                // 5 ms, as `Informer::finish` waits on its handler threads.
                 while !self.output.stop.requested() {
                     let m = live.queue.metrics();
                     let retries_left = m.waiting_after > 0 && !requeues;
@@ -324,9 +326,8 @@ impl ControllerRun {
                 }
                 ReconcileResult::Ok | ReconcileResult::RequeueAfter(_) => live.queue.forget(&key),
             }
-            let finished = live.queue.done(&key);
+            live.queue.done(&key);
             let ended_at = self.clock.now();
-            let _ = finished;
             self.write(&Reconcile {
                 worker,
                 key,
