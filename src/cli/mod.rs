@@ -598,8 +598,8 @@ pub struct ViewArgs {
     pub handlers: Vec<HandlerArg>,
     /// Register a controller: a handler queueing keys into a workqueue, and workers (repeatable).
     ///
-    /// NAME[,workers=N][,reconcile=DURATION][,fail=N][,fail-keys=GLOB][,requeue-after=DURATION]
-    /// [,resync=DURATION]. Its handler puts each notified object's key into NAME's own
+    /// NAME[,workers=N][,reconcile=DURATION][,fail=N][,fail-keys=GLOB][,requeue-after=DURATION][,resync=DURATION].
+    /// Its handler puts each notified object's key into NAME's own
     /// rate-limited workqueue (client-go's util/workqueue with DefaultControllerRateLimiter:
     /// adds of a waiting key fold, a key changed while being reconciled is queued again when it
     /// is done); `workers` (default 1) take keys and reconcile each for `reconcile` (default 0),
