@@ -316,6 +316,8 @@ impl ControllerRun {
                 live.queue.done(&got.item);
                 return;
             }
+            // Reconcile returned: the end, before `Done` can hand the key to another worker.
+            let ended_at = self.clock.now();
             let key = got.item;
             let mut retry_in = None;
             match outcome.result {
@@ -327,7 +329,6 @@ impl ControllerRun {
                 ReconcileResult::Ok | ReconcileResult::RequeueAfter(_) => live.queue.forget(&key),
             }
             live.queue.done(&key);
-            let ended_at = self.clock.now();
             self.write(&Reconcile {
                 worker,
                 key,
