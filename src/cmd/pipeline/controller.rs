@@ -107,8 +107,8 @@ struct Live {
 }
 
 enum Engine {
-    Inline(Mutex<Inline>),
-    Live(Live),
+    Inline(Box<Mutex<Inline>>),
+    Live(Box<Live>),
 }
 
 /// One controller of one resource: its queue, its workers, and where they report.
@@ -155,7 +155,7 @@ impl ControllerRun {
         };
         let limiter = Box::new(workqueue::default_controller_rate_limiter::<String>());
         let engine = if inline {
-            Engine::Inline(Mutex::new(Inline {
+            Engine::Inline(Box::new(Mutex::new(Inline {
                 workers: InlineWorkers::new(
                     WorkersConfig {
                         workers: spec.workers,
@@ -165,14 +165,14 @@ impl ControllerRun {
                     clock.now(),
                 ),
                 retries: HashMap::new(),
-            }))
+            })))
         } else {
-            Engine::Live(Live {
+            Engine::Live(Box::new(Live {
                 queue: Arc::new(Workqueue::new(limiter, clock.clone())),
                 reconciler: Mutex::new(reconciler),
                 threads: Mutex::default(),
                 at_stop: Mutex::default(),
-            })
+            }))
         };
         Arc::new(ControllerRun {
             output,
