@@ -74,7 +74,7 @@ fn row(
 /// key does nothing), `b`'s update during its reconcile makes `Done` queue it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_worker_folds_a_burst_and_requeues_a_key_changed_mid_reconcile() {
-    let path = hand_written("controller-cases");
+    let path = hand_written("controller/cases");
     let (stdout, _) = replay(
         &path,
         &["--controller", "web,reconcile=1.5s", "-o", "jsonl", "-q"],
@@ -150,7 +150,7 @@ async fn one_worker_folds_a_burst_and_requeues_a_key_changed_mid_reconcile() {
 /// 0.31 (attempt 3).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_key_is_retried_at_5_then_10_ms() {
-    let path = hand_written("controller-cases");
+    let path = hand_written("controller/cases");
     let (stdout, summary) = replay(
         &path,
         &[
@@ -193,7 +193,7 @@ async fn a_failing_key_is_retried_at_5_then_10_ms() {
 /// key back after each success, and keys waiting only for that are left waiting at the end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn view_reconciles_and_requeue_after() {
-    let path = hand_written("controller-cases");
+    let path = hand_written("controller/cases");
     let (timeline, summary) = replay(
         &path,
         &[
@@ -292,7 +292,7 @@ async fn a_hundred_thousand_adds_replay_to_the_same_bytes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_controller_flags_are_usage_errors_of_one_sentence() {
-    let path = hand_written("controller-cases");
+    let path = hand_written("controller/cases");
     let path = path_str(&path);
     for (args, says) in [
         (
