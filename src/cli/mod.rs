@@ -606,6 +606,7 @@ pub struct ViewArgs {
     /// reading the object from the Indexer when they start; `fail=N` makes the first N
     /// reconciles of each key (matching `fail-keys`, default all) fail, so that the rate
     /// limiter's retries show; `requeue-after` makes every success come back after that long.
+    /// An instant replay runs the workers on the recording's clock (not with `replay --speed`).
     /// Not modelled: controller-runtime's priority queue (its default from v0.23; docs/queues.md).
     #[arg(
         hide_short_help = true,

@@ -75,15 +75,20 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         ),
         InformerResync::Off => {}
     }
+    if args.speed.is_some() && !view.controllers.is_empty() {
+        // A timed replay's clock moves from line to line, not in between: a worker's reconcile
+        // and a rate-limited retry, timed on it, would end at the next line rather than on time.
+        return Err(anyhow!(
+            "--controller runs its workers on the recording's clock, which only an instant \
+             replay keeps between lines: leave --speed out"
+        ))
+        .exit_with(Exit::Usage);
+    }
     if let Some(speed) = args.speed {
         // Delays in the recording's time, as every time the output shows.
         view.handler_delay = view.handler_delay.map(|d| d.div_f64(speed));
         for handler in &mut view.handlers {
             handler.delay = handler.delay.map(|d| d.div_f64(speed));
-        }
-        // A live controller's reconciles take real time, as handler delays do.
-        for controller in &mut view.controllers {
-            controller.reconcile = controller.reconcile.div_f64(speed);
         }
     }
     // `replay` has no `--watch-list`: the recording says how the initial list came.

@@ -16,8 +16,9 @@
 //!   between two groups reads the Indexer as the earlier group left it. Every run writes the same
 //!   bytes. At the end of the recording the workers finish what is queued and the retries of
 //!   failed keys; keys waiting only for a `requeue-after` are left waiting.
-//! - a live session (a watch, a replay at `--speed`) runs a [`Workqueue`] and one thread per
-//!   worker, each reconcile taking `reconcile=` of real time (cut short by the stop).
+//! - a live watch runs a [`Workqueue`] and one thread per worker, each reconcile taking
+//!   `reconcile=` of real time (cut short by the stop). A replay at `--speed` refuses
+//!   `--controller`: its clock jumps from line to line, and nothing would end on time between.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
