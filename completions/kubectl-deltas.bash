@@ -573,7 +573,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__replay)
-            opts="-o -q -l -v -h --speed --output --object --show-secret-data --since-now --until-synced --no-headers --max-batches --handler-delay --handler --informer --view --query --quiet --match --types --tombstones --selector --field-selector --from --to --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --verbose --color --help"
+            opts="-o -q -l -v -h --speed --output --object --show-secret-data --since-now --until-synced --no-headers --max-batches --handler-delay --handler --controller --informer --view --query --quiet --match --types --tombstones --selector --field-selector --from --to --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -607,12 +607,16 @@ _kubectl__deltas() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --controller)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --informer)
                     COMPREPLY=($(compgen -W "shared plain" -- "${cur}"))
                     return 0
                     ;;
                 --view)
-                    COMPREPLY=($(compgen -W "pops handlers both" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "pops handlers both reconciles" -- "${cur}"))
                     return 0
                     ;;
                 --query)
@@ -691,7 +695,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__watch)
-            opts="-o -q -n -A -l -s -v -h --duration --output --object --show-secret-data --since-now --until-synced --no-headers --max-batches --handler-delay --handler --informer --view --query --quiet --match --types --tombstones --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --verbose --color --help"
+            opts="-o -q -n -A -l -s -v -h --duration --output --object --show-secret-data --since-now --until-synced --no-headers --max-batches --handler-delay --handler --controller --informer --view --query --quiet --match --types --tombstones --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -725,12 +729,16 @@ _kubectl__deltas() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --controller)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --informer)
                     COMPREPLY=($(compgen -W "shared plain" -- "${cur}"))
                     return 0
                     ;;
                 --view)
-                    COMPREPLY=($(compgen -W "pops handlers both" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "pops handlers both reconciles" -- "${cur}"))
                     return 0
                     ;;
                 --query)

@@ -48,11 +48,13 @@ none\t'No object at all'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l max-batches -d 'Exit after N batches (N pushes with `--store undelta`)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler-delay -d 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler -d 'Register an event handler, as a controller does (repeatable)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l controller -d 'Register a controller: a handler queueing keys into a workqueue, and workers (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l informer -d 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue\'s lock, so the Reflector waits for it)' -r -f -a "shared\t'client-go\'s SharedIndexInformer: handlers called from their own threads, through unbounded buffers'
 plain\t'client-go\'s NewInformer: one handler called inside the queue\'s pop'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l view -d 'What the output shows' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
 handlers\t'What each handler received: one row per notification'
-both\t'Pops, each followed by what the handlers received of it'"
+both\t'Pops, each followed by what the handlers received of it, and the controllers\' reconciles'
+reconciles\t'Only what the controllers\' workers did (`--controller`): one row per reconcile'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l match -d 'Only pops of objects whose namespace/name matches GLOB (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l types -d 'Only pops carrying one of these delta types (`Added,Deleted`)' -r
@@ -285,11 +287,13 @@ none\t'No object at all'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l max-batches -d 'Exit after N batches (N pushes with `--store undelta`)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler-delay -d 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler -d 'Register an event handler, as a controller does (repeatable)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l controller -d 'Register a controller: a handler queueing keys into a workqueue, and workers (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l informer -d 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue\'s lock, so the Reflector waits for it)' -r -f -a "shared\t'client-go\'s SharedIndexInformer: handlers called from their own threads, through unbounded buffers'
 plain\t'client-go\'s NewInformer: one handler called inside the queue\'s pop'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l view -d 'What the output shows' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
 handlers\t'What each handler received: one row per notification'
-both\t'Pops, each followed by what the handlers received of it'"
+both\t'Pops, each followed by what the handlers received of it, and the controllers\' reconciles'
+reconciles\t'Only what the controllers\' workers did (`--controller`): one row per reconcile'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l match -d 'Only pops of objects whose namespace/name matches GLOB (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l types -d 'Only pops carrying one of these delta types (`Added,Deleted`)' -r

@@ -159,3 +159,38 @@ fn durations_parse_like_kubectl_flags() {
     let err = parse_period("5 minutes please").unwrap_err();
     assert!(err.contains("as in 30s, 5m, 1h30m or 250ms"), "{err}");
 }
+
+#[test]
+fn a_controller_has_controller_runtimes_defaults() {
+    let c = values::parse_controller("web").unwrap();
+    // controller-runtime's MaxConcurrentReconciles defaults to 1; nothing fails or requeues.
+    assert_eq!(
+        (c.workers, c.reconcile, c.fail, c.requeue_after, c.resync),
+        (1, Duration::ZERO, 0, None, None)
+    );
+    let c = values::parse_controller(
+        "web,workers=4,reconcile=1.5s,fail=2,fail-keys=demo/*,requeue-after=30s,resync=0",
+    )
+    .unwrap();
+    assert_eq!(c.workers, 4);
+    assert_eq!(c.reconcile, Duration::from_millis(1500));
+    assert_eq!(c.requeue_after, Some(Duration::from_secs(30)));
+    assert_eq!(c.resync, Some(Duration::ZERO));
+    let glob = c.fail_keys.unwrap();
+    assert!(glob.matches("demo/a") && glob.matches("demo/") && !glob.matches("prod/a"));
+}
+
+#[test]
+fn fail_keys_globs_match_whole_keys() {
+    let glob = |g: &str| values::parse_controller(&format!("w,fail=1,fail-keys={g}")).unwrap();
+    let matches = |g: &str, key: &str| glob(g).fail_keys.unwrap().matches(key);
+    assert!(matches("default/a", "default/a"));
+    assert!(!matches("default/a", "default/ab"));
+    assert!(!matches("default/a", "xdefault/a"));
+    assert!(matches("*/web-?", "prod/web-1"));
+    assert!(!matches("*/web-?", "prod/web-12"));
+    assert!(matches("*web*", "prod/old-web-1"));
+    assert!(matches("a*b*c", "aXbYbZc"));
+    assert!(!matches("a*b*c", "aXbYbZ"));
+    assert!(matches("*", ""));
+}

@@ -15,8 +15,8 @@ mod values;
 
 pub use shorthand::with_watch_shorthand;
 pub use values::{
-    HandlerArg, Period, parse_field_selector, parse_handler, parse_label_selector, parse_namespace,
-    parse_period, parse_request_timeout, parse_speed,
+    ControllerArg, HandlerArg, Period, parse_field_selector, parse_handler, parse_label_selector,
+    parse_namespace, parse_period, parse_request_timeout, parse_speed,
 };
 
 const ROOT_AFTER_HELP: &str = "\
@@ -185,7 +185,8 @@ const WATCH_LONG_AFTER_HELP: &str = concat!(
     "           resync, backoff (-v adds list starts, pages and bookmarks)\n",
     "\n",
     "With --handler or --view, `→ NAME` rows are what a handler was called with, its buffer\n",
-    "depth and how long the call waited (README.md, \"Handlers and controllers\")."
+    "depth and how long the call waited; with --controller, `⇒ NAME reconcile` rows are what\n",
+    "its workers did with the keys its handler queued (README.md, \"Handlers and controllers\")."
 );
 
 const INDEX_EXAMPLES: &str = "\
@@ -596,6 +597,26 @@ pub struct ViewArgs {
         value_parser = parse_handler
     )]
     pub handlers: Vec<HandlerArg>,
+    /// Register a controller: a handler queueing keys into a workqueue, and workers (repeatable).
+    ///
+    /// NAME[,workers=N][,reconcile=DURATION][,fail=N][,fail-keys=GLOB][,requeue-after=DURATION][,resync=DURATION].
+    /// Its handler puts each notified object's key into NAME's own
+    /// rate-limited workqueue (client-go's util/workqueue with DefaultControllerRateLimiter:
+    /// adds of a waiting key fold, a key changed while being reconciled is queued again when it
+    /// is done); `workers` (default 1) take keys and reconcile each for `reconcile` (default 0),
+    /// reading the object from the Indexer when they start; `fail=N` makes the first N
+    /// reconciles of each key (matching `fail-keys`, default all) fail, so that the rate
+    /// limiter's retries show; `requeue-after` makes every success come back after that long.
+    /// An instant replay runs the workers on the recording's clock (not with `replay --speed`).
+    /// Not modelled: controller-runtime's priority queue (its default from v0.23; docs/queues.md).
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Handlers and controllers",
+        long = "controller",
+        value_name = "CONTROLLER",
+        value_parser = values::parse_controller
+    )]
+    pub controllers: Vec<ControllerArg>,
     /// How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its
     /// own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the
     /// pop under the queue's lock, so the Reflector waits for it).
@@ -603,8 +624,9 @@ pub struct ViewArgs {
     pub informer_kind: InformerKindArg,
     /// What the output shows.
     ///
-    /// The queue's pops, what each handler received, or both. Default: both when a --handler is
-    /// given or --handler-delay set, else pops.
+    /// The queue's pops, what each handler received, both, or only the controllers'
+    /// reconciles. Default: both when a --handler or --controller is given or --handler-delay
+    /// set, else pops. `both` includes the reconciles.
     #[arg(help_heading = "Handlers and controllers", long = "view", value_enum)]
     pub view_kind: Option<ViewKind>,
     /// Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch
@@ -635,8 +657,11 @@ pub enum ViewKind {
     Pops,
     /// What each handler received: one row per notification.
     Handlers,
-    /// Pops, each followed by what the handlers received of it.
+    /// Pops, each followed by what the handlers received of it, and the controllers'
+    /// reconciles.
     Both,
+    /// Only what the controllers' workers did (`--controller`): one row per reconcile.
+    Reconciles,
 }
 
 /// `index`.

@@ -118,3 +118,143 @@ pub fn parse_handler(text: &str) -> Result<HandlerArg, String> {
     }
     Ok(handler)
 }
+
+/// One `--controller`: a handler that queues keys into a rate-limited workqueue, and the workers
+/// that reconcile them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerArg {
+    /// How rows and JSON lines name it (and its handler).
+    pub name: String,
+    /// `workers=`: controller-runtime's `MaxConcurrentReconciles` (1 there by default).
+    pub workers: usize,
+    /// `reconcile=`: how long each reconcile takes.
+    pub reconcile: Duration,
+    /// `fail=`: the first N reconciles of each key matching `fail_keys` return an error.
+    pub fail: u32,
+    /// `fail-keys=`: which keys `fail` applies to (all by default).
+    pub fail_keys: Option<KeyGlob>,
+    /// `requeue-after=`: every success asks to be reconciled again after this long
+    /// (controller-runtime's `Result{RequeueAfter}`).
+    pub requeue_after: Option<Duration>,
+    /// `resync=`: the handler's own resync period, as for `--handler`.
+    pub resync: Option<Duration>,
+}
+
+/// The most workers one `--controller` may run.
+pub const MAX_WORKERS: usize = 1024;
+
+/// A glob over keys (`default/a`, `demo/web-*`): `*` matches any run of characters, `?` one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyGlob(String);
+
+impl KeyGlob {
+    /// Whether `key` matches, whole.
+    pub fn matches(&self, key: &str) -> bool {
+        let (pattern, text): (Vec<char>, Vec<char>) =
+            (self.0.chars().collect(), key.chars().collect());
+        // The classic two-pointer match with backtracking to the last `*`: linear in practice.
+        let (mut p, mut t) = (0, 0);
+        let mut star: Option<(usize, usize)> = None;
+        while t < text.len() {
+            match pattern.get(p) {
+                Some('*') => {
+                    star = Some((p, t));
+                    p += 1;
+                }
+                Some(&c) if c == '?' || c == text[t] => {
+                    p += 1;
+                    t += 1;
+                }
+                _ => match star {
+                    Some((sp, st)) => {
+                        p = sp + 1;
+                        t = st + 1;
+                        star = Some((sp, st + 1));
+                    }
+                    None => return false,
+                },
+            }
+        }
+        pattern[p..].iter().all(|&c| c == '*')
+    }
+}
+
+/// Parses `NAME[,workers=N][,reconcile=DUR][,fail=N][,fail-keys=GLOB][,requeue-after=DUR]
+/// [,resync=DUR]`.
+pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
+    const SETTINGS: &str = "workers=N, reconcile=DURATION, fail=N, fail-keys=GLOB, \
+                            requeue-after=DURATION or resync=DURATION";
+    let mut parts = text.split(',');
+    let name = parts.next().unwrap_or_default().trim();
+    let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if name.is_empty() || !name.chars().all(valid) {
+        return Err(format!(
+            "{name:?} is not a controller name: use letters, digits, '-', '_' or '.', then \
+             optionally ,{SETTINGS} (e.g. web,workers=2,reconcile=500ms)"
+        ));
+    }
+    let mut controller = ControllerArg {
+        name: name.to_owned(),
+        workers: 1,
+        reconcile: Duration::ZERO,
+        fail: 0,
+        fail_keys: None,
+        requeue_after: None,
+        resync: None,
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    for part in parts {
+        let (key, value) = part.split_once('=').unwrap_or((part, ""));
+        let key = key.trim();
+        if seen.contains(&key) {
+            return Err(format!(
+                "{key}= is given twice for controller {name:?}: give each setting once"
+            ));
+        }
+        seen.push(key);
+        let period = |value: &str| parse_period(value).map(|p| p.0);
+        let count = |value: &str, what: &str| {
+            value
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("{key}={value:?} for controller {name:?} is not {what}"))
+        };
+        match key {
+            "workers" => {
+                let n = count(value, "a number of workers from 1")?;
+                if n == 0 || n as usize > MAX_WORKERS {
+                    return Err(format!(
+                        "workers={n} for controller {name:?}: a controller runs 1 to \
+                         {MAX_WORKERS} workers"
+                    ));
+                }
+                controller.workers = n as usize;
+            }
+            "reconcile" => controller.reconcile = period(value)?.unwrap_or_default(),
+            "fail" => controller.fail = count(value, "a number of failures")?,
+            "fail-keys" => {
+                if value.is_empty() {
+                    return Err(format!(
+                        "fail-keys= for controller {name:?} is empty: give a key or a glob such \
+                         as demo/* (',' cannot be part of it)"
+                    ));
+                }
+                controller.fail_keys = Some(KeyGlob(value.to_owned()));
+            }
+            "requeue-after" => controller.requeue_after = period(value)?,
+            "resync" => controller.resync = Some(period(value)?.unwrap_or_default()),
+            other => {
+                return Err(format!(
+                    "unknown controller setting {other:?}: expected {SETTINGS}"
+                ));
+            }
+        }
+    }
+    if controller.fail_keys.is_some() && controller.fail == 0 {
+        return Err(format!(
+            "fail-keys= for controller {name:?} chooses the keys that fail=N makes fail: give \
+             fail=N too"
+        ));
+    }
+    Ok(controller)
+}

@@ -75,6 +75,15 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         ),
         InformerResync::Off => {}
     }
+    if args.speed.is_some() && !view.controllers.is_empty() {
+        // A timed replay's clock moves from line to line, not in between: a worker's reconcile
+        // and a rate-limited retry, timed on it, would end at the next line rather than on time.
+        return Err(anyhow!(
+            "--controller runs its workers on the recording's clock, which only an instant \
+             replay keeps between lines: leave --speed out"
+        ))
+        .exit_with(Exit::Usage);
+    }
     if let Some(speed) = args.speed {
         // Delays in the recording's time, as every time the output shows.
         view.handler_delay = view.handler_delay.map(|d| d.div_f64(speed));
@@ -125,7 +134,8 @@ fn informer_resync(args: &ReplayArgs, view: &View) -> anyhow::Result<InformerRes
         None => {}
     }
     // The period only matters to handlers; stdin cannot be read twice.
-    if view.shared_handlers().is_empty() || args.file.as_os_str() == "-" {
+    let no_handlers = view.shared_handlers().is_empty() && view.controllers.is_empty();
+    if no_handlers || args.file.as_os_str() == "-" {
         return Ok(InformerResync::Off);
     }
     let mut reader = RecordingReader::open(&args.file)?;
@@ -230,7 +240,8 @@ async fn replay(
         Some(factor) => Pace::Speed(factor),
     };
     let lister_watcher = RecordingListerWatcher::new(reader, pace)?;
-    let explicit_handler_periods = settings.view.handlers.iter().any(|h| h.resync.is_some());
+    let explicit_handler_periods = settings.view.handlers.iter().any(|h| h.resync.is_some())
+        || settings.view.controllers.iter().any(|c| c.resync.is_some());
     let lister_watcher = match resync {
         InformerResync::Recorded(_) if !explicit_handler_periods => {
             lister_watcher.on_resync(Arc::new(RecordedTicks(informer.clone())))

@@ -92,6 +92,11 @@ impl<W: Write + Send> Renderer for Documents<W> {
     fn notification(&mut self, view: &NotificationView<'_>) -> io::Result<()> {
         self.document(&NotificationRecord::new(view))
     }
+
+    /// A controller's reconcile, as the `reconcile` JSON line (docs/jsonl.md).
+    fn reconcile(&mut self, view: &super::reconcile::ReconcileView<'_>) -> io::Result<()> {
+        self.document(&super::reconcile::ReconcileRecord::new(view))
+    }
 }
 
 #[cfg(test)]

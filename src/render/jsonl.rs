@@ -364,6 +364,10 @@ impl<W: Write + Send> Renderer for JsonLines<W> {
         let record = NotificationRecord::new(view);
         self.write_line(&record)
     }
+
+    fn reconcile(&mut self, view: &super::reconcile::ReconcileView<'_>) -> io::Result<()> {
+        self.write_line(&super::reconcile::ReconcileRecord::new(view))
+    }
 }
 
 /// A handler's notification (docs/jsonl.md).

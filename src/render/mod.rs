@@ -32,6 +32,7 @@ pub mod jsonl;
 mod object;
 pub mod profile;
 pub mod push;
+pub mod reconcile;
 pub mod stats;
 pub mod status;
 pub mod summary;
@@ -173,6 +174,10 @@ pub trait Renderer: Send {
     }
     /// Writes one push of an UndeltaStore (`--store undelta`), which runs instead of a queue.
     fn push(&mut self, push: &PushView<'_>) -> io::Result<()>;
+    /// Writes one reconcile of a controller (`--controller`); by default nothing.
+    fn reconcile(&mut self, _reconcile: &reconcile::ReconcileView<'_>) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The resourceVersion a delta carries: its object's, or the list's or bookmark's for a whole-list

@@ -654,6 +654,31 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         self.flush_line()
     }
 
+    /// `⇒ web  reconcile  demo/a  attempt 2  waited 1.20s  …  error → retry in 10.0ms`, indented
+    /// as a handler row: what the controller's worker did with the key its handler queued.
+    fn reconcile(&mut self, view: &super::reconcile::ReconcileView<'_>) -> io::Result<()> {
+        self.line.clear();
+        self.time(view.time);
+        pad(&mut self.line, self.widths.seq);
+        self.line.push_str("  ");
+        self.resource(view.resource);
+        self.paint("⇒ ", Palette::dim());
+        let controller = printable(view.controller);
+        grow(&mut self.widths.handler, controller.chars().count());
+        self.cell(&controller, self.widths.handler, Palette::key());
+        grow(&mut self.widths.call, "reconcile".len());
+        let style = match view.result {
+            crate::cache::workqueue::ReconcileResult::Error => Palette::delta(DeltaType::Deleted),
+            _ => Palette::delta(DeltaType::Added),
+        };
+        self.cell("reconcile", self.widths.call, style);
+        let key = printable(view.key);
+        grow(&mut self.widths.key, key.chars().count().min(MAX_KEY_WIDTH));
+        self.cell(&key, self.widths.key, Palette::key());
+        self.paint(&view.facts(), Palette::dim());
+        self.flush_line()
+    }
+
     fn push(&mut self, view: &PushView<'_>) -> io::Result<()> {
         let push = view.push;
         self.numbered(view.time, push.seq, view.resource);

@@ -189,3 +189,56 @@ async fn two_handlers_replay_to_their_goldens_through_every_profile() {
         );
     }
 }
+
+/// `controller.jsonl`, replayed with the flags its header names (one worker, 500 ms reconciles,
+/// `demo/flaky` failing three times): the three surprises of a controller's workqueue (client-go
+/// v0.36.3 `util/workqueue`, under controller-runtime v0.24.1's `reconcileHandler`), as
+/// README.md ("Handlers and controllers") tells them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_controller_replays_to_its_goldens() {
+    let (timeline, jsonl) = replay_matches_goldens("controller").await;
+    let reconciles = rows_with(&timeline, "⇒ web");
+    let of = |key: &str| -> Vec<&str> {
+        reconciles
+            .iter()
+            .copied()
+            .filter(|r| r.contains(&format!(" {key} ")))
+            .collect()
+    };
+    // A burst of three updates while the worker is busy folds into one reconcile, which reads
+    // the current object (rv 1007), not the event's; the update during it queues the key again.
+    let app = of("demo/app-config");
+    assert_eq!(app.len(), 3, "{timeline}");
+    assert!(app[1].contains("folded 3 adds  rv 1007  ok"), "{}", app[1]);
+    assert!(
+        app[2].contains("requeued: changed while reconciling  rv 1008  ok"),
+        "{}",
+        app[2]
+    );
+    // The failing key's retries after 5, 10 and 20 ms, then its fourth attempt succeeds.
+    let flaky = of("demo/flaky");
+    let retries: Vec<&str> = flaky
+        .iter()
+        .filter_map(|r| r.split("error → retry in ").nth(1))
+        .collect();
+    assert_eq!(retries, ["5.0ms", "10.0ms", "20.0ms"], "{timeline}");
+    assert!(
+        flaky[3].contains("attempt 4") && flaky[3].ends_with(" ok"),
+        "{}",
+        flaky[3]
+    );
+    // The deleted object is reconciled as gone.
+    assert!(
+        of("demo/limits").last().unwrap().ends_with("gone  ok"),
+        "{timeline}"
+    );
+    let lines = support::binary::json_lines(jsonl.as_bytes());
+    let starts: Vec<(&str, &str)> = lines
+        .iter()
+        .filter(|l| l["kind"] == "reconcile")
+        .map(|l| (l["key"].as_str().unwrap(), l["startedAt"].as_str().unwrap()))
+        .collect();
+    assert_eq!(starts.len(), 10, "{jsonl}");
+    // Its first retry was due at 1.005 s, behind demo/limits: it waited for the worker.
+    assert_eq!(starts[3], ("demo/flaky", "2026-11-24T09:00:01.500000Z"));
+}

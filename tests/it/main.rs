@@ -14,6 +14,7 @@ mod cli;
 mod client_go_cli;
 mod cluster_access;
 mod connection_flags;
+mod controller_cli;
 mod discovery_cache;
 mod fake_apiserver;
 mod first_look_cli;

@@ -50,6 +50,7 @@
 //! ([`Ended::EndOfInput`]), or with [`PipelineError::Source`] if a source ended with an error
 //! (a bad line in a recording): either way, everything before was written.
 
+mod controller;
 mod handler;
 mod hooks;
 mod idle;
@@ -81,6 +82,7 @@ pub use idle::Idle;
 pub use reader::stdout_reader_gone;
 pub use view::View;
 
+use controller::{ControllerHandler, ControllerRun, ControllerTarget};
 use handler::ShownHandler;
 use output::Output;
 use sink::InformerOutput;
@@ -377,6 +379,7 @@ impl Pipeline {
         let mut informers = Vec::new();
         let mut per_resource = Vec::new();
         let mut runs = Vec::new();
+        let mut controllers: Vec<Arc<ControllerRun>> = Vec::new();
         for (index, source) in sources.into_iter().enumerate() {
             let Hooks {
                 end,
@@ -441,8 +444,44 @@ impl Pipeline {
                 };
                 informer.add_event_handler(spec.name.clone(), handler, spec.resync);
             }
-            let names: Vec<String> = handlers.into_iter().map(|h| h.name).collect();
+            // Each controller's handler comes after the --handler ones (see controller.rs).
+            let mut own = Vec::new();
+            for (position, spec) in view.controllers.iter().enumerate() {
+                let run = ControllerRun::new(
+                    spec,
+                    output.clone(),
+                    shared_clock.clone(),
+                    index,
+                    position,
+                    informer.indexer().clone(),
+                    inline,
+                );
+                run.start(spec.workers).map_err(PipelineError::Spawn)?;
+                let shown = ShownHandler {
+                    output: output.clone(),
+                    index,
+                    handler: handlers.len() + position,
+                    delay: None,
+                    threaded: !inline,
+                    clock: shared_clock.clone(),
+                    registration_synced: resolved.has_registration_synced(),
+                };
+                let handler = ControllerHandler {
+                    shown,
+                    run: run.clone(),
+                };
+                informer.add_event_handler(spec.name.clone(), handler, spec.resync);
+                own.push(run);
+            }
+            let controller_names: Vec<String> =
+                view.controllers.iter().map(|c| c.name.clone()).collect();
+            let names: Vec<String> = handlers
+                .into_iter()
+                .map(|h| h.name)
+                .chain(controller_names.iter().cloned())
+                .collect();
             output.handlers_started(index, &names, resolved.has_registration_synced());
+            output.controllers_started(index, &controller_names);
             // A plain informer's handler works inside the pop, under the queue's lock; drained
             // on a replay's thread, it takes no time (the replay never waits for it).
             if let Some(delay) = view.plain_handler_delay().filter(|_| !inline) {
@@ -459,8 +498,16 @@ impl Pipeline {
             }
             output.informer_started(index, queue, batch_pop, &profile);
             if let Some(slot) = slot {
-                slot.fill(informer.clone());
+                if own.is_empty() || !inline {
+                    slot.fill(informer.clone());
+                } else {
+                    slot.fill(Arc::new(ControllerTarget {
+                        informer: informer.clone(),
+                        controllers: own.clone(),
+                    }));
+                }
             }
+            controllers.extend(own);
             informers.push(informer.clone());
             per_resource.push(Some(informer.clone()));
             runs.push((Runner::Informer(informer, source.lister_watcher), end));
@@ -476,9 +523,13 @@ impl Pipeline {
             .filter(|informer| informer.config().consumption == Consumption::Thread)
             .map(Arc::downgrade)
             .collect();
+        let stopping = controllers.clone();
         stop.before_wake(move || {
             for informer in threaded.iter().filter_map(std::sync::Weak::upgrade) {
                 informer.abandon_handler_buffers();
+            }
+            for controller in &stopping {
+                controller.stopping();
             }
         });
 
@@ -522,6 +573,8 @@ impl Pipeline {
             if all_ran_dry && !stop.requested() {
                 // What the sources gave is all queued: the consumers drain it, then the end.
                 join_all(informers.iter().map(|informer| informer.finish())).await;
+                // Then the controllers' workers: what their queues hold, and the retries.
+                finish_controllers(&controllers).await;
                 // What they wrote is out before the stop, which gives up on a full pipe.
                 drain(&output).await;
                 let failed = outcomes
@@ -572,6 +625,7 @@ impl Pipeline {
         drop(signalled);
 
         let joined = shut_down(&informers).await;
+        join_controllers(&controllers, &output).await;
         drain(&output).await;
         output.status.clear();
         let mut source_failure = None;
@@ -646,6 +700,31 @@ type InformerOutcome = (
 async fn drain(output: &Arc<Output>) {
     let output = output.clone();
     let _ = tokio::task::spawn_blocking(move || output.drain()).await;
+}
+
+/// Lets every controller's workers finish what the input left them, off the runtime's threads.
+async fn finish_controllers(controllers: &[Arc<ControllerRun>]) {
+    let controllers = controllers.to_vec();
+    let _ = tokio::task::spawn_blocking(move || {
+        for controller in controllers {
+            controller.finish();
+        }
+    })
+    .await;
+}
+
+/// Stops every controller's workers and hands their queues' metrics to the summary.
+async fn join_controllers(controllers: &[Arc<ControllerRun>], output: &Arc<Output>) {
+    let (controllers, output) = (controllers.to_vec(), output.clone());
+    let _ = tokio::task::spawn_blocking(move || {
+        for controller in controllers {
+            controller.stopping();
+            controller.join();
+            let (index, position) = controller.position();
+            output.controller_metrics(index, position, controller.metrics());
+        }
+    })
+    .await;
 }
 
 /// Closes the queues (a consumer blocked in `pop` then returns) and waits for the consumers,

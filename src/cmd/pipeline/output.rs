@@ -16,11 +16,13 @@ use std::time::{Duration, Instant, SystemTime};
 
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
+use kubectl_deltas::cache::workqueue::{QueueMetrics, Reconcile};
 use kubectl_deltas::cache::{
     Batch, Consumption, Delivery, Distribution, Informer, ListenerStats, ProcessorListener, Queue,
     QueueKind, QueueStats, ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::render::profile::InformerProfile;
+use kubectl_deltas::render::reconcile::{ControllerStats, ReconcileView, controller_table};
 use kubectl_deltas::render::stats::{CacheSize, HandlerStats, InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::render::summary::summary_table;
@@ -84,6 +86,8 @@ struct State {
     pushes: u64,
     stats: Vec<InformerStats>,
     synced: Vec<bool>,
+    /// Each resource's controllers (`--controller`), in registration order.
+    controllers: Vec<Vec<ControllerStats>>,
 }
 
 /// A sync notification that the handler at `handler` (its position among the resource's
@@ -119,6 +123,7 @@ impl Output {
                 pushes: 0,
                 stats: vec![InformerStats::default(); n],
                 synced: vec![false; n],
+                controllers: vec![Vec::new(); n],
             }),
             turn: Condvar::new(),
             names,
@@ -364,6 +369,55 @@ impl Output {
                 ..HandlerStats::new(n)
             })
             .collect();
+    }
+
+    /// Resource `index` has controllers with these names, in registration order.
+    pub(super) fn controllers_started(&self, index: usize, names: &[String]) {
+        self.lock().controllers[index] = names.iter().map(|n| ControllerStats::new(n)).collect();
+    }
+
+    /// Controller `position` of resource `index` finished `reconcile`, whose queue, start and
+    /// end times are `[queued, started, ended]` on the wall: counted, and written if the view
+    /// shows reconciles and the output is open.
+    pub(super) fn reconcile(
+        &self,
+        index: usize,
+        position: usize,
+        reconcile: &Reconcile<String, Option<String>>,
+        [queued_at, started_at, time]: [SystemTime; 3],
+    ) {
+        let mut state = self.lock();
+        let Some(stats) = state.controllers[index].get_mut(position) else {
+            return;
+        };
+        let name = stats.name.clone();
+        let view = ReconcileView {
+            resource: &self.names[index],
+            controller: &name,
+            worker: reconcile.worker,
+            key: &reconcile.key,
+            attempt: reconcile.attempt,
+            queued_at,
+            started_at,
+            time,
+            adds: reconcile.adds,
+            requeued: reconcile.requeued,
+            resource_version: reconcile.seen.as_deref(),
+            result: reconcile.result,
+            retry_in: reconcile.retry_in,
+        };
+        stats.record(&view);
+        if state.closed || !self.view.shows_reconciles() {
+            return;
+        }
+        self.write(&mut state, |r| r.reconcile(&view));
+    }
+
+    /// The metrics of controller `position` of resource `index`'s queue, for the summary.
+    pub(super) fn controller_metrics(&self, index: usize, position: usize, metrics: QueueMetrics) {
+        if let Some(stats) = self.lock().controllers[index].get_mut(position) {
+            stats.metrics = metrics;
+        }
     }
 
     /// Handler `handler` of resource `index` began a call at `time`: counted, and written if
@@ -612,7 +666,15 @@ impl Output {
             .map(String::as_str)
             .zip(&state.stats)
             .collect();
-        summary_table(&pairs)
+        let mut text = summary_table(&pairs);
+        let controllers: Vec<(&str, &[ControllerStats])> = self
+            .names
+            .iter()
+            .map(String::as_str)
+            .zip(state.controllers.iter().map(Vec::as_slice))
+            .collect();
+        text.extend(controller_table(&controllers));
+        text
     }
 
     /// The first write error, unless it was a reader going away (`| head`).

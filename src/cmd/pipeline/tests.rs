@@ -56,6 +56,7 @@ fn view() -> View {
         max_batches: None,
         handler_delay: None,
         handlers: Vec::new(),
+        controllers: Vec::new(),
         // The handler delays of these tests stand for a slow consumer: a plain informer's
         // handler, which the pop waits for.
         informer: InformerKindArg::Plain,

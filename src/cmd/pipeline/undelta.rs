@@ -64,6 +64,12 @@ pub(super) fn refuse_flags(informer: &InformerArgs, view: &View) -> anyhow::Resu
         Some(format!(
             "--index {spec} indexes an informer's Indexer, and an UndeltaStore has none"
         ))
+    } else if !view.controllers.is_empty() {
+        Some(
+            "--controller registers an informer's event handler, and an UndeltaStore has none: \
+             its push function runs inside the Reflector's call"
+                .to_owned(),
+        )
     } else if !view.handlers.is_empty() {
         Some(
             "--handler registers an informer's event handler, and an UndeltaStore has none: \

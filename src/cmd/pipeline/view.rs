@@ -15,7 +15,9 @@ use kubectl_deltas::render::{ObjectMode, Renderer};
 
 use super::narrow::Narrow;
 use crate::cli::exit::{Exit, WithExit};
-use crate::cli::{GlobalArgs, HandlerArg, InformerKindArg, ViewArgs, ViewKind, WatchOutput};
+use crate::cli::{
+    ControllerArg, GlobalArgs, HandlerArg, InformerKindArg, ViewArgs, ViewKind, WatchOutput,
+};
 
 /// The output and the consumer's behaviour, decided once from flags and the terminal.
 #[derive(Debug, Clone)]
@@ -37,6 +39,9 @@ pub struct View {
     /// The handlers given with `--handler`; empty for the default one (named `handler`, taking
     /// `handler_delay`).
     pub handlers: Vec<HandlerArg>,
+    /// The controllers given with `--controller`, each registered as a handler after the
+    /// `--handler`s.
+    pub controllers: Vec<ControllerArg>,
     /// How the informer calls its handlers.
     pub informer: InformerKindArg,
     /// What the output shows.
@@ -72,7 +77,7 @@ impl View {
         let color = global.color.enabled(stdout_is_terminal);
         check_handlers(args)?;
         // A handler named on the command line is a request to see what it receives.
-        let named = !args.handlers.is_empty();
+        let named = !args.handlers.is_empty() || !args.controllers.is_empty();
         let slow = args.handler_delay.0.is_some();
         let view = args.view_kind.unwrap_or(
             if args.informer_kind == InformerKindArg::Shared && (named || slow) {
@@ -90,6 +95,7 @@ impl View {
             max_batches: args.max_batches,
             handler_delay: args.handler_delay.0,
             handlers: args.handlers.clone(),
+            controllers: args.controllers.clone(),
             informer: args.informer_kind,
             view,
             queries,
@@ -118,6 +124,7 @@ impl View {
             max_batches: None,
             handler_delay: None,
             handlers: Vec::new(),
+            controllers: Vec::new(),
             informer: InformerKindArg::Shared,
             view: ViewKind::Pops,
             queries: Vec::new(),
@@ -176,7 +183,8 @@ impl View {
         if self.informer != InformerKindArg::Shared {
             return Vec::new();
         }
-        if !self.handlers.is_empty() {
+        // A controller's own handler stands in for the default one.
+        if !self.handlers.is_empty() || !self.controllers.is_empty() {
             return self.handlers.clone();
         }
         if self.view == ViewKind::Pops {
@@ -207,12 +215,17 @@ impl View {
 
     /// Whether pops are written.
     pub fn shows_pops(&self) -> bool {
-        self.view != ViewKind::Handlers
+        matches!(self.view, ViewKind::Pops | ViewKind::Both)
     }
 
     /// Whether handler notifications are written.
     pub fn shows_handlers(&self) -> bool {
-        self.view != ViewKind::Pops
+        matches!(self.view, ViewKind::Handlers | ViewKind::Both)
+    }
+
+    /// Whether the controllers' reconciles are written.
+    pub fn shows_reconciles(&self) -> bool {
+        matches!(self.view, ViewKind::Reconciles | ViewKind::Both)
     }
 
     /// Whether a handler's call, made at `time`, is written: as for pops, `--since-now` leaves
@@ -280,7 +293,32 @@ fn check_handlers(args: &ViewArgs) -> anyhow::Result<()> {
             ));
         }
     }
+    for (i, controller) in args.controllers.iter().enumerate() {
+        let twice = args.controllers[..i]
+            .iter()
+            .any(|c| c.name == controller.name);
+        if twice || args.handlers.iter().any(|h| h.name == controller.name) {
+            return usage(format!(
+                "--controller {} names a handler already given: each handler and controller \
+                 needs a name of its own",
+                controller.name
+            ));
+        }
+    }
+    if args.view_kind == Some(ViewKind::Reconciles) && args.controllers.is_empty() {
+        return usage(
+            "--view reconciles shows what controllers' workers did: give a --controller NAME"
+                .to_owned(),
+        );
+    }
     if args.informer_kind == InformerKindArg::Plain {
+        if !args.controllers.is_empty() {
+            return usage(
+                "--controller registers a handler on a shared informer, and --informer plain \
+                 has none: leave --informer out"
+                    .to_owned(),
+            );
+        }
         if args.handlers.len() > 1 {
             return usage(
                 "--informer plain has one handler (client-go's NewInformer takes one): give at \
@@ -295,7 +333,10 @@ fn check_handlers(args: &ViewArgs) -> anyhow::Result<()> {
                     .to_owned(),
             );
         }
-        if matches!(args.view_kind, Some(ViewKind::Handlers | ViewKind::Both)) {
+        if matches!(
+            args.view_kind,
+            Some(ViewKind::Handlers | ViewKind::Both | ViewKind::Reconciles)
+        ) {
             return usage(
                 "--informer plain calls its handler inside the pop, with the pop's own calls: \
                  there is nothing more to show than --view pops"
