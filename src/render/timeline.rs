@@ -664,17 +664,13 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         self.resource(view.resource);
         self.paint("⇒ ", Palette::dim());
         let controller = printable(view.controller);
-        grow(&mut self.widths.handler, controller.chars().count());
-        self.cell(&controller, self.widths.handler, Palette::key());
-        grow(&mut self.widths.call, "reconcile".len());
+        self.column(&controller, |w| &mut w.handler, Palette::key());
         let style = match view.result {
             crate::cache::workqueue::ReconcileResult::Error => Palette::delta(DeltaType::Deleted),
             _ => Palette::delta(DeltaType::Added),
         };
-        self.cell("reconcile", self.widths.call, style);
-        let key = printable(view.key);
-        grow(&mut self.widths.key, key.chars().count().min(MAX_KEY_WIDTH));
-        self.cell(&key, self.widths.key, Palette::key());
+        self.column("reconcile", |w| &mut w.call, style);
+        self.key(&printable(view.key));
         self.paint(&view.facts(), Palette::dim());
         self.flush_line()
     }

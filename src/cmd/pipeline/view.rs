@@ -155,7 +155,13 @@ impl View {
                     fixed: self.stdout_is_terminal.then(|| FixedColumns {
                         header: self.header_row,
                         resource: widest(resources.iter().map(String::as_str)),
-                        handler: widest(self.shared_handlers().iter().map(|h| h.name.as_str())),
+                        // A controller's reconcile rows sit in the handler column too.
+                        handler: widest(
+                            self.shared_handlers()
+                                .iter()
+                                .map(|h| h.name.as_str())
+                                .chain(self.controllers.iter().map(|c| c.name.as_str())),
+                        ),
                     }),
                 },
             )),
