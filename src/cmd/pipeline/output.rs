@@ -586,8 +586,37 @@ impl Output {
         self.status.update(&pairs, self.clock.wall());
     }
 
+    /// Tells the renderer that the session has ended, with the statistics of the whole session
+    /// (the `-o html` page is written then); a failure to write is the session's output failure.
+    pub(super) fn finish(&self, informers: &[Option<Arc<Informer>>]) {
+        let mut state = self.final_stats(informers);
+        if state.failed.is_some() {
+            return;
+        }
+        let State {
+            renderer, stats, ..
+        } = &mut *state;
+        let pairs: Vec<(&str, &InformerStats)> =
+            self.names.iter().map(String::as_str).zip(&*stats).collect();
+        if let Err(error) = renderer.finish(&pairs) {
+            self.fail(&mut state, error);
+        }
+    }
+
     /// The summary table of the session so far.
     pub(super) fn summary(&self, informers: &[Option<Arc<Informer>>]) -> String {
+        let state = self.final_stats(informers);
+        let pairs: Vec<(&str, &InformerStats)> = self
+            .names
+            .iter()
+            .map(String::as_str)
+            .zip(&state.stats)
+            .collect();
+        summary_table(&pairs)
+    }
+
+    /// The state, with the statistics completed from the informers' own counters and caches.
+    fn final_stats(&self, informers: &[Option<Arc<Informer>>]) -> MutexGuard<'_, State> {
         let counters: Vec<_> = informers.iter().map(informer_counters).collect();
         let caches: Vec<Option<CacheSize>> = informers
             .iter()
@@ -601,13 +630,7 @@ impl Output {
             record_counters(stats, counters);
             stats.cache = cache;
         }
-        let pairs: Vec<(&str, &InformerStats)> = self
-            .names
-            .iter()
-            .map(String::as_str)
-            .zip(&state.stats)
-            .collect();
-        summary_table(&pairs)
+        state
     }
 
     /// The first write error, unless it was a reader going away (`| head`).
