@@ -819,7 +819,7 @@ pub struct RecordArgs {
 pub struct ReplayArgs {
     /// The recording (`-` for stdin; `.gz` files are decompressed). When its header names the
     /// flags it is meant to be replayed with (`replayWith`), they are used unless a flag given
-    /// changes the informer (any but -o, --object, --show-secret-data, --since-now,
+    /// changes the informer (any but -o, -f, --object, --show-secret-data, --since-now,
     /// --until-synced, --max-batches, --query, -q, --speed), and a note says so.
     pub file: PathBuf,
     /// Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the

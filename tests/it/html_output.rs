@@ -192,6 +192,33 @@ async fn dash_f_writes_the_page_to_a_file_and_nothing_to_stdout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dash_f_keeps_the_flags_a_recording_is_meant_to_be_replayed_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("page.html");
+    let recording = support::paths::bundled("slow-handler");
+    let cmd = offline_command(&[
+        "replay",
+        recording.to_str().unwrap(),
+        "-q",
+        "-o",
+        "html",
+        "-f",
+        file.to_str().unwrap(),
+    ]);
+    let out = output(cmd).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&file).unwrap();
+    // Its replayWith: --handler slow,delay=2s,resync=0 --handler periodic.
+    assert!(html.contains("data-actor=\"slow\""), "no handler lanes");
+    assert!(html.contains("data-actor=\"periodic\""), "no handler lanes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dash_f_is_refused_without_html_and_where_it_cannot_be_written() {
     let recording = support::paths::bundled("resync");
     let cmd = offline_command(&["replay", recording.to_str().unwrap(), "-f", "out.html"]);

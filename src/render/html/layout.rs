@@ -772,3 +772,130 @@ fn thin(points: &[(i64, f64)], axis: &Axis) -> Vec<(i64, f64)> {
     }
     columns.into_values().collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Glyph, Lane, Mark, ResourceLog, Session};
+    use super::*;
+
+    fn mark(t: i64, record: Option<usize>) -> Mark {
+        Mark {
+            t,
+            glyphs: vec![Glyph::Updated],
+            count: 1,
+            initial: false,
+            record,
+            title: format!("at {t}"),
+            label: None,
+        }
+    }
+
+    /// A session of one resource whose `keys` lanes each hold `per_key` marks, a second apart.
+    fn session(keys: usize, per_key: usize) -> Session {
+        let mut log = ResourceLog {
+            name: "configmaps".to_owned(),
+            ..ResourceLog::default()
+        };
+        let mut records = Vec::new();
+        for k in 0..keys {
+            let mut lane = Lane::labelled(&format!("demo/cm-{k:05}"));
+            for i in 0..per_key {
+                records.push(format!("{{\"batch\":{{\"seq\":{}}}}}", records.len() + 1));
+                lane.marks
+                    .push(mark(i as i64 * 1_000_000, Some(records.len() - 1)));
+            }
+            log.keys.insert(lane.label.clone(), lane);
+        }
+        Session {
+            resources: vec![log],
+            records,
+            span: Some((0, (per_key as i64 - 1).max(1) * 1_000_000)),
+            batches: (keys * per_key) as u64,
+            ..Session::default()
+        }
+    }
+
+    #[test]
+    fn marks_within_the_budget_are_drawn_one_by_one() {
+        let page = page(&session(10, 100), "kubectl deltas", "");
+        assert_eq!(page.matches("<g class=\"m\"").count(), 1000);
+        assert!(!page.contains("class=\"m agg\""));
+        assert!(!page.contains("id=\"aggregated\""));
+        // Every drawn mark's record, once.
+        assert_eq!(page.matches("{\"batch\":").count(), 1000);
+    }
+
+    #[test]
+    fn beyond_the_budget_a_lane_draws_one_box_per_busy_bucket_and_the_page_says_so() {
+        // 100 keys × 1000 pops: 100,000 marks, five times the budget.
+        let page = page(&session(100, 1000), "kubectl deltas", "");
+        let single = page.matches("<g class=\"m\"").count();
+        let boxes = page.matches("<g class=\"m agg\"").count();
+        assert!(boxes > 0, "nothing aggregated");
+        assert!(single + boxes <= MARK_BUDGET, "{single} + {boxes} drawn");
+        assert!(page.contains("id=\"aggregated\""));
+        assert!(
+            page.contains("Dense: 100000 marks, drawn as"),
+            "the note counts them"
+        );
+        // The boxes together still count every mark.
+        let counted: usize = page
+            .split("<g class=\"m agg\"")
+            .skip(1)
+            .map(|b| {
+                let title = b.split("<title>").nth(1).unwrap();
+                title.split(' ').next().unwrap().parse::<usize>().unwrap()
+            })
+            .sum();
+        assert_eq!(counted + single, 100_000);
+        // Only the marks drawn alone carry a record.
+        assert_eq!(page.matches("{\"batch\":").count(), single);
+    }
+
+    #[test]
+    fn what_a_session_says_cannot_break_out_of_the_page() {
+        let mut session = session(1, 1);
+        session.records[0] = r#"{"batch":{"note":"</script><script>alert(1)</script>"}}"#.into();
+        let lane = session.resources[0].keys.values_mut().next().unwrap();
+        lane.marks[0].title = "<img src=x onerror=alert(1)> & \"quoted\"".into();
+        let page = page(&session, "kubectl deltas replay 'a<b>.jsonl'", "");
+        assert!(
+            !page.contains("<script>alert"),
+            "a record closed the script element"
+        );
+        assert!(page.contains(r#""\u003c/script>\u003cscript>alert(1)\u003c/script>""#));
+        assert!(!page.contains("<img"), "a title made an element");
+        assert!(page.contains("&lt;img src=x onerror=alert(1)&gt; &amp; &quot;quoted&quot;"));
+        assert!(page.contains("replay &#39;a&lt;b&gt;.jsonl&#39;"));
+    }
+
+    #[test]
+    fn ticks_step_by_one_two_or_five_and_say_their_unit() {
+        assert_eq!(tick_step(47_010.0), 5_000.0);
+        assert_eq!(tick_step(3_900.0), 500.0);
+        assert_eq!(tick_step(0.9), 0.1);
+        assert_eq!(tick_label(0.0, 500.0), "0");
+        assert_eq!(tick_label(500.0, 500.0), "+500ms");
+        assert_eq!(tick_label(1_500.0, 500.0), "+1.5s");
+        assert_eq!(tick_label(1_050.0, 50.0), "+1.05s");
+        assert_eq!(tick_label(45_000.0, 5_000.0), "+45s");
+        assert_eq!(tick_label(150_000.0, 60_000.0), "+2m30s");
+        assert_eq!(tick_label(120_000.0, 60_000.0), "+2m");
+    }
+
+    #[test]
+    fn a_long_series_keeps_the_largest_value_of_each_pixel_column() {
+        let axis = Axis::new(Some((0, 10_000_000_000)));
+        let points: Vec<(i64, f64)> = (0..100_000)
+            .map(|i| (i * 100_000, (i % 7) as f64))
+            .collect();
+        let thinned = thin(&points, &axis);
+        assert!(thinned.len() <= PLOT_W as usize + 1, "{}", thinned.len());
+        assert!(
+            thinned.iter().all(|(_, v)| *v == 6.0),
+            "a column lost its peak"
+        );
+        let short = &points[..100];
+        assert_eq!(thin(short, &axis), short.to_vec());
+    }
+}
