@@ -559,7 +559,7 @@ pub struct ViewArgs {
     pub output: WatchOutput,
     /// Where `-o html` writes its page (default: stdout); created (or emptied) at the start, written
     /// when the session ends.
-    #[arg(short = 'f', long = "file", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    #[arg(hide_short_help = true, short = 'f', long = "file", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub page_file: Option<PathBuf>,
     /// How much of each object jsonl, json, yaml and html carry.
     #[arg(hide_short_help = true, long, value_enum, default_value_t = kubectl_deltas::render::ObjectMode::Full)]
