@@ -485,3 +485,18 @@ async fn the_page_works_in_headless_chromium() {
     assert!(tip.contains("data.LOG_LEVEL"), "the changes: {tip}");
     assert_eq!(report["foldedHidden"], true, "{report}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undelta_store_draws_its_pushes_and_counts_them_as_pushes() {
+    let html = page("resync", &["--store", "undelta"]).await;
+    assert!(
+        html.contains("data-key=\"UndeltaStore pushes\""),
+        "the pushes' lane"
+    );
+    assert!(html.contains("objects pushed"), "the pushes' sizes");
+    assert!(
+        html.contains("HasSynced after 4.0ms, 1 push<"),
+        "synced counts pushes"
+    );
+    assert!(records(&html).iter().any(|r| r.get("push").is_some()));
+}

@@ -91,6 +91,8 @@ pub(crate) struct Session {
     pub(crate) span: Option<(i64, i64)>,
     /// Batches (pushes) popped.
     pub(crate) batches: u64,
+    /// The informers run an UndeltaStore (told by their `UndeltaStarted`): they push, not pop.
+    pushes: bool,
 }
 
 /// What one resource's informer did.
@@ -529,7 +531,7 @@ impl Session {
     }
 
     fn event(&mut self, view: &EventView<'_>) {
-        let pushes = false;
+        let pushes = self.pushes;
         match view.event {
             Event::InformerStarted {
                 queue,
@@ -545,6 +547,7 @@ impl Session {
                 return;
             }
             Event::UndeltaStarted => {
+                self.pushes = true;
                 self.resource(view.resource).profile =
                     Some("store: UndeltaStore, the whole list pushed after every change".into());
                 return;
@@ -570,7 +573,7 @@ impl Session {
                 let text = format!(
                     "HasSynced after {}, {}",
                     human_duration(after),
-                    count(batches, "batch")
+                    count(batches, if pushes { "push" } else { "batch" })
                 );
                 let mark = point(Glyph::Synced, text, Some("HasSynced".into()));
                 log.reflector.marks.push(mark);
