@@ -573,7 +573,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__replay)
-            opts="-o -q -l -v -h --speed --output --object --show-secret-data --since-now --until-synced --no-headers --max-batches --handler-delay --handler --controller --informer --view --query --quiet --match --types --tombstones --selector --field-selector --from --to --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --verbose --color --help"
+            opts="-o -f -q -l -v -h --speed --output --file --object --show-secret-data --since-now --until-synced --no-headers --max-batches --handler-delay --handler --controller --informer --view --query --quiet --match --types --tombstones --selector --field-selector --from --to --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -584,11 +584,41 @@ _kubectl__deltas() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "timeline wide jsonl json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "timeline wide jsonl json yaml html" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "timeline wide jsonl json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "timeline wide jsonl json yaml html" -- "${cur}"))
+                    return 0
+                    ;;
+                --file)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                -f)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --object)
@@ -695,7 +725,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__watch)
-            opts="-o -q -n -A -l -s -v -h --duration --output --object --show-secret-data --since-now --until-synced --no-headers --max-batches --handler-delay --handler --controller --informer --view --query --quiet --match --types --tombstones --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --verbose --color --help"
+            opts="-o -f -q -n -A -l -s -v -h --duration --output --file --object --show-secret-data --since-now --until-synced --no-headers --max-batches --handler-delay --handler --controller --informer --view --query --quiet --match --types --tombstones --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -706,11 +736,41 @@ _kubectl__deltas() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "timeline wide jsonl json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "timeline wide jsonl json yaml html" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "timeline wide jsonl json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "timeline wide jsonl json yaml html" -- "${cur}"))
+                    return 0
+                    ;;
+                --file)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                -f)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --object)

@@ -514,6 +514,9 @@ pub enum WatchOutput {
     Json,
     /// Each batch as a YAML document.
     Yaml,
+    /// One self-contained HTML page, written when the session ends (to stdout, or -f FILE): the
+    /// Reflector, every key's pops, the queue and each handler on a time axis, the summary below.
+    Html,
 }
 
 /// `watch`.
@@ -556,7 +559,11 @@ pub struct ViewArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = WatchOutput::Timeline)]
     pub output: WatchOutput,
-    /// How much of each object jsonl, json and yaml carry.
+    /// Where `-o html` writes its page (default: stdout); created (or emptied) at the start, written
+    /// when the session ends.
+    #[arg(hide_short_help = true, short = 'f', long = "file", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    pub page_file: Option<PathBuf>,
+    /// How much of each object jsonl, json, yaml and html carry.
     #[arg(hide_short_help = true, long, value_enum, default_value_t = kubectl_deltas::render::ObjectMode::Full)]
     pub object: kubectl_deltas::render::ObjectMode,
     /// Show Secret values: data, stringData and the kubectl last-applied-configuration annotation
@@ -838,7 +845,7 @@ pub struct RecordArgs {
 pub struct ReplayArgs {
     /// The recording (`-` for stdin; `.gz` files are decompressed). When its header names the
     /// flags it is meant to be replayed with (`replayWith`), they are used unless a flag given
-    /// changes the informer (any but -o, --object, --show-secret-data, --since-now,
+    /// changes the informer (any but -o, -f, --object, --show-secret-data, --since-now,
     /// --until-synced, --max-batches, --query, -q, --speed), and a note says so.
     pub file: PathBuf,
     /// Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the

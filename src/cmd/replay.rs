@@ -146,9 +146,10 @@ fn informer_resync(args: &ReplayArgs, view: &View) -> anyhow::Result<InformerRes
 
 /// The flags of `replay` that change only what is shown of a replay, or when it stops: given
 /// alone, they leave the recording's own flags in force.
-const PRESENTATION: [&str; 12] = [
+const PRESENTATION: [&str; 13] = [
     "file",
     "output",
+    "page_file",
     "object",
     "show_secret_data",
     "since_now",

@@ -6,6 +6,8 @@
 //!   summarising what an update changed.
 //! - [`jsonl`]: JSON lines, schema v1 (`docs/jsonl.md`), for scripts.
 //! - [`document`]: one pretty JSON or YAML document per batch.
+//! - [`html`]: one self-contained page (`-o html`), written when the session ends: the whole
+//!   session drawn on a time axis, with [`changes`], [`jsonl`]'s records and [`summary`] reused.
 //! - [`profile`]: the client-go version an informer imitates and its settings, which its first
 //!   line names.
 //! - [`push`]: an UndeltaStore's pushes (`--store undelta`), which every renderer writes in place
@@ -26,6 +28,7 @@ use crate::timestamp::Rfc3339;
 
 pub mod changes;
 pub mod document;
+pub mod html;
 pub mod index;
 mod index_table;
 pub mod jsonl;
@@ -176,6 +179,14 @@ pub trait Renderer: Send {
     fn push(&mut self, push: &PushView<'_>) -> io::Result<()>;
     /// Writes one reconcile of a controller (`--controller`); by default nothing.
     fn reconcile(&mut self, _reconcile: &reconcile::ReconcileView<'_>) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// The session has ended, however it ended: writes what the renderer keeps for the end (the
+    /// `-o html` page), with what each informer did, `summary` (`(resource, stats)`, as
+    /// [`summary::summary_table`] takes). By default nothing: the other renderers wrote
+    /// everything as it came.
+    fn finish(&mut self, _summary: &[(&str, &stats::InformerStats)]) -> io::Result<()> {
         Ok(())
     }
 }

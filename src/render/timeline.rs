@@ -382,22 +382,23 @@ impl<W: Write> Timeline<W> {
     }
 }
 
-/// One timeline row: a whole batch, or one delta of a batch of several keys.
-struct Row<'a> {
-    key: Cow<'a, str>,
-    deltas: &'a [Delta<Object>],
+/// One timeline row: a whole batch, or one delta of a batch of several keys (also the `-o html`
+/// page's marks, one per row).
+pub(super) struct Row<'a> {
+    pub(super) key: Cow<'a, str>,
+    pub(super) deltas: &'a [Delta<Object>],
     /// The handler calls these deltas made, in order.
-    notifications: Vec<&'a Notification<Object>>,
+    pub(super) notifications: Vec<&'a Notification<Object>>,
     /// How long the batch waited; on its first row only.
     wait: Option<Duration>,
     /// The count of a whole-list delta.
-    whole_list: Option<usize>,
+    pub(super) whole_list: Option<usize>,
 }
 
 /// The rows of a batch: one, except for a RealFIFO batch of several keys (`--batch-pop`), which
 /// gets a row per delta, each with its own key and change summary. A whole-list delta is always
 /// popped alone, so its row is the batch's; its key column is `*`.
-fn rows(batch: &Batch<Object>) -> Vec<Row<'_>> {
+pub(super) fn rows(batch: &Batch<Object>) -> Vec<Row<'_>> {
     let deltas = batch.deltas.as_slice();
     if batch.key.is_some() || deltas.len() == 1 {
         let key = match (&batch.key, deltas.first().and_then(Delta::key)) {
@@ -741,7 +742,7 @@ impl<W: Write + Send> Renderer for Timeline<W> {
 }
 
 /// A separator row's text and style, or `None` for events shown only when verbose.
-fn describe(kind: &ReflectorEventKind, verbose: bool) -> Option<(String, Style)> {
+pub(super) fn describe(kind: &ReflectorEventKind, verbose: bool) -> Option<(String, Style)> {
     let dim = Palette::dim();
     let text = match kind {
         ReflectorEventKind::ListStarted { resource_version } if verbose => {
@@ -884,7 +885,7 @@ fn describe(kind: &ReflectorEventKind, verbose: bool) -> Option<(String, Style)>
 
 /// The end of the row that opens each informer: `queue: RealFIFO (InOrderInformers), one delta per
 /// pop`; the profile, when there is one, comes first.
-fn informer_started(queue: QueueKind, batch_pop: usize) -> String {
+pub(super) fn informer_started(queue: QueueKind, batch_pop: usize) -> String {
     let (name, pop) = match queue {
         QueueKind::Delta => ("DeltaFIFO", "one key".to_owned()),
         QueueKind::Real => ("RealFIFO (InOrderInformers)", deltas_per_pop(batch_pop)),
@@ -904,7 +905,7 @@ fn deltas_per_pop(batch_pop: usize) -> String {
 /// What a whole-list delta did: `3 objects listed: 1 added, 1 updated, 1 unchanged, 1 deleted
 /// (tombstone)` for a `ReplacedAll` (from its handler calls; `unchanged` are updates to the same
 /// resourceVersion), `2 objects re-delivered` for a `SyncAll`, nothing for a `Bookmark`.
-fn whole_list_summary(
+pub(super) fn whole_list_summary(
     type_: DeltaType,
     objects: usize,
     notifications: &[&Notification<Object>],
@@ -979,7 +980,7 @@ fn type_runs(deltas: &[Delta<Object>]) -> Vec<(String, Style)> {
 /// What a row's updates changed: from the state before its first update to the state after its
 /// last one (all of one key). `None` when nothing in the row updated an object already in the
 /// cache (adds, deletions, the initial list).
-fn row_changes(
+pub(super) fn row_changes(
     notifications: &[&Notification<Object>],
     show_secret_data: bool,
 ) -> Option<Vec<Change>> {

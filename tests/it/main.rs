@@ -22,6 +22,7 @@ mod handler_stops;
 mod handlers_cli;
 mod headers_cli;
 mod hostile_objects;
+mod html_output;
 mod index_cli;
 mod jsonl_recipes;
 mod metadata_only;

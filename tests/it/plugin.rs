@@ -144,7 +144,7 @@ fn the_bash_script_completes_subcommands_flags_and_values() {
     assert_eq!(reply(&["kubectl-deltas", "wa"]), ["watch"]);
     assert_eq!(
         reply(&["kubectl-deltas", "watch", "--fi"]),
-        ["--field-selector", "--fifo"]
+        ["--file", "--field-selector", "--fifo"]
     );
     assert_eq!(
         reply(&["kubectl-deltas", "index", "pods", "-o", ""]),
@@ -178,7 +178,7 @@ fn subcommands_complete_without_the_hidden_ones() {
 #[test]
 fn flags_complete_per_subcommand_and_only_once_unless_repeatable() {
     let answer = complete(&["watch", "--fi"]);
-    assert_eq!(answer.values, ["--field-selector", "--fifo"]);
+    assert_eq!(answer.values, ["--file", "--field-selector", "--fifo"]);
 
     let all = complete(&["record", "pods", "-"]).values;
     for flag in [
@@ -207,7 +207,7 @@ fn value_enums_complete_in_their_declared_order() {
     for (words, values) in [
         (
             &["watch", "pods", "-o", ""][..],
-            &["timeline", "wide", "jsonl", "json", "yaml"][..],
+            &["timeline", "wide", "jsonl", "json", "yaml", "html"][..],
         ),
         (&["watch", "pods", "--output=j"], &["jsonl", "json"]),
         (&["watch", "pods", "-oj"], &["-ojsonl", "-ojson"]),

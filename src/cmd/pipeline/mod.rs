@@ -313,7 +313,12 @@ impl Pipeline {
         shutdown: impl Future<Output = ()>,
     ) -> Result<Ended, PipelineError> {
         let reader_gone = reader::stdout_reader_gone();
-        let out = stdout::stdout(self.stop.clone());
+        let out = match self.settings.view.page_output() {
+            // Written at the end, after the stop: a writer that gives up on a full pipe once the
+            // session is stopping would cut the page short.
+            Some(page) => stdout::Stdout::direct(page.map_err(PipelineError::Output)?),
+            None => stdout::stdout(self.stop.clone()),
+        };
         self.run_with(sources, clock, shutdown, out, reader_gone)
             .await
     }
@@ -628,6 +633,9 @@ impl Pipeline {
         join_controllers(&controllers, &output).await;
         drain(&output).await;
         output.status.clear();
+        // Whatever ended the session: a page (`-o html`) shows what came before a failure too.
+        output.finish(&per_resource);
+        drain(&output).await;
         let mut source_failure = None;
         for (index, (result, ran_dry)) in outcomes.into_iter().enumerate() {
             match result {

@@ -645,21 +645,26 @@ impl Output {
         self.status.update(&pairs, self.clock.wall());
     }
 
+    /// Tells the renderer that the session has ended, with the statistics of the whole session
+    /// (the `-o html` page is written then); a failure to write is the session's output failure.
+    pub(super) fn finish(&self, informers: &[Option<Arc<Informer>>]) {
+        let mut state = self.final_stats(informers);
+        if state.failed.is_some() {
+            return;
+        }
+        let State {
+            renderer, stats, ..
+        } = &mut *state;
+        let pairs: Vec<(&str, &InformerStats)> =
+            self.names.iter().map(String::as_str).zip(&*stats).collect();
+        if let Err(error) = renderer.finish(&pairs) {
+            self.fail(&mut state, error);
+        }
+    }
+
     /// The summary table of the session so far.
     pub(super) fn summary(&self, informers: &[Option<Arc<Informer>>]) -> String {
-        let counters: Vec<_> = informers.iter().map(informer_counters).collect();
-        let caches: Vec<Option<CacheSize>> = informers
-            .iter()
-            .map(|informer| {
-                let objects = informer.as_ref()?.indexer().list();
-                Some(CacheSize::of(objects.iter().map(|o| &**o)))
-            })
-            .collect();
-        let mut state = self.lock();
-        for ((stats, counters), cache) in state.stats.iter_mut().zip(&counters).zip(caches) {
-            record_counters(stats, counters);
-            stats.cache = cache;
-        }
+        let state = self.final_stats(informers);
         let pairs: Vec<(&str, &InformerStats)> = self
             .names
             .iter()
@@ -675,6 +680,24 @@ impl Output {
             .collect();
         text.extend(controller_table(&controllers));
         text
+    }
+
+    /// The state, with the statistics completed from the informers' own counters and caches.
+    fn final_stats(&self, informers: &[Option<Arc<Informer>>]) -> MutexGuard<'_, State> {
+        let counters: Vec<_> = informers.iter().map(informer_counters).collect();
+        let caches: Vec<Option<CacheSize>> = informers
+            .iter()
+            .map(|informer| {
+                let objects = informer.as_ref()?.indexer().list();
+                Some(CacheSize::of(objects.iter().map(|o| &**o)))
+            })
+            .collect();
+        let mut state = self.lock();
+        for ((stats, counters), cache) in state.stats.iter_mut().zip(&counters).zip(caches) {
+            record_counters(stats, counters);
+            stats.cache = cache;
+        }
+        state
     }
 
     /// The first write error, unless it was a reader going away (`| head`).

@@ -69,6 +69,8 @@ fn view() -> View {
         stdout_is_terminal: false,
         header_row: false,
         summary: false,
+        page_file: None,
+        command_line: String::new(),
     }
 }
 

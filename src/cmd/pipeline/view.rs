@@ -1,14 +1,18 @@
 //! What a session shows and when it stops ([`View`], from `ViewArgs`), and which batches
 //! `--query` lets through ([`Query`]).
 
+use std::fs::File;
 use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::{Duration, SystemTime};
 
+use anyhow::Context as _;
 use jiff::tz::TimeZone;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Batch, Delivery, IndexSpec, Notification};
 use kubectl_deltas::render::document::{Documents, Format};
+use kubectl_deltas::render::html::{Html, HtmlOptions};
 use kubectl_deltas::render::jsonl::JsonLines;
 use kubectl_deltas::render::timeline::{FixedColumns, Timeline, TimelineOptions};
 use kubectl_deltas::render::{ObjectMode, Renderer};
@@ -62,6 +66,10 @@ pub struct View {
     pub header_row: bool,
     /// Print the summary table on stderr when the session ends normally.
     pub summary: bool,
+    /// Where `-o html` writes its page (`-f`); stdout when `None`.
+    pub page_file: Option<PathBuf>,
+    /// The command line, as the page's header shows it.
+    pub command_line: String,
 }
 
 impl View {
@@ -76,6 +84,7 @@ impl View {
         let stdout_is_terminal = io::stdout().is_terminal();
         let color = global.color.enabled(stdout_is_terminal);
         check_handlers(args)?;
+        check_page_file(args)?;
         // A handler named on the command line is a request to see what it receives.
         let named = !args.handlers.is_empty() || !args.controllers.is_empty();
         let slow = args.handler_delay.0.is_some();
@@ -107,6 +116,21 @@ impl View {
             stdout_is_terminal,
             header_row: stdout_is_terminal && !args.no_headers,
             summary: !args.quiet,
+            page_file: args.page_file.clone(),
+            command_line: command_line(),
+        })
+    }
+
+    /// Where the page goes with `-o html`: `-f FILE` (opened again, emptied: it was created when
+    /// the flags were read), or stdout written as it is, blocking. `None` for every other output.
+    pub fn page_output(&self) -> Option<io::Result<Box<dyn Write + Send>>> {
+        if self.output != WatchOutput::Html {
+            return None;
+        }
+        Some(match &self.page_file {
+            Some(path) => File::create(path)
+                .map(|file| Box::new(io::BufWriter::new(file)) as Box<dyn Write + Send>),
+            None => Ok(Box::new(io::BufWriter::new(io::stdout()))),
         })
     }
 
@@ -135,6 +159,8 @@ impl View {
             stdout_is_terminal: false,
             header_row: false,
             summary: !quiet,
+            page_file: None,
+            command_line: command_line(),
         }
     }
 
@@ -177,6 +203,14 @@ impl View {
                 Format::Yaml,
                 self.object,
                 self.show_secret_data,
+            )),
+            WatchOutput::Html => Box::new(Html::new(
+                out,
+                HtmlOptions {
+                    object: self.object,
+                    show_secret_data: self.show_secret_data,
+                    command_line: self.command_line.clone(),
+                },
             )),
         }
     }
@@ -276,6 +310,48 @@ impl View {
 /// The length of the longest name, in characters.
 fn widest<'a>(names: impl Iterator<Item = &'a str>) -> usize {
     names.map(|n| n.chars().count()).max().unwrap_or(0)
+}
+
+/// `-f` is where `-o html` writes its page: refused with any other output (which goes to stdout,
+/// line by line, as it happens), and created now, so that a path that cannot be written is said
+/// before the session rather than after it.
+fn check_page_file(args: &ViewArgs) -> anyhow::Result<()> {
+    let Some(path) = &args.page_file else {
+        return Ok(());
+    };
+    if args.output != WatchOutput::Html {
+        return Err(anyhow::anyhow!(
+            "-f is where -o html writes its page; the other outputs go to stdout (redirect it: > {})",
+            path.display()
+        ))
+        .exit_with(Exit::Usage);
+    }
+    File::create(path)
+        .with_context(|| format!("cannot create the page {}", path.display()))
+        .exit_with(Exit::Runtime)?;
+    Ok(())
+}
+
+/// The command line as typed, program name aside, for the page's header: `kubectl deltas` and each
+/// argument, quoted for a POSIX shell when it needs it, so that it can be run again as shown.
+fn command_line() -> String {
+    let mut line = "kubectl deltas".to_owned();
+    for arg in std::env::args_os().skip(1) {
+        let arg = arg.to_string_lossy();
+        line.push(' ');
+        let plain = !arg.is_empty()
+            && arg
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c));
+        if plain {
+            line.push_str(&arg);
+        } else {
+            line.push('\'');
+            line.push_str(&arg.replace('\'', "'\\''"));
+            line.push('\'');
+        }
+    }
+    line
 }
 
 /// The handler's name without `--handler`.
