@@ -9,7 +9,8 @@ use kubectl_deltas::cache::{IndexSpec, ReflectorConfig, ReflectorError};
 use kubectl_deltas::source::KubeListerWatcher;
 use kubectl_deltas::source::discovery::{Need, ResourceInfo};
 
-use super::rediscover::{Rediscovered, Rediscovering};
+use super::rediscover::Rediscovering;
+use super::target::Rediscovered;
 use super::target::Target;
 use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::profile::Profile;

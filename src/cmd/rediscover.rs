@@ -18,24 +18,7 @@ use kubectl_deltas::source::{
     WatchRequest, WatchStream,
 };
 
-use super::target::Target;
-
-/// What discovering again found for a resource whose cached mapping the server answered 404.
-#[derive(Debug, Clone)]
-pub enum Rediscovered {
-    /// Served elsewhere now (another version, or the name resolves to another group): the
-    /// informer carries on with this mapping.
-    Moved(ResourceInfo),
-    /// Discovery still lists it where the cache had it.
-    Unchanged,
-    /// The argument no longer resolves: why, as the resolution says it.
-    Gone(String),
-    /// Discovery itself failed.
-    Failed(String),
-}
-
-/// The outcome of a run's rediscovery, shared with the [`Target`] that reports a failure.
-pub type Outcome = Arc<OnceLock<Rediscovered>>;
+use super::target::{Outcome, Rediscovered, Target};
 
 /// A resource's ListerWatcher that discovers again once when its cached mapping is answered 404
 /// (see the module's doc).

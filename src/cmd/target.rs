@@ -1,10 +1,10 @@
 //! What a cluster command runs against: a connection and a resolved resource, with failures
 //! mapped to exit codes (unknown resource: usage; unreachable, unauthorized: cluster access).
 
+use std::sync::{Arc, OnceLock};
+
 use kubectl_deltas::source::cluster::{ClusterAccess, Connection, Overrides};
 use kubectl_deltas::source::discovery::{CachedResolveError, DiscoveryCache, Need, ResourceInfo};
-
-use super::rediscover::Outcome;
 
 use crate::cli::AccessArgs;
 use crate::cli::exit::{Exit, WithExit};
@@ -225,3 +225,21 @@ fn unreachable(error: &(dyn std::error::Error + 'static)) -> Option<&'static str
     }
     None
 }
+
+/// What discovering again found for a resource whose cached mapping the server answered 404.
+#[derive(Debug, Clone)]
+pub enum Rediscovered {
+    /// Served elsewhere now (another version, or the name resolves to another group): the
+    /// informer carries on with this mapping.
+    Moved(ResourceInfo),
+    /// Discovery still lists it where the cache had it.
+    Unchanged,
+    /// The argument no longer resolves: why, as the resolution says it.
+    Gone(String),
+    /// Discovery itself failed.
+    Failed(String),
+}
+
+/// The outcome of a run's rediscovery ([`super::rediscover`]), shared with the [`Target`] that
+/// reports a failure.
+pub type Outcome = Arc<OnceLock<Rediscovered>>;

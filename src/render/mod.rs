@@ -28,6 +28,7 @@ use crate::timestamp::Rfc3339;
 
 pub mod changes;
 pub mod document;
+mod duration;
 pub mod html;
 pub mod index;
 mod index_table;

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use serde::Serialize;
 
+use super::duration::human_duration;
 use super::stats::WaitHistogram;
-use super::timeline::human_duration;
 use super::{millis, printable, rfc3339_micros};
 use crate::cache::workqueue::{QueueMetrics, ReconcileResult};
 

@@ -35,6 +35,7 @@
 //! escaped ([`printable`]), so that no object can move the cursor, retitle the terminal or forge
 //! rows.
 
+pub use super::duration::human_duration;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -1016,22 +1017,6 @@ pub fn local_time(time: SystemTime, zone: &TimeZone) -> String {
             .strftime("%H:%M:%S%.3f")
             .to_string(),
         Err(_) => "--:--:--.---".to_owned(),
-    }
-}
-
-/// A duration as a person reads it: `350µs`, `1.2ms`, `2.01s`, `1m02s`, `1h05m`.
-pub fn human_duration(d: Duration) -> String {
-    let secs = d.as_secs();
-    if d < Duration::from_millis(1) {
-        format!("{}µs", d.as_micros())
-    } else if d < Duration::from_secs(1) {
-        format!("{:.1}ms", d.as_secs_f64() * 1e3)
-    } else if secs < 60 {
-        format!("{:.2}s", d.as_secs_f64())
-    } else if secs < 3600 {
-        format!("{}m{:02}s", secs / 60, secs % 60)
-    } else {
-        format!("{}h{:02}m", secs / 3600, secs % 3600 / 60)
     }
 }
 
