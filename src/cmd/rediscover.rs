@@ -9,7 +9,7 @@
 //! with it (and says so); if it resolves to nothing, the failure says that the resource is gone;
 //! if discovery still lists it where it was, the 404 stands.
 
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, RwLock};
 
 use kube::core::{ApiResource, TypeMeta};
 use kubectl_deltas::source::discovery::{DiscoveryCache, Need, ResourceInfo};
