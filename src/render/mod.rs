@@ -184,10 +184,9 @@ pub trait Renderer: Send {
     }
 
     /// The session has ended, however it ended: writes what the renderer keeps for the end (the
-    /// `-o html` page), with what each informer did, `summary` (`(resource, stats)`, as
-    /// [`summary::summary_table`] takes). By default nothing: the other renderers wrote
-    /// everything as it came.
-    fn finish(&mut self, _summary: &[(&str, &stats::InformerStats)]) -> io::Result<()> {
+    /// `-o html` page), with `summary`, the summary table the session prints on stderr. By
+    /// default nothing: the other renderers wrote everything as it came.
+    fn finish(&mut self, _summary: &str) -> io::Result<()> {
         Ok(())
     }
 }

@@ -117,6 +117,55 @@ async fn a_hover_record_is_the_jsonl_record_with_the_wide_changes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controllers_reconciles_have_their_lane_and_records_and_its_table() {
+    // The bundled controller recording replays with its `--controller web,…` (replayWith): the
+    // page has the controller's lane beside its handler's, one mark per reconcile (ok and error
+    // told apart), each reconcile's record as its jsonl line, and the controller's summary table.
+    let html = page("controller", &[]).await;
+    assert!(html.contains("data-actor=\"web\""), "no handler lane");
+    assert!(
+        html.contains("data-controller=\"web\""),
+        "no controller lane"
+    );
+    let path = format!(
+        "{}/docs/recordings/controller.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let jsonl = offline_command(&["replay", &path, "-q", "-o", "jsonl"]);
+    let jsonl = support::binary::json_lines(&output(jsonl).await.stdout);
+    let expected: Vec<&Value> = jsonl.iter().filter(|l| l["kind"] == "reconcile").collect();
+    let all = records(&html);
+    // In the page's order (drawn lane by lane); sorted, the same records as -o jsonl's.
+    let mut reconciles: Vec<&Value> = all.iter().filter_map(|r| r.get("reconcile")).collect();
+    let when = |r: &&Value| (r["time"].as_str().map(str::to_owned), r["key"].to_string());
+    reconciles.sort_by_key(when);
+    let mut expected = expected;
+    expected.sort_by_key(when);
+    assert!(!expected.is_empty());
+    assert_eq!(
+        reconciles, expected,
+        "the page's reconcile records are -o jsonl's"
+    );
+    let errors = expected.iter().filter(|r| r["result"] == "error").count();
+    assert!(errors > 0);
+    // One mark per reconcile, and each glyph once in the legend.
+    assert_eq!(
+        html.matches("href=\"#g-F\"").count(),
+        errors + 1,
+        "error marks"
+    );
+    assert_eq!(
+        html.matches("href=\"#g-K\"").count(),
+        expected.len() - errors + 1,
+        "ok marks"
+    );
+    assert!(
+        html.contains("workqueue_retries_total"),
+        "no controller table in the summary"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_are_redacted_on_the_page_as_in_jsonl() {
     let dir = tempfile::tempdir().unwrap();
     let recording = dir.path().join("secrets.jsonl");

@@ -652,12 +652,8 @@ impl Output {
         if state.failed.is_some() {
             return;
         }
-        let State {
-            renderer, stats, ..
-        } = &mut *state;
-        let pairs: Vec<(&str, &InformerStats)> =
-            self.names.iter().map(String::as_str).zip(&*stats).collect();
-        if let Err(error) = renderer.finish(&pairs) {
+        let summary = self.summary_text(&state);
+        if let Err(error) = state.renderer.finish(&summary) {
             self.fail(&mut state, error);
         }
     }
@@ -665,6 +661,11 @@ impl Output {
     /// The summary table of the session so far.
     pub(super) fn summary(&self, informers: &[Option<Arc<Informer>>]) -> String {
         let state = self.final_stats(informers);
+        self.summary_text(&state)
+    }
+
+    /// The summary tables of `state`: the informers', then the controllers' if any.
+    fn summary_text(&self, state: &State) -> String {
         let pairs: Vec<(&str, &InformerStats)> = self
             .names
             .iter()

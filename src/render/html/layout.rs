@@ -240,7 +240,7 @@ fn header(out: &mut String, session: &Session, command: &str, axis: &Axis, chart
     out.push_str(
         "<li><b>×N</b> deltas coalesced into one pop</li>\n<li><span class=\"swatch ini\"></span> \
          initial list</li>\n<li><span class=\"swatch agg\"></span> several marks in one bucket</li>\n\
-         <li><span class=\"swatch lag\"></span> a handler call's wait in its buffer</li>\n</ul>\n\
+         <li><span class=\"swatch lag\"></span> a handler call's wait in its buffer, a key's wait for a worker</li>\n</ul>\n\
          </header>\n",
     );
 }
@@ -277,6 +277,11 @@ fn defs(out: &mut String) {
             Glyph::Resync => ("<circle r=\"5.5\"/>", "↻"),
             Glyph::Synced => ("<path d=\"M0,-6.5L6.5,0L0,6.5L-6.5,0Z\"/>", "✓"),
             Glyph::Alert => ("<path d=\"M0,-6.5L6.5,5.5H-6.5Z\"/>", "!"),
+            Glyph::ReconcileOk => (
+                "<rect x=\"-6\" y=\"-5\" width=\"12\" height=\"10\" rx=\"3\"/>",
+                "⇒",
+            ),
+            Glyph::ReconcileError => ("<path d=\"M-6,-6H6V6H-6Z\"/>", "✗"),
         };
         let _ = writeln!(
             out,
@@ -495,14 +500,24 @@ impl Chart<'_> {
             self.body.push_str("</g>\n");
         }
         for actor in &log.actors {
-            self.row_start(
-                "actor",
-                ACTOR_H,
-                &format!(" data-actor=\"{}\"", esc(&actor.label)),
-            );
-            self.label(&format!("handler {}", actor.label), 14.0, "lbl");
             let max = series_max(&actor.series);
-            self.label(&format!("calls · buffer depth (max {max})"), 28.0, "sub");
+            if actor.reconciles {
+                self.row_start(
+                    "actor",
+                    ACTOR_H,
+                    &format!(" data-controller=\"{}\"", esc(&actor.label)),
+                );
+                self.label(&format!("controller {}", actor.label), 14.0, "lbl");
+                self.label("reconciles · wait for a worker", 28.0, "sub");
+            } else {
+                self.row_start(
+                    "actor",
+                    ACTOR_H,
+                    &format!(" data-actor=\"{}\"", esc(&actor.label)),
+                );
+                self.label(&format!("handler {}", actor.label), 14.0, "lbl");
+                self.label(&format!("calls · buffer depth (max {max})"), 28.0, "sub");
+            }
             self.body.push_str("<g clip-path=\"url(#plot)\">\n");
             for span in &actor.spans {
                 self.span(span, 11.0, 2.0, end);

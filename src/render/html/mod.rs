@@ -20,10 +20,10 @@
 //! (their count and types), and the page says so; beyond [`OBJECT_BUDGET`] bytes of records, the
 //! later records leave their objects out, and the page says that too.
 //!
-//! Lanes are generic ([`Lane`]: marks, spans and a series): a handler is one, and so will be a
-//! controller's reconciles (`--controller`): such a renderer method adds a lane to
-//! [`ResourceLog::actors`] with [`ResourceLog::actor`] and pushes its marks; layout, aggregation,
-//! hover and the script need nothing more.
+//! Lanes are generic ([`Lane`]: marks, spans and a series): a handler is one, and so is a
+//! controller's reconciles (`--controller`, [`ResourceLog::controller`]); a renderer method adds
+//! its lane to [`ResourceLog::actors`] and pushes its marks; layout, aggregation, hover and the
+//! script need nothing more.
 
 mod layout;
 
@@ -33,14 +33,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::jsonl::{BatchRecord, NotificationRecord, PushRecord, event_line};
 use super::object::ObjectMode;
-use super::stats::InformerStats;
-use super::summary::summary_table;
+use super::reconcile::{ReconcileRecord, ReconcileView};
 use super::timeline::{describe, human_duration, informer_started, row_changes, rows};
 use super::{
     BatchView, Event, EventView, NotificationView, PushView, Renderer, changes, count,
     delta_resource_version, handler_call, is_list_retry, printable,
 };
 use crate::cache::reflector::RelistCause;
+use crate::cache::workqueue::ReconcileResult;
 use crate::cache::{DeltaType, Notification, ReflectorEventKind};
 
 /// Bytes of hover records kept with their objects; the records after leave them out (a page of
@@ -107,7 +107,7 @@ pub(crate) struct ResourceLog {
     pub(crate) depth: Lane,
     /// Each pop's wait in the queue.
     pub(crate) wait: Lane,
-    /// Event handlers, in registration order (and, later, controllers).
+    /// Event handlers in registration order, then each controller's reconciles.
     pub(crate) actors: Vec<Lane>,
     /// Pops of whole-list deltas (an atomic queue), and an UndeltaStore's pushes.
     pub(crate) whole: Lane,
@@ -116,12 +116,28 @@ pub(crate) struct ResourceLog {
 }
 
 impl ResourceLog {
-    /// The lane of the handler (or controller) `name`, made on first use.
+    /// The lane of the handler `name`, made on first use.
     pub(crate) fn actor(&mut self, name: &str) -> &mut Lane {
-        let at = match self.actors.iter().position(|l| l.label == name) {
+        self.actor_lane(name, false)
+    }
+
+    /// The lane of controller `name`'s reconciles, made on first use (after its handler's).
+    pub(crate) fn controller(&mut self, name: &str) -> &mut Lane {
+        self.actor_lane(name, true)
+    }
+
+    fn actor_lane(&mut self, name: &str, reconciles: bool) -> &mut Lane {
+        let at = match self
+            .actors
+            .iter()
+            .position(|l| l.label == name && l.reconciles == reconciles)
+        {
             Some(at) => at,
             None => {
-                self.actors.push(Lane::labelled(name));
+                self.actors.push(Lane {
+                    reconciles,
+                    ..Lane::labelled(name)
+                });
                 self.actors.len() - 1
             }
         };
@@ -138,6 +154,8 @@ pub(crate) struct Lane {
     pub(crate) spans: Vec<Span>,
     /// `(time, value)`, in time order.
     pub(crate) series: Vec<(i64, f64)>,
+    /// A controller's reconciles (`--controller`), not a handler's calls.
+    pub(crate) reconciles: bool,
 }
 
 impl Lane {
@@ -204,11 +222,15 @@ pub(crate) enum Glyph {
     Synced,
     /// The Reflector: an error, a drift, a fallback.
     Alert,
+    /// A controller's reconcile that succeeded (or asked to be requeued after a while).
+    ReconcileOk,
+    /// A controller's reconcile that returned an error: retried after the rate limiter's delay.
+    ReconcileError,
 }
 
 impl Glyph {
     /// Every glyph, in the legend's order.
-    pub(crate) const ALL: [Glyph; 14] = [
+    pub(crate) const ALL: [Glyph; 16] = [
         Glyph::Added,
         Glyph::Updated,
         Glyph::Deleted,
@@ -223,6 +245,8 @@ impl Glyph {
         Glyph::Resync,
         Glyph::Synced,
         Glyph::Alert,
+        Glyph::ReconcileOk,
+        Glyph::ReconcileError,
     ];
 
     /// The glyph of a delta type; `tombstone` for a deletion whose final state is unknown.
@@ -255,6 +279,8 @@ impl Glyph {
             Glyph::Resync => "Y",
             Glyph::Synced => "H",
             Glyph::Alert => "Z",
+            Glyph::ReconcileOk => "K",
+            Glyph::ReconcileError => "F",
         }
     }
 
@@ -275,6 +301,8 @@ impl Glyph {
             Glyph::Resync => "resync check",
             Glyph::Synced => "HasSynced",
             Glyph::Alert => "error, drift or fallback",
+            Glyph::ReconcileOk => "reconcile (ok)",
+            Glyph::ReconcileError => "reconcile (error: retried)",
         }
     }
 }
@@ -530,6 +558,48 @@ impl Session {
         });
     }
 
+    /// A controller's reconcile: a mark when it ended on the controller's lane, its wait
+    /// for a worker and its run as spans.
+    fn reconcile(&mut self, view: &ReconcileView<'_>) {
+        let t = self.saw(view.time);
+        let started = micros(view.started_at);
+        let queued = micros(view.queued_at);
+        let record = json(&ReconcileRecord::new(view));
+        let index = self.record(format!("{{\"reconcile\":{record}}}"));
+        let glyph = match view.result {
+            ReconcileResult::Error => Glyph::ReconcileError,
+            _ => Glyph::ReconcileOk,
+        };
+        let title = format!(
+            "{} reconcile · {} · {}\n{}",
+            printable(view.controller),
+            super::rfc3339_micros(view.time),
+            printable(view.key),
+            view.facts()
+        );
+        let log = self.resource(view.resource);
+        let lane = log.controller(view.controller);
+        if started > queued {
+            lane.spans.push(Span {
+                from: queued,
+                to: Some(started),
+                class: "lag",
+                title: format!("waited {} for a worker", human_duration(view.waited())),
+                label: None,
+                record: Some(index),
+            });
+        }
+        lane.marks.push(Mark {
+            t,
+            glyphs: vec![glyph],
+            count: 1,
+            initial: false,
+            record: Some(index),
+            title,
+            label: None,
+        });
+    }
+
     fn event(&mut self, view: &EventView<'_>) {
         let pushes = self.pushes;
         match view.event {
@@ -739,14 +809,18 @@ impl<W: Write + Send> Renderer for Html<W> {
         Ok(())
     }
 
+    fn reconcile(&mut self, view: &ReconcileView<'_>) -> io::Result<()> {
+        self.session.reconcile(view);
+        Ok(())
+    }
+
     fn push(&mut self, view: &PushView<'_>) -> io::Result<()> {
         self.session.push(view, &self.options);
         Ok(())
     }
 
-    fn finish(&mut self, summary: &[(&str, &InformerStats)]) -> io::Result<()> {
-        let table = summary_table(summary);
-        let page = layout::page(&self.session, &self.options.command_line, &table);
+    fn finish(&mut self, summary: &str) -> io::Result<()> {
+        let page = layout::page(&self.session, &self.options.command_line, summary);
         self.out.write_all(page.as_bytes())?;
         self.out.flush()
     }

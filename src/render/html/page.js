@@ -196,6 +196,23 @@
         ["buffer depth", n.bufferDepth],
         ["waited", n.waitMs == null ? null : n.waitMs + " ms"],
       ]));
+    } else if (record.reconcile) {
+      const r = record.reconcile;
+      box.append(text("h3", "controller " + r.controller + " · reconcile " + r.key + " · " + r.result));
+      box.append(table([
+        ["ended", r.time],
+        ["started", r.startedAt],
+        ["worker", r.worker],
+        ["attempt", r.attempt],
+        ["queued at", r.queuedAt],
+        ["waited", r.waitMs + " ms"],
+        ["took", r.durationMs + " ms"],
+        ["adds absorbed", r.adds],
+        ["requeued (changed while reconciling)", r.requeued ? "yes" : "no"],
+        ["rv read", r.resourceVersion == null ? "gone (NotFound)" : r.resourceVersion],
+        ["retry in", r.retryInMs == null ? null : r.retryInMs + " ms"],
+        ["requeue after", r.requeueAfterMs == null ? null : r.requeueAfterMs + " ms"],
+      ]));
     } else if (record.reflector) {
       const r = record.reflector;
       box.append(text("h3", "Reflector · " + r.event));
