@@ -190,3 +190,53 @@ async fn the_summary_counts_the_pops_popped_and_those_shown() {
     let out = run_offline(&["replay", path.to_str().unwrap()], None).await;
     assert!(!stderr(&out).contains("of which shown"));
 }
+
+/// `(key, time)` of every reconcile of a jsonl replay of the bundled controller recording, with
+/// the controller it is meant to be replayed with (given, since flags replace its `replayWith`)
+/// and `flags`.
+async fn reconciles(flags: &[&str]) -> Vec<(String, String)> {
+    let path = support::paths::bundled("controller");
+    let mut args = vec!["replay", path.to_str().unwrap(), "-o", "jsonl", "-q"];
+    args.extend_from_slice(&[
+        "--controller",
+        "web,reconcile=500ms,fail=3,fail-keys=demo/flaky",
+    ]);
+    args.extend_from_slice(flags);
+    let out = run_offline(&args, None).await;
+    assert_eq!(out.status.code(), Some(0), "{flags:?}: {}", stderr(&out));
+    json_lines(&out.stdout)
+        .into_iter()
+        .filter(|line| line["kind"] == "reconcile")
+        .map(|line| {
+            (
+                line["key"].as_str().unwrap().to_owned(),
+                line["time"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn match_and_a_time_window_narrow_a_controllers_reconciles_too() {
+    let all = reconciles(&[]).await;
+    assert!(all.iter().any(|(key, _)| key == "demo/flaky"), "{all:?}");
+    assert!(all.iter().any(|(key, _)| key != "demo/flaky"), "{all:?}");
+
+    let flaky = reconciles(&["--match", "*/flaky"]).await;
+    let expected: Vec<_> = all
+        .iter()
+        .filter(|(key, _)| key == "demo/flaky")
+        .cloned()
+        .collect();
+    assert_eq!(flaky, expected);
+
+    // The recording starts at 09:00:00; from +2s on.
+    let late = reconciles(&["--from", "+2s"]).await;
+    let expected: Vec<_> = all
+        .iter()
+        .filter(|(_, time)| time.as_str() >= "2026-11-24T09:00:02")
+        .cloned()
+        .collect();
+    assert!(!expected.is_empty() && expected.len() < all.len());
+    assert_eq!(late, expected);
+}

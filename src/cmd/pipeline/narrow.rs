@@ -146,6 +146,24 @@ impl Narrow {
         objects.peek().is_none() || objects.any(|obj| self.shows_object(obj))
     }
 
+    /// Whether a controller's reconcile of `key`, ended at `time`, is shown: by `--match` on its
+    /// key and by a `--from`/`--to` time window. A reconcile carries no delta, no object and no
+    /// pop number, so `--types`, `--tombstones`, `-l`, `--field-selector` and a `#seq` bound do
+    /// not apply to it.
+    pub fn shows_reconcile(&self, key: &str, time: SystemTime) -> bool {
+        let after_from = match self.from {
+            Some(Bound::At(from)) => time >= from,
+            _ => true,
+        };
+        let before_to = match self.to {
+            Some(Bound::At(to)) => time <= to,
+            _ => true,
+        };
+        after_from
+            && before_to
+            && (self.globs.is_empty() || self.globs.iter().any(|g| g.matches(key)))
+    }
+
     fn within(&self, seq: u64, time: SystemTime) -> bool {
         let after_from = match self.from {
             None | Some(Bound::After(_)) => true,

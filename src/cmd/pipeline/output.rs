@@ -407,7 +407,10 @@ impl Output {
             retry_in: reconcile.retry_in,
         };
         stats.record(&view);
-        if state.closed || !self.view.shows_reconciles() {
+        if state.closed
+            || !self.view.shows_reconciles()
+            || !self.view.narrow.shows_reconcile(view.key, view.time)
+        {
             return;
         }
         self.write(&mut state, |r| r.reconcile(&view));
