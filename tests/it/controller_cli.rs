@@ -8,13 +8,13 @@
 //! `default_rate_limiters.go` `DefaultTypedControllerRateLimiter`) under controller-runtime's
 //! worker loop (v0.24.1 `pkg/internal/controller/controller.go`, `reconcileHandler`).
 
+use crate::support::configmaps::{cm, server_with_configmaps};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::support::binary::{Running, json_lines, offline_command, run_offline, stderr};
-use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::paths::{hand_written, path_str, summary_row};
 
 /// Replays `path` with `args`; checks the exit code is 0; returns stdout and stderr.
@@ -377,20 +377,6 @@ async fn bad_controller_flags_are_usage_errors_of_one_sentence() {
         assert_eq!(lines.len(), 1, "{args:?}: {err}");
         assert!(lines[0].contains(says), "{args:?}: {err}");
     }
-}
-
-fn cm(name: &str, value: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})
-}
-
-async fn server_with_configmaps(n: usize) -> (FakeApiServer, tempfile::TempDir, PathBuf) {
-    let server = FakeApiServer::start().await;
-    for i in 0..n {
-        server.create("configmaps", cm(&format!("cm-{i}"), "v"));
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = server.write_kubeconfig(dir.path());
-    (server, dir, kubeconfig)
 }
 
 /// A live watch: real worker threads on real time. Updates made while the key is reconciled

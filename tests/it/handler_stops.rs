@@ -8,6 +8,7 @@
 //! call in progress (`run`) runs to its end.
 
 use crate::support;
+use crate::support::configmaps::server_with_configmaps;
 use crate::support::paths::{path_str, summary_row};
 
 use std::path::{Path, PathBuf};
@@ -15,21 +16,6 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use support::binary::{Running, json_lines, offline_command, run, run_offline};
-use support::fake_apiserver::FakeApiServer;
-
-fn cm(name: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": "v"}})
-}
-
-async fn server_with_configmaps(n: usize) -> (FakeApiServer, tempfile::TempDir, PathBuf) {
-    let server = FakeApiServer::start().await;
-    for i in 0..n {
-        server.create("configmaps", cm(&format!("cm-{i}")));
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = server.write_kubeconfig(dir.path());
-    (server, dir, kubeconfig)
-}
 
 /// A recording of one LIST of `n` ConfigMaps, then, a minute later, one update of each.
 fn recording(dir: &Path, n: usize) -> PathBuf {

@@ -5,13 +5,13 @@
 //! (the handler runs inside the pop).
 
 use crate::support;
+use crate::support::configmaps::{cm, server_with_configmaps};
 use crate::support::paths::{bundled, summary_row};
 
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use support::binary::{Running, json_lines, run_offline, stderr};
-use support::fake_apiserver::FakeApiServer;
 
 /// Replays bundled recording `name` with `args`; checks the exit code is 0; returns stdout and
 /// stderr.
@@ -366,20 +366,6 @@ async fn the_summary_has_a_column_per_handler() {
         ["6.00s", "5.0ms"],
         "{summary}"
     );
-}
-
-fn cm(name: &str, value: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})
-}
-
-async fn server_with_configmaps(n: usize) -> (FakeApiServer, tempfile::TempDir, PathBuf) {
-    let server = FakeApiServer::start().await;
-    for i in 0..n {
-        server.create("configmaps", cm(&format!("cm-{i}"), "v"));
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = server.write_kubeconfig(dir.path());
-    (server, dir, kubeconfig)
 }
 
 /// A live shared informer with a slow handler: every pop returns at once, the queue stays

@@ -2,16 +2,11 @@
 //! its output lines and exit codes.
 
 use crate::support;
+use crate::support::configmaps::{cm, server_with_configmaps};
 
-use std::path::PathBuf;
-
-use serde_json::{Value, json};
+use serde_json::Value;
 use support::binary::{Running, run, stderr};
-use support::fake_apiserver::{FakeApiServer, Fault, Verb};
-
-fn cm(name: &str, value: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})
-}
+use support::fake_apiserver::{Fault, Verb};
 
 fn lines(output: &std::process::Output) -> Vec<Value> {
     support::binary::json_lines(&output.stdout)
@@ -31,16 +26,6 @@ fn batch_keys(lines: &[Value]) -> Vec<String> {
         .filter(|l| l["kind"] == "batch")
         .map(|l| l["key"].as_str().unwrap().to_owned())
         .collect()
-}
-
-async fn server_with_configmaps(n: usize) -> (FakeApiServer, tempfile::TempDir, PathBuf) {
-    let server = FakeApiServer::start().await;
-    for i in 0..n {
-        server.create("configmaps", cm(&format!("cm-{i}"), "v"));
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = server.write_kubeconfig(dir.path());
-    (server, dir, kubeconfig)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,28 +3,13 @@
 //! queue, with golden files, is in `watch_scenario.rs`.
 
 use crate::support;
+use crate::support::configmaps::{cm, server_with_configmaps};
 use crate::support::paths::summary_row;
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use support::binary::{Running, json_lines, run, stderr};
-use support::fake_apiserver::FakeApiServer;
-
-fn cm(name: &str, value: &str) -> Value {
-    json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})
-}
-
-async fn server_with_configmaps(n: usize) -> (FakeApiServer, tempfile::TempDir, PathBuf) {
-    let server = FakeApiServer::start().await;
-    for i in 0..n {
-        server.create("configmaps", cm(&format!("cm-{i}"), "v"));
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = server.write_kubeconfig(dir.path());
-    (server, dir, kubeconfig)
-}
 
 /// Rows with column padding collapsed to one space.
 fn squeezed(line: &str) -> String {
