@@ -5,11 +5,12 @@
 
 use std::time::{Duration, SystemTime};
 
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::{ContentArrangement, Table, presets};
 use serde::Serialize;
 
 use super::duration::human_duration;
 use super::stats::WaitHistogram;
+use super::summary::{figures_text, quantiles};
 use super::{millis, printable, rfc3339_micros};
 use crate::cache::workqueue::{QueueMetrics, ReconcileResult};
 
@@ -244,15 +245,6 @@ pub fn controller_table(controllers: &[(&str, &[ControllerStats])]) -> Option<St
         cells.extend(columns.iter().map(|(_, c)| value(c)));
         cells
     };
-    let quantiles = |h: &WaitHistogram| match (h.quantile(0.5), h.quantile(0.99)) {
-        (Some(p50), Some(p99)) => format!(
-            "{} / {} / {}",
-            human_duration(p50),
-            human_duration(p99),
-            human_duration(h.max())
-        ),
-        _ => "-".to_owned(),
-    };
     table.add_row(row("reconciles", &|c| c.reconciles.to_string()));
     table.add_row(row("  of which errors", &|c| c.errors.to_string()));
     table.add_row(row("adds (workqueue_adds_total)", &|c| {
@@ -282,12 +274,7 @@ pub fn controller_table(controllers: &[(&str, &[ControllerStats])]) -> Option<St
     table.add_row(row("keys still waiting at exit", &|c| {
         c.still_waiting().to_string()
     }));
-    for column in table.column_iter_mut().skip(1) {
-        column.set_cell_alignment(CellAlignment::Right);
-    }
-    let mut text = table.to_string();
-    text.push('\n');
-    Some(text)
+    Some(figures_text(&mut table))
 }
 
 #[cfg(test)]

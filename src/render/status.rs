@@ -8,9 +8,9 @@ use std::time::{Duration, SystemTime};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::duration::human_duration;
 use super::printable;
 use super::stats::InformerStats;
-use super::timeline::human_duration;
 use crate::cache::DeltaType;
 
 /// How far the initial lists have come: objects received, and the estimated total when every

@@ -4,9 +4,9 @@
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
+use super::duration::human_duration;
 use super::printable;
-use super::stats::{HandlerStats, InformerStats};
-use super::timeline::human_duration;
+use super::stats::{HandlerStats, InformerStats, WaitHistogram};
 use crate::cache::DeltaType;
 
 /// The summary of `informers` (`(resource, stats)`), as text ending with a newline.
@@ -61,11 +61,7 @@ pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
         ),
         None => "not synced".to_owned(),
     }));
-    for column in table.column_iter_mut().skip(1) {
-        column.set_cell_alignment(CellAlignment::Right);
-    }
-    let mut text = table.to_string();
-    text.push('\n');
+    let mut text = figures_text(&mut table);
     if let Some(handlers) = handler_table(informers) {
         text.push_str(&handlers);
     }
@@ -139,18 +135,7 @@ fn queue_rows(table: &mut Table, columns: &[(String, InformerStats)], row: &RowF
         table.add_row(row("dropped before a pop", &|s| s.dropped.to_string()));
     }
     table.add_row(row("max queue depth", &|s| s.max_queue_len.to_string()));
-    table.add_row(row("queue wait p50 / p99 / max", &|s| match (
-        s.waits.quantile(0.5),
-        s.waits.quantile(0.99),
-    ) {
-        (Some(p50), Some(p99)) => format!(
-            "{} / {} / {}",
-            human_duration(p50),
-            human_duration(p99),
-            human_duration(s.waits.max())
-        ),
-        _ => "-".to_owned(),
-    }));
+    table.add_row(row("queue wait p50 / p99 / max", &|s| quantiles(&s.waits)));
 }
 
 /// Beyond this many handlers the handler table is transposed: one row per handler, so that its
@@ -192,18 +177,7 @@ fn handler_table(informers: &[(&str, &InformerStats)]) -> Option<String> {
             Box::new(|h| h.syncs_skipped.to_string()),
         ),
         ("max buffer depth", Box::new(|h| h.max_depth.to_string())),
-        (
-            "lag p50 / p99 / max",
-            Box::new(|h| match (h.lag.quantile(0.5), h.lag.quantile(0.99)) {
-                (Some(p50), Some(p99)) => format!(
-                    "{} / {} / {}",
-                    human_duration(p50),
-                    human_duration(p99),
-                    human_duration(h.lag.max())
-                ),
-                _ => "-".to_owned(),
-            }),
-        ),
+        ("lag p50 / p99 / max", Box::new(|h| quantiles(&h.lag))),
         (
             "time to HasSynced",
             Box::new(|h| match h.synced {
@@ -245,12 +219,30 @@ fn handler_table(informers: &[(&str, &InformerStats)]) -> Option<String> {
             table.add_row(cells);
         }
     }
+    Some(figures_text(&mut table))
+}
+
+/// `p50 / p99 / max` of a wait histogram, as people read durations; `-` when empty.
+pub(super) fn quantiles(h: &WaitHistogram) -> String {
+    match (h.quantile(0.5), h.quantile(0.99)) {
+        (Some(p50), Some(p99)) => format!(
+            "{} / {} / {}",
+            human_duration(p50),
+            human_duration(p99),
+            human_duration(h.max())
+        ),
+        _ => "-".to_owned(),
+    }
+}
+
+/// A table of figures as text: every column after the labels right-aligned, a line break after.
+pub(super) fn figures_text(table: &mut Table) -> String {
     for column in table.column_iter_mut().skip(1) {
         column.set_cell_alignment(CellAlignment::Right);
     }
     let mut text = table.to_string();
     text.push('\n');
-    Some(text)
+    text
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::{Glyph, Lane, Mark, ResourceLog, Session, Span};
-use crate::render::timeline::human_duration;
+use crate::render::duration::human_duration;
 use crate::render::{count, rfc3339_micros};
 
 /// Marks drawn one by one, at most, across the page; beyond, the marks of a lane that fall in

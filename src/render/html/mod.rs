@@ -31,10 +31,11 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::duration::human_duration;
 use super::jsonl::{BatchRecord, NotificationRecord, PushRecord, event_line};
 use super::object::ObjectMode;
 use super::reconcile::{ReconcileRecord, ReconcileView};
-use super::timeline::{describe, human_duration, informer_started, row_changes, rows};
+use super::timeline::{describe, informer_started, row_changes, rows};
 use super::{
     BatchView, Event, EventView, NotificationView, PushView, Renderer, changes, count,
     delta_resource_version, handler_call, is_list_retry, printable,
