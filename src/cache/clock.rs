@@ -14,6 +14,12 @@ pub trait Clock: Send + Sync + 'static {
     fn wall(&self) -> SystemTime;
     /// Completes after `duration` (of this clock's time).
     fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()>;
+    /// How long `duration` of this clock's time lasts in real time: what a thread that must block
+    /// for it (a condition variable's timeout, a worker's simulated work) waits. Real time for
+    /// real clocks; a replay at `--speed X` runs X times faster, and its clock says `duration / X`.
+    fn in_real_time(&self, duration: Duration) -> Duration {
+        duration
+    }
 }
 
 /// A shared clock is a clock: an `Arc<ManualClock>` or an `Arc<dyn Clock>` is the
@@ -29,6 +35,10 @@ impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
 
     fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
         (**self).sleep(duration)
+    }
+
+    fn in_real_time(&self, duration: Duration) -> Duration {
+        (**self).in_real_time(duration)
     }
 }
 

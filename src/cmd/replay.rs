@@ -9,7 +9,11 @@
 //! Instant mode (the default) is deterministic: the informer's consumer is drained on the
 //! replay's thread (an [`InformerSlot`] holds the informer) after each group of lines sharing one `t`, so no thread decides when a
 //! batch is popped and every run writes the same bytes. With `--speed X` lines come at `t / X`
-//! and a consumer thread pops concurrently, as live.
+//! and a consumer thread pops concurrently, as live, on a clock that runs at X times real time
+//! ([`ReplayClock::running`](kubectl_deltas::source::recording::ReplayClock::running)): handler
+//! delays and a controller's reconciles, retries and requeues are durations of recorded time,
+//! taking `1/X` of it in real time, and whatever happens between two lines is stamped with the
+//! recorded time it happened at.
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -74,22 +78,6 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             .into(),
         ),
         InformerResync::Off => {}
-    }
-    if args.speed.is_some() && !view.controllers.is_empty() {
-        // A timed replay's clock moves from line to line, not in between: a worker's reconcile
-        // and a rate-limited retry, timed on it, would end at the next line rather than on time.
-        return Err(anyhow!(
-            "--controller runs its workers on the recording's clock, which only an instant \
-             replay keeps between lines: leave --speed out"
-        ))
-        .exit_with(Exit::Usage);
-    }
-    if let Some(speed) = args.speed {
-        // Delays in the recording's time, as every time the output shows.
-        view.handler_delay = view.handler_delay.map(|d| d.div_f64(speed));
-        for handler in &mut view.handlers {
-            handler.delay = handler.delay.map(|d| d.div_f64(speed));
-        }
     }
     // `replay` has no `--watch-list`: the recording says how the initial list came.
     refuse_store_flags(args.store.store, &args.informer, &view)?;

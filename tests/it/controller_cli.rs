@@ -356,10 +356,6 @@ async fn bad_controller_flags_are_usage_errors_of_one_sentence() {
             "--view reconciles shows what controllers' workers did: give a --controller NAME",
         ),
         (
-            &["--controller", "web", "--speed", "10"],
-            "--controller runs its workers on the recording's clock, which only an instant replay keeps between lines: leave --speed out",
-        ),
-        (
             &["--controller", "web", "--store", "undelta"],
             "--controller registers an informer's event handler, and an UndeltaStore has none",
         ),

@@ -319,8 +319,7 @@ fn replay_no_handler_call_begins_before_its_pop() {
     // On the recording's clock a pop is stamped with the recorded time it happened at, and a
     // handler's call (an instant replay calls them inline, each lasting its delay of recorded
     // time) begins at or after its own pop. (A plain informer's delay takes no recorded time in
-    // an instant replay, and a --speed replay's clock moves only with the lines it hands out:
-    // docs/recording.md.)
+    // an instant replay: docs/recording.md.)
     let dir = tempfile::tempdir().unwrap();
     let path = recording(dir.path(), 3);
     let shared = offline_command(&[

@@ -16,8 +16,10 @@ use crate::cache::clock::Clock;
 /// clock, and [`get`](Workqueue::get) blocks like client-go's `Get`, moving delayed keys into the
 /// queue when they are due (what `waitingLoop` does on its own goroutine).
 ///
-/// `get` sleeps in real time (a condition variable's timeout) until the next delayed key is due:
-/// use a real clock here, and [`InlineWorkers`](super::InlineWorkers) on a virtual one.
+/// `get` sleeps in real time (a condition variable's timeout) until the next delayed key is due,
+/// for as long as the clock says that lasts ([`Clock::in_real_time`]): use a clock that runs
+/// with real time here (a real one, or a replay's at `--speed`), and
+/// [`InlineWorkers`](super::InlineWorkers) on one that moves only when told.
 pub struct Workqueue<T> {
     queue: Mutex<RateLimitingQueue<T>>,
     /// Signalled when a key may be ready for `get`: an add, a re-queue by `done`, a new delayed
@@ -95,7 +97,7 @@ impl<T: Eq + Hash + Clone> Workqueue<T> {
             }
             queue = match queue.next_ready_at() {
                 Some(at) => {
-                    let timeout = at.saturating_duration_since(now);
+                    let timeout = self.clock.in_real_time(at.saturating_duration_since(now));
                     self.ready
                         .wait_timeout(queue, timeout)
                         .unwrap_or_else(|e| e.into_inner())

@@ -92,3 +92,48 @@ fn four_workers_never_share_a_key_and_lose_no_add() {
     let absorbed: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();
     assert_eq!(absorbed, 20_000);
 }
+
+/// A clock that runs 50 times faster than real time, as a replay's at `--speed 50`.
+struct Fast {
+    origin: std::time::Instant,
+}
+
+impl crate::cache::reflector::Clock for Fast {
+    fn now(&self) -> std::time::Instant {
+        self.origin + self.origin.elapsed() * 50
+    }
+
+    fn wall(&self) -> std::time::SystemTime {
+        std::time::SystemTime::UNIX_EPOCH + self.origin.elapsed() * 50
+    }
+
+    fn sleep(&self, _: Duration) -> futures_util::future::BoxFuture<'static, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
+    fn in_real_time(&self, duration: Duration) -> Duration {
+        duration / 50
+    }
+}
+
+/// A blocked `Get` waits for a delayed key as long as the clock says its delay lasts in real
+/// time: on a clock running 50× faster, a key added after 2 s of it comes after 40 ms.
+#[test]
+fn a_blocked_get_waits_the_clocks_time_not_real_time() {
+    let q = Workqueue::new(
+        Box::new(default_controller_rate_limiter()),
+        Arc::new(Fast {
+            origin: std::time::Instant::now(),
+        }),
+    );
+    let real = std::time::Instant::now();
+    let started = q.now();
+    q.add_after(7, Duration::from_secs(2));
+    assert_eq!(q.get().unwrap().item, 7);
+    assert!(q.now().duration_since(started) >= Duration::from_secs(2));
+    assert!(
+        real.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        real.elapsed()
+    );
+}

@@ -16,9 +16,11 @@
 //!   between two groups reads the Indexer as the earlier group left it. Every run writes the same
 //!   bytes. At the end of the recording the workers finish what is queued and the retries of
 //!   failed keys; keys waiting only for a `requeue-after` are left waiting.
-//! - a live watch runs a [`Workqueue`] and one thread per worker, each reconcile taking
-//!   `reconcile=` of real time (cut short by the stop). A replay at `--speed` refuses
-//!   `--controller`: its clock jumps from line to line, and nothing would end on time between.
+//! - a live watch, and a replay at `--speed X`, run a [`Workqueue`] and one thread per worker,
+//!   each reconcile taking `reconcile=` of the session's clock (cut short by the stop). A replay's
+//!   clock runs at X times real time: reconciles, rate-limited retries and requeues are
+//!   durations of recorded time that last `1/X` of it ([`Clock::in_real_time`]), and every
+//!   reconcile is stamped with recorded time.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -310,7 +312,7 @@ impl ControllerRun {
             let started_at = self.clock.now();
             let outcome = lock(&live.reconciler).reconcile(&got.item, attempt, started_at);
             if !outcome.duration.is_zero() {
-                stop.sleep(outcome.duration);
+                stop.sleep(self.clock.in_real_time(outcome.duration));
             }
             if stop.requested() {
                 // Cut short: it never ended, and it is not reported.

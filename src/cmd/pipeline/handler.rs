@@ -2,8 +2,9 @@
 //! receives to the session's output and takes its `delay` per call, the stand-in for a
 //! controller's work.
 //!
-//! On a handler thread (a live watch, a replay at `--speed`) the delay is slept, in real time,
-//! cut short by the stop. Driven inline by an instant replay, nothing sleeps: the delay is the
+//! On a handler thread (a live watch, a replay at `--speed`) the delay is slept, as long as the
+//! session's clock says it lasts in real time (`1/X` of it at `--speed X`), cut short by the
+//! stop. Driven inline by an instant replay, nothing sleeps: the delay is the
 //! call's [`cost`](ListenerHandler::cost) in recorded time, so a slow handler's buffer grows on
 //! the recording's clock exactly as it would live, and every run writes the same bytes.
 
@@ -50,7 +51,7 @@ impl ListenerHandler<Object> for ShownHandler {
             .notification(self.index, self.handler, delivery, time);
         if let Some(delay) = self.delay.filter(|_| self.threaded) {
             self.output.delaying(self.index, self.handler, true);
-            self.output.stop.sleep(delay);
+            self.output.stop.sleep(self.clock.in_real_time(delay));
             self.output.delaying(self.index, self.handler, false);
         }
     }

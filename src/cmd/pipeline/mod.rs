@@ -490,7 +490,7 @@ impl Pipeline {
             // A plain informer's handler works inside the pop, under the queue's lock; drained
             // on a replay's thread, it takes no time (the replay never waits for it).
             if let Some(delay) = view.plain_handler_delay().filter(|_| !inline) {
-                let stop = stop.clone();
+                let (stop, delay) = (stop.clone(), shared_clock.in_real_time(delay));
                 // client-go's `newInformer` calls its handler once per delta (`processDeltas`).
                 informer.handle_in_pop(Arc::new(move |notifications| {
                     for _ in notifications {

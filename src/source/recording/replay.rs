@@ -61,7 +61,8 @@ pub enum Pace {
     Instant(Arc<dyn Quiescence>),
     /// Real time divided by the factor (> 0): a line at `t` is handed out `t / factor`
     /// milliseconds after the replay started, and the consumer pops concurrently, as in a live
-    /// run.
+    /// run. The replay's clock runs at the factor times real time in between
+    /// ([`ReplayClock::running`]).
     Speed(f64),
     /// As fast as possible, without waiting for the consumer: for building a cache from a
     /// recording when only the end state matters. Batches then depend on the consumer's speed.
@@ -180,8 +181,6 @@ struct Cursor {
     peeked: Option<Record>,
     /// The `t` of the lines being handed out; `None` before the first.
     group_t: Option<Duration>,
-    /// When `t = 0` was, for [`Pace::Speed`].
-    speed_origin: Option<tokio::time::Instant>,
     /// Lines were handed out since the consumer last drained the FIFO ([`Pace::Instant`]).
     undrained: bool,
     /// The pages of a paged list handed out so far, while its last page is still to come.
@@ -261,6 +260,10 @@ impl RecordingListerWatcher {
             .as_ref()
             .map_or(SystemTime::UNIX_EPOCH, |h| h.started_at);
 
+        let clock = match &pace {
+            Pace::Speed(factor) => ReplayClock::running(started_at, *factor),
+            Pace::Instant(_) | Pace::Unpaced => ReplayClock::new(started_at),
+        };
         let live = reader.is_live();
         let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
         if !ended {
@@ -278,7 +281,7 @@ impl RecordingListerWatcher {
                 name,
                 pace,
                 live,
-                clock: ReplayClock::new(started_at),
+                clock,
                 resync: OnceLock::new(),
                 end: watch::Sender::new(None),
                 cursor: Mutex::new(Cursor {
@@ -286,7 +289,6 @@ impl RecordingListerWatcher {
                     chunks: rx,
                     peeked: None,
                     group_t: None,
-                    speed_origin: None,
                     undrained: false,
                     open_list: None,
                     summary: ReplaySummary::default(),
@@ -579,18 +581,12 @@ impl Shared {
         if cur.group_t.is_none_or(|group| t > group) {
             match &self.pace {
                 Pace::Instant(quiescence) => quiescence.idle(self.clock.instant_at(t)).await,
-                Pace::Speed(factor) => {
-                    let origin = *cur
-                        .speed_origin
-                        .get_or_insert_with(tokio::time::Instant::now);
-                    let offset = Duration::try_from_secs_f64(t.as_secs_f64() / factor.max(1e-9))
-                        .unwrap_or(Duration::MAX);
-                    match origin.checked_add(offset) {
-                        Some(due) => tokio::time::sleep_until(due).await,
-                        // Later than this machine can count: never.
-                        None => std::future::pending().await,
-                    }
-                }
+                // The clock runs from the first line paced; `t` is due when it gets there.
+                Pace::Speed(_) => match self.clock.due(t) {
+                    Some(due) => tokio::time::sleep_until(due).await,
+                    // Later than this machine can count: never.
+                    None => std::future::pending().await,
+                },
                 Pace::Unpaced => {}
             }
             cur.group_t = Some(t);
