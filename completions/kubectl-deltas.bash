@@ -375,7 +375,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__record)
-            opts="-f -q -n -A -l -s -v -h --file --force --quiet --show-secret-data --duration --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --verbose --color --help"
+            opts="-f -q -n -A -l -s -v -h --file --force --quiet --show-secret-data --duration --handler-delay --handler --controller --informer --view --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -391,6 +391,26 @@ _kubectl__deltas() {
                     ;;
                 --duration)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --handler-delay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --handler)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --controller)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --informer)
+                    COMPREPLY=($(compgen -W "shared plain" -- "${cur}"))
+                    return 0
+                    ;;
+                --view)
+                    COMPREPLY=($(compgen -W "pops handlers both reconciles" -- "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)
@@ -573,7 +593,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__replay)
-            opts="-o -f -q -l -v -h --speed --output --file --object --show-secret-data --since-now --until-synced --no-headers --max-batches --handler-delay --handler --controller --informer --view --query --quiet --match --types --tombstones --selector --field-selector --from --to --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --verbose --color --help"
+            opts="-o -f -q -l -v -h --speed --output --file --object --show-secret-data --since-now --until-synced --no-headers --max-batches --query --quiet --handler-delay --handler --controller --informer --view --match --types --tombstones --selector --field-selector --from --to --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -629,6 +649,10 @@ _kubectl__deltas() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --query)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --handler-delay)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -647,10 +671,6 @@ _kubectl__deltas() {
                     ;;
                 --view)
                     COMPREPLY=($(compgen -W "pops handlers both reconciles" -- "${cur}"))
-                    return 0
-                    ;;
-                --query)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --match)
@@ -725,7 +745,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__watch)
-            opts="-o -f -q -n -A -l -s -v -h --duration --output --file --object --show-secret-data --since-now --until-synced --no-headers --max-batches --handler-delay --handler --controller --informer --view --query --quiet --match --types --tombstones --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --verbose --color --help"
+            opts="-o -f -q -n -A -l -s -v -h --duration --output --file --object --show-secret-data --since-now --until-synced --no-headers --max-batches --query --quiet --handler-delay --handler --controller --informer --view --match --types --tombstones --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -781,6 +801,10 @@ _kubectl__deltas() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --query)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --handler-delay)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -799,10 +823,6 @@ _kubectl__deltas() {
                     ;;
                 --view)
                     COMPREPLY=($(compgen -W "pops handlers both reconciles" -- "${cur}"))
-                    return 0
-                    ;;
-                --query)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --match)

@@ -48,6 +48,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 meta\t'apiVersion, kind and metadata, without managedFields'
 none\t'No object at all'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l max-batches -d 'Exit after N batches (N pushes with `--store undelta`)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler-delay -d 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler -d 'Register an event handler, as a controller does (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l controller -d 'Register a controller: a handler queueing keys into a workqueue, and workers (repeatable)' -r
@@ -57,7 +58,6 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 handlers\t'What each handler received: one row per notification'
 both\t'Pops, each followed by what the handlers received of it, and the controllers\' reconciles'
 reconciles\t'Only what the controllers\' workers did (`--controller`): one row per reconcile'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l match -d 'Only pops of objects whose namespace/name matches GLOB (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l types -d 'Only pops carrying one of these delta types (`Added,Deleted`)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
@@ -207,6 +207,15 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand index" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s f -l file -d 'Where to write the recording (`-` for stdout; a name ending in `.gz` is compressed). The timeline goes to stderr. The file is created once the server first answers, and an existing one is refused unless `--force`' -r -F
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l duration -d 'Stop after this long (default: until Ctrl-C)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l handler-delay -d 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l handler -d 'Register an event handler, as a controller does (repeatable)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l controller -d 'Register a controller: a handler queueing keys into a workqueue, and workers (repeatable)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l informer -d 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue\'s lock, so the Reflector waits for it)' -r -f -a "shared\t'client-go\'s SharedIndexInformer: handlers called from their own threads, through unbounded buffers'
+plain\t'client-go\'s NewInformer: one handler called inside the queue\'s pop'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l view -d 'What the output shows' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
+handlers\t'What each handler received: one row per notification'
+both\t'Pops, each followed by what the handlers received of it, and the controllers\' reconciles'
+reconciles\t'Only what the controllers\' workers did (`--controller`): one row per reconcile'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l cluster -d 'The kubeconfig cluster to use' -r
@@ -277,7 +286,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l metadata-only -d 'List and watch only each object\'s metadata (PartialObjectMetadata)'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s v -l verbose -d 'Log to stderr (-v, -vv, -vvv); -v also adds timeline rows'
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l speed -d 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the consumer popping concurrently as live (`--handler-delay` then counts in recorded time)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l speed -d 'Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the consumer popping concurrently as live, on a clock running X times real time (handler delays and a controller\'s reconciles and retries then count in recorded time)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s o -l output -d 'Output format' -r -f -a "timeline\t'One row per popped batch, for people'
 wide\t'The timeline with uid, generation, owner and every changed path'
 jsonl\t'One JSON object per line, for scripts (docs/jsonl.md)'
@@ -289,6 +298,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l
 meta\t'apiVersion, kind and metadata, without managedFields'
 none\t'No object at all'"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l max-batches -d 'Exit after N batches (N pushes with `--store undelta`)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler-delay -d 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler -d 'Register an event handler, as a controller does (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l controller -d 'Register a controller: a handler queueing keys into a workqueue, and workers (repeatable)' -r
@@ -298,7 +308,6 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l
 handlers\t'What each handler received: one row per notification'
 both\t'Pops, each followed by what the handlers received of it, and the controllers\' reconciles'
 reconciles\t'Only what the controllers\' workers did (`--controller`): one row per reconcile'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l match -d 'Only pops of objects whose namespace/name matches GLOB (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l types -d 'Only pops carrying one of these delta types (`Added,Deleted`)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s l -l selector -d 'Only pops of objects matching this label selector, read as the API server reads `-l` (`app=web,tier!=db`, `env in (prod,staging)`, `!canary`) but applied here, to the recording' -r

@@ -8,6 +8,7 @@ use kubectl_deltas::render::index::IndexFormat;
 
 pub mod duration;
 pub mod exit;
+pub mod given;
 pub mod narrow;
 pub mod profile;
 mod shorthand;
@@ -119,7 +120,7 @@ pub enum Command {
     #[command(after_help = INDEX_EXAMPLES)]
     Index(IndexArgs),
     /// Run an informer on a cluster and record every server answer to a file.
-    #[command(after_help = RECORD_EXAMPLES)]
+    #[command(after_help = RECORD_EXAMPLES, after_long_help = RECORD_LONG_EXAMPLES)]
     Record(RecordArgs),
     /// Replay a recording through the real Reflector and DeltaFIFO, offline.
     #[command(after_help = REPLAY_EXAMPLES)]
@@ -200,13 +201,28 @@ Examples:
   # What owns what in a recording; exit 4 if nothing is owned
   kubectl deltas index --replay rec.jsonl --by owner --fail-empty";
 
-const RECORD_EXAMPLES: &str = "\
+/// `record`'s examples in `-h`, which fits one screen (a macro so that `concat!` can take them).
+macro_rules! record_examples {
+    () => {
+        "\
 Examples:
   # Ten minutes of pods in the default namespace
   kubectl deltas record pods -n default -f pods.jsonl --duration 10m
 
   # Deployments in every namespace, compressed, without the timeline on stderr
-  kubectl deltas record deploy -A --quiet | gzip > deploy.jsonl.gz";
+  kubectl deltas record deploy -A --quiet | gzip > deploy.jsonl.gz"
+    };
+}
+
+const RECORD_EXAMPLES: &str = record_examples!();
+
+/// `record --help`: one more example.
+const RECORD_LONG_EXAMPLES: &str = concat!(
+    record_examples!(),
+    "\n\n",
+    "  # A controller's reconciles on stderr; `replay cm.jsonl` runs the same controller again\n",
+    "  kubectl deltas record cm -f cm.jsonl --controller web,reconcile=200ms"
+);
 
 const REPLAY_EXAMPLES: &str = "\
 Examples:
@@ -587,6 +603,24 @@ pub struct ViewArgs {
     /// Exit after N batches (N pushes with `--store undelta`).
     #[arg(hide_short_help = true, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_batches: Option<u64>,
+    /// Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch
+    /// matching any query is shown). SPEC is an index spec as for `--index`.
+    #[arg(hide_short_help = true, long, value_name = "SPEC=VALUE")]
+    pub query: Vec<String>,
+    /// No progress bar, status footer or summary table on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub handling: HandlerViewArgs,
+    #[command(flatten)]
+    pub narrow: narrow::NarrowArgs,
+}
+
+/// The event handlers and controllers a session registers, and which of their rows it shows:
+/// `watch` and `replay` take them with their output flags ([`ViewArgs`]), `record` alone, for
+/// its timeline on stderr.
+#[derive(Debug, Clone, Args)]
+pub struct HandlerViewArgs {
     /// How long the default event handler takes per notification (without --handler). In a
     /// shared informer its buffer grows and the queue does not; with --informer plain the pop
     /// waits for it, and deltas coalesce in the queue.
@@ -614,7 +648,7 @@ pub struct ViewArgs {
     /// reading the object from the Indexer when they start; `fail=N` makes the first N
     /// reconciles of each key (matching `fail-keys`, default all) fail, so that the rate
     /// limiter's retries show; `requeue-after` makes every success come back after that long.
-    /// An instant replay runs the workers on the recording's clock (not with `replay --speed`).
+    /// A replay runs the workers on the recording's clock (at --speed X, X times real time).
     /// Not modelled: controller-runtime's priority queue (its default from v0.23; docs/queues.md).
     #[arg(
         hide_short_help = true,
@@ -636,15 +670,6 @@ pub struct ViewArgs {
     /// set, else pops. `both` includes the reconciles.
     #[arg(help_heading = "Handlers and controllers", long = "view", value_enum)]
     pub view_kind: Option<ViewKind>,
-    /// Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch
-    /// matching any query is shown). SPEC is an index spec as for `--index`.
-    #[arg(hide_short_help = true, long, value_name = "SPEC=VALUE")]
-    pub query: Vec<String>,
-    /// No progress bar, status footer or summary table on stderr.
-    #[arg(short, long)]
-    pub quiet: bool,
-    #[command(flatten)]
-    pub narrow: narrow::NarrowArgs,
 }
 
 /// `--informer`.
@@ -830,6 +855,10 @@ pub struct RecordArgs {
     /// Stop after this long (default: until Ctrl-C).
     #[arg(long, value_name = "DURATION", value_parser = parse_period, default_value = "0")]
     pub duration: Period,
+    // The handlers and controllers whose rows the timeline on stderr shows; written into the
+    // recording's header (`replayWith`), so that `replay FILE` runs them again.
+    #[command(flatten)]
+    pub handling: HandlerViewArgs,
     #[command(flatten)]
     pub access: AccessArgs,
     #[command(flatten)]
@@ -849,7 +878,8 @@ pub struct ReplayArgs {
     /// --until-synced, --max-batches, --query, -q, --speed), and a note says so.
     pub file: PathBuf,
     /// Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the
-    /// consumer popping concurrently as live (`--handler-delay` then counts in recorded time).
+    /// consumer popping concurrently as live, on a clock running X times real time (handler
+    /// delays and a controller's reconciles and retries then count in recorded time).
     #[arg(long, value_name = "X", value_parser = parse_speed)]
     pub speed: Option<f64>,
     #[command(flatten)]

@@ -2,6 +2,10 @@
 //! every answer the Reflector gets written as a recording ([`Recorder`], `docs/recording.md`) and
 //! the timeline rendered on stderr, so that `-f -` can put the recording on stdout.
 //!
+//! The handlers and controllers of `--handler` and `--controller` are registered on the informer
+//! as `watch` registers them, and their rows are part of the stderr timeline; those flags go into
+//! the recording's header (`replayWith`), so that `replay FILE` runs them again.
+//!
 //! The pipeline's resyncs (`--resync`) become `RESYNC` lines through the source's observer.
 //! Ctrl-C and `--duration` end the session normally; the file is complete at every line (each is
 //! flushed), and a `.gz` file gets its gzip trailer at the end. The file is created when the
@@ -31,6 +35,7 @@ use super::pipeline::{
 };
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
+use crate::cli::given::given_flags;
 use crate::cli::{GlobalArgs, RecordArgs};
 
 pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
@@ -44,7 +49,7 @@ pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         .exit_with(Exit::Usage);
     }
     let destination = Destination::new(&args.file, args.force)?;
-    let view = View::stderr_timeline(global, args.quiet);
+    let view = View::stderr_timeline(global, args.quiet, &args.handling)?;
     refuse_store_flags(args.store.store, &args.informer, &view)?;
     let profile = profile(&args.informer, &args.reflector)?;
     let reflector = reflector_config(&args.reflector, &args.informer, &profile);
@@ -73,6 +78,7 @@ async fn record(
         RecordOptions {
             show_secret_data: args.show_secret_data,
             metadata_only: args.reflector.metadata_only,
+            replay_with: replay_with(),
             ..RecordOptions::default()
         },
     )
@@ -150,6 +156,49 @@ async fn record(
         Ok(_) => Ok(()),
         Err(error) => Err(failure(error, &target)),
     }
+}
+
+/// The flags of `record` that choose its handlers and controllers and what the timeline shows of
+/// them (`HandlerViewArgs`).
+const HANDLER_FLAGS: [&str; 5] = [
+    "handler_delay",
+    "handlers",
+    "controllers",
+    "informer_kind",
+    "view_kind",
+];
+
+/// The informer flags that shape what those handlers receive: the queue, its pops and its
+/// deltas, and the indices. Not `--resync`: a replay reads the recorded informer's period from
+/// the `RESYNC` lines, and, without `--resync`, takes those lines as its ticks (with it, it would
+/// compute ticks of its own, which drift from the recorded ones).
+const INFORMER_FLAGS: [&str; 6] = [
+    "client_go",
+    "fifo",
+    "batch_pop",
+    "legacy_sync",
+    "unlock_while_processing",
+    "indices",
+];
+
+/// The header's `replayWith`: when handlers or controllers were given, those flags, with the
+/// informer flags given, so that `replay FILE` runs the same handlers and controllers on the
+/// same queue (docs/recording.md); nothing otherwise, and a replay runs as it always did.
+fn replay_with() -> Vec<String> {
+    // main has already refused a command line that does not parse.
+    let Ok(argv) = crate::cli::with_watch_shorthand(std::env::args_os().collect()) else {
+        return Vec::new();
+    };
+    let handling = given_flags(&argv, "record", &HANDLER_FLAGS);
+    if handling.is_empty() {
+        return Vec::new();
+    }
+    let ids: Vec<&str> = HANDLER_FLAGS
+        .iter()
+        .chain(&INFORMER_FLAGS)
+        .copied()
+        .collect();
+    given_flags(&argv, "record", &ids)
 }
 
 fn failure(error: PipelineError, target: &Target) -> anyhow::Error {

@@ -20,7 +20,8 @@ use kubectl_deltas::render::{ObjectMode, Renderer};
 use super::narrow::Narrow;
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::{
-    ControllerArg, GlobalArgs, HandlerArg, InformerKindArg, ViewArgs, ViewKind, WatchOutput,
+    ControllerArg, GlobalArgs, HandlerArg, HandlerViewArgs, InformerKindArg, ViewArgs, ViewKind,
+    WatchOutput,
 };
 
 /// The output and the consumer's behaviour, decided once from flags and the terminal.
@@ -83,18 +84,9 @@ impl View {
             .exit_with(Exit::Usage)?;
         let stdout_is_terminal = io::stdout().is_terminal();
         let color = global.color.enabled(stdout_is_terminal);
-        check_handlers(args)?;
+        check_handlers(&args.handling)?;
         check_page_file(args)?;
-        // A handler named on the command line is a request to see what it receives.
-        let named = !args.handlers.is_empty() || !args.controllers.is_empty();
-        let slow = args.handler_delay.0.is_some();
-        let view = args.view_kind.unwrap_or(
-            if args.informer_kind == InformerKindArg::Shared && (named || slow) {
-                ViewKind::Both
-            } else {
-                ViewKind::Pops
-            },
-        );
+        let handling = &args.handling;
         Ok(View {
             output: args.output,
             object: args.object,
@@ -102,11 +94,11 @@ impl View {
             since_now: args.since_now,
             until_synced: args.until_synced,
             max_batches: args.max_batches,
-            handler_delay: args.handler_delay.0,
-            handlers: args.handlers.clone(),
-            controllers: args.controllers.clone(),
-            informer: args.informer_kind,
-            view,
+            handler_delay: handling.handler_delay.0,
+            handlers: handling.handlers.clone(),
+            controllers: handling.controllers.clone(),
+            informer: handling.informer_kind,
+            view: view_kind(handling),
             queries,
             narrow: Narrow::from_args(&args.narrow),
             color,
@@ -135,22 +127,28 @@ impl View {
     }
 
     /// `record`'s view: the timeline on stderr (coloured as `--color` says for stderr), without
-    /// the status footer, which would share stderr with it; the summary unless `quiet`.
-    pub fn stderr_timeline(global: &GlobalArgs, quiet: bool) -> View {
+    /// the status footer, which would share stderr with it; the summary unless `quiet`. The
+    /// handlers and controllers of `handling` are registered and shown as `watch` shows them.
+    pub fn stderr_timeline(
+        global: &GlobalArgs,
+        quiet: bool,
+        handling: &HandlerViewArgs,
+    ) -> anyhow::Result<View> {
+        check_handlers(handling)?;
         let stderr_is_terminal = io::stderr().is_terminal();
         let color = global.color.enabled(stderr_is_terminal);
-        View {
+        Ok(View {
             output: WatchOutput::Timeline,
             object: ObjectMode::Meta,
             show_secret_data: false,
             since_now: false,
             until_synced: false,
             max_batches: None,
-            handler_delay: None,
-            handlers: Vec::new(),
-            controllers: Vec::new(),
-            informer: InformerKindArg::Shared,
-            view: ViewKind::Pops,
+            handler_delay: handling.handler_delay.0,
+            handlers: handling.handlers.clone(),
+            controllers: handling.controllers.clone(),
+            informer: handling.informer_kind,
+            view: view_kind(handling),
             queries: Vec::new(),
             narrow: Narrow::default(),
             color,
@@ -161,7 +159,7 @@ impl View {
             summary: !quiet,
             page_file: None,
             command_line: command_line(),
-        }
+        })
     }
 
     /// The renderer of this view over `out`, for the resources named (a column when several).
@@ -307,6 +305,20 @@ impl View {
     }
 }
 
+/// What the output shows: `--view`, or by default both pops and handler rows when a handler is
+/// named on the command line (a request to see what it receives) or slowed down.
+fn view_kind(args: &HandlerViewArgs) -> ViewKind {
+    let named = !args.handlers.is_empty() || !args.controllers.is_empty();
+    let slow = args.handler_delay.0.is_some();
+    args.view_kind.unwrap_or(
+        if args.informer_kind == InformerKindArg::Shared && (named || slow) {
+            ViewKind::Both
+        } else {
+            ViewKind::Pops
+        },
+    )
+}
+
 /// The length of the longest name, in characters.
 fn widest<'a>(names: impl Iterator<Item = &'a str>) -> usize {
     names.map(|n| n.chars().count()).max().unwrap_or(0)
@@ -358,7 +370,7 @@ fn command_line() -> String {
 pub const DEFAULT_HANDLER: &str = kubectl_deltas::render::timeline::DEFAULT_HANDLER;
 
 /// Refuses handler flags that contradict each other or the informer kind.
-fn check_handlers(args: &ViewArgs) -> anyhow::Result<()> {
+fn check_handlers(args: &HandlerViewArgs) -> anyhow::Result<()> {
     let usage = |message: String| Err(anyhow::anyhow!(message)).exit_with(Exit::Usage);
     if !args.handlers.is_empty() && args.handler_delay.0.is_some() {
         return usage(

@@ -27,6 +27,9 @@ pub struct RecordOptions {
     pub clock: Arc<dyn Clock>,
     /// The lister-watcher asks for metadata only (`--metadata-only`): the header says so.
     pub metadata_only: bool,
+    /// The `replay` flags the recording is meant to be replayed with: the header's `replayWith`
+    /// (none when empty).
+    pub replay_with: Vec<String>,
 }
 
 impl Default for RecordOptions {
@@ -35,6 +38,7 @@ impl Default for RecordOptions {
             show_secret_data: false,
             clock: Arc::new(TokioClock),
             metadata_only: false,
+            replay_with: Vec::new(),
         }
     }
 }
@@ -43,6 +47,8 @@ impl fmt::Debug for RecordOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RecordOptions")
             .field("show_secret_data", &self.show_secret_data)
+            .field("metadata_only", &self.metadata_only)
+            .field("replay_with", &self.replay_with)
             .finish_non_exhaustive()
     }
 }
@@ -88,7 +94,7 @@ impl Recorder {
             namespace,
             started_at: options.clock.wall(),
             metadata_only: options.metadata_only,
-            replay_with: Vec::new(),
+            replay_with: options.replay_with,
         };
         let out: Box<dyn Write + Send> = Box::new(out);
         let writer = RecordingWriter::new(out, &header)?.show_secret_data(options.show_secret_data);
