@@ -218,7 +218,7 @@ fn reconciles(stdout: &[u8]) -> Vec<(String, f64, u64, Value, String, u64, bool)
 /// How late a reconcile of a timed replay may start, in real time, beyond the instant replay's
 /// start: the hand-overs from the Reflector to the consumer, the handler and a worker thread, on
 /// a loaded machine running a debug build. Times the speed, in recorded time.
-const REAL_SLACK: f64 = 0.15;
+const REAL_SLACK: f64 = 0.25;
 
 /// Replays the cases with `args`, instantly and at `--speed speed`: the same first
 /// `compared` reconciles (key, attempt, rv read, result, adds folded, requeued), each starting no
@@ -260,13 +260,15 @@ async fn same_reconciles_at_speed(args: &[&str], speed: u32, compared: usize) {
     }
 }
 
-/// The first case at `--speed 5`: worker threads on a clock running 5× real time. The
-/// 1.5 s reconciles last 1.5 s of recorded time (0.3 s of real time), so the burst of `a`'s
-/// updates folds into one wait and `b`'s update mid-reconcile queues it again, as in the instant
-/// replay: `a`@0, `b`@1.5, `a`@3.0 (rv 5), `b`@4.5, each reconcile stamped with recorded time.
+/// The first case at `--speed 2`: worker threads on a clock running twice as fast as real
+/// time. The 1.5 s reconciles last 1.5 s of recorded time (0.75 s of real time), so the burst of
+/// `a`'s updates folds into one wait and `b`'s update mid-reconcile queues it again, as in the
+/// instant replay: `a`@0, `b`@1.5, `a`@3.0 (rv 5), `b`@4.5, each reconcile stamped with recorded
+/// time. (At a higher speed, the machine's latency times the speed would make the 0.5 s between
+/// a reconcile's end and a recorded line too short to be sure of on a loaded machine.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_speed_replay_reconciles_at_the_instant_replays_times() {
-    same_reconciles_at_speed(&["--controller", "web,reconcile=1.5s"], 5, 4).await;
+    same_reconciles_at_speed(&["--controller", "web,reconcile=1.5s"], 2, 4).await;
 }
 
 /// The second case at `--speed 2`: `a` fails twice and its retries come after
