@@ -17,9 +17,11 @@ use crate::cache::clock::Clock;
 /// queue when they are due (what `waitingLoop` does on its own goroutine).
 ///
 /// `get` sleeps in real time (a condition variable's timeout) until the next delayed key is due,
-/// for as long as the clock says that lasts ([`Clock::in_real_time`]): use a clock that runs
-/// with real time here (a real one, or a replay's at `--speed`), and
-/// [`InlineWorkers`](super::InlineWorkers) on one that moves only when told.
+/// for as long as the clock says that lasts ([`Clock::in_real_time`]), as client-go's
+/// `waitingLoop` waits on a timer of its clock (`q.clock.NewTimer(entry.readyAt.Sub(now))`,
+/// delaying_queue.go v0.36.3): use a clock that runs with real time here (a real one, or a
+/// replay's at `--speed`), and [`InlineWorkers`](super::InlineWorkers) on one that moves only when
+/// told.
 pub struct Workqueue<T> {
     queue: Mutex<RateLimitingQueue<T>>,
     /// Signalled when a key may be ready for `get`: an add, a re-queue by `done`, a new delayed
