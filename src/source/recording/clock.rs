@@ -158,3 +158,7 @@ impl Clock for ReplayClock {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "clock_tests.rs"]
+mod tests;
