@@ -38,9 +38,9 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// on the calling thread is outside the workers, so each of those wakes crosses threads: a
 /// futex call and a context switch. A list that kube-apiserver 1.33+ encodes as it sends it
 /// arrives in frames of 2 KiB (net/http's chunks), 3,800 of them for 7.5 MiB, and read from the
-/// calling thread it cost 9,000 context switches and three times the CPU of the same list in one
-/// piece (docs/benchmarks.md, "Starting up"). On a worker, the two tasks hand over to each other
-/// through its LIFO slot.
+/// calling thread it cost about 10,000 context switches and 2.3 times the CPU of the same list in
+/// one piece (docs/benchmarks.md, "Starting up"). On a worker, the two tasks mostly hand over to
+/// each other through its LIFO slot.
 fn run_on_worker<F>(runtime: &tokio::runtime::Runtime, command: F) -> anyhow::Result<()>
 where
     F: std::future::Future<Output = anyhow::Result<()>> + Send + 'static,
