@@ -15,7 +15,9 @@
 //! `cargo bench --bench sync -- startup` measures issue #18's whole-process start: 5000
 //! ConfigMaps of ~1.5 KiB, `curl` fetching the list against `kubectl-deltas watch … --until-synced`
 //! with a cold and a warm discovery cache (and the discovery requests each made), its peak RSS,
-//! and `__complete` answering resource names from the cache.
+//! and `__complete` answering resource names from the cache. The server encodes the list as it
+//! sends it, as kube-apiserver 1.33+ does (issue #30's restatement); `SYNC_BENCH_LIST=whole`
+//! has it encode the list whole before the first byte, as 1.28 does.
 //!
 //! `SYNC_BENCH_HOLD=1 cargo bench --bench sync -- startup` serves those objects and waits for
 //! Ctrl-C instead, printing the kubeconfig to point the binary at (to profile it by hand).
@@ -49,7 +51,7 @@ use kubectl_deltas::cache::{
 };
 use kubectl_deltas::source::{KubeListerWatcher, client_without_retry};
 use serde_json::{Value, json};
-use support::fake_apiserver::FakeApiServer;
+use support::fake_apiserver::{CollectionEncoding, FakeApiServer};
 
 /// `SYNC_BENCH_OBJECTS` overrides it, e.g. to profile with fewer objects.
 fn objects() -> usize {
@@ -303,11 +305,21 @@ fn binary_in(cache: &std::path::Path) -> Command {
 }
 
 /// `curl` fetching the whole list as the binary's first request asks for it (`resourceVersion=0`,
-/// answered from the watch cache in one piece): wall time and bytes.
-fn curl_fetch(url: &str) -> (Duration, usize) {
+/// answered from the watch cache in one piece).
+struct Fetch {
+    /// Wall time of the whole `curl` process.
+    elapsed: Duration,
+    /// From the request to the response's first byte, as `curl` measures it
+    /// (`time_starttransfer`): the server's encoding when it encodes before sending.
+    first_byte: Duration,
+    bytes: usize,
+}
+
+fn curl_fetch(url: &str) -> Fetch {
     let started = Instant::now();
     let out = Command::new("curl")
-        .args(["-sS", "-o", "/dev/null", "-w", "%{size_download}"])
+        .args(["-sS", "-o", "/dev/null"])
+        .args(["-w", "%{size_download} %{time_starttransfer}"])
         .args([
             "-H",
             &format!("Authorization: Bearer {}", support::fake_apiserver::TOKEN),
@@ -319,8 +331,13 @@ fn curl_fetch(url: &str) -> (Duration, usize) {
         .expect("curl runs (the startup bench compares against it)");
     let elapsed = started.elapsed();
     assert!(out.status.success(), "curl failed");
-    let bytes = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    (elapsed, bytes)
+    let written = String::from_utf8_lossy(&out.stdout);
+    let (bytes, first_byte) = written.trim().split_once(' ').expect("curl's -w output");
+    Fetch {
+        elapsed,
+        first_byte: Duration::from_secs_f64(first_byte.parse().unwrap()),
+        bytes: bytes.parse().unwrap(),
+    }
 }
 
 /// One whole-process run of the binary.
@@ -398,6 +415,7 @@ async fn startup_bench(server: &FakeApiServer, kubeconfig: &std::path::Path) {
     };
     let warm = tempfile::tempdir().unwrap();
     let (mut curl, mut cold, mut warm_runs, mut completion) = (vec![], vec![], vec![], vec![]);
+    let mut first_bytes = vec![];
     let (mut bytes, mut cold_discovery, mut warm_discovery, mut candidates) = (0, 0, 0, 0);
     // Fills the warm cache (and the server's page building).
     let kubeconfig = kubeconfig.to_owned();
@@ -412,8 +430,9 @@ async fn startup_bench(server: &FakeApiServer, kubeconfig: &std::path::Path) {
         let fetched = tokio::task::spawn_blocking(move || curl_fetch(&url))
             .await
             .unwrap();
-        curl.push(fetched.0);
-        bytes = fetched.1;
+        curl.push(fetched.elapsed);
+        first_bytes.push(fetched.first_byte);
+        bytes = fetched.bytes;
 
         let cold_cache = tempfile::tempdir().unwrap();
         let before = discovery_requests();
@@ -467,16 +486,26 @@ async fn startup_bench(server: &FakeApiServer, kubeconfig: &std::path::Path) {
         .collect();
     let (curl_median, curl_min, curl_max) = spread(curl);
     println!(
-        "objects: {}, list JSON: {:.1} MiB ({} bytes/object), {runs} interleaved runs, median (min–max)",
+        "objects: {}, list JSON: {:.1} MiB ({} bytes/object), encoded {}, {runs} interleaved runs, \
+         median (min–max)",
         objects_for_startup(),
         mib(bytes as u64),
-        bytes / objects_for_startup()
+        bytes / objects_for_startup(),
+        match collection_encoding() {
+            CollectionEncoding::Streaming => "as it is sent",
+            CollectionEncoding::Whole => "whole before the first byte",
+        },
     );
+    let (first_median, first_min, first_max) = spread(first_bytes);
     println!(
-        "curl, the list in one request:        {:>6.1} ms ({:.1}–{:.1})",
+        "curl, the list in one request:        {:>6.1} ms ({:.1}–{:.1}); its first byte after \
+         {:.1} ms ({:.1}–{:.1})",
         ms(curl_median),
         ms(curl_min),
-        ms(curl_max)
+        ms(curl_max),
+        ms(first_median),
+        ms(first_min),
+        ms(first_max),
     );
     for ((what, runs, discovery), (synced_ratio, exit_ratio)) in [
         ("cold", &cold, cold_discovery),
@@ -521,6 +550,17 @@ async fn startup_bench(server: &FakeApiServer, kubeconfig: &std::path::Path) {
     );
 }
 
+/// How the fake server encodes the startup bench's list: as it is sent, item by item, as
+/// kube-apiserver 1.33+ does (the default: issue #30's "a server that encodes as it sends"), or
+/// whole before the first byte as 1.28 does (`SYNC_BENCH_LIST=whole`).
+fn collection_encoding() -> CollectionEncoding {
+    match std::env::var("SYNC_BENCH_LIST").as_deref() {
+        Ok("whole") => CollectionEncoding::Whole,
+        Ok("streaming") | Err(_) => CollectionEncoding::Streaming,
+        Ok(other) => panic!("SYNC_BENCH_LIST={other}: expected `whole` or `streaming`"),
+    }
+}
+
 /// `SYNC_BENCH_OBJECTS` overrides it for the startup bench too.
 fn objects_for_startup() -> usize {
     std::env::var("SYNC_BENCH_OBJECTS")
@@ -547,6 +587,7 @@ fn main() {
     runtime.block_on(async {
         let server = FakeApiServer::start().await;
         if std::env::args().any(|a| a == "startup") {
+            server.set_collection_encoding(collection_encoding());
             server.create("namespaces", json!({"metadata": {"name": "perf"}}));
             for i in 0..objects_for_startup() {
                 server.create("configmaps", small_object(i));

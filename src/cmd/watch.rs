@@ -23,7 +23,7 @@ pub fn run(args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
     settings.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
     let runtime = super::runtime()?;
-    runtime.block_on(watch(args, names, settings))
+    super::run_on_worker(&runtime, watch(args, names, settings))
 }
 
 /// `deploy,rs,po` → `["deploy", "rs", "po"]`.

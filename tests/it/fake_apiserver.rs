@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use support::fake_apiserver::{FakeApiServer, Fault, ResourceDef, Verb};
+use support::fake_apiserver::{CollectionEncoding, FakeApiServer, Fault, ResourceDef, Verb};
 
 const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -69,6 +69,8 @@ struct Raw {
     body: String,
     /// Whether a chunked body ended with its terminating chunk.
     complete: bool,
+    /// The size of each chunk of a chunked body, in order.
+    chunks: Vec<usize>,
 }
 
 /// A minimal HTTP/1.1 GET so tests see exactly what is on the wire (status, headers, chunking).
@@ -81,33 +83,45 @@ async fn raw_get(server: &FakeApiServer, path: &str, accept: &str) -> Raw {
     let mut buf = Vec::new();
     // A dropped connection may end in a reset: what arrived before it is what matters.
     let _ = s.read_to_end(&mut buf).await;
-    let text = String::from_utf8(buf).expect("utf8");
-    let (head, rest) = text.split_once("\r\n\r\n").expect("http head");
-    let head = head.to_lowercase();
+    // Bytes until the body is whole: a chunk may end inside a UTF-8 character.
+    let split = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("http head");
+    let head = String::from_utf8(buf[..split].to_vec())
+        .expect("utf8 head")
+        .to_lowercase();
+    let rest = &buf[split + 4..];
     let status = head[9..12].parse().expect("status");
+    let utf8 = |bytes: Vec<u8>| String::from_utf8(bytes).expect("utf8 body");
     if !head.contains("transfer-encoding: chunked") {
         return Raw {
             status,
             head,
-            body: rest.to_owned(),
+            body: utf8(rest.to_vec()),
             complete: true,
+            chunks: Vec::new(),
         };
     }
-    let (mut body, mut rest, mut complete) = (String::new(), rest, false);
-    while let Some((size, tail)) = rest.split_once("\r\n") {
+    let (mut body, mut rest, mut complete, mut chunks) = (Vec::new(), rest, false, Vec::new());
+    while let Some(line) = rest.windows(2).position(|w| w == b"\r\n") {
+        let size = std::str::from_utf8(&rest[..line]).expect("chunk size");
         let size = usize::from_str_radix(size, 16).expect("chunk size");
         if size == 0 {
             complete = true;
             break;
         }
-        body.push_str(&tail[..size]);
+        let tail = &rest[line + 2..];
+        body.extend_from_slice(&tail[..size]);
+        chunks.push(size);
         rest = &tail[size + 2..];
     }
     Raw {
         status,
         head,
-        body,
+        body: utf8(body),
         complete,
+        chunks,
     }
 }
 
@@ -960,4 +974,118 @@ async fn kubeconfig_and_drop() {
     assert!(!matches!(end, Some(Ok(_))));
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(TcpStream::connect(addr).await.is_err());
+}
+
+/// kube-apiserver 1.33's `StreamingCollectionEncodingToJSON` (apimachinery v0.33.0
+/// `streamingEncodeList`) writes the same bytes as 1.28's whole encoding, item by item through
+/// net/http's 2048-byte buffer: chunks of 2048 bytes, and a `Content-Length` only for a body that
+/// fits in that buffer.
+#[tokio::test]
+async fn a_list_encoded_as_it_is_sent_has_the_bytes_of_the_whole_encoding_in_go_sized_chunks() {
+    let server = FakeApiServer::start().await;
+    seed(&server, 3);
+    for i in 0..60 {
+        server.create(
+            "configmaps",
+            json!({
+                "metadata": {
+                    "name": format!("big-{i:02}"),
+                    "namespace": "fixtures",
+                    "labels": {"app": format!("app-{}", i % 3)},
+                    // Go escapes these wherever they are; a chunk boundary may fall inside one.
+                    "annotations": {"note": "<b>&\u{2028}é</b>"},
+                    "ownerReferences": [{"uid": "u", "name": "owner", "kind": "Deployment", "apiVersion": "apps/v1"}],
+                    "managedFields": [{"time": "2024-01-01T00:00:00Z", "manager": "kubectl", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {}}}],
+                },
+                "data": {"payload": "x".repeat(i * 7)},
+            }),
+        );
+    }
+    let ns = "/api/v1/namespaces/fixtures/configmaps";
+    let metadata = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+    let mut requests: Vec<(String, &str)> = vec![
+        (format!("{ns}?resourceVersion=0"), "application/json"),
+        (
+            format!("{ns}?labelSelector=app%3Dapp-1"),
+            "application/json",
+        ),
+        (format!("{ns}?resourceVersion=0"), metadata),
+        (
+            format!("{ns}?fieldSelector=metadata.name%3Dcm-1"),
+            "application/json",
+        ),
+        (
+            "/api/v1/namespaces/empty/configmaps".into(),
+            "application/json",
+        ),
+    ];
+    // Every page of a paged list, following the continue tokens.
+    let mut next = Some(format!("{ns}?limit=25"));
+    while let Some(path) = next.take() {
+        let page: Value =
+            serde_json::from_str(&raw_get(&server, &path, "application/json").await.body).unwrap();
+        if let Some(token) = page["metadata"]["continue"].as_str() {
+            next = Some(format!("{ns}?limit=25&continue={token}"));
+        }
+        requests.push((path, "application/json"));
+    }
+    assert_eq!(requests.len(), 5 + 3);
+
+    for (path, accept) in &requests {
+        server.set_collection_encoding(CollectionEncoding::Whole);
+        let whole = raw_get(&server, path, accept).await;
+        server.set_collection_encoding(CollectionEncoding::Streaming);
+        let streamed = raw_get(&server, path, accept).await;
+        assert_eq!(streamed.status, 200, "{path}");
+        assert_eq!(streamed.body, whole.body, "{path} {accept}");
+        assert!(streamed.complete, "{path}");
+        assert!(streamed.head.contains("content-type: application/json"));
+        assert!(streamed.head.contains("audit-id: "));
+        if streamed.body.len() <= 2048 {
+            assert!(
+                streamed
+                    .head
+                    .contains(&format!("content-length: {}", streamed.body.len())),
+                "{path}: a body that fits net/http's buffer has a length\n{}",
+                streamed.head
+            );
+        } else {
+            assert!(
+                streamed.head.contains("transfer-encoding: chunked"),
+                "{path}"
+            );
+            let (last, full) = streamed.chunks.split_last().unwrap();
+            assert!(!full.is_empty(), "{path}: {:?}", streamed.chunks);
+            assert!(
+                full.iter().all(|&size| size == 2048),
+                "{path}: {:?}",
+                streamed.chunks
+            );
+            assert!((1..=2048).contains(last), "{path}: {:?}", streamed.chunks);
+        }
+    }
+    // The whole list is many chunks; a page of 25 and the selections are several.
+    server.set_collection_encoding(CollectionEncoding::Streaming);
+    let all = raw_get(&server, &requests[0].0, "application/json").await;
+    let listed: Value = serde_json::from_str(&all.body).unwrap();
+    assert_eq!(listed["items"].as_array().unwrap().len(), 63);
+    assert!(all.chunks.len() > 10, "{:?}", all.chunks);
+    assert_eq!(
+        key_order(&all.body),
+        key_order(&fixture("list-configmaps-rv0.json"))
+    );
+    // The first page of a paged list: the fixture's shape, continue token and count included.
+    let first: Value = serde_json::from_str(
+        &raw_get(&server, &format!("{ns}?limit=25"), "application/json")
+            .await
+            .body,
+    )
+    .unwrap();
+    assert_eq!(first["metadata"]["remainingItemCount"], 63 - 25);
+    assert_eq!(
+        keys(&first["metadata"]),
+        keys(
+            &serde_json::from_str::<Value>(&fixture("list-configmaps-page1.json")).unwrap()["metadata"]
+        )
+    );
 }

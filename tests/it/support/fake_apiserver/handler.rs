@@ -14,6 +14,7 @@ use hyper::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HeaderValue, RETRY_AFTE
 use hyper::{Method, Response, StatusCode};
 use serde_json::Value;
 
+use super::collection::{self, CollectionEncoding};
 use super::json::{self, J, Obj};
 use super::partial::Encoding;
 use super::resources::{self, ResourceDef};
@@ -152,7 +153,13 @@ fn parse_query(q: &str) -> Query {
 
 /// A JSON response with the headers every apiserver response carries.
 pub(crate) fn respond(code: u16, content_type: &str, body: String) -> Response<Body> {
-    let mut resp = Response::new(Full::new(Bytes::from(body)).map_err(|e| match e {}).boxed());
+    let body = Full::new(Bytes::from(body)).map_err(|e| match e {}).boxed();
+    respond_with(code, content_type, body)
+}
+
+/// [`respond`] with any body (a streamed one, for instance).
+pub(crate) fn respond_with(code: u16, content_type: &str, body: Body) -> Response<Body> {
+    let mut resp = Response::new(body);
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = resp.headers_mut();
     headers.insert(
@@ -705,13 +712,14 @@ async fn list(
     } else {
         usize::MAX
     };
-    let mut items = Vec::new();
+    // The page's keys in `state`: encoded here whole, or item by item as the response is sent.
+    let mut page = Vec::new();
     let mut last = "";
-    while items.len() < take {
-        let Some((rel, obj)) = matching.next() else {
+    while page.len() < take {
+        let Some((rel, _)) = matching.next() else {
             break;
         };
-        items.push(encoding.list_item(obj));
+        page.push(format!("{prefix}{rel}"));
         last = rel;
     }
     // etcd counts what is left only when nothing is filtered out; otherwise all that matters is
@@ -733,10 +741,16 @@ async fn list(
         }
     }
     let (kind, api_version) = encoding.list_type(def);
-    let doc = Obj::new()
+    let head = Obj::new()
         .with("kind", kind)
         .with("apiVersion", api_version)
-        .with("metadata", meta)
-        .with("items", items);
-    respond(200, "application/json", doc.to_body())
+        .with("metadata", meta);
+    if lock(&inner.knobs).collection_encoding == CollectionEncoding::Streaming {
+        return collection::streamed_list(&head, state, page, encoding);
+    }
+    let items: Vec<J> = page
+        .iter()
+        .map(|key| encoding.list_item(&state[key]))
+        .collect();
+    respond(200, "application/json", head.with("items", items).to_body())
 }

@@ -53,6 +53,31 @@ impl Obj {
     }
 }
 
+/// One value's text as it appears inside a response body (Go-style HTML escaping, no newline):
+/// a list item that is written on its own.
+pub(crate) fn fragment(j: &J) -> String {
+    let mut out = String::new();
+    write_j(j, &mut out);
+    go_escape(&mut out);
+    out
+}
+
+/// A list's text up to its first item: `{`, `head`'s fields (`kind`, `apiVersion`, `metadata`)
+/// and `"items":[`, as apimachinery's `streamingEncodeList` writes it before the items.
+pub(crate) fn list_prefix(head: &Obj) -> String {
+    let mut out = String::new();
+    write_obj(head, &mut out);
+    go_escape(&mut out);
+    // Reopens the object that `write_obj` closed.
+    out.pop();
+    out.push_str(if head.0.is_empty() {
+        r#""items":["#
+    } else {
+        r#","items":["#
+    });
+    out
+}
+
 impl From<Value> for J {
     fn from(v: Value) -> Self {
         J::V(v)

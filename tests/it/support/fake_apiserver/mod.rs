@@ -3,7 +3,8 @@
 //! It speaks the wire protocol of kube-apiserver v1.28 closely enough for `kube::Client` and for
 //! raw HTTP clients: legacy and aggregated discovery, paged lists with real continue tokens,
 //! chunked watch streams with bookmarks, `410 Gone` after compaction, the 1.28 answer to
-//! `sendInitialEvents` (and, on request, the WatchList behaviour of later versions), plus
+//! `sendInitialEvents` (and, on request, the WatchList behaviour of later versions, and 1.33's list
+//! encoded item by item as it is sent: [`FakeApiServer::set_collection_encoding`]), plus
 //! injectable faults. Response shapes are copied from `tests/fixtures/apiserver-v1.28.7/`. It
 //! serves plain HTTP, or TLS with test certificates ([`FakeApiServer::start_tls`], [`tls`]).
 //!
@@ -24,6 +25,7 @@
 //! let api: Api<DynamicObject> = Api::namespaced_with(server.client(), "default", &ar);
 //! ```
 
+mod collection;
 mod handler;
 mod json;
 mod partial;
@@ -47,6 +49,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch as signal;
 use tokio::task::JoinHandle;
 
+pub use collection::CollectionEncoding;
 pub use resources::ResourceDef;
 
 use store::Store;
@@ -218,6 +221,8 @@ pub(crate) struct Knobs {
     /// Between [`FakeApiServer::stop`] and [`FakeApiServer::restart`]: every connection is closed
     /// as soon as it is accepted.
     pub down: bool,
+    /// Lists encoded whole before their first byte, or item by item as they are sent.
+    pub collection_encoding: CollectionEncoding,
 }
 
 /// State shared by the accept loop, connection tasks and watch streams.
@@ -299,6 +304,7 @@ impl FakeApiServer {
                 bookmark_interval: Duration::from_secs(60),
                 refuse_until: None,
                 down: false,
+                collection_encoding: CollectionEncoding::Whole,
             }),
             faults: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
@@ -485,6 +491,13 @@ impl FakeApiServer {
     /// does; the resources are then only in `/api/<v>` and `/apis/<g>/<v>`. Served by default.
     pub fn set_aggregated_discovery(&self, served: bool) {
         lock(&self.inner.knobs).aggregated_discovery = served;
+    }
+
+    /// How lists are encoded: whole before the first byte, as 1.28 does (the default), or item by
+    /// item as they are sent, as 1.33's `StreamingCollectionEncodingToJSON` does; the bytes are
+    /// the same (see [`CollectionEncoding`]). Applies to lists requested afterwards.
+    pub fn set_collection_encoding(&self, encoding: CollectionEncoding) {
+        lock(&self.inner.knobs).collection_encoding = encoding;
     }
 
     /// How often watches with `allowWatchBookmarks=true` get a BOOKMARK (default 60 s, as the
