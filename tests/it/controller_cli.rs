@@ -412,8 +412,9 @@ async fn live_reconciles_fold_and_read_the_latest_object() {
     assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
     let all = reconciles(&ended.stdout);
     // The initial add, and the five updates folded into at most two waits (one while the key
-    // waited or ran, one queued again by Done).
-    assert!((2..=3).contains(&all.len()), "{all:#?}");
+    // waited or ran, one queued again by Done). On a loaded machine the updates can arrive
+    // before a worker took the initial add, and all six fold into one reconcile.
+    assert!((1..=3).contains(&all.len()), "{all:#?}");
     let adds: u64 = all.iter().map(|r| r["adds"].as_u64().unwrap()).sum();
     assert_eq!(adds, 6, "{all:#?}");
     for pair in all.windows(2) {
