@@ -15,8 +15,8 @@ mod values;
 
 pub use shorthand::with_watch_shorthand;
 pub use values::{
-    ControllerArg, HandlerArg, Period, parse_field_selector, parse_handler, parse_label_selector,
-    parse_namespace, parse_period, parse_request_timeout, parse_speed,
+    ControllerArg, ControllerQueueKind, HandlerArg, Period, parse_field_selector, parse_handler,
+    parse_label_selector, parse_namespace, parse_period, parse_request_timeout, parse_speed,
 };
 
 const ROOT_AFTER_HELP: &str = "\

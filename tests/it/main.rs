@@ -15,6 +15,7 @@ mod client_go_cli;
 mod cluster_access;
 mod connection_flags;
 mod controller_cli;
+mod controller_priority_cli;
 mod discovery_cache;
 mod fake_apiserver;
 mod first_look_cli;
