@@ -606,7 +606,7 @@ pub struct ViewArgs {
     pub handlers: Vec<HandlerArg>,
     /// Register a controller: a handler queueing keys into a workqueue, and workers (repeatable).
     ///
-    /// NAME[,workers=N][,reconcile=DURATION][,fail=N][,fail-keys=GLOB][,requeue-after=DURATION][,resync=DURATION].
+    /// NAME[,workers=N][,reconcile=DURATION][,fail=N][,fail-keys=GLOB][,requeue-after=DURATION][,resync=DURATION][,queue=workqueue|priority].
     /// Its handler puts each notified object's key into NAME's own
     /// rate-limited workqueue (client-go's util/workqueue with DefaultControllerRateLimiter:
     /// adds of a waiting key fold, a key changed while being reconciled is queued again when it
@@ -614,8 +614,12 @@ pub struct ViewArgs {
     /// reading the object from the Indexer when they start; `fail=N` makes the first N
     /// reconciles of each key (matching `fail-keys`, default all) fail, so that the rate
     /// limiter's retries show; `requeue-after` makes every success come back after that long.
+    /// `queue=priority` runs controller-runtime's priority queue instead, its default from
+    /// v0.23: initial-list adds and unchanged updates (resyncs) wait at priority -100 behind
+    /// real changes, retries keep their priority, and the rate limiter is per key only. The
+    /// default stays `workqueue`, the queue of client-go's own controllers and of
+    /// controller-runtime up to v0.22 (docs/queues.md).
     /// An instant replay runs the workers on the recording's clock (not with `replay --speed`).
-    /// Not modelled: controller-runtime's priority queue (its default from v0.23; docs/queues.md).
     #[arg(
         hide_short_help = true,
         help_heading = "Handlers and controllers",

@@ -154,8 +154,9 @@ impl<T: Eq + Hash + Clone, Q: ControllerQueue<T>> Workqueue<T, Q> {
         self.lock().is_empty()
     }
 
-    /// client-go's `ShutDown`: adds are ignored, delayed keys never come, and every `get` returns
-    /// `None` once the ready keys are taken.
+    /// `ShutDown`: adds are ignored, delayed keys never come, and every `get` returns `None` once
+    /// the ready keys are taken (client-go's queue), or at once (controller-runtime's priority
+    /// queue).
     pub fn shut_down(&self) {
         self.lock().shut_down();
         self.ready.notify_all();
