@@ -184,14 +184,15 @@ impl<T: Eq + Hash + Clone> PriorityQueue<T> {
                 after = limited;
             }
         }
-        // A delay past what an `Instant` can hold is never ready, like Go's `InfDuration`.
         let ready_at = if after.is_zero() {
             None
         } else {
             self.metrics.retries += 1;
             match now.checked_add(after) {
                 Some(at) => Some(at),
-                None => return (Added::Folded, after),
+                // Past what an `Instant` can hold: never ready (Go's `InfDuration`), so the add
+                // changes nothing a worker could see.
+                None => return (Added::Waiting, after),
             }
         };
         let processing = self.locked.contains_key(&item);
