@@ -6,10 +6,10 @@
 //!
 //! The handler's key is client-go's `MetaNamespaceKeyFunc` of the object, and for a tombstone
 //! `DeletionHandlingMetaNamespaceKeyFunc` (the tombstone's own key), as a client-go controller's
-//! `enqueue` does. With `queue=priority` the queue is controller-runtime's priority queue, and
-//! the handler gives each add the priority controller-runtime's default handlers give it
-//! ([`handler_priority`]). A reconcile reads the key from the Indexer when it starts, as a reconcile
+//! `enqueue` does. A reconcile reads the key from the Indexer when it starts, as a reconcile
 //! reads its lister: the resourceVersion it saw, or that the object is gone (the NotFound path).
+//! With `queue=priority` the queue is controller-runtime's priority queue, and the handler gives
+//! each add the priority controller-runtime's default handlers give it ([`handler_priority`]).
 //!
 //! Two engines, as for the handlers ([`handler`](super::handler)):
 //! - an instant replay drives [`InlineWorkers`] on the recording's clock: keys are added when the
