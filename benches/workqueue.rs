@@ -11,6 +11,11 @@
 //!   read at every call), as a live handler and worker make them, on one thread.
 //! - `workqueue/threads_1M`: the handler on the bench's thread, 4 worker threads calling the
 //!   blocking `get`, timed until every add is absorbed.
+//! - `workqueue/priority_add_get_done_1M`: `add_get_done_1M` through controller-runtime's
+//!   `PriorityQueue` (`--controller …,queue=priority`), every key at priority 0.
+//! - `workqueue/priority_burst_1M`: `burst_1M` through the `PriorityQueue`, every key first
+//!   added at `LOW_PRIORITY` (an initial list) and every other key's last add at 0 (a change),
+//!   which moves it behind its new priority.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -20,7 +25,7 @@ use std::time::Instant;
 use criterion::{Criterion, Throughput, criterion_group};
 use kubectl_deltas::cache::reflector::TokioClock;
 use kubectl_deltas::cache::workqueue::{
-    RateLimitingQueue, Workqueue, default_controller_rate_limiter,
+    LOW_PRIORITY, PriorityQueue, RateLimitingQueue, Workqueue, default_controller_rate_limiter,
 };
 
 const OPS: usize = 1_000_000;
@@ -59,6 +64,39 @@ fn throughput(c: &mut Criterion) {
                 for _ in 0..10 {
                     for key in &keys {
                         q.add(key.clone(), now);
+                    }
+                }
+                while let Some(got) = q.get(now) {
+                    q.done(&got.item, now);
+                }
+            }
+            black_box(q.metrics(now))
+        });
+    });
+
+    group.bench_function("priority_add_get_done_1M", |b| {
+        b.iter(|| {
+            let mut q = PriorityQueue::<Arc<str>>::default();
+            let now = Instant::now();
+            for i in 0..OPS {
+                q.add(keys[i % KEYS].clone(), 0, now);
+                let got = q.get(now).unwrap();
+                q.done(&got.item, now);
+            }
+            black_box(q.metrics(now))
+        });
+    });
+
+    group.bench_function("priority_burst_1M", |b| {
+        b.iter(|| {
+            let mut q = PriorityQueue::<Arc<str>>::default();
+            let now = Instant::now();
+            for _ in 0..OPS / (KEYS * 10) {
+                for round in 0..10 {
+                    for (i, key) in keys.iter().enumerate() {
+                        let changed = round == 9 && i % 2 == 0;
+                        let priority = if changed { 0 } else { LOW_PRIORITY };
+                        q.add(key.clone(), priority, now);
                     }
                 }
                 while let Some(got) = q.get(now) {

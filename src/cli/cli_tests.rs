@@ -168,10 +168,14 @@ fn a_controller_has_controller_runtimes_defaults() {
         (c.workers, c.reconcile, c.fail, c.requeue_after, c.resync),
         (1, Duration::ZERO, 0, None, None)
     );
+    // client-go's workqueue unless asked: controller-runtime's priority queue is `queue=priority`.
+    assert_eq!(c.queue, values::ControllerQueueKind::Workqueue);
     let c = values::parse_controller(
-        "web,workers=4,reconcile=1.5s,fail=2,fail-keys=demo/*,requeue-after=30s,resync=0",
+        "web,workers=4,reconcile=1.5s,fail=2,fail-keys=demo/*,requeue-after=30s,resync=0,\
+         queue=priority",
     )
     .unwrap();
+    assert_eq!(c.queue, values::ControllerQueueKind::Priority);
     assert_eq!(c.workers, 4);
     assert_eq!(c.reconcile, Duration::from_millis(1500));
     assert_eq!(c.requeue_after, Some(Duration::from_secs(30)));

@@ -16,8 +16,8 @@ mod values;
 
 pub use shorthand::with_watch_shorthand;
 pub use values::{
-    ControllerArg, HandlerArg, Period, parse_field_selector, parse_handler, parse_label_selector,
-    parse_namespace, parse_period, parse_request_timeout, parse_speed,
+    ControllerArg, ControllerQueueKind, HandlerArg, Period, parse_field_selector, parse_handler,
+    parse_label_selector, parse_namespace, parse_period, parse_request_timeout, parse_speed,
 };
 
 const ROOT_AFTER_HELP: &str = "\
@@ -640,7 +640,7 @@ pub struct HandlerViewArgs {
     pub handlers: Vec<HandlerArg>,
     /// Register a controller: a handler queueing keys into a workqueue, and workers (repeatable).
     ///
-    /// NAME[,workers=N][,reconcile=DURATION][,fail=N][,fail-keys=GLOB][,requeue-after=DURATION][,resync=DURATION].
+    /// NAME[,workers=N][,reconcile=DURATION][,fail=N][,fail-keys=GLOB][,requeue-after=DURATION][,resync=DURATION][,queue=workqueue|priority].
     /// Its handler puts each notified object's key into NAME's own
     /// rate-limited workqueue (client-go's util/workqueue with DefaultControllerRateLimiter:
     /// adds of a waiting key fold, a key changed while being reconciled is queued again when it
@@ -648,8 +648,12 @@ pub struct HandlerViewArgs {
     /// reading the object from the Indexer when they start; `fail=N` makes the first N
     /// reconciles of each key (matching `fail-keys`, default all) fail, so that the rate
     /// limiter's retries show; `requeue-after` makes every success come back after that long.
+    /// `queue=priority` runs controller-runtime's priority queue instead, its default from
+    /// v0.23: initial-list adds and unchanged updates (resyncs) wait at priority -100 behind
+    /// real changes, retries keep their priority, and the rate limiter is per key only. The
+    /// default stays `workqueue`, the queue of client-go's own controllers and of
+    /// controller-runtime up to v0.22 (docs/queues.md).
     /// A replay runs the workers on the recording's clock (at --speed X, X times real time).
-    /// Not modelled: controller-runtime's priority queue (its default from v0.23; docs/queues.md).
     #[arg(
         hide_short_help = true,
         help_heading = "Handlers and controllers",

@@ -138,6 +138,22 @@ pub struct ControllerArg {
     pub requeue_after: Option<Duration>,
     /// `resync=`: the handler's own resync period, as for `--handler`.
     pub resync: Option<Duration>,
+    /// `queue=`: the queue between the handler and the workers.
+    pub queue: ControllerQueueKind,
+}
+
+/// Which queue a `--controller` runs (`queue=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ControllerQueueKind {
+    /// `workqueue`: client-go's rate-limiting workqueue with `DefaultControllerRateLimiter`:
+    /// what client-go's own controllers run, and controller-runtime up to v0.22 (or with
+    /// `UsePriorityQueue: false`). The default: it is the one queue every Go controller has had.
+    #[default]
+    Workqueue,
+    /// `priority`: controller-runtime's priority queue (`pkg/controller/priorityqueue`), its
+    /// default since v0.23.0, with its per-item rate limiter; the handler adds initial-list keys
+    /// and unchanged-resourceVersion updates at `LowPriority`.
+    Priority,
 }
 
 /// The most workers one `--controller` may run.
@@ -180,10 +196,11 @@ impl KeyGlob {
 }
 
 /// Parses `NAME[,workers=N][,reconcile=DUR][,fail=N][,fail-keys=GLOB][,requeue-after=DUR]
-/// [,resync=DUR]`.
+/// [,resync=DUR][,queue=workqueue|priority]`.
 pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
     const SETTINGS: &str = "workers=N, reconcile=DURATION, fail=N, fail-keys=GLOB, \
-                            requeue-after=DURATION or resync=DURATION";
+                            requeue-after=DURATION, resync=DURATION or \
+                            queue=workqueue|priority";
     let mut parts = text.split(',');
     let name = parts.next().unwrap_or_default().trim();
     let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
@@ -201,6 +218,7 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
         fail_keys: None,
         requeue_after: None,
         resync: None,
+        queue: ControllerQueueKind::Workqueue,
     };
     let mut seen: Vec<&str> = Vec::new();
     for part in parts {
@@ -243,6 +261,19 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
             }
             "requeue-after" => controller.requeue_after = period(value)?,
             "resync" => controller.resync = Some(period(value)?.unwrap_or_default()),
+            "queue" => {
+                controller.queue = match value.trim() {
+                    "workqueue" => ControllerQueueKind::Workqueue,
+                    "priority" => ControllerQueueKind::Priority,
+                    other => {
+                        return Err(format!(
+                            "queue={other:?} for controller {name:?}: expected workqueue \
+                             (client-go's, the default) or priority (controller-runtime's \
+                             priority queue, its default from v0.23)"
+                        ));
+                    }
+                }
+            }
             other => {
                 return Err(format!(
                     "unknown controller setting {other:?}: expected {SETTINGS}"

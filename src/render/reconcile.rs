@@ -44,6 +44,9 @@ pub struct ReconcileView<'a> {
     pub result: ReconcileResult,
     /// The rate limiter's delay before the retry of an error (`AddRateLimited`).
     pub retry_in: Option<Duration>,
+    /// The priority the key was handed out with, from a priority queue (`queue=priority`):
+    /// `-100` (`LowPriority`) for initial-list adds and unchanged updates, `0` otherwise.
+    pub priority: Option<i32>,
 }
 
 impl ReconcileView<'_> {
@@ -67,10 +70,14 @@ impl ReconcileView<'_> {
     }
 
     /// The timeline's facts after the key: `attempt 2  waited 1.20s  took 100.0ms  folded 3 adds
-    /// rv 1005  error → retry in 10.0ms`; the attempt only from the second, the adds only when
-    /// several folded, and why it ran when it was re-queued mid-reconcile.
+    /// rv 1005  error → retry in 10.0ms`; the priority first from a priority queue, the attempt
+    /// only from the second, the adds only when several folded, and why it ran when it was
+    /// re-queued mid-reconcile.
     pub fn facts(&self) -> String {
         let mut parts = Vec::new();
+        if let Some(priority) = self.priority {
+            parts.push(format!("priority {priority}"));
+        }
         if self.attempt > 1 {
             parts.push(format!("attempt {}", self.attempt));
         }
@@ -122,6 +129,8 @@ pub(crate) struct ReconcileRecord<'a> {
     worker: usize,
     key: &'a str,
     attempt: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    priority: Option<i32>,
     queued_at: String,
     wait_ms: f64,
     duration_ms: f64,
@@ -150,6 +159,7 @@ impl<'a> ReconcileRecord<'a> {
             worker: view.worker,
             key: view.key,
             attempt: view.attempt,
+            priority: view.priority,
             queued_at: rfc3339_micros(view.queued_at),
             wait_ms: millis(view.waited()),
             duration_ms: millis(view.took()),
@@ -299,6 +309,7 @@ mod tests {
             resource_version: Some("1005"),
             result,
             retry_in,
+            priority: None,
         }
     }
 

@@ -15,6 +15,7 @@ mod client_go_cli;
 mod cluster_access;
 mod connection_flags;
 mod controller_cli;
+mod controller_priority_cli;
 mod controller_record;
 mod discovery_cache;
 mod fake_apiserver;

@@ -1,11 +1,13 @@
 //! A controller's workers on a clock that moves only when told: controller-runtime's worker loop
 //! (`pkg/internal/controller/controller.go` v0.24.1, `processNextWorkItem` and
-//! `reconcileHandler`) over a [`RateLimitingQueue`], as an event-driven simulation, so that an
-//! instant replay gets the same reconciles, at the same times, on every run.
+//! `reconcileHandler`) over any [`ControllerQueue`] (client-go's [`RateLimitingQueue`] or
+//! controller-runtime's [`PriorityQueue`](super::PriorityQueue)), as an event-driven simulation,
+//! so that an instant replay gets the same reconciles, at the same times, on every run.
 //!
 //! Each worker loops: `Get`; reconcile (the [`Reconciler`] says for how long and with what
 //! result); then, as `reconcileHandler` does, `AddRateLimited` on an error, `Forget` +
-//! `AddAfter` on a `RequeueAfter`, `Forget` on a success; then `Done`.
+//! `AddAfter` on a `RequeueAfter`, `Forget` on a success, each re-add at the priority the key was
+//! handed out with ([`ControllerQueue::requeue`]); then `Done`.
 //!
 //! Time moves in [`run_until`](InlineWorkers::run_until) steps. Things due at the same instant
 //! happen in one fixed order: reconciles ending (lowest worker first), then delayed keys coming
@@ -17,6 +19,7 @@ use std::fmt;
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
+use super::controller_queue::ControllerQueue;
 use super::metrics::QueueMetrics;
 use super::queue::{Added, Got};
 use super::rate_limiting_queue::RateLimitingQueue;
@@ -92,6 +95,9 @@ pub struct Reconcile<T, S> {
     pub result: ReconcileResult,
     /// The rate limiter's delay after an error.
     pub retry_in: Option<Duration>,
+    /// The priority the key was handed out with, which its re-adds keep; `None` from a queue
+    /// without priorities.
+    pub priority: Option<i32>,
 }
 
 impl<T, S> Reconcile<T, S> {
@@ -125,8 +131,8 @@ enum Step {
 
 /// A controller's queue and workers, driven by its caller on the caller's clock (see the
 /// [module](self) doc).
-pub struct InlineWorkers<T, R: Reconciler<T>> {
-    queue: RateLimitingQueue<T>,
+pub struct InlineWorkers<T, R: Reconciler<T>, Q = RateLimitingQueue<T>> {
+    queue: Q,
     reconciler: R,
     /// One slot per worker: the reconcile it runs, if any.
     workers: Vec<Option<Running<T, R::Seen>>>,
@@ -136,7 +142,7 @@ pub struct InlineWorkers<T, R: Reconciler<T>> {
     finished: Vec<Reconcile<T, R::Seen>>,
 }
 
-impl<T, R: Reconciler<T>> fmt::Debug for InlineWorkers<T, R> {
+impl<T, R: Reconciler<T>, Q> fmt::Debug for InlineWorkers<T, R, Q> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InlineWorkers")
             .field("workers", &self.workers.len())
@@ -145,14 +151,9 @@ impl<T, R: Reconciler<T>> fmt::Debug for InlineWorkers<T, R> {
     }
 }
 
-impl<T: Eq + Hash + Clone, R: Reconciler<T>> InlineWorkers<T, R> {
+impl<T: Eq + Hash + Clone, R: Reconciler<T>, Q: ControllerQueue<T>> InlineWorkers<T, R, Q> {
     /// `config.workers` idle workers (at least one) over `queue`, with the clock at `start`.
-    pub fn new(
-        config: WorkersConfig,
-        queue: RateLimitingQueue<T>,
-        reconciler: R,
-        start: Instant,
-    ) -> Self {
+    pub fn new(config: WorkersConfig, queue: Q, reconciler: R, start: Instant) -> Self {
         InlineWorkers {
             queue,
             reconciler,
@@ -165,8 +166,14 @@ impl<T: Eq + Hash + Clone, R: Reconciler<T>> InlineWorkers<T, R> {
     /// The handler's `Add` at `at`: first everything due before it happens (see
     /// [`run_until`](InlineWorkers::run_until)). A time before the simulation's is taken as now.
     pub fn add(&mut self, key: T, at: Instant) -> Added {
+        self.add_with_priority(key, 0, at)
+    }
+
+    /// The handler's `Add` at `at` with a priority, as controller-runtime's handlers add to a
+    /// priority queue (a queue without priorities ignores it).
+    pub fn add_with_priority(&mut self, key: T, priority: i32, at: Instant) -> Added {
         self.run_until(at);
-        self.queue.add(key, self.now)
+        self.queue.add(key, priority, self.now)
     }
 
     /// Moves the clock to `t`: reconciles end, delayed keys come due, and idle workers take keys
@@ -215,7 +222,7 @@ impl<T: Eq + Hash + Clone, R: Reconciler<T>> InlineWorkers<T, R> {
             .filter_map(|(i, w)| w.as_ref().map(|r| (r.ends_at(), Step::End(i))))
             .min();
         let ready = self.queue.next_ready_at().map(|at| (at, Step::Ready));
-        let start = (!self.queue.is_empty() && self.workers.iter().any(Option::is_none))
+        let start = (self.queue.has_ready() && self.workers.iter().any(Option::is_none))
             .then_some((self.now, Step::Start));
         [end, ready, start].into_iter().flatten()
     }
@@ -246,17 +253,10 @@ impl<T: Eq + Hash + Clone, R: Reconciler<T>> InlineWorkers<T, R> {
         };
         let now = self.now;
         let key = running.got.item;
-        let mut retry_in = None;
-        match running.outcome.result {
-            ReconcileResult::Error => {
-                retry_in = Some(self.queue.add_rate_limited(key.clone(), now));
-            }
-            ReconcileResult::RequeueAfter(after) if !after.is_zero() => {
-                self.queue.forget(&key);
-                self.queue.add_after(key.clone(), after, now);
-            }
-            ReconcileResult::Ok | ReconcileResult::RequeueAfter(_) => self.queue.forget(&key),
-        }
+        let priority = running.got.priority;
+        let retry_in = self
+            .queue
+            .requeue(&key, running.outcome.result, priority.unwrap_or(0), now);
         self.queue.done(&key, now);
         self.finished.push(Reconcile {
             worker,
@@ -270,6 +270,7 @@ impl<T: Eq + Hash + Clone, R: Reconciler<T>> InlineWorkers<T, R> {
             seen: running.outcome.seen,
             result: running.outcome.result,
             retry_in,
+            priority,
         });
     }
 
@@ -303,7 +304,7 @@ impl<T: Eq + Hash + Clone, R: Reconciler<T>> InlineWorkers<T, R> {
     }
 
     /// The queue.
-    pub fn queue(&self) -> &RateLimitingQueue<T> {
+    pub fn queue(&self) -> &Q {
         &self.queue
     }
 

@@ -276,3 +276,61 @@ fn one_hundred_thousand_adds_over_a_thousand_keys_are_deterministic() {
         }
     }
 }
+
+/// The same worker loop over controller-runtime's priority queue (`processNextWorkItem` reads
+/// `GetWithPriority`): `a`, `b`, `c` added at `LOW_PRIORITY` at 0, one worker, 1 s reconciles,
+/// `c` added at priority 0 at 0.5 s: `c` runs before `b`, and each reconcile reports the
+/// priority it was handed out with.
+#[test]
+fn the_loop_runs_the_priority_queue_as_process_next_work_item() {
+    use crate::cache::workqueue::{LOW_PRIORITY, PriorityQueue};
+    let t0 = Instant::now();
+    let mut w = InlineWorkers::new(
+        WorkersConfig { workers: 1 },
+        PriorityQueue::default(),
+        Scripted::new(ms(1000)),
+        t0,
+    );
+    for key in ["a", "b", "c"] {
+        w.add_with_priority(key, LOW_PRIORITY, t0);
+    }
+    w.add_with_priority("c", 0, t0 + ms(500));
+    w.run_through(t0 + ms(10_000));
+    let seen: Vec<_> = w
+        .drain()
+        .iter()
+        .map(|r| (r.key, started_ms(r, t0), r.priority))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("a", 0, Some(LOW_PRIORITY)),
+            ("c", 1000, Some(0)),
+            ("b", 2000, Some(LOW_PRIORITY)),
+        ]
+    );
+}
+
+/// A key added while a worker reconciles it has a ready entry in the priority queue that no
+/// worker may take until `Done` (`handleReadyItems` skips locked keys): an idle second worker
+/// waits for it instead of taking it, and the key runs again after its first reconcile.
+#[test]
+fn an_idle_worker_waits_for_a_key_being_reconciled_as_handle_ready_items() {
+    use crate::cache::workqueue::PriorityQueue;
+    let t0 = Instant::now();
+    let mut w = InlineWorkers::new(
+        WorkersConfig { workers: 2 },
+        PriorityQueue::default(),
+        Scripted::new(ms(1000)),
+        t0,
+    );
+    w.add_with_priority("a", 0, t0);
+    w.add_with_priority("a", 0, t0 + ms(100));
+    w.run_through(t0 + ms(10_000));
+    let seen: Vec<_> = w
+        .drain()
+        .iter()
+        .map(|r| (r.key, started_ms(r, t0), r.requeued))
+        .collect();
+    assert_eq!(seen, [("a", 0, false), ("a", 1000, true)]);
+}

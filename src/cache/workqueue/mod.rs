@@ -1,7 +1,10 @@
 //! What a controller does with its handler's notifications: client-go's `util/workqueue`
 //! (v0.36.3: `queue.go`, `delaying_queue.go`, `rate_limiting_queue.go`,
-//! `default_rate_limiters.go`, `metrics.go`), and the worker loop of controller-runtime's
-//! `pkg/internal/controller` (v0.24.1: `processNextWorkItem`, `reconcileHandler`).
+//! `default_rate_limiters.go`, `metrics.go`), controller-runtime's priority queue (v0.24.1:
+//! `pkg/controller/priorityqueue`, its default since v0.23.0; [`PriorityQueue`] has its rules),
+//! and the worker loop of controller-runtime's `pkg/internal/controller` (v0.24.1:
+//! `processNextWorkItem`, `reconcileHandler`), which runs either queue through one trait,
+//! [`ControllerQueue`].
 //!
 //! A controller's handler puts the changed object's key into a rate-limited workqueue; workers
 //! take keys out and reconcile them. The queue's rules are what make "why did my reconcile run
@@ -32,17 +35,21 @@
 //! - The metrics (`workqueue_*` names) are kept as plain counters on the queue, not exported to
 //!   Prometheus; each `get` and `done` also returns what it measured, for per-reconcile reports.
 
+mod controller_queue;
 mod delaying_queue;
 mod inline;
 mod metrics;
+mod priority_queue;
 mod queue;
 mod rate_limiter;
 mod rate_limiting_queue;
 mod shared;
 
+pub use controller_queue::ControllerQueue;
 pub use delaying_queue::{DelayingQueue, WaitingQueue};
 pub use inline::{InlineWorkers, Outcome, Reconcile, ReconcileResult, Reconciler, WorkersConfig};
 pub use metrics::QueueMetrics;
+pub use priority_queue::{AddOpts, LOW_PRIORITY, PriorityQueue, priority_queue_rate_limiter};
 pub use queue::{Added, Finished, Got, Queue};
 pub use rate_limiter::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, RateLimiter,

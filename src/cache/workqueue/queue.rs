@@ -22,6 +22,10 @@ pub enum Added {
     FoldedWhileProcessing,
     /// The queue is shutting down: ignored.
     ShuttingDown,
+    /// The key waits for its ready time: a delayed add of a
+    /// [`PriorityQueue`](super::PriorityQueue), which keeps delayed and ready adds of a key in one
+    /// entry.
+    Waiting,
 }
 
 /// A key handed out by [`Queue::get`], with what the queue knows about its wait.
@@ -37,6 +41,9 @@ pub struct Got<T> {
     pub adds: u64,
     /// Whether the key was queued again by `done` because it was added while being processed.
     pub requeued: bool,
+    /// The priority it was handed out with (controller-runtime's `GetWithPriority`), which a
+    /// retry keeps; `None` from a queue without priorities (client-go's).
+    pub priority: Option<i32>,
 }
 
 /// What [`Queue::done`] did.
@@ -158,6 +165,7 @@ impl<T: Eq + Hash + Clone> Queue<T> {
             queued_at: dirty.first_added,
             adds: dirty.adds,
             requeued: dirty.while_processing,
+            priority: None,
         })
     }
 

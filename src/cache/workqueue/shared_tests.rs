@@ -137,3 +137,37 @@ fn a_blocked_get_waits_the_clocks_time_not_real_time() {
         real.elapsed()
     );
 }
+
+/// Over controller-runtime's priority queue: a key added while it is processed is not handed to
+/// a second worker, whose blocked `Get` wakes when the first worker's `Done` makes the key free
+/// (`priorityqueue.go` `Done` notifies `handleReadyItems`).
+#[test]
+fn a_blocked_get_takes_a_key_freed_by_done_as_priority_queue_done() {
+    use crate::cache::workqueue::PriorityQueue;
+    let q: Arc<Workqueue<u32, PriorityQueue<u32>>> = Arc::new(Workqueue::with_queue(
+        PriorityQueue::default(),
+        Arc::new(TokioClock),
+    ));
+    q.add(1);
+    let first = q.get().unwrap();
+    q.add_with_priority(1, 5);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let second = {
+        let q = q.clone();
+        thread::spawn(move || {
+            let got = q.get();
+            tx.send(got.map(|g| (g.item, g.priority, g.requeued)))
+                .unwrap();
+        })
+    };
+    assert!(
+        rx.recv_timeout(Duration::from_millis(50)).is_err(),
+        "key 1 is being processed"
+    );
+    q.done(&first.item);
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(5)).unwrap(),
+        Some((1, Some(5), true))
+    );
+    second.join().unwrap();
+}

@@ -8,6 +8,8 @@
 //! `DeletionHandlingMetaNamespaceKeyFunc` (the tombstone's own key), as a client-go controller's
 //! `enqueue` does. A reconcile reads the key from the Indexer when it starts, as a reconcile
 //! reads its lister: the resourceVersion it saw, or that the object is gone (the NotFound path).
+//! With `queue=priority` the queue is controller-runtime's priority queue, and the handler gives
+//! each add the priority controller-runtime's default handlers give it ([`handler_priority`]).
 //!
 //! Two engines, as for the handlers ([`handler`](super::handler)):
 //! - an instant replay drives [`InlineWorkers`] on the recording's clock: keys are added when the
@@ -31,15 +33,15 @@ use hashbrown::HashMap;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::workqueue::{
-    self, InlineWorkers, Outcome, QueueMetrics, RateLimitingQueue, Reconcile, ReconcileResult,
-    Reconciler, WorkersConfig, Workqueue,
+    self, ControllerQueue, InlineWorkers, LOW_PRIORITY, Outcome, PriorityQueue, QueueMetrics,
+    RateLimitingQueue, Reconcile, ReconcileResult, Reconciler, WorkersConfig, Workqueue,
 };
-use kubectl_deltas::cache::{Delivery, IndexerReader, Informer, ListenerHandler};
+use kubectl_deltas::cache::{Delivery, IndexerReader, Informer, ListenerHandler, Notification};
 use kubectl_deltas::source::recording::{Quiescence, ResyncHook};
 
 use super::handler::ShownHandler;
 use super::output::Output;
-use crate::cli::ControllerArg;
+use crate::cli::{ControllerArg, ControllerQueueKind};
 
 /// What a reconcile read from the Indexer: the object's resourceVersion (empty if it has none),
 /// `None` when it was gone.
@@ -93,16 +95,52 @@ impl Reconciler<String> for SpecReconciler {
     }
 }
 
+/// A controller's queue, as `queue=` chose it.
+type KeyQueue = Box<dyn ControllerQueue<String> + Send>;
+
+/// The queue `queue=` names, with the rate limiter its controller gives it: client-go's
+/// `DefaultTypedControllerRateLimiter`, or for the priority queue the per-item exponential one
+/// alone (controller-runtime v0.24.1 `NewTypedUnmanaged`).
+fn key_queue(kind: ControllerQueueKind) -> KeyQueue {
+    match kind {
+        ControllerQueueKind::Workqueue => Box::new(RateLimitingQueue::new(Box::new(
+            workqueue::default_controller_rate_limiter::<String>(),
+        ))),
+        ControllerQueueKind::Priority => Box::new(PriorityQueue::new(Box::new(
+            workqueue::priority_queue_rate_limiter::<String>(),
+        ))),
+    }
+}
+
+/// The priority controller-runtime's default handlers add a notified key at
+/// (`pkg/handler/enqueue.go` `addToQueueCreate` and `addToQueueUpdate`, v0.24.1; the same in
+/// `TypedFuncs` for `WithLowPriorityWhenUnchanged`): `LowPriority` for an add from the initial
+/// list and for an update whose resourceVersion did not change (a resync, or a relist that
+/// found the object unchanged), 0 otherwise (deletions included). A queue without priorities
+/// ignores it, as controller-runtime's handlers do with client-go's queue.
+fn handler_priority(notification: &Notification<Object>) -> i32 {
+    match notification {
+        Notification::Add {
+            is_in_initial_list: true,
+            ..
+        } => LOW_PRIORITY,
+        Notification::Update { old, new } if old.resource_version() == new.resource_version() => {
+            LOW_PRIORITY
+        }
+        _ => 0,
+    }
+}
+
 /// An instant replay's workers, and the retries of failed keys still to come.
 struct Inline {
-    workers: InlineWorkers<String, SpecReconciler>,
+    workers: InlineWorkers<String, SpecReconciler, KeyQueue>,
     /// Failed keys and when their retry is due: what the end of a recording still waits for.
     retries: HashMap<String, Instant>,
 }
 
 /// A live session's queue and worker threads.
 struct Live {
-    queue: Arc<Workqueue<String>>,
+    queue: Arc<Workqueue<String, KeyQueue>>,
     reconciler: Mutex<SpecReconciler>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     /// The queue's metrics when the session stopped, before the workers left.
@@ -156,14 +194,14 @@ impl ControllerRun {
             spec: spec.clone(),
             failed: HashMap::new(),
         };
-        let limiter = Box::new(workqueue::default_controller_rate_limiter::<String>());
+        let queue = key_queue(spec.queue);
         let engine = if inline {
             Engine::Inline(Box::new(Mutex::new(Inline {
                 workers: InlineWorkers::new(
                     WorkersConfig {
                         workers: spec.workers,
                     },
-                    RateLimitingQueue::new(limiter),
+                    queue,
                     reconciler,
                     clock.now(),
                 ),
@@ -171,7 +209,7 @@ impl ControllerRun {
             })))
         } else {
             Engine::Live(Box::new(Live {
-                queue: Arc::new(Workqueue::new(limiter, clock.clone())),
+                queue: Arc::new(Workqueue::with_queue(queue, clock.clone())),
                 reconciler: Mutex::new(reconciler),
                 threads: Mutex::default(),
                 at_stop: Mutex::default(),
@@ -203,16 +241,16 @@ impl ControllerRun {
         Ok(())
     }
 
-    /// The handler's `Add`, at `at` (the handler call's time).
-    fn add(&self, key: String, at: Instant) {
+    /// The handler's `Add` at `priority`, at `at` (the handler call's time).
+    fn add(&self, key: String, priority: i32, at: Instant) {
         match &self.engine {
             Engine::Inline(inline) => {
                 let mut inline = lock(inline);
-                inline.workers.add(key, at);
+                inline.workers.add_with_priority(key, priority, at);
                 self.report(&mut inline);
             }
             Engine::Live(live) => {
-                live.queue.add(key);
+                live.queue.add_with_priority(key, priority);
             }
         }
     }
@@ -322,15 +360,9 @@ impl ControllerRun {
             // Reconcile returned: the end, before `Done` can hand the key to another worker.
             let ended_at = self.clock.now();
             let key = got.item;
-            let mut retry_in = None;
-            match outcome.result {
-                ReconcileResult::Error => retry_in = Some(live.queue.add_rate_limited(key.clone())),
-                ReconcileResult::RequeueAfter(after) if !after.is_zero() => {
-                    live.queue.forget(&key);
-                    live.queue.add_after(key.clone(), after);
-                }
-                ReconcileResult::Ok | ReconcileResult::RequeueAfter(_) => live.queue.forget(&key),
-            }
+            let retry_in = live
+                .queue
+                .requeue(&key, outcome.result, got.priority.unwrap_or(0));
             live.queue.done(&key);
             self.write(&Reconcile {
                 worker,
@@ -344,6 +376,7 @@ impl ControllerRun {
                 seen: outcome.seen,
                 result: outcome.result,
                 retry_in,
+                priority: got.priority,
             });
         }
     }
@@ -394,7 +427,8 @@ impl ListenerHandler<Object> for ControllerHandler {
         self.shown.handle(delivery);
         // `MetaNamespaceKeyFunc`, or `DeletionHandlingMetaNamespaceKeyFunc` for a tombstone.
         let key = delivery.notification.key();
-        self.run.add(key, delivery.started_at);
+        let priority = handler_priority(delivery.notification);
+        self.run.add(key, priority, delivery.started_at);
     }
 
     fn synced(&mut self, at: Instant) {

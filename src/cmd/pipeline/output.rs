@@ -405,6 +405,7 @@ impl Output {
             resource_version: reconcile.seen.as_deref(),
             result: reconcile.result,
             retry_in: reconcile.retry_in,
+            priority: reconcile.priority,
         };
         stats.record(&view);
         if state.closed
