@@ -434,10 +434,31 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
             DeltaType::Sync
         };
         let mut state = self.lock();
-        let mut listed: HashSet<Arc<str>> = HashSet::with_capacity(list.len());
+        // The keys already applied, for deletion detection (client-go lists them after queueing
+        // the list; nothing applies a delta meanwhile, `process` runs under this lock).
+        let known_keys = self
+            .known_objects
+            .as_ref()
+            .map(|known| known.list_keys())
+            .unwrap_or_default();
+        // The listed keys are needed only to tell them from keys queued before or known; on a
+        // first list there are none, and a set of a million keys is 36 MB at the peak.
+        let mut listed: Option<HashSet<Arc<str>>> = (!state.queue.is_empty()
+            || !known_keys.is_empty())
+        .then(|| HashSet::with_capacity(list.len()));
+        // Room for the whole list at once: a table grown step by step to a million keys holds
+        // the old table beside the new one at each step (60 MB at the last).
+        state.items.reserve(list.len());
+        state.queue.reserve(list.len());
         for obj in list {
-            listed.insert(state.queue_object(action, DeltaObject::Object(obj)));
+            let key = state.queue_object(action, DeltaObject::Object(obj));
+            if let Some(listed) = &mut listed {
+                listed.insert(key);
+            }
         }
+        // Without the set, every queued key was listed.
+        let listed_keys = listed.as_ref().map_or(state.queue.len(), HashSet::len);
+        let is_listed = |key: &Arc<str>| listed.as_ref().is_none_or(|l| l.contains(key));
 
         // Deletion detection against the queue, in queue order (before a01b5a2a9, only without
         // known objects).
@@ -447,7 +468,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
         let unlisted_queued: Vec<Arc<str>> = state
             .queue
             .iter()
-            .filter(|k| queue_first && !listed.contains(*k))
+            .filter(|k| queue_first && !is_listed(k))
             .cloned()
             .collect();
         for key in unlisted_queued {
@@ -466,12 +487,9 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
 
         // Deletion detection against what the consumer already applied.
         if let Some(known) = &self.known_objects {
-            let mut unlisted_known: Vec<Arc<str>> = known
-                .list_keys()
+            let mut unlisted_known: Vec<Arc<str>> = known_keys
                 .into_iter()
-                .filter(|key| {
-                    !listed.contains(key) && (!queue_first || !state.items.contains_key(key))
-                })
+                .filter(|key| !is_listed(key) && (!queue_first || !state.items.contains_key(key)))
                 .collect();
             unlisted_known.sort_unstable();
             for key in unlisted_known {
@@ -486,7 +504,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
 
         if !state.populated {
             state.populated = true;
-            state.initial_population_count = listed.len() + queued_deletions;
+            state.initial_population_count = listed_keys + queued_deletions;
         }
         self.wake(&state);
     }

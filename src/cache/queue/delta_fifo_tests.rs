@@ -346,6 +346,23 @@ fn first_replace_sets_initial_population_to_listed_plus_queued_deletions() {
 }
 
 #[test]
+fn a_first_replace_with_nothing_queued_or_known_counts_distinct_keys_without_a_listed_set() {
+    // The path that skips the set of listed keys (nothing to detect deletions against) must
+    // still count a key listed twice once.
+    let fifo = fifo_with(&Indexer::new());
+    fifo.replace(
+        vec![cm("ns", "a", 1), cm("ns", "b", 2), cm("ns", "b", 3)],
+        "10",
+    );
+    check_invariants(&fifo);
+    assert_eq!(queued(&fifo, "ns/b").len(), 2);
+    assert!(pop(&fifo).is_in_initial_list);
+    assert!(!fifo.has_synced());
+    assert!(pop(&fifo).is_in_initial_list);
+    assert!(fifo.has_synced());
+}
+
+#[test]
 fn only_the_first_replace_sets_the_initial_population() {
     let fifo = Fifo::new();
     fifo.replace(vec![cm("ns", "a", 1)], "10");
