@@ -363,6 +363,32 @@ fn a_first_replace_with_nothing_queued_or_known_counts_distinct_keys_without_a_l
 }
 
 #[test]
+fn a_drained_queue_gives_back_the_room_of_a_large_list() {
+    let fifo = Fifo::new();
+    fifo.replace(
+        (0..20_000)
+            .map(|i| cm("ns", &format!("cm-{i}"), 1))
+            .collect(),
+        "10",
+    );
+    let full = fifo.lock().items.capacity();
+    assert!(full >= 20_000);
+    for _ in 0..19_990 {
+        pop(&fifo);
+    }
+    check_invariants(&fifo);
+    let state = fifo.lock();
+    assert!(
+        state.items.capacity() <= 2048 && state.queue.capacity() <= 2048,
+        "room for {} keys and {} queue places kept for 10 queued",
+        state.items.capacity(),
+        state.queue.capacity()
+    );
+    drop(state);
+    assert_eq!(keys(&fifo).len(), 10);
+}
+
+#[test]
 fn only_the_first_replace_sets_the_initial_population() {
     let fifo = Fifo::new();
     fifo.replace(vec![cm("ns", "a", 1)], "10");
