@@ -146,16 +146,18 @@ impl<K> State<K> {
         shared
     }
 
-    /// Gives back most of the tables' room once the queue has drained to a quarter of it. A
+    /// Gives back most of the tables' room once the queue has drained to an eighth of it. A
     /// list of a million objects grows them to ~140 MB, which would otherwise stay allocated
     /// while the consumer builds its Indexer beside them: the peak of a large informer's memory.
-    /// Shrinking to twice what is left rehashes a quarter of the keys at most, so pops stay
-    /// O(1) amortized, and a queue that grows again has room for as many again.
+    /// Twice what is left then needs at most a quarter of the table (at a quarter, the power of
+    /// two rounding could make the new table as large as the old, both held while rehashing:
+    /// +120 MB for a million keys). Rehashing an eighth of the keys at most keeps pops O(1)
+    /// amortized, and a queue that grows again has room for as many again.
     fn shrink_as_drained(&mut self) {
         /// Tables this small are not worth rehashing.
         const SMALL: usize = 1024;
         let len = self.items.len();
-        if self.items.capacity() > SMALL && len < self.items.capacity() / 4 {
+        if self.items.capacity() > SMALL && len < self.items.capacity() / 8 {
             self.items.shrink_to(2 * len);
             self.queue.shrink_to(2 * len);
         }
