@@ -323,7 +323,7 @@ impl Meta {
             std::mem::size_of::<ObjectMeta>() + serde_json::to_string(meta).map_or(0, |t| t.len())
         };
         match self {
-            Meta::Text(m) => m.json.get().len() + m.decoded.get().map_or(0, |meta| typed(meta)),
+            Meta::Text(m) => m.json.get().len() + m.decoded.get().map_or(0, &typed),
             Meta::Typed(m) => typed(m),
         }
     }
