@@ -17,6 +17,7 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::Resource;
@@ -34,6 +35,7 @@ pub(crate) mod json_text;
 mod meta;
 mod read;
 mod serialize;
+mod types;
 
 use json_text::{Key, string_end};
 pub use json_text::{describe_raw, raw_entries, raw_entry};
@@ -61,10 +63,15 @@ pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration
 /// [`resource_version`](Self::resource_version) read the metadata text; [`meta`](Self::meta)
 /// decodes the whole `ObjectMeta` (once, then keeps it), and [`meta_mut`](Self::meta_mut) holds it
 /// typed from then on.
+///
+/// An informer holds every object of a resource, so the layout is kept small: 80 bytes besides
+/// the texts (checked by a test), `apiVersion` and `kind` shared with the other objects that say
+/// the same ([`types`](Self::types)).
 #[derive(Clone, Default)]
 pub struct Object {
     /// `apiVersion` and `kind`; list items on the wire lack them (the Reflector fills them in).
-    pub types: Option<TypeMeta>,
+    /// Shared by the objects this thread read or typed one after the other with the same ones.
+    types: Option<Arc<TypeMeta>>,
     metadata: Meta,
     /// The other top-level fields as one JSON object text (`{"spec":…,"status":…}`), or empty
     /// when there are none. Always valid JSON: only this module writes it.
@@ -75,10 +82,7 @@ impl Object {
     /// An object of `resource`'s kind named `name`, with no fields besides metadata.
     pub fn new(name: &str, resource: &ApiResource) -> Self {
         Object {
-            types: Some(TypeMeta {
-                api_version: resource.api_version.clone(),
-                kind: resource.kind.clone(),
-            }),
+            types: Some(types::shared(&resource.api_version, &resource.kind)),
             metadata: Meta::Typed(Box::new(ObjectMeta {
                 name: Some(name.to_owned()),
                 ..ObjectMeta::default()
@@ -117,6 +121,36 @@ impl Object {
         let obj = de.deserialize_map(ObjectVisitor::<Borrow>(PhantomData))?;
         de.end()?;
         Ok(obj)
+    }
+
+    /// `apiVersion` and `kind`, when the object has them (list items on the wire do not).
+    pub fn types(&self) -> Option<&TypeMeta> {
+        self.types.as_deref()
+    }
+
+    /// Sets `apiVersion` and `kind` (`None`: the object has neither, as a list item on the wire).
+    pub fn set_types(&mut self, types: Option<&TypeMeta>) {
+        self.types = types.map(|t| types::shared(&t.api_version, &t.kind));
+    }
+
+    /// Gives the object `api_version` and `kind` where it has none or an empty one, keeping
+    /// those it has: what the Reflector does to list items, which lack them on the wire.
+    pub fn fill_types(&mut self, api_version: &str, kind: &str) {
+        let (have_version, have_kind) = (self.api_version(), self.kind());
+        if !have_version.is_empty() && !have_kind.is_empty() {
+            return;
+        }
+        let api_version = if have_version.is_empty() {
+            api_version
+        } else {
+            have_version
+        };
+        let kind = if have_kind.is_empty() {
+            kind
+        } else {
+            have_kind
+        };
+        self.types = Some(types::shared(api_version, kind));
     }
 
     /// `metadata.name`, without decoding the metadata.
@@ -179,14 +213,11 @@ impl Object {
     }
 
     /// About how many bytes of memory this object takes: its own size and what it holds on the
-    /// heap (the allocator's rounding and the cache's keys and indices not included). For the
-    /// summary's cache size, and to compare with the JSON the objects came from.
+    /// heap (the allocator's rounding, the cache's keys and indices, and the `apiVersion` and
+    /// `kind` it shares with the other objects of its list not included). For the summary's
+    /// cache size, and to compare with the JSON the objects came from.
     pub fn footprint(&self) -> usize {
-        let types = self
-            .types
-            .as_ref()
-            .map_or(0, |t| t.api_version.capacity() + t.kind.capacity());
-        std::mem::size_of::<Self>() + types + self.metadata.heap_size() + self.body.len()
+        std::mem::size_of::<Self>() + self.metadata.heap_size() + self.body.len()
     }
 
     /// Whether the metadata is still the text it arrived as (not decoded for a change).
@@ -238,7 +269,7 @@ impl Object {
     /// but its last-applied-configuration annotation, which holds its values, does: such an
     /// object counts as a Secret, so that the annotation is redacted as on a whole Secret.
     pub fn is_secret(&self) -> bool {
-        let Some(types) = &self.types else {
+        let Some(types) = self.types() else {
             return false;
         };
         if types.kind == "Secret" && types.api_version == "v1" {
@@ -256,7 +287,7 @@ impl Object {
     /// for its metadata only (`--metadata-only`, client-go's metadata informers), whose other
     /// fields the server left out.
     pub fn is_partial_metadata(&self) -> bool {
-        self.types.as_ref().is_some_and(|t| {
+        self.types().is_some_and(|t| {
             t.kind == "PartialObjectMetadata" && t.api_version.starts_with("meta.k8s.io/")
         })
     }
@@ -293,12 +324,12 @@ impl Object {
 
     /// `kind`, or `""` when unknown.
     pub fn kind(&self) -> &str {
-        self.types.as_ref().map_or("", |t| t.kind.as_str())
+        self.types().map_or("", |t| t.kind.as_str())
     }
 
     /// `apiVersion`, or `""` when unknown.
     pub fn api_version(&self) -> &str {
-        self.types.as_ref().map_or("", |t| t.api_version.as_str())
+        self.types().map_or("", |t| t.api_version.as_str())
     }
 
     /// The top-level fields besides `apiVersion`, `kind` and `metadata`, in their original order,
@@ -450,14 +481,14 @@ fn write_body(fields: &[(Cow<'_, str>, &RawValue)]) -> Box<str> {
 
 impl PartialEq for Object {
     fn eq(&self, other: &Self) -> bool {
-        self.types == other.types && self.metadata == other.metadata && self.body == other.body
+        self.types() == other.types() && self.metadata == other.metadata && self.body == other.body
     }
 }
 
 impl fmt::Debug for Object {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Object")
-            .field("types", &self.types)
+            .field("types", &self.types())
             .field("metadata", &self.metadata)
             .field("body", &&*self.body)
             .finish()

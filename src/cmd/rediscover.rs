@@ -11,7 +11,7 @@
 
 use std::sync::{Arc, RwLock};
 
-use kube::core::{ApiResource, TypeMeta};
+use kube::core::ApiResource;
 use kubectl_deltas::source::discovery::{DiscoveryCache, Need, ResourceInfo};
 use kubectl_deltas::source::{
     KubeListerWatcher, ListPage, ListRequest, ListerWatcher, ResourceTarget, SourceError,
@@ -120,16 +120,7 @@ fn typed(page: ListPage, mapping: Option<&ApiResource>) -> ListPage {
     };
     let mut page = page;
     for item in &mut page.items {
-        let types = item.types.get_or_insert_with(|| TypeMeta {
-            api_version: String::new(),
-            kind: String::new(),
-        });
-        if types.api_version.is_empty() {
-            types.api_version.clone_from(&mapping.api_version);
-        }
-        if types.kind.is_empty() {
-            types.kind.clone_from(&mapping.kind);
-        }
+        item.fill_types(&mapping.api_version, &mapping.kind);
     }
     page
 }

@@ -68,7 +68,12 @@ impl<'de, V: ValueText> Visitor<'de> for ObjectVisitor<V> {
                 }
             }
         }
-        Ok(assemble(api_version, kind, metadata, body))
+        Ok(assemble(
+            api_version.as_deref(),
+            kind.as_deref(),
+            metadata,
+            body,
+        ))
     }
 }
 
@@ -144,18 +149,16 @@ fn value_error<E: de::Error>(error: serde_json::Error) -> E {
 /// The object the visitors (and [`read::compact`](super::read)) read: `body` is the other
 /// fields' text without its closing brace.
 pub(super) fn assemble(
-    api_version: Option<String>,
-    kind: Option<String>,
+    api_version: Option<&str>,
+    kind: Option<&str>,
     metadata: Option<Meta>,
     mut body: String,
 ) -> Object {
     if !body.is_empty() {
         body.push('}');
     }
-    let types = (api_version.is_some() || kind.is_some()).then(|| TypeMeta {
-        api_version: api_version.unwrap_or_default(),
-        kind: kind.unwrap_or_default(),
-    });
+    let types = (api_version.is_some() || kind.is_some())
+        .then(|| super::types::shared(api_version.unwrap_or_default(), kind.unwrap_or_default()));
     Object {
         types,
         metadata: metadata.unwrap_or_default(),

@@ -12,9 +12,9 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::OnceLock;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
+use once_cell::race::OnceBox;
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
@@ -35,22 +35,42 @@ pub(crate) enum Meta {
 }
 
 /// Metadata as compact JSON text whose shape is `ObjectMeta`'s.
+///
+/// Every cached object holds one, so it is kept to 56 bytes: spans of eight bytes with `None`
+/// as a sentinel, and the decoded `ObjectMeta` behind one pointer (`OnceBox`: two threads asking
+/// at once may both decode it, and one copy is kept; `OnceLock<Box<_>>` is two words).
 #[derive(Clone)]
 pub(crate) struct MetaText {
     json: Box<RawValue>,
-    name: Option<Span>,
-    namespace: Option<Span>,
-    resource_version: Option<Span>,
+    name: Span,
+    namespace: Span,
+    resource_version: Span,
     managed_fields: bool,
     /// The `ObjectMeta`, once someone asked for a reference to it.
-    decoded: OnceLock<Box<ObjectMeta>>,
+    decoded: OnceBox<ObjectMeta>,
 }
 
-/// Where a string value without escapes sits in the text.
-#[derive(Clone, Copy)]
+/// Where a string value without escapes sits in the text, or [`Span::NONE`].
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Span {
     start: u32,
     len: u32,
+}
+
+impl Span {
+    /// No such field. No value starts there: texts are shorter than `u32::MAX`.
+    const NONE: Span = Span {
+        start: u32::MAX,
+        len: 0,
+    };
+
+    fn from(span: Option<Span>) -> Span {
+        span.unwrap_or(Span::NONE)
+    }
+
+    fn get(self) -> Option<Span> {
+        (self != Span::NONE).then_some(self)
+    }
 }
 
 /// Where the key fields are in metadata text that [`read::compact`](super::read) checked, as
@@ -99,14 +119,17 @@ impl Meta {
             span(shape.resource_version),
         );
         match spans {
-            (Ok(name), Ok(namespace), Ok(resource_version)) => Ok(Meta::Text(MetaText {
-                name,
-                namespace,
-                resource_version,
-                managed_fields: shape.managed_fields.is_some(),
-                decoded: OnceLock::new(),
-                json,
-            })),
+            // Texts are shorter than `u32::MAX`, so no span is the sentinel.
+            (Ok(name), Ok(namespace), Ok(resource_version)) if text.len() < u32::MAX as usize => {
+                Ok(Meta::Text(MetaText {
+                    name: Span::from(name),
+                    namespace: Span::from(namespace),
+                    resource_version: Span::from(resource_version),
+                    managed_fields: shape.managed_fields.is_some(),
+                    decoded: OnceBox::new(),
+                    json,
+                }))
+            }
             _ => Ok(Meta::Typed(Box::new(decode(&json)?))),
         }
     }
@@ -127,11 +150,11 @@ impl Meta {
         let json = unsafe { RawValue::from_string_unchecked(json.to_owned()) };
         Meta::Text(MetaText {
             json,
-            name: span(spans.name),
-            namespace: span(spans.namespace),
-            resource_version: span(spans.resource_version),
+            name: Span::from(span(spans.name)),
+            namespace: Span::from(span(spans.namespace)),
+            resource_version: Span::from(span(spans.resource_version)),
             managed_fields: spans.managed_fields,
-            decoded: OnceLock::new(),
+            decoded: OnceBox::new(),
         })
     }
 
@@ -220,7 +243,9 @@ impl Meta {
     /// The `ObjectMeta` to change; the metadata is typed from now on.
     pub(crate) fn make_mut(&mut self) -> &mut ObjectMeta {
         if let Meta::Text(m) = self {
-            let meta = m.decoded.take().unwrap_or_else(|| Box::new(m.decode()));
+            // `OnceBox` lends its value only: a copy of what `get` decoded, as rare as a change
+            // after a look.
+            let meta = Box::new(m.decoded.get().cloned().unwrap_or_else(|| m.decode()));
             *self = Meta::Typed(meta);
         }
         match self {
@@ -298,7 +323,7 @@ impl Meta {
             std::mem::size_of::<ObjectMeta>() + serde_json::to_string(meta).map_or(0, |t| t.len())
         };
         match self {
-            Meta::Text(m) => m.json.get().len() + m.decoded.get().map_or(0, |meta| typed(meta)),
+            Meta::Text(m) => m.json.get().len() + m.decoded.get().map_or(0, &typed),
             Meta::Typed(m) => typed(m),
         }
     }
@@ -342,8 +367,8 @@ impl Meta {
 }
 
 impl MetaText {
-    fn get(&self, span: Option<Span>) -> Option<&str> {
-        let span = span?;
+    fn get(&self, span: Span) -> Option<&str> {
+        let span = span.get()?;
         let start = span.start as usize;
         self.json.get().get(start..start + span.len as usize)
     }
@@ -379,17 +404,12 @@ impl MetaText {
         json.push_str(&text[end..]);
         // Spans fit in u32 (they did before), and so does what they move by.
         let removed = (end - start) as u32;
-        let moved = |span: Option<Span>| {
-            span.map(|s| {
-                if s.start as usize >= end {
-                    Span {
-                        start: s.start - removed,
-                        len: s.len,
-                    }
-                } else {
-                    s
-                }
-            })
+        let moved = |span: Span| match span.get() {
+            Some(s) if s.start as usize >= end => Span {
+                start: s.start - removed,
+                len: s.len,
+            },
+            _ => span,
         };
         Some(MetaText {
             // SAFETY: a JSON object with one member (and one comma) taken out is a JSON object;
@@ -399,7 +419,7 @@ impl MetaText {
             namespace: moved(self.namespace),
             resource_version: moved(self.resource_version),
             managed_fields: false,
-            decoded: OnceLock::new(),
+            decoded: OnceBox::new(),
         })
     }
 

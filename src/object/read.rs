@@ -139,10 +139,10 @@ impl Parts {
             body.push(if i == 0 { '{' } else { ',' });
             body.push_str(&text[start..end]);
         }
-        let owned = |s: Str| text[s.start..s.end].to_owned();
+        let borrowed = |s: Str| &text[s.start..s.end];
         assemble(
-            self.api_version.map(owned),
-            self.kind.map(owned),
+            self.api_version.map(borrowed),
+            self.kind.map(borrowed),
             metadata,
             body,
         )

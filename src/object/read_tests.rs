@@ -58,7 +58,7 @@ fn pod() -> String {
 /// Asserts that two objects are the same in everything a reader of the cache can see.
 fn assert_same(quick: &Object, serde: &Object, text: &str) {
     assert_eq!(quick, serde, "{text}");
-    assert_eq!(quick.types, serde.types, "{text}");
+    assert_eq!(quick.types(), serde.types(), "{text}");
     assert_eq!(quick.name(), serde.name(), "{text}");
     assert_eq!(quick.namespace(), serde.namespace(), "{text}");
     assert_eq!(quick.resource_version(), serde.resource_version(), "{text}");

@@ -8,7 +8,7 @@ impl Serialize for Object {
         let fields = self.fields();
         let mut map =
             serializer.serialize_map(Some(1 + 2 * self.types.is_some() as usize + fields.len()))?;
-        if let Some(types) = &self.types {
+        if let Some(types) = self.types() {
             map.serialize_entry("apiVersion", &types.api_version)?;
             map.serialize_entry("kind", &types.kind)?;
         }
@@ -59,7 +59,7 @@ impl Serialize for JsonOut<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let obj = self.obj;
         let mut map = serializer.serialize_map(None)?;
-        if let Some(types) = &obj.types {
+        if let Some(types) = obj.types() {
             map.serialize_entry("apiVersion", &types.api_version)?;
             map.serialize_entry("kind", &types.kind)?;
         }

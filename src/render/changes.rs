@@ -81,7 +81,7 @@ pub fn diff_objects(old: &Object, new: &Object, redact_secret_data: bool) -> Vec
                     own: &[(Cow<'_, str>, &RawValue)],
                     other: &[(Cow<'_, str>, &RawValue)]| {
         let mut map = Map::new();
-        if let Some(types) = &obj.types {
+        if let Some(types) = obj.types() {
             map.insert("apiVersion".into(), types.api_version.clone().into());
             map.insert("kind".into(), types.kind.clone().into());
         }

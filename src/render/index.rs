@@ -297,7 +297,7 @@ mod tests {
         );
         assert_eq!(kubectl_name(&Object::new("n1", &node)), "node/n1");
         let mut bare = Object::new("x", &node);
-        bare.types = None;
+        bare.set_types(None);
         assert_eq!(kubectl_name(&bare), "x");
     }
 

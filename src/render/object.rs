@@ -82,7 +82,7 @@ impl Serialize for ObjectView<'_> {
             (false, false) => obj.serialize(serializer),
             (true, false) => {
                 let mut map = serializer.serialize_map(None)?;
-                if let Some(types) = &obj.types {
+                if let Some(types) = obj.types() {
                     map.serialize_entry("apiVersion", &types.api_version)?;
                     map.serialize_entry("kind", &types.kind)?;
                 }

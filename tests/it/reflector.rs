@@ -273,7 +273,7 @@ async fn paged_initial_list_is_one_replace() {
     );
     // List items lack kind/apiVersion on the wire; the Reflector fills them in.
     let a = h.indexer.get_by_key("default/a").expect("cached");
-    let types = a.types.as_ref().expect("type meta");
+    let types = a.types().expect("type meta");
     assert_eq!(
         (types.kind.as_str(), types.api_version.as_str()),
         ("ConfigMap", "v1")

@@ -146,6 +146,23 @@ impl<K> State<K> {
         shared
     }
 
+    /// Gives back most of the tables' room once the queue has drained to an eighth of it. A
+    /// list of a million objects grows them to ~140 MB, which would otherwise stay allocated
+    /// while the consumer builds its Indexer beside them: the peak of a large informer's memory.
+    /// Twice what is left then needs at most a quarter of the table (at a quarter, the power of
+    /// two rounding could make the new table as large as the old, both held while rehashing:
+    /// +120 MB for a million keys). Rehashing an eighth of the keys at most keeps pops O(1)
+    /// amortized, and a queue that grows again has room for as many again.
+    fn shrink_as_drained(&mut self) {
+        /// Tables this small are not worth rehashing.
+        const SMALL: usize = 1024;
+        let len = self.items.len();
+        if self.items.capacity() > SMALL && len < self.items.capacity() / 8 {
+            self.items.shrink_to(2 * len);
+            self.queue.shrink_to(2 * len);
+        }
+    }
+
     fn add_if_not_present(&mut self, key: Arc<str>, deltas: Deltas<K>) -> bool {
         self.populated = true;
         if deltas.is_empty() || self.items.contains_key(&key) {
@@ -341,6 +358,7 @@ impl<K> DeltaFifo<K> {
             .items
             .remove(&key)
             .expect("invariant: a key is in `queue` iff it is in `items`");
+        state.shrink_as_drained();
         let queue_len = state.queue.len();
         let popped_at = Instant::now();
         match process(&queued.deltas, is_in_initial_list) {
@@ -434,10 +452,31 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
             DeltaType::Sync
         };
         let mut state = self.lock();
-        let mut listed: HashSet<Arc<str>> = HashSet::with_capacity(list.len());
+        // The keys already applied, for deletion detection (client-go lists them after queueing
+        // the list; nothing applies a delta meanwhile, `process` runs under this lock).
+        let known_keys = self
+            .known_objects
+            .as_ref()
+            .map(|known| known.list_keys())
+            .unwrap_or_default();
+        // The listed keys are needed only to tell them from keys queued before or known; on a
+        // first list there are none, and a set of a million keys is 36 MB at the peak.
+        let mut listed: Option<HashSet<Arc<str>>> = (!state.queue.is_empty()
+            || !known_keys.is_empty())
+        .then(|| HashSet::with_capacity(list.len()));
+        // Room for the whole list at once: a table grown step by step to a million keys holds
+        // the old table beside the new one at each step (60 MB at the last).
+        state.items.reserve(list.len());
+        state.queue.reserve(list.len());
         for obj in list {
-            listed.insert(state.queue_object(action, DeltaObject::Object(obj)));
+            let key = state.queue_object(action, DeltaObject::Object(obj));
+            if let Some(listed) = &mut listed {
+                listed.insert(key);
+            }
         }
+        // Without the set, every queued key was listed.
+        let listed_keys = listed.as_ref().map_or(state.queue.len(), HashSet::len);
+        let is_listed = |key: &Arc<str>| listed.as_ref().is_none_or(|l| l.contains(key));
 
         // Deletion detection against the queue, in queue order (before a01b5a2a9, only without
         // known objects).
@@ -447,7 +486,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
         let unlisted_queued: Vec<Arc<str>> = state
             .queue
             .iter()
-            .filter(|k| queue_first && !listed.contains(*k))
+            .filter(|k| queue_first && !is_listed(k))
             .cloned()
             .collect();
         for key in unlisted_queued {
@@ -466,12 +505,9 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
 
         // Deletion detection against what the consumer already applied.
         if let Some(known) = &self.known_objects {
-            let mut unlisted_known: Vec<Arc<str>> = known
-                .list_keys()
+            let mut unlisted_known: Vec<Arc<str>> = known_keys
                 .into_iter()
-                .filter(|key| {
-                    !listed.contains(key) && (!queue_first || !state.items.contains_key(key))
-                })
+                .filter(|key| !is_listed(key) && (!queue_first || !state.items.contains_key(key)))
                 .collect();
             unlisted_known.sort_unstable();
             for key in unlisted_known {
@@ -486,7 +522,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
 
         if !state.populated {
             state.populated = true;
-            state.initial_population_count = listed.len() + queued_deletions;
+            state.initial_population_count = listed_keys + queued_deletions;
         }
         self.wake(&state);
     }

@@ -346,6 +346,49 @@ fn first_replace_sets_initial_population_to_listed_plus_queued_deletions() {
 }
 
 #[test]
+fn a_first_replace_with_nothing_queued_or_known_counts_distinct_keys_without_a_listed_set() {
+    // The path that skips the set of listed keys (nothing to detect deletions against) must
+    // still count a key listed twice once.
+    let fifo = fifo_with(&Indexer::new());
+    fifo.replace(
+        vec![cm("ns", "a", 1), cm("ns", "b", 2), cm("ns", "b", 3)],
+        "10",
+    );
+    check_invariants(&fifo);
+    assert_eq!(queued(&fifo, "ns/b").len(), 2);
+    assert!(pop(&fifo).is_in_initial_list);
+    assert!(!fifo.has_synced());
+    assert!(pop(&fifo).is_in_initial_list);
+    assert!(fifo.has_synced());
+}
+
+#[test]
+fn a_drained_queue_gives_back_the_room_of_a_large_list() {
+    let fifo = Fifo::new();
+    fifo.replace(
+        (0..20_000)
+            .map(|i| cm("ns", &format!("cm-{i}"), 1))
+            .collect(),
+        "10",
+    );
+    let full = fifo.lock().items.capacity();
+    assert!(full >= 20_000);
+    for _ in 0..19_990 {
+        pop(&fifo);
+    }
+    check_invariants(&fifo);
+    let state = fifo.lock();
+    assert!(
+        state.items.capacity() <= 2048 && state.queue.capacity() <= 2048,
+        "room for {} keys and {} queue places kept for 10 queued",
+        state.items.capacity(),
+        state.queue.capacity()
+    );
+    drop(state);
+    assert_eq!(keys(&fifo).len(), 10);
+}
+
+#[test]
 fn only_the_first_replace_sets_the_initial_population() {
     let fifo = Fifo::new();
     fifo.replace(vec![cm("ns", "a", 1)], "10");

@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use crate::object::Object;
 use futures_util::StreamExt;
-use kube::core::TypeMeta;
 
 use super::backoff::Backoff;
 use super::config::{ReflectorConfig, WatchListFallback};
@@ -341,26 +340,14 @@ impl<L: ListerWatcher> Machine<L> {
     /// Kind and apiVersion (absent from list items on the wire), then the user's transform.
     fn prepare(&self, mut obj: Arc<Object>) -> Arc<Object> {
         let ar = &self.target.api_resource;
-        let complete = obj
-            .types
-            .as_ref()
-            .is_some_and(|t| !t.api_version.is_empty() && !t.kind.is_empty());
+        let complete = !obj.api_version().is_empty() && !obj.kind().is_empty();
         if complete && self.config.transform.is_none() {
             return obj;
         }
         // Copies only if the source kept a reference to the object, which the built-in ones do
         // not.
         let obj_mut = Arc::make_mut(&mut obj);
-        let types = obj_mut.types.get_or_insert_with(|| TypeMeta {
-            api_version: String::new(),
-            kind: String::new(),
-        });
-        if types.api_version.is_empty() {
-            types.api_version.clone_from(&ar.api_version);
-        }
-        if types.kind.is_empty() {
-            types.kind.clone_from(&ar.kind);
-        }
+        obj_mut.fill_types(&ar.api_version, &ar.kind);
         if let Some(transform) = &self.config.transform {
             transform(obj_mut);
         }

@@ -19,7 +19,7 @@ fn ar() -> ApiResource {
 
 fn obj(name: &str, rv: &str) -> Object {
     let mut o = Object::new(name, &ar()).within("default");
-    o.types = None;
+    o.set_types(None);
     o.meta_mut().resource_version = Some(rv.into());
     o
 }

@@ -161,7 +161,7 @@ fn field_values<'a>(obj: &'a Object, path: &[String]) -> IndexValues<'a> {
     let mut out = IndexValues::new();
     match first.as_str() {
         "apiVersion" | "kind" if rest.is_empty() => {
-            let value = obj.types.as_ref().map(|t| {
+            let value = obj.types().map(|t| {
                 if first == "kind" {
                     t.kind.as_str()
                 } else {

@@ -697,7 +697,7 @@ pub(super) struct Redaction {
 impl Redaction {
     fn applies_to(self, obj: &Object) -> bool {
         self.enabled
-            && match &obj.types {
+            && match obj.types() {
                 Some(types) if !types.kind.is_empty() => obj.is_secret(),
                 _ => self.resource_is_secret,
             }

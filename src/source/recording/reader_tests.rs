@@ -67,7 +67,7 @@ fn header() -> Header {
 #[test]
 fn written_lines_read_back_the_same() {
     let mut item = cm("a", "5");
-    item.types = None; // as on the wire
+    item.set_types(None); // as on the wire
     let lines = vec![
         Line::List(ListPage {
             items: vec![item.clone()],
@@ -177,7 +177,7 @@ fn hand_written_lines_parse_with_defaults() {
     let Line::List(page) = &records[0].line else {
         panic!()
     };
-    assert!(page.items[0].types.is_none(), "kind stays absent");
+    assert!(page.items[0].types().is_none(), "kind stays absent");
     assert_eq!(page.continue_token, None);
     let Line::Event(WatchEvent::Error(status)) = &records[3].line else {
         panic!()

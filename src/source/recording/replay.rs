@@ -377,10 +377,10 @@ fn target_from_objects(
             });
         };
         let typed = match &record.line {
-            Line::List(page) => page.items.iter().find_map(|o| o.types.clone()),
+            Line::List(page) => page.items.iter().find_map(|o| o.types().cloned()),
             Line::Event(
                 WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
-            ) => o.types.clone(),
+            ) => o.types().cloned(),
             _ => None,
         }
         .filter(|t| !t.kind.is_empty() && !t.api_version.is_empty());
