@@ -10,11 +10,22 @@
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
-use super::inline::ReconcileResult;
 use super::metrics::QueueMetrics;
 use super::priority_queue::PriorityQueue;
 use super::queue::{Added, Finished, Got};
 use super::rate_limiting_queue::RateLimitingQueue;
+
+/// What a reconcile returned (controller-runtime's `Result` and `error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReconcileResult {
+    /// Success: the key is forgotten (its failure count back to 0).
+    Ok,
+    /// An error: the key is added again after the rate limiter's delay.
+    Error,
+    /// `Result{RequeueAfter: d}`: forgotten, then added again after `d`. A zero `d` is a plain
+    /// success, as in `reconcileHandler` (`case result.RequeueAfter > 0`).
+    RequeueAfter(Duration),
+}
 
 /// A controller's queue, driven on the caller's clock: every operation takes `now`.
 ///

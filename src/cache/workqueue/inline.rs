@@ -19,7 +19,7 @@ use std::fmt;
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
-use super::controller_queue::ControllerQueue;
+use super::controller_queue::{ControllerQueue, ReconcileResult};
 use super::metrics::QueueMetrics;
 use super::queue::{Added, Got};
 use super::rate_limiting_queue::RateLimitingQueue;
@@ -35,18 +35,6 @@ impl Default for WorkersConfig {
     fn default() -> Self {
         WorkersConfig { workers: 1 }
     }
-}
-
-/// What a reconcile returned (controller-runtime's `Result` and `error`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReconcileResult {
-    /// Success: the key is forgotten (its failure count back to 0).
-    Ok,
-    /// An error: the key is added again after the rate limiter's delay.
-    Error,
-    /// `Result{RequeueAfter: d}`: forgotten, then added again after `d`. A zero `d` is a plain
-    /// success, as in `reconcileHandler` (`case result.RequeueAfter > 0`).
-    RequeueAfter(Duration),
 }
 
 /// What a [`Reconciler`] does with one key: its result, how long it takes on the clock, and what

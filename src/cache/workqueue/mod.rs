@@ -45,9 +45,9 @@ mod rate_limiter;
 mod rate_limiting_queue;
 mod shared;
 
-pub use controller_queue::ControllerQueue;
+pub use controller_queue::{ControllerQueue, ReconcileResult};
 pub use delaying_queue::{DelayingQueue, WaitingQueue};
-pub use inline::{InlineWorkers, Outcome, Reconcile, ReconcileResult, Reconciler, WorkersConfig};
+pub use inline::{InlineWorkers, Outcome, Reconcile, Reconciler, WorkersConfig};
 pub use metrics::QueueMetrics;
 pub use priority_queue::{AddOpts, LOW_PRIORITY, PriorityQueue, priority_queue_rate_limiter};
 pub use queue::{Added, Finished, Got, Queue};

@@ -7,8 +7,7 @@ use std::hash::Hash;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::controller_queue::ControllerQueue;
-use super::inline::ReconcileResult;
+use super::controller_queue::{ControllerQueue, ReconcileResult};
 use super::metrics::QueueMetrics;
 use super::queue::{Added, Finished, Got};
 use super::rate_limiter::RateLimiter;
