@@ -402,12 +402,23 @@ async fn live_reconciles_fold_and_read_the_latest_object() {
         last = server.update("configmaps", cm("cm-0", &v.to_string()));
     }
     let last = last.to_string();
+    // Until every add was reconciled: the first reconcile can already read the last update (the
+    // handler's initial add can reach the queue after the updates reached the Indexer) while the
+    // updates' adds still wait for a second one.
+    let reconciled = std::cell::Cell::new(0);
+    let read_last = std::cell::Cell::new(false);
     tokio::task::block_in_place(|| {
-        bin.read_until("the reconcile of the last update", |l| {
-            l.contains(r#""kind":"reconcile""#)
-                && l.contains(&format!(r#""resourceVersion":"{last}""#))
+        bin.read_until("the reconciles of all six adds", |l| {
+            if let Ok(record) = serde_json::from_str::<Value>(l)
+                && record["kind"] == "reconcile"
+            {
+                reconciled.set(reconciled.get() + record["adds"].as_u64().unwrap());
+                read_last.set(read_last.get() || record["resourceVersion"] == last.as_str());
+            }
+            reconciled.get() >= 6
         });
     });
+    assert!(read_last.get(), "no reconcile read rv {last}");
     let ended = tokio::task::block_in_place(|| bin.interrupt());
     assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
     let all = reconciles(&ended.stdout);
