@@ -140,6 +140,8 @@ struct Styles {
     list: ProgressStyle,
     /// The footer, cut at the terminal's width: a wrapped footer would leave copies behind.
     footer: ProgressStyle,
+    /// Before the first list starts: nothing counted yet, so no count shown.
+    waiting: ProgressStyle,
 }
 
 impl std::fmt::Debug for Styles {
@@ -160,6 +162,7 @@ impl Styles {
             list_with_total: template("{spinner} {msg} [{bar:30}] {pos}/{len} {prefix}"),
             list: template("{spinner} {msg}: {pos} {prefix}"),
             footer: template("{wide_msg}"),
+            waiting: template("{spinner} {msg}"),
         }
     }
 }
@@ -170,9 +173,10 @@ impl StatusBar {
         let styles = Styles::new();
         let bar = if visible {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(8));
-            // Until the first update, not indicatif's default bar.
-            bar.set_style(styles.list.clone());
-            bar.set_message("connecting");
+            // Until the first update, not indicatif's default bar. Worded for a cluster and a
+            // recording alike: both are waited on for their first list.
+            bar.set_style(styles.waiting.clone());
+            bar.set_message("waiting for the first list");
             bar
         } else {
             ProgressBar::hidden()
@@ -196,27 +200,30 @@ impl StatusBar {
         }
         match initial_list_progress(informers) {
             Some(progress) => {
-                self.bar.set_message(
-                    printable(&format!("listing {}", progress.listing.join(", "))).into_owned(),
-                );
-                match progress.estimated_total {
-                    Some(total) => self.bar.set_length(total.max(progress.items)),
-                    None => self.bar.unset_length(),
-                }
-                self.bar.set_position(progress.items);
-                let total = progress.estimated_total.unwrap_or(progress.items);
-                self.bar
-                    .set_prefix(super::plural(total, "object").into_owned());
+                // The style, which does not draw, then the message: every other setter draws
+                // (at most 8 times a second), and a frame must not show one layout's text in
+                // another's (the footer in the list's "{msg}: {pos}").
                 let style = if progress.estimated_total.is_some() {
                     &self.styles.list_with_total
                 } else {
                     &self.styles.list
                 };
                 self.bar.set_style(style.clone());
+                self.bar.set_message(
+                    printable(&format!("listing {}", progress.listing.join(", "))).into_owned(),
+                );
+                let total = progress.estimated_total.unwrap_or(progress.items);
+                self.bar
+                    .set_prefix(super::plural(total, "object").into_owned());
+                match progress.estimated_total {
+                    Some(total) => self.bar.set_length(total.max(progress.items)),
+                    None => self.bar.unset_length(),
+                }
+                self.bar.set_position(progress.items);
             }
             None => {
-                self.bar.set_message(status_line(informers, now));
                 self.bar.set_style(self.styles.footer.clone());
+                self.bar.set_message(status_line(informers, now));
             }
         }
         self.bar.tick();

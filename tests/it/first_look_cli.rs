@@ -224,3 +224,42 @@ async fn a_recording_is_replayed_with_the_flags_its_header_names_unless_given_ot
     );
     assert!(!support::binary::stderr(&out).contains("replaying with"));
 }
+
+/// The progress line a user sees on a terminal (stderr is a pseudo-terminal under util-linux's
+/// `script`; stdout is discarded): before the first list it says what it waits for, without a
+/// count of nothing, and worded for a recording as for a cluster; the footer is never drawn in
+/// the list's "{msg}: {pos}" layout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_progress_line_on_a_terminal_waits_for_the_first_list_then_shows_the_footer() {
+    let recording = bundled("resync");
+    let shell = format!(
+        "'{}' replay '{}' >/dev/null",
+        support::binary::program().display(),
+        path_str(&recording)
+    );
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-q", "-e", "-c", &shell, "/dev/null"])
+        .env_remove("KUBECONFIG")
+        .env("KUBECACHEDIR", support::binary::NO_CACHE_DIR)
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .env("COLUMNS", "200");
+    let out = support::binary::output(cmd).await;
+    let transcript = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{transcript}");
+    assert!(
+        transcript.contains("waiting for the first list"),
+        "{transcript}"
+    );
+    assert!(!transcript.contains("connecting"), "{transcript}");
+    // Every frame is cleared and redrawn after a carriage return: split the transcript into them.
+    let frames = transcript.split(['\r', '\n']);
+    let footers: Vec<&str> = frames.filter(|f| f.contains("coalesced")).collect();
+    assert!(!footers.is_empty(), "no footer drawn: {transcript}");
+    for footer in footers {
+        assert!(
+            !footer.trim_end().ends_with(": 0"),
+            "the footer in the list's layout: {footer:?}"
+        );
+    }
+}
