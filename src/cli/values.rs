@@ -156,6 +156,16 @@ pub enum ControllerQueueKind {
     Priority,
 }
 
+impl ControllerQueueKind {
+    /// The name `queue=` takes, and the summary shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ControllerQueueKind::Workqueue => "workqueue",
+            ControllerQueueKind::Priority => "priority",
+        }
+    }
+}
+
 /// The most workers one `--controller` may run.
 pub const MAX_WORKERS: usize = 1024;
 

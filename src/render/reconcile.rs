@@ -179,6 +179,10 @@ impl<'a> ReconcileRecord<'a> {
 pub struct ControllerStats {
     /// Its name.
     pub name: String,
+    /// The queue it ran (`workqueue`, `priority`): the answer to "why this order" depends on it.
+    pub queue: &'static str,
+    /// How many workers reconciled.
+    pub workers: usize,
     /// Reconciles finished.
     pub reconciles: u64,
     /// Of which returned an error.
@@ -192,10 +196,12 @@ pub struct ControllerStats {
 }
 
 impl ControllerStats {
-    /// A controller named `name`, with nothing counted.
-    pub fn new(name: &str) -> Self {
+    /// A controller named `name` running `workers` workers on `queue`, with nothing counted.
+    pub fn new(name: &str, queue: &'static str, workers: usize) -> Self {
         ControllerStats {
             name: name.to_owned(),
+            queue,
+            workers,
             ..ControllerStats::default()
         }
     }
@@ -255,6 +261,9 @@ pub fn controller_table(controllers: &[(&str, &[ControllerStats])]) -> Option<St
         cells.extend(columns.iter().map(|(_, c)| value(c)));
         cells
     };
+    table.add_row(row("queue, workers", &|c| {
+        format!("{}, {}", c.queue, c.workers)
+    }));
     table.add_row(row("reconciles", &|c| c.reconciles.to_string()));
     table.add_row(row("  of which errors", &|c| c.errors.to_string()));
     table.add_row(row("adds (workqueue_adds_total)", &|c| {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::support::binary::{Running, json_lines, run_offline, stderr};
 use crate::support::configmaps::{cm, server_with_configmaps};
-use crate::support::paths::{hand_written, path_str};
+use crate::support::paths::{hand_written, path_str, summary_row};
 
 /// The `reconcile` JSON lines of replaying `name` with one controller `spec`.
 async fn reconciles(name: &str, spec: &str) -> Vec<Value> {
@@ -160,6 +160,34 @@ async fn the_reconcile_row_shows_the_priority() {
     );
     let fifo = rows("web,reconcile=1s").await;
     assert!(fifo.iter().all(|r| !r.contains("priority")), "{fifo:#?}");
+}
+
+/// The summary says which queue and how many workers each controller ran: the order of its
+/// reconciles depends on both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_summary_names_the_queue_and_the_workers() {
+    let path = hand_written("controller/priority");
+    for (spec, expected) in [
+        ("web", "workqueue, 1"),
+        ("web,queue=priority,workers=3", "priority, 3"),
+    ] {
+        let args = [
+            "replay",
+            path_str(&path),
+            "--controller",
+            spec,
+            "-o",
+            "jsonl",
+        ];
+        let out = run_offline(&args, None).await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let summary = stderr(&out);
+        assert_eq!(
+            summary_row(&summary, "queue, workers"),
+            [expected],
+            "{summary}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

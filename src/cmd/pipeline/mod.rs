@@ -486,7 +486,7 @@ impl Pipeline {
                 .chain(controller_names.iter().cloned())
                 .collect();
             output.handlers_started(index, &names, resolved.has_registration_synced());
-            output.controllers_started(index, &controller_names);
+            output.controllers_started(index, &view.controllers);
             // A plain informer's handler works inside the pop, under the queue's lock; drained
             // on a replay's thread, it takes no time (the replay never waits for it).
             if let Some(delay) = view.plain_handler_delay().filter(|_| !inline) {

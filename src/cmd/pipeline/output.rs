@@ -34,6 +34,7 @@ use super::Ended;
 use super::stdout::{Drain, GaveUp};
 use super::stop::Stop;
 use super::view::View;
+use crate::cli::ControllerArg;
 
 /// How often a wait for a turn looks at the stop.
 const TURN_CHECK: Duration = Duration::from_millis(50);
@@ -371,9 +372,12 @@ impl Output {
             .collect();
     }
 
-    /// Resource `index` has controllers with these names, in registration order.
-    pub(super) fn controllers_started(&self, index: usize, names: &[String]) {
-        self.lock().controllers[index] = names.iter().map(|n| ControllerStats::new(n)).collect();
+    /// Resource `index` has these controllers, in registration order.
+    pub(super) fn controllers_started(&self, index: usize, controllers: &[ControllerArg]) {
+        self.lock().controllers[index] = controllers
+            .iter()
+            .map(|c| ControllerStats::new(&c.name, c.queue.as_str(), c.workers))
+            .collect();
     }
 
     /// Controller `position` of resource `index` finished `reconcile`, whose queue, start and
