@@ -89,6 +89,30 @@ fn watch_short_help_fits_one_screen_and_long_help_ends_with_how_to_read_a_row() 
         legend.contains("DELTAS") && legend.contains("tombstone"),
         "{legend}"
     );
+    // Its sample rows are rows the binary writes: each is a line of the bundled recording's
+    // golden timeline, which the replay tests compare with the binary's output.
+    let golden = include_str!("../../tests/golden/replay_expired-watch.timeline.txt");
+    let samples: Vec<&str> = legend
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("17:31:"))
+        .collect();
+    assert_eq!(samples.len(), 4, "{legend}");
+    // The README's sample too.
+    let readme = include_str!("../../README.md");
+    let (_, section) = readme.split_once("## How to read a row").unwrap();
+    let readme_samples: Vec<&str> = section
+        .lines()
+        .take_while(|l| !l.starts_with("These are rows"))
+        .filter(|l| l.starts_with("17:31:"))
+        .collect();
+    assert_eq!(readme_samples.len(), 5, "{section}");
+    for sample in samples.into_iter().chain(readme_samples) {
+        assert!(
+            golden.lines().any(|l| l.trim_end() == sample),
+            "not a row of `replay docs/recordings/expired-watch.jsonl`: {sample:?}"
+        );
+    }
     // Nothing follows it: no flag, no other section.
     assert!(
         !legend.contains("\n  -") && !legend.contains("Examples:"),
