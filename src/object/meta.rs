@@ -36,9 +36,12 @@ pub(crate) enum Meta {
 
 /// Metadata as compact JSON text whose shape is `ObjectMeta`'s.
 ///
-/// Every cached object holds one, so it is kept to 56 bytes: spans of eight bytes with `None`
-/// as a sentinel, and the decoded `ObjectMeta` behind one pointer (`OnceBox`: two threads asking
-/// at once may both decode it, and one copy is kept; `OnceLock<Box<_>>` is two words).
+/// Every cached object holds one, so it is kept to 40 bytes: spans of four bytes with a
+/// sentinel for "absent", and the decoded `ObjectMeta` behind one pointer (`OnceBox`: two threads
+/// asking at once may both decode it, and one copy is kept; `OnceLock<Box<_>>` is two words).
+/// A key field beyond a span's reach (64 KiB into the text, which the API server's field order
+/// makes rare: name, namespace and resourceVersion come before labels, annotations and
+/// managedFields) makes the metadata typed instead, as an escaped one does.
 #[derive(Clone)]
 pub(crate) struct MetaText {
     json: Box<RawValue>,
@@ -53,16 +56,24 @@ pub(crate) struct MetaText {
 /// Where a string value without escapes sits in the text, or [`Span::NONE`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Span {
-    start: u32,
-    len: u32,
+    start: u16,
+    len: u16,
 }
 
 impl Span {
-    /// No such field. No value starts there: texts are shorter than `u32::MAX`.
+    /// No such field. No span made by [`new`](Span::new) starts there.
     const NONE: Span = Span {
-        start: u32::MAX,
+        start: u16::MAX,
         len: 0,
     };
+
+    /// The value at `start..start + len`, if a span reaches it.
+    fn new(start: usize, len: usize) -> Option<Span> {
+        match (u16::try_from(start), u16::try_from(len)) {
+            (Ok(start), Ok(len)) if start != u16::MAX => Some(Span { start, len }),
+            _ => None,
+        }
+    }
 
     fn from(span: Option<Span>) -> Span {
         span.unwrap_or(Span::NONE)
@@ -104,10 +115,7 @@ impl Meta {
                 None => Ok(None),
                 Some(Key(Cow::Borrowed(s))) => {
                     let start = s.as_ptr() as usize - text.as_ptr() as usize;
-                    match (u32::try_from(start), u32::try_from(s.len())) {
-                        (Ok(start), Ok(len)) => Ok(Some(Span { start, len })),
-                        _ => Err(()),
-                    }
+                    Span::new(start, s.len()).map(Some).ok_or(())
                 }
                 // Escaped: the text does not hold the value itself.
                 Some(Key(Cow::Owned(_))) => Err(()),
@@ -119,43 +127,43 @@ impl Meta {
             span(shape.resource_version),
         );
         match spans {
-            // Texts are shorter than `u32::MAX`, so no span is the sentinel.
-            (Ok(name), Ok(namespace), Ok(resource_version)) if text.len() < u32::MAX as usize => {
-                Ok(Meta::Text(MetaText {
-                    name: Span::from(name),
-                    namespace: Span::from(namespace),
-                    resource_version: Span::from(resource_version),
-                    managed_fields: shape.managed_fields.is_some(),
-                    decoded: OnceBox::new(),
-                    json,
-                }))
-            }
+            (Ok(name), Ok(namespace), Ok(resource_version)) => Ok(Meta::Text(MetaText {
+                name: Span::from(name),
+                namespace: Span::from(namespace),
+                resource_version: Span::from(resource_version),
+                managed_fields: shape.managed_fields.is_some(),
+                decoded: OnceBox::new(),
+                json,
+            })),
             _ => Ok(Meta::Typed(Box::new(decode(&json)?))),
         }
     }
 
     /// Metadata text that [`read::compact`](super::read) read: compact JSON of `ObjectMeta`'s
     /// shape, without `null`s, whose key fields are at `spans` (what [`from_json`](Self::from_json)
-    /// makes of the same text, without parsing it again).
-    pub(super) fn checked_text(json: &str, spans: TextSpans) -> Meta {
-        // `read::compact` refuses texts longer than u32::MAX.
-        let span = |range: Option<(usize, usize)>| {
-            range.map(|(start, end)| Span {
-                start: start as u32,
-                len: (end - start) as u32,
-            })
+    /// makes of the same text, without parsing it again). `None` when a key field is beyond a
+    /// span's reach: then only [`from_json`](Self::from_json) makes it, typed.
+    pub(super) fn checked_text(json: &str, spans: TextSpans) -> Option<Meta> {
+        let span = |range: Option<(usize, usize)>| match range {
+            None => Some(Span::NONE),
+            Some((start, end)) => Span::new(start, end - start),
         };
+        let (name, namespace, resource_version) = (
+            span(spans.name)?,
+            span(spans.namespace)?,
+            span(spans.resource_version)?,
+        );
         // SAFETY: `read::compact` read `json` whole as one JSON object, without whitespace
         // around it (debug builds check it again).
         let json = unsafe { RawValue::from_string_unchecked(json.to_owned()) };
-        Meta::Text(MetaText {
+        Some(Meta::Text(MetaText {
             json,
-            name: Span::from(span(spans.name)),
-            namespace: Span::from(span(spans.namespace)),
-            resource_version: Span::from(span(spans.resource_version)),
+            name,
+            namespace,
+            resource_version,
             managed_fields: spans.managed_fields,
             decoded: OnceBox::new(),
-        })
+        }))
     }
 
     /// `metadata.name`.
@@ -402,10 +410,10 @@ impl MetaText {
         let mut json = String::with_capacity(text.len() - (end - start));
         json.push_str(&text[..start]);
         json.push_str(&text[end..]);
-        // Spans fit in u32 (they did before), and so does what they move by.
-        let removed = (end - start) as u32;
+        // A span after the member starts past its end, so what it moves by fits a span too.
+        let removed = (end - start) as u16;
         let moved = |span: Span| match span.get() {
-            Some(s) if s.start as usize >= end => Span {
+            Some(s) if usize::from(s.start) >= end => Span {
                 start: s.start - removed,
                 len: s.len,
             },

@@ -318,3 +318,53 @@ fn null_metadata_fields_are_dropped_as_object_meta_drops_them() {
     let obj = from_json(r#"{"metadata":{"name":"a","annotations":{"x":"k:null"}}}"#).unwrap();
     assert_eq!(obj.annotation("x").as_deref(), Some("k:null"));
 }
+
+#[test]
+fn key_fields_beyond_a_spans_reach_are_held_typed_and_read_the_same() {
+    let big = "x".repeat(70_000);
+    let far = format!(
+        r#"{{"metadata":{{"annotations":{{"big":"{big}"}},"name":"far","namespace":"ns","resourceVersion":"9"}},"data":{{}}}}"#
+    );
+    let near = format!(
+        r#"{{"metadata":{{"name":"near","namespace":"ns","resourceVersion":"9","annotations":{{"big":"{big}"}}}},"data":{{}}}}"#
+    );
+    for (text, name, as_text) in [(&far, "far", false), (&near, "near", true)] {
+        for obj in [
+            from_json(text).unwrap(),
+            serde_json::from_str::<Object>(text).unwrap(),
+        ] {
+            assert_eq!(obj.metadata_is_text(), as_text, "{name}");
+            assert_eq!(obj.name(), Some(name));
+            assert_eq!(obj.namespace(), Some("ns"));
+            assert_eq!(obj.resource_version(), Some("9"));
+            assert_eq!(obj.annotation("big").as_deref(), Some(big.as_str()));
+            let back: serde_json::Value = serde_json::to_value(obj.json(true)).unwrap();
+            assert_eq!(
+                back,
+                serde_json::from_str::<serde_json::Value>(text).unwrap()
+            );
+        }
+    }
+    // A managedFields member as long, before the key fields: stripping it moves their spans back
+    // within reach, but the metadata was typed from the start.
+    let managed = format!(r#""managedFields":[{{"manager":"{big}"}}]"#);
+    let mut obj = from_json(&format!(
+        r#"{{"metadata":{{{managed},"name":"n","namespace":"ns","resourceVersion":"1"}}}}"#
+    ))
+    .unwrap();
+    assert!(!obj.metadata_is_text());
+    obj.strip_managed_fields();
+    assert_eq!(obj.name(), Some("n"));
+    assert_eq!(obj.resource_version(), Some("1"));
+    // After the key fields, it is taken out of the text and the spans stay.
+    let mut obj = from_json(&format!(
+        r#"{{"metadata":{{"name":"n","namespace":"ns","resourceVersion":"1",{managed}}}}}"#
+    ))
+    .unwrap();
+    assert!(obj.metadata_is_text());
+    obj.strip_managed_fields();
+    assert_eq!(
+        obj.metadata_text().map(RawValue::get),
+        Some(r#"{"name":"n","namespace":"ns","resourceVersion":"1"}"#)
+    );
+}

@@ -35,7 +35,7 @@ pub(super) const MAX_NESTING: usize = 64;
 /// The object `text` holds, if it is compact JSON that needs nothing but copying (module docs).
 pub(super) fn compact(text: &str) -> Option<Object> {
     let (parts, len) = read_parts(text.as_bytes()).ok()?;
-    (len == text.len()).then(|| parts.build(text))
+    (len == text.len()).then(|| parts.build(text)).flatten()
 }
 
 /// Why [`compact_prefix`] read no object.
@@ -52,13 +52,13 @@ pub enum Unread {
 pub fn compact_prefix(bytes: &[u8]) -> Result<(Object, usize), Unread> {
     let (parts, len) = read_parts(bytes)?;
     let text = std::str::from_utf8(&bytes[..len]).map_err(|_| Unread::NotCompact)?;
-    Ok((parts.build(text), len))
+    let object = parts.build(text).ok_or(Unread::NotCompact)?;
+    Ok((object, len))
 }
 
 /// Reads the object at the start of `bytes` (the text after it is not looked at).
 fn read_parts(bytes: &[u8]) -> Result<(Parts, usize), Unread> {
-    // Spans are kept as u32.
-    if bytes.first() != Some(&b'{') || u32::try_from(bytes.len()).is_err() {
+    if bytes.first() != Some(&b'{') {
         return Err(if bytes.is_empty() {
             Unread::Incomplete
         } else {
@@ -117,20 +117,24 @@ struct Parts {
 }
 
 impl Parts {
-    /// The object, from the text the places are in.
-    fn build(self, text: &str) -> Object {
-        let metadata = self.metadata.map(|(start, m)| {
-            let relative = |s: Option<Str>| s.map(|s| (s.start - start, s.end - start));
-            Meta::checked_text(
-                &text[start..m.end],
-                TextSpans {
-                    name: relative(m.name),
-                    namespace: relative(m.namespace),
-                    resource_version: relative(m.resource_version),
-                    managed_fields: m.managed_fields,
-                },
-            )
-        });
+    /// The object, from the text the places are in; `None` when its metadata cannot be kept as
+    /// text (a key field beyond a span's reach, `meta.rs`), for the serde path to read.
+    fn build(self, text: &str) -> Option<Object> {
+        let metadata = match self.metadata {
+            None => None,
+            Some((start, m)) => {
+                let relative = |s: Option<Str>| s.map(|s| (s.start - start, s.end - start));
+                Some(Meta::checked_text(
+                    &text[start..m.end],
+                    TextSpans {
+                        name: relative(m.name),
+                        namespace: relative(m.namespace),
+                        resource_version: relative(m.resource_version),
+                        managed_fields: m.managed_fields,
+                    },
+                )?)
+            }
+        };
         // `{`, the fields with a `,` between each, and room for the `}` `assemble` adds: one
         // allocation of the body's exact size.
         let len: usize = self.fields.iter().map(|(s, e)| e - s + 1).sum();
@@ -140,12 +144,12 @@ impl Parts {
             body.push_str(&text[start..end]);
         }
         let borrowed = |s: Str| &text[s.start..s.end];
-        assemble(
+        Some(assemble(
             self.api_version.map(borrowed),
             self.kind.map(borrowed),
             metadata,
             body,
-        )
+        ))
     }
 }
 
