@@ -64,7 +64,7 @@ pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration
 /// decodes the whole `ObjectMeta` (once, then keeps it), and [`meta_mut`](Self::meta_mut) holds it
 /// typed from then on.
 ///
-/// An informer holds every object of a resource, so the layout is kept small: 80 bytes besides
+/// An informer holds every object of a resource, so the layout is kept small: 64 bytes besides
 /// the texts (checked by a test), `apiVersion` and `kind` shared with the other objects that say
 /// the same ([`types`](Self::types)).
 #[derive(Clone, Default)]
