@@ -48,12 +48,22 @@ fn keys(fifo: &Fifo) -> Vec<String> {
 /// Checks the invariants written on `State`'s fields.
 fn check_invariants(fifo: &Fifo) {
     let state = fifo.lock();
-    let queue: HashSet<&Arc<str>> = state.queue.iter().collect();
-    assert_eq!(queue.len(), state.queue.len(), "queue has duplicates");
-    assert_eq!(queue.len(), state.items.len(), "queue and items differ");
-    for (key, queued) in &state.items {
-        assert!(queue.contains(key), "{key} in items but not queued");
-        assert!(!queued.deltas.is_empty(), "{key} has empty Deltas");
+    assert_eq!(
+        state.index.len(),
+        state.queue.len(),
+        "index and queue differ"
+    );
+    let mut keys = HashSet::new();
+    let mut key = String::new();
+    for (pos, queued) in state.queue.iter().enumerate() {
+        queued.deltas.write_key(&mut key);
+        assert!(keys.insert(key.clone()), "{key} queued twice");
+        assert_eq!(
+            state.find(&key),
+            Some(pos),
+            "{key} not indexed at its place"
+        );
+        assert!(queued.deltas.len() > 0, "{key} has empty Deltas");
     }
 }
 
@@ -371,7 +381,7 @@ fn a_drained_queue_gives_back_the_room_of_a_large_list() {
             .collect(),
         "10",
     );
-    let full = fifo.lock().items.capacity();
+    let full = fifo.lock().index.capacity();
     assert!(full >= 20_000);
     for _ in 0..19_990 {
         pop(&fifo);
@@ -379,9 +389,9 @@ fn a_drained_queue_gives_back_the_room_of_a_large_list() {
     check_invariants(&fifo);
     let state = fifo.lock();
     assert!(
-        state.items.capacity() <= 2048 && state.queue.capacity() <= 2048,
+        state.index.capacity() <= 2048 && state.queue.capacity() <= 2048,
         "room for {} keys and {} queue places kept for 10 queued",
-        state.items.capacity(),
+        state.index.capacity(),
         state.queue.capacity()
     );
     drop(state);
