@@ -148,6 +148,16 @@ impl<K> Pending<K> {
         }
     }
 
+    /// Heap bytes held beside the entry (none for one delta of an object), without the objects.
+    #[cfg(test)]
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Pending::Object(..) => 0,
+            Pending::Other(_) => size_of::<Delta<K>>(),
+            Pending::Many(deltas) => size_of::<Deltas<K>>() + deltas.len() * size_of::<Delta<K>>(),
+        }
+    }
+
     #[cfg(test)]
     fn len(&self) -> usize {
         match self {
@@ -285,6 +295,18 @@ impl<K> State<K> {
 
     fn has_synced(&self) -> bool {
         self.populated && self.initial_population_count == 0
+    }
+
+    /// Heap bytes the queue holds for its keys, without the objects (nor the tombstones' keys).
+    #[cfg(test)]
+    fn footprint(&self) -> usize {
+        self.queue.capacity() * size_of::<Queued<K>>()
+            + self.index.allocation_size()
+            + self
+                .queue
+                .iter()
+                .map(|q| q.deltas.heap_bytes())
+                .sum::<usize>()
     }
 
     /// Position in `queue` of the entry with id `id`.
