@@ -19,6 +19,17 @@
 //!   walks a Go map, in random order), so a replay always produces the same batches.
 //! - The queue reports what an observer needs: time of first enqueue per key, the number of deltas
 //!   coalesced into already-queued keys, and the peak queue length.
+//!
+//! ## Memory per queued key
+//! A list of a million objects queues a million keys before the consumer pops the first, so a
+//! queued key's cost is a large informer's peak. client-go keeps a map of key strings to `Deltas`
+//! and a slice of the keys; here a key is not stored at all: client-go's `Pop` is the only place a
+//! key leaves `items`, from the front of `queue`, so the queue of entries is the table's slab (an
+//! entry's id is its place counted from the front's id) and a `hashbrown::HashTable` of 4-byte ids
+//! finds a key by hashing the key computed from the entry's newest delta, as `KeyOf` does. An entry
+//! is 24 bytes with one delta of an object inline; `pop` builds the key it hands out. About 35 B
+//! per key at a million (the entry, and ~10 B of index: 5 B a bucket, 2^21 buckets), where the map
+//! of 57-byte buckets and its keys' and `Vec`s' blocks took ~240.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
