@@ -107,14 +107,17 @@ pub struct ListInfo<K> {
 
 /// The payload of a [`Delta`]: an object, a tombstone for a deletion detected by a relist, or, for
 /// the atomic delta types, a payload about the whole list.
+///
+/// The rare payloads are boxed so that the common one sets the size: 16 bytes, and a [`Delta`]
+/// 24, where a queue or a batch holds one per change (56 with the payloads inline).
 #[derive(Debug)]
 pub enum DeltaObject<K> {
     /// An object as the server sent it (shared, never deep-cloned).
     Object(Arc<K>),
     /// A deletion whose final state is unknown.
-    Tombstone(DeletedFinalStateUnknown<K>),
+    Tombstone(Box<DeletedFinalStateUnknown<K>>),
     /// The payload of a whole-list delta; it belongs to no key.
-    List(ListInfo<K>),
+    List(Box<ListInfo<K>>),
 }
 
 impl<K> DeltaObject<K> {
@@ -181,13 +184,13 @@ impl<K> From<Arc<K>> for DeltaObject<K> {
 
 impl<K> From<DeletedFinalStateUnknown<K>> for DeltaObject<K> {
     fn from(t: DeletedFinalStateUnknown<K>) -> Self {
-        DeltaObject::Tombstone(t)
+        DeltaObject::Tombstone(Box::new(t))
     }
 }
 
 impl<K> From<ListInfo<K>> for DeltaObject<K> {
     fn from(info: ListInfo<K>) -> Self {
-        DeltaObject::List(info)
+        DeltaObject::List(Box::new(info))
     }
 }
 
@@ -352,5 +355,19 @@ fn dedup_newest<K>(deltas: &mut Vec<Delta<K>>) {
         deltas.swap_remove(n - 2);
     } else {
         deltas.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object::Object;
+
+    /// Queues and batches hold one `Delta` per change (a RealFIFO's queue, a popped batch, a
+    /// DeltaFIFO key with several): the rare payloads are boxed so that it stays three words.
+    #[test]
+    fn a_delta_is_three_words_its_payload_two() {
+        assert_eq!(size_of::<DeltaObject<Object>>(), 16);
+        assert_eq!(size_of::<Delta<Object>>(), 24);
     }
 }

@@ -195,7 +195,7 @@ fn replace_all<K: CacheObject>(
         .into_iter()
         .filter(|(key, _)| !listed.contains(&**key))
         .map(|(key, obj)| {
-            DeltaObject::Tombstone(DeletedFinalStateUnknown {
+            DeltaObject::from(DeletedFinalStateUnknown {
                 key: key.to_string(),
                 obj: Some(obj),
             })

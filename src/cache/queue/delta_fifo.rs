@@ -19,16 +19,29 @@
 //!   walks a Go map, in random order), so a replay always produces the same batches.
 //! - The queue reports what an observer needs: time of first enqueue per key, the number of deltas
 //!   coalesced into already-queued keys, and the peak queue length.
+//!
+//! ## Memory per queued key
+//! A list of a million objects queues a million keys before the consumer pops the first, so a
+//! queued key's cost is a large informer's peak. client-go keeps a map of key strings to `Deltas`
+//! and a slice of the keys; here a key is not stored at all: client-go's `Pop` is the only place a
+//! key leaves `items`, from the front of `queue`, so the queue of entries is the table's slab (an
+//! entry's id is its place counted from the front's id) and a `hashbrown::HashTable` of 4-byte ids
+//! finds a key by hashing the key computed from the entry's newest delta, as `KeyOf` does. An entry
+//! is 24 bytes with one delta of an object inline; `pop` builds the key it hands out. About 35 B
+//! per key at a million (the entry, and ~10 B of index: 5 B a bucket, 2^21 buckets), where the map
+//! of 57-byte buckets and its keys' and `Vec`s' blocks took ~240.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::fmt;
+use std::hash::BuildHasher;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use crate::cache::key::CacheObject;
-use hashbrown::hash_map::EntryRef;
-use hashbrown::{HashMap, HashSet};
+use crate::cache::key::{CacheObject, write_object_key};
+use hashbrown::hash_table::Entry;
+use hashbrown::{DefaultHashBuilder, HashTable};
 
 use super::{PopError, PoppedDeltas, ProcessError, Queue, QueueKind, QueueStats};
 use crate::cache::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
@@ -67,18 +80,187 @@ pub struct Popped<K, T> {
     pub output: T,
 }
 
+/// A queued key: its deltas and when it entered the queue. 24 bytes, the whole cost of a queued
+/// key beside the index's 4-byte id: no key string is kept, the key is computed from the newest
+/// delta's object when needed (client-go's `KeyOf` on the newest delta, as `AddIfNotPresent` does).
 struct Queued<K> {
-    /// Never empty.
-    deltas: Deltas<K>,
-    /// When the key entered the queue.
-    enqueued_at: Instant,
+    deltas: Pending<K>,
+    /// When the key entered the queue, in nanoseconds after [`State::epoch`] (an `Instant` is 16
+    /// bytes).
+    enqueued_at: u64,
+}
+
+/// A queued key's deltas, oldest first, never empty. One delta carrying an object is kept inline:
+/// most queued keys hold one (a list's objects, a watch event for a key not queued yet), and a
+/// `Vec` of one would be a heap block of its own. 16 bytes.
+enum Pending<K> {
+    /// One delta carrying an object.
+    Object(DeltaType, Arc<K>),
+    /// One delta of another payload (a tombstone).
+    Other(Box<Delta<K>>),
+    /// Several deltas (or what a dedup left of them).
+    Many(Box<Deltas<K>>),
+}
+
+impl<K> Pending<K> {
+    fn new(delta: Delta<K>) -> Self {
+        match delta.object {
+            DeltaObject::Object(obj) => Pending::Object(delta.type_, obj),
+            object => Pending::Other(Box::new(Delta {
+                type_: delta.type_,
+                object,
+            })),
+        }
+    }
+
+    /// The deltas as they are (a requeued batch, already deduplicated); `None` if empty.
+    fn from_deltas(deltas: Deltas<K>) -> Option<Self> {
+        match deltas.len() {
+            0 => None,
+            1 => deltas.into_vec().pop().map(Pending::new),
+            _ => Some(Pending::Many(Box::new(deltas))),
+        }
+    }
+
+    /// Appends `delta`, collapsing two deletions as client-go's `dedupDeltas`.
+    fn push(&mut self, delta: Delta<K>) {
+        if let Pending::Many(deltas) = self {
+            deltas.push_deduped(delta);
+            return;
+        }
+        // The single delta is copied out (its object is shared, not cloned).
+        let mut deltas = self.to_deltas();
+        deltas.push_deduped(delta);
+        *self = Pending::Many(Box::new(deltas));
+    }
+
+    fn into_deltas(self) -> Deltas<K> {
+        match self {
+            Pending::Object(type_, obj) => Deltas::new(vec![Delta::new(type_, obj)]),
+            Pending::Other(delta) => Deltas::new(vec![*delta]),
+            Pending::Many(deltas) => *deltas,
+        }
+    }
+
+    fn to_deltas(&self) -> Deltas<K> {
+        match self {
+            Pending::Object(type_, obj) => Deltas::new(vec![Delta::new(*type_, obj.clone())]),
+            Pending::Other(delta) => Deltas::new(vec![(**delta).clone()]),
+            Pending::Many(deltas) => (**deltas).clone(),
+        }
+    }
+
+    /// The newest delta's object, or the object its tombstone carries.
+    fn newest_object(&self) -> Option<&Arc<K>> {
+        match self {
+            Pending::Object(_, obj) => Some(obj),
+            Pending::Other(delta) => delta.object.object(),
+            Pending::Many(deltas) => deltas.newest().and_then(|d| d.object.object()),
+        }
+    }
+
+    /// Heap bytes held beside the entry (none for one delta of an object), without the objects.
+    #[cfg(test)]
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Pending::Object(..) => 0,
+            Pending::Other(_) => size_of::<Delta<K>>(),
+            Pending::Many(deltas) => size_of::<Deltas<K>>() + deltas.len() * size_of::<Delta<K>>(),
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        match self {
+            Pending::Many(deltas) => deltas.len(),
+            _ => 1,
+        }
+    }
+}
+
+impl<K: CacheObject> Pending<K> {
+    /// The key the deltas are queued under: the newest delta's.
+    fn write_key(&self, buf: &mut String) {
+        match self {
+            Pending::Object(_, obj) => write_object_key(obj.as_ref(), buf),
+            Pending::Other(delta) => delta.object.write_key(buf),
+            Pending::Many(deltas) => match deltas.newest() {
+                Some(newest) => newest.object.write_key(buf),
+                None => buf.clear(),
+            },
+        }
+    }
+
+    /// Whether [`write_key`](Self::write_key) would write `key`, without writing it.
+    fn has_key(&self, key: &str) -> bool {
+        match self {
+            Pending::Object(_, obj) => object_has_key(obj.as_ref(), key),
+            Pending::Other(delta) => payload_has_key(&delta.object, key),
+            Pending::Many(deltas) => deltas
+                .newest()
+                .is_some_and(|newest| payload_has_key(&newest.object, key)),
+        }
+    }
+}
+
+/// Whether `obj`'s store key ([`write_object_key`]) is `key`, compared in place.
+fn object_has_key<K: CacheObject>(obj: &K, key: &str) -> bool {
+    let name = obj.key_name().unwrap_or_default();
+    match obj.key_namespace().filter(|ns| !ns.is_empty()) {
+        Some(ns) => {
+            key.len() == ns.len() + 1 + name.len()
+                && key.starts_with(ns)
+                && key.as_bytes()[ns.len()] == b'/'
+                && key.ends_with(name)
+        }
+        None => key == name,
+    }
+}
+
+/// Whether `payload`'s key ([`DeltaObject::key`]) is `key`.
+fn payload_has_key<K: CacheObject>(payload: &DeltaObject<K>, key: &str) -> bool {
+    match payload {
+        DeltaObject::Object(obj) => object_has_key(obj.as_ref(), key),
+        DeltaObject::Tombstone(t) => t.key == key,
+        DeltaObject::List(_) => key.is_empty(),
+    }
+}
+
+/// The keys of the entries of one `replace` list, by queue position.
+struct Listed(Vec<u64>);
+
+impl Listed {
+    fn new(positions: usize) -> Self {
+        Listed(vec![0; positions.div_ceil(64)])
+    }
+
+    fn insert(&mut self, pos: usize) {
+        self.0[pos / 64] |= 1 << (pos % 64);
+    }
+
+    fn contains(&self, pos: usize) -> bool {
+        self.0
+            .get(pos / 64)
+            .is_some_and(|w| w & (1 << (pos % 64)) != 0)
+    }
+
+    fn len(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
 }
 
 struct State<K> {
-    /// Maps a key to its Deltas; each Deltas has at least one Delta.
-    items: HashMap<Arc<str>, Queued<K>>,
-    /// Keys in FIFO order of first enqueue; no duplicates; a key is in `queue` iff it is in `items`.
-    queue: VecDeque<Arc<str>>,
+    /// The queued keys in FIFO order of first enqueue, each with its Deltas. A key leaves only
+    /// by `pop`, from the front (client-go's `Pop` is the only `delete(f.items, id)`), so the
+    /// queue is also the table's slab: the entry with id `i` is at position `i - head`.
+    queue: VecDeque<Queued<K>>,
+    /// Id of the front entry; ids count enqueued keys, wrapping (a queue holds fewer than 2^32).
+    head: u32,
+    /// The id of every queued key, hashed by the key; each key once, as in client-go's `items`.
+    index: HashTable<u32>,
+    hasher: DefaultHashBuilder,
+    /// Origin of the entries' `enqueued_at`.
+    epoch: Instant,
     /// True once anything was added, updated, deleted or requeued, or the first `replace` ran.
     populated: bool,
     /// Batches of the first `replace` not yet popped; `has_synced` once zero and `populated`.
@@ -94,6 +276,23 @@ struct State<K> {
 }
 
 impl<K> State<K> {
+    fn new() -> Self {
+        State {
+            queue: VecDeque::new(),
+            head: 0,
+            index: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
+            epoch: Instant::now(),
+            populated: false,
+            initial_population_count: 0,
+            closed: false,
+            waiters: 0,
+            coalesced: 0,
+            peak_len: 0,
+            key_buf: String::new(),
+        }
+    }
+
     fn stats(&self) -> QueueStats {
         QueueStats {
             len: self.queue.len(),
@@ -109,75 +308,214 @@ impl<K> State<K> {
         self.populated && self.initial_population_count == 0
     }
 
+    /// Heap bytes the queue holds for its keys, without the objects (nor the tombstones' keys).
+    #[cfg(test)]
+    fn footprint(&self) -> usize {
+        self.queue.capacity() * size_of::<Queued<K>>()
+            + self.index.allocation_size()
+            + self
+                .queue
+                .iter()
+                .map(|q| q.deltas.heap_bytes())
+                .sum::<usize>()
+    }
+
+    /// Position in `queue` of the entry with id `id`.
+    fn position(&self, id: u32) -> usize {
+        id.wrapping_sub(self.head) as usize
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    fn instant(&self, enqueued_at: u64) -> Instant {
+        self.epoch + Duration::from_nanos(enqueued_at)
+    }
+}
+
+impl<K: CacheObject> State<K> {
+    fn hash(&self, key: &str) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// Position of `key`'s entry, if it is queued.
+    fn find(&self, key: &str) -> Option<usize> {
+        let id = self.index.find(self.hash(key), |&id| {
+            self.queue[self.position(id)].deltas.has_key(key)
+        })?;
+        Some(self.position(*id))
+    }
+
+    /// Room for `additional` more keys without growing the queue or the index.
+    fn reserve(&mut self, additional: usize) {
+        self.queue.reserve(additional);
+        let State {
+            queue,
+            head,
+            index,
+            hasher,
+            ..
+        } = self;
+        let rehash = Rehasher::new(queue, *head, hasher);
+        index.reserve(additional, |&id| rehash.hash(id));
+    }
+
     /// Appends a delta to `key`'s Deltas, queueing the key if it is new (client-go's
-    /// `queueActionLocked`). Returns the shared key.
-    fn queue_action(&mut self, key: &str, delta: Delta<K>) -> Arc<str> {
-        match self.items.entry_ref(key) {
-            EntryRef::Occupied(mut entry) => {
-                entry.get_mut().deltas.push_deduped(delta);
+    /// `queueActionLocked`). Returns the position of the key's entry.
+    fn queue_action(&mut self, key: &str, delta: Delta<K>) -> usize {
+        let hash = self.hash(key);
+        let State {
+            queue,
+            head,
+            index,
+            hasher,
+            ..
+        } = self;
+        let position = |id: u32| id.wrapping_sub(*head) as usize;
+        let rehash = Rehasher::new(queue, *head, hasher);
+        match index.entry(
+            hash,
+            |&id| queue[position(id)].deltas.has_key(key),
+            |&id| rehash.hash(id),
+        ) {
+            Entry::Occupied(entry) => {
+                let pos = position(*entry.get());
+                self.queue[pos].deltas.push(delta);
                 self.coalesced += 1;
-                entry.key().clone()
+                pos
             }
-            EntryRef::Vacant(entry) => {
-                let queued = Queued {
-                    deltas: Deltas::new(vec![delta]),
-                    enqueued_at: Instant::now(),
-                };
-                let shared = entry
-                    .insert_entry_with_key(Arc::from(key), queued)
-                    .key()
-                    .clone();
-                self.queue.push_back(shared.clone());
-                self.peak_len = self.peak_len.max(self.queue.len());
-                shared
+            Entry::Vacant(entry) => {
+                let pos = queue.len();
+                entry.insert(next_id(*head, pos));
+                self.push_back(Pending::new(delta))
             }
         }
     }
 
     /// Queues `object` under its own key.
-    fn queue_object(&mut self, type_: DeltaType, object: DeltaObject<K>) -> Arc<str>
-    where
-        K: CacheObject,
-    {
+    fn queue_object(&mut self, type_: DeltaType, object: DeltaObject<K>) -> usize {
         let mut key = std::mem::take(&mut self.key_buf);
         object.write_key(&mut key);
-        let shared = self.queue_action(&key, Delta { type_, object });
+        let pos = self.queue_action(&key, Delta { type_, object });
         self.key_buf = key;
-        shared
+        pos
     }
 
-    /// Gives back most of the tables' room once the queue has drained to an eighth of it. A
-    /// list of a million objects grows them to ~140 MB, which would otherwise stay allocated
-    /// while the consumer builds its Indexer beside them: the peak of a large informer's memory.
-    /// Twice what is left then needs at most a quarter of the table (at a quarter, the power of
-    /// two rounding could make the new table as large as the old, both held while rehashing:
-    /// +120 MB for a million keys). Rehashing an eighth of the keys at most keeps pops O(1)
-    /// amortized, and a queue that grows again has room for as many again.
+    /// Appends an entry whose id is already in the index.
+    fn push_back(&mut self, deltas: Pending<K>) -> usize {
+        let enqueued_at = self.now();
+        self.queue.push_back(Queued {
+            deltas,
+            enqueued_at,
+        });
+        self.peak_len = self.peak_len.max(self.queue.len());
+        self.queue.len() - 1
+    }
+
+    /// Takes the front entry out of the queue and the index; returns it with its key.
+    fn pop_front(&mut self) -> Option<(Arc<str>, Queued<K>)> {
+        let queued = self.queue.pop_front()?;
+        let mut key = std::mem::take(&mut self.key_buf);
+        queued.deltas.write_key(&mut key);
+        let hash = self.hash(&key);
+        let head = self.head;
+        if let Ok(entry) = self.index.find_entry(hash, |&id| id == head) {
+            entry.remove();
+        }
+        self.head = head.wrapping_add(1);
+        let shared = Arc::from(key.as_str());
+        self.key_buf = key;
+        Some((shared, queued))
+    }
+
+    /// Gives back most of the queue's and the index's room once the queue has drained to an
+    /// eighth of the index. A list of a million objects grows them to ~35 MB, which would
+    /// otherwise stay allocated while the consumer builds its Indexer beside them. Twice what is
+    /// left then needs at most a quarter of the index (at a quarter, the power of two rounding
+    /// could make the new index as large as the old, both held while rehashing). Rehashing an
+    /// eighth of the keys at most keeps pops O(1) amortized, and a queue that grows again has
+    /// room for as many again.
     fn shrink_as_drained(&mut self) {
         /// Tables this small are not worth rehashing.
         const SMALL: usize = 1024;
-        let len = self.items.len();
-        if self.items.capacity() > SMALL && len < self.items.capacity() / 8 {
-            self.items.shrink_to(2 * len);
+        let len = self.queue.len();
+        if self.index.capacity() > SMALL && len < self.index.capacity() / 8 {
             self.queue.shrink_to(2 * len);
+            let State {
+                queue,
+                head,
+                index,
+                hasher,
+                ..
+            } = self;
+            let rehash = Rehasher::new(queue, *head, hasher);
+            index.shrink_to(2 * len, |&id| rehash.hash(id));
         }
     }
 
-    fn add_if_not_present(&mut self, key: Arc<str>, deltas: Deltas<K>) -> bool {
+    fn add_if_not_present(&mut self, key: &str, deltas: Deltas<K>) -> bool {
         self.populated = true;
-        if deltas.is_empty() || self.items.contains_key(&key) {
+        let Some(pending) = Pending::from_deltas(deltas) else {
             return false;
+        };
+        let hash = self.hash(key);
+        let State {
+            queue,
+            head,
+            index,
+            hasher,
+            ..
+        } = self;
+        let position = |id: u32| id.wrapping_sub(*head) as usize;
+        let rehash = Rehasher::new(queue, *head, hasher);
+        match index.entry(
+            hash,
+            |&id| queue[position(id)].deltas.has_key(key),
+            |&id| rehash.hash(id),
+        ) {
+            Entry::Occupied(_) => false,
+            Entry::Vacant(entry) => {
+                entry.insert(next_id(*head, queue.len()));
+                self.push_back(pending);
+                true
+            }
         }
-        self.items.insert(
-            key.clone(),
-            Queued {
-                deltas,
-                enqueued_at: Instant::now(),
-            },
-        );
-        self.queue.push_back(key);
-        self.peak_len = self.peak_len.max(self.queue.len());
-        true
+    }
+}
+
+/// The id of the entry that will be at `position`.
+fn next_id(head: u32, position: usize) -> u32 {
+    // A queue of 2^32 keys would hold 96 GiB of entries alone.
+    let position = u32::try_from(position).expect("fewer than 2^32 queued keys");
+    head.wrapping_add(position)
+}
+
+/// Hashes an index entry by its key, computed from the queued deltas, for the index's rehashes
+/// (which happen as it grows or shrinks, with a key computed per entry moved).
+struct Rehasher<'a, K> {
+    queue: &'a VecDeque<Queued<K>>,
+    head: u32,
+    hasher: &'a DefaultHashBuilder,
+    buf: RefCell<String>,
+}
+
+impl<'a, K: CacheObject> Rehasher<'a, K> {
+    fn new(queue: &'a VecDeque<Queued<K>>, head: u32, hasher: &'a DefaultHashBuilder) -> Self {
+        Rehasher {
+            queue,
+            head,
+            hasher,
+            buf: RefCell::new(String::new()),
+        }
+    }
+
+    fn hash(&self, id: u32) -> u64 {
+        let mut buf = self.buf.borrow_mut();
+        self.queue[id.wrapping_sub(self.head) as usize]
+            .deltas
+            .write_key(&mut buf);
+        self.hasher.hash_one(buf.as_str())
     }
 }
 
@@ -211,17 +549,7 @@ impl<K> fmt::Debug for DeltaFifo<K> {
 impl<K> Default for DeltaFifo<K> {
     fn default() -> Self {
         DeltaFifo {
-            state: Mutex::new(State {
-                items: HashMap::default(),
-                queue: VecDeque::new(),
-                populated: false,
-                initial_population_count: 0,
-                closed: false,
-                waiters: 0,
-                coalesced: 0,
-                peak_len: 0,
-                key_buf: String::new(),
-            }),
+            state: Mutex::new(State::new()),
             cond: Condvar::new(),
             known_objects: None,
             emit_delta_type_replaced: true,
@@ -277,21 +605,6 @@ impl<K> DeltaFifo<K> {
         }
     }
 
-    /// Queued keys in FIFO order.
-    pub fn list_keys(&self) -> Vec<Arc<str>> {
-        self.lock().queue.iter().cloned().collect()
-    }
-
-    /// A copy of the deltas queued for `key` (objects are shared, not cloned).
-    pub fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
-        self.lock().items.get(key).map(|q| q.deltas.clone())
-    }
-
-    /// When `key` entered the queue, if it is queued.
-    pub fn enqueued_at(&self, key: &str) -> Option<Instant> {
-        self.lock().items.get(key).map(|q| q.enqueued_at)
-    }
-
     /// Requeues a batch that was popped, only if nothing was queued for its key since (client-go's
     /// `AddIfNotPresent`): newer deltas for the key supersede the retry. Returns whether it was queued.
     pub fn add_if_not_present(&self, deltas: Deltas<K>) -> bool
@@ -302,7 +615,7 @@ impl<K> DeltaFifo<K> {
             return false;
         };
         let mut state = self.lock();
-        let queued = state.add_if_not_present(Arc::from(key), deltas);
+        let queued = state.add_if_not_present(&key, deltas);
         self.wake(&state);
         queued
     }
@@ -317,7 +630,10 @@ impl<K> DeltaFifo<K> {
     pub fn pop<T, E>(
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<T, ProcessError<E>>,
-    ) -> Result<Popped<K, T>, PopError<E>> {
+    ) -> Result<Popped<K, T>, PopError<E>>
+    where
+        K: CacheObject,
+    {
         let mut state = self.lock();
         while state.queue.is_empty() && !state.closed {
             // Counted while waiting so that mutations know whether to signal.
@@ -334,7 +650,10 @@ impl<K> DeltaFifo<K> {
     pub fn try_pop<T, E>(
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<T, ProcessError<E>>,
-    ) -> Result<Option<Popped<K, T>>, PopError<E>> {
+    ) -> Result<Option<Popped<K, T>>, PopError<E>>
+    where
+        K: CacheObject,
+    {
         let state = self.lock();
         self.pop_locked(state, process)
     }
@@ -343,8 +662,12 @@ impl<K> DeltaFifo<K> {
         &self,
         mut state: MutexGuard<'_, State<K>>,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<T, ProcessError<E>>,
-    ) -> Result<Option<Popped<K, T>>, PopError<E>> {
-        let Some(key) = state.queue.pop_front() else {
+    ) -> Result<Option<Popped<K, T>>, PopError<E>>
+    where
+        K: CacheObject,
+    {
+        // The key string is built here, once per pop: the queue keeps none.
+        let Some((key, queued)) = state.pop_front() else {
             return if state.closed {
                 Err(PopError::Closed)
             } else {
@@ -354,25 +677,23 @@ impl<K> DeltaFifo<K> {
         // Computed before the count is decremented, so the last initial batch is still "initial".
         let is_in_initial_list = !state.has_synced();
         state.initial_population_count = state.initial_population_count.saturating_sub(1);
-        let queued = state
-            .items
-            .remove(&key)
-            .expect("invariant: a key is in `queue` iff it is in `items`");
         state.shrink_as_drained();
         let queue_len = state.queue.len();
+        let enqueued_at = state.instant(queued.enqueued_at);
+        let deltas = queued.deltas.into_deltas();
         let popped_at = Instant::now();
-        match process(&queued.deltas, is_in_initial_list) {
+        match process(&deltas, is_in_initial_list) {
             Ok(output) => Ok(Some(Popped {
                 key,
-                deltas: queued.deltas,
+                deltas,
                 is_in_initial_list,
-                enqueued_at: queued.enqueued_at,
+                enqueued_at,
                 popped_at,
                 queue_len,
                 output,
             })),
             Err(ProcessError::Requeue(err)) => {
-                state.add_if_not_present(key, queued.deltas);
+                state.add_if_not_present(&key, deltas);
                 self.wake(&state);
                 Err(PopError::Process(err))
             }
@@ -382,6 +703,34 @@ impl<K> DeltaFifo<K> {
 }
 
 impl<K: CacheObject> DeltaFifo<K> {
+    /// Queued keys in FIFO order.
+    pub fn list_keys(&self) -> Vec<Arc<str>> {
+        let state = self.lock();
+        let mut key = String::new();
+        state
+            .queue
+            .iter()
+            .map(|queued| {
+                queued.deltas.write_key(&mut key);
+                Arc::from(key.as_str())
+            })
+            .collect()
+    }
+
+    /// A copy of the deltas queued for `key` (objects are shared, not cloned).
+    pub fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
+        let state = self.lock();
+        let pos = state.find(key)?;
+        Some(state.queue[pos].deltas.to_deltas())
+    }
+
+    /// When `key` entered the queue, if it is queued.
+    pub fn enqueued_at(&self, key: &str) -> Option<Instant> {
+        let state = self.lock();
+        let pos = state.find(key)?;
+        Some(state.instant(state.queue[pos].enqueued_at))
+    }
+
     fn queue(&self, type_: DeltaType, object: DeltaObject<K>) {
         let mut state = self.lock();
         state.populated = true;
@@ -413,7 +762,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
         }
         let mut key = std::mem::take(&mut state.key_buf);
         object.write_key(&mut key);
-        let queued_or_known = state.items.contains_key(key.as_str())
+        let queued_or_known = state.find(&key).is_some()
             || self
                 .known_objects
                 .as_ref()
@@ -459,55 +808,47 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
             .as_ref()
             .map(|known| known.list_keys())
             .unwrap_or_default();
-        // The listed keys are needed only to tell them from keys queued before or known; on a
-        // first list there are none, and a set of a million keys is 36 MB at the peak.
-        let mut listed: Option<HashSet<Arc<str>>> = (!state.queue.is_empty()
-            || !known_keys.is_empty())
-        .then(|| HashSet::with_capacity(list.len()));
-        // Room for the whole list at once: a table grown step by step to a million keys holds
-        // the old table beside the new one at each step (60 MB at the last).
-        state.items.reserve(list.len());
-        state.queue.reserve(list.len());
+        // Room for the whole list at once: an index grown step by step to a million keys holds
+        // the old table beside the new one at each step.
+        state.reserve(list.len());
+        // The listed keys, by queue position (positions stay put: nothing is popped meanwhile).
+        let mut listed = Listed::new(state.queue.len() + list.len());
         for obj in list {
-            let key = state.queue_object(action, DeltaObject::Object(obj));
-            if let Some(listed) = &mut listed {
-                listed.insert(key);
-            }
+            let pos = state.queue_object(action, DeltaObject::Object(obj));
+            listed.insert(pos);
         }
-        // Without the set, every queued key was listed.
-        let listed_keys = listed.as_ref().map_or(state.queue.len(), HashSet::len);
-        let is_listed = |key: &Arc<str>| listed.as_ref().is_none_or(|l| l.contains(key));
+        let listed_keys = listed.len();
 
         // Deletion detection against the queue, in queue order (before a01b5a2a9, only without
         // known objects).
         let mut queued_deletions = 0;
         let queue_first = self.replace_tombstones == ReplaceTombstones::QueueFirst
             || self.known_objects.is_none();
-        let unlisted_queued: Vec<Arc<str>> = state
-            .queue
-            .iter()
-            .filter(|k| queue_first && !is_listed(k))
-            .cloned()
-            .collect();
-        for key in unlisted_queued {
-            // A tombstone's key is already the key; carry the object it wraps.
-            let newest = state.items[&key]
-                .deltas
-                .newest()
-                .and_then(|d| d.object.object().cloned());
-            let tombstone = DeletedFinalStateUnknown {
-                key: key.to_string(),
-                obj: newest,
-            };
-            state.queue_action(&key, Delta::new(DeltaType::Deleted, tombstone));
-            queued_deletions += 1;
+        if queue_first {
+            let mut key = std::mem::take(&mut state.key_buf);
+            for pos in (0..state.queue.len()).filter(|&pos| !listed.contains(pos)) {
+                let queued = &mut state.queue[pos].deltas;
+                queued.write_key(&mut key);
+                // A tombstone's key is already the key; carry the object it wraps.
+                let tombstone = DeletedFinalStateUnknown {
+                    key: key.clone(),
+                    obj: queued.newest_object().cloned(),
+                };
+                queued.push(Delta::new(DeltaType::Deleted, tombstone));
+                state.coalesced += 1;
+                queued_deletions += 1;
+            }
+            state.key_buf = key;
         }
 
         // Deletion detection against what the consumer already applied.
         if let Some(known) = &self.known_objects {
             let mut unlisted_known: Vec<Arc<str>> = known_keys
                 .into_iter()
-                .filter(|key| !is_listed(key) && (!queue_first || !state.items.contains_key(key)))
+                .filter(|key| match state.find(key) {
+                    Some(pos) => !listed.contains(pos) && !queue_first,
+                    None => true,
+                })
                 .collect();
             unlisted_known.sort_unstable();
             for key in unlisted_known {
@@ -538,7 +879,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
         let mut synced = 0;
         let mut keys = known.list_keys();
         // Keys with deltas queued are skipped; only the others need an order.
-        keys.retain(|key| !state.items.contains_key(key));
+        keys.retain(|key| state.find(key).is_none());
         keys.sort_unstable();
         for key in keys {
             let Some(obj) = known.get_by_key(&key) else {

@@ -367,7 +367,7 @@ impl<K: CacheObject> RealFifo<K> {
         drop(listed_keys);
 
         for tombstone in tombstones {
-            state.push_object(DeltaType::Deleted, DeltaObject::Tombstone(tombstone));
+            state.push_object(DeltaType::Deleted, DeltaObject::from(tombstone));
         }
         let action = if self.emit_delta_type_replaced {
             DeltaType::Replaced

@@ -43,7 +43,7 @@ fn store_add_update_get_list_and_delete() {
             .delete(&DeltaObject::Object(cm("ns", "a", 9)))
             .is_some()
     );
-    let tombstone = DeltaObject::Tombstone(DeletedFinalStateUnknown {
+    let tombstone = DeltaObject::from(DeletedFinalStateUnknown {
         key: "n1".into(),
         obj: None,
     });
