@@ -520,6 +520,40 @@ impl<K> State<K> {
 }
 
 impl<K: CacheObject> State<K> {
+    /// Panics unless the fields' invariants hold: every slot is occupied or free, not both; the
+    /// table holds each occupied slot once, found by its object's key; each index holds a slot
+    /// under exactly the values its function gives the slot's object.
+    #[cfg(test)]
+    fn check_invariants(&self) {
+        let occupied: HashSet<Slot> = self.table.iter().copied().collect();
+        let free: HashSet<Slot> = self.free.iter().copied().collect();
+        assert_eq!(
+            occupied.len(),
+            self.table.len(),
+            "a slot twice in the table"
+        );
+        assert_eq!(free.len(), self.free.len(), "a slot twice in the free list");
+        assert_eq!(occupied.len() + free.len(), self.slots.len());
+        for (slot, obj) in self.slots.iter().enumerate() {
+            let slot = slot as Slot;
+            assert_eq!(obj.is_some(), occupied.contains(&slot), "slot {slot}");
+            assert_eq!(obj.is_none(), free.contains(&slot), "slot {slot}");
+            if let Some(obj) = obj {
+                let key = KeyParts::of(obj.as_ref()).to_key();
+                assert_eq!(self.find(&key), Some(slot), "{key}");
+            }
+        }
+        for NamedIndex { func, index } in self.indices.values() {
+            let mut expected: HashMap<String, HashSet<Slot>> = HashMap::new();
+            for &slot in &occupied {
+                for value in func(self.object(slot)) {
+                    expected.entry(value.into_owned()).or_default().insert(slot);
+                }
+            }
+            assert_eq!(index, &expected);
+        }
+    }
+
     /// The slot holding the object stored under `key`.
     fn find(&self, key: &str) -> Option<Slot> {
         let slots = &self.slots;

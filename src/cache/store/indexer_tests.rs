@@ -1,6 +1,9 @@
 //! Indexer: store operations and incremental index maintenance.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use proptest::prelude::*;
 
 use crate::object::Object;
 
@@ -260,4 +263,79 @@ fn keys_are_told_apart_ordered_and_handed_out_as_client_go_renders_them() {
     assert_eq!(indexer.get_by_key("ns"), None);
     assert_eq!(indexer.get_by_key("ns/"), None);
     assert_eq!(indexer.len(), 4);
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// Add object `i` at resourceVersion `rv` with tier `tier`.
+    Add(u8, u64, u8),
+    Delete(u8),
+    /// Replace the content with these objects.
+    Replace(Vec<(u8, u64, u8)>),
+}
+
+/// Object `i` of a small universe mixing namespaced and cluster-scoped keys.
+fn object(i: u8, rv: u64, tier: u8) -> Arc<Object> {
+    let tier = format!("t{tier}");
+    match i % 3 {
+        0 => labelled("ns", &format!("o{i}"), rv, &tier),
+        1 => labelled("other", &format!("o{i}"), rv, &tier),
+        _ => {
+            let mut obj = (*node(&format!("o{i}"), rv)).clone();
+            obj.meta_mut().labels = Some([("tier".to_owned(), tier)].into());
+            Arc::new(obj)
+        }
+    }
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let item = || (0u8..24, 0u64..1000, 0u8..3);
+    prop_oneof![
+        6 => item().prop_map(|(i, rv, t)| Op::Add(i, rv, t)),
+        3 => (0u8..24).prop_map(Op::Delete),
+        1 => proptest::collection::vec(item(), 0..12).prop_map(Op::Replace),
+    ]
+}
+
+proptest! {
+    /// The store against a map from keys to objects, with the invariants of its fields checked
+    /// after every operation.
+    #[test]
+    fn the_store_behaves_as_a_map_from_keys_to_objects(ops in proptest::collection::vec(op(), 1..60)) {
+        let mut indexer = with_tier_index();
+        let mut model: BTreeMap<String, Arc<Object>> = BTreeMap::new();
+        for op in ops {
+            match op {
+                Op::Add(i, rv, tier) => {
+                    let obj = object(i, rv, tier);
+                    model.insert(crate::cache::object_key(obj.as_ref()), obj.clone());
+                    indexer.add(obj);
+                }
+                Op::Delete(i) => {
+                    let key = crate::cache::object_key(object(i, 0, 0).as_ref());
+                    let removed = indexer.delete_key(&key);
+                    prop_assert_eq!(removed.is_some(), model.remove(&key).is_some());
+                }
+                Op::Replace(items) => {
+                    let list: Vec<_> = items.into_iter().map(|(i, rv, t)| object(i, rv, t)).collect();
+                    model = list.iter().map(|o| (crate::cache::object_key(o.as_ref()), o.clone())).collect();
+                    indexer.replace(list);
+                }
+            }
+            indexer.read().check_invariants();
+            let keys: Vec<String> = model.keys().cloned().collect();
+            prop_assert_eq!(strings(indexer.list_keys()), keys);
+            for (key, obj) in &model {
+                prop_assert!(indexer.get_by_key(key).is_some_and(|o| Arc::ptr_eq(&o, obj)));
+            }
+            for tier in ["t0", "t1", "t2"] {
+                let expected: Vec<String> = model
+                    .iter()
+                    .filter(|(_, o)| o.label("tier").as_deref() == Some(tier))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                prop_assert_eq!(strings(indexer.index_keys("tier", tier).unwrap()), expected);
+            }
+        }
+    }
 }
