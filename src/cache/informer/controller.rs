@@ -105,6 +105,9 @@ pub struct Controller<K, Q: ?Sized = DeltaFifo<K>> {
     in_pop: Option<InPop<K>>,
     /// Stamps each pop ([`Batch::time`]); the system's clock if `None`.
     clock: Option<Arc<dyn Clock>>,
+    /// Whether the indexer was given room for the initial list, which happens once, after its
+    /// first pop (see [`Indexer::reserve`]).
+    reserved_initial_list: bool,
 }
 
 /// How a [`Controller`] applies a pop, and who holds the cache's writer.
@@ -215,6 +218,7 @@ where
             group: Arc::default(),
             in_pop: None,
             clock: None,
+            reserved_initial_list: false,
         }
     }
 
@@ -318,6 +322,17 @@ where
         } else {
             self.queue.try_pop_batch(self.batch_pop, &mut process)
         }?;
+        // The first pop of the initial list is the first moment the size of the list is known
+        // here: what is still queued is the rest of it (and any watch events queued since).
+        // Growing the indexer step by step instead would hold its old and new tables at once
+        // beside the still-full queue, the peak of a large list's memory.
+        if popped.is_in_initial_list && !self.reserved_initial_list {
+            self.reserved_initial_list = true;
+            match &mut self.apply {
+                Apply::Own(indexer) => indexer.reserve(popped.queue_len),
+                Apply::Shared(shared) => shared.reserve(popped.queue_len),
+            }
+        }
         Some(Batch {
             seq,
             key: popped.key,

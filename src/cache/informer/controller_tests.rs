@@ -387,3 +387,53 @@ fn a_batch_is_stamped_as_its_pop_begins_before_any_notification_of_it_exists() {
         );
     }
 }
+
+/// Pops the initial list of `n` objects and a relist of the same through `controller`; returns
+/// the indexer's capacity after the first pop, after the list, and after the relist.
+fn capacities_through_a_list_and_a_relist(
+    fifo: &DeltaFifo<Object>,
+    mut controller: Controller<Object>,
+    n: u64,
+) -> [usize; 3] {
+    let indexer = controller.indexer().clone();
+    let list = || (0..n).map(|i| cm("ns", &format!("o{i}"), i)).collect();
+    fifo.replace(list(), "1");
+    controller.try_process_next().unwrap();
+    let after_first_pop = indexer.capacity();
+    while controller.try_process_next().is_some() {}
+    let after_list = indexer.capacity();
+    fifo.replace(list(), "2");
+    while controller.try_process_next().is_some() {}
+    assert_eq!(indexer.len(), n as usize);
+    [after_first_pop, after_list, indexer.capacity()]
+}
+
+#[test]
+fn the_first_pop_of_the_initial_list_makes_room_for_the_whole_list_once() {
+    let indexer = Indexer::new();
+    let fifo = DeltaFifo::new().known_objects(Arc::new(indexer.reader()));
+    let fifo = Arc::new(fifo);
+    let own =
+        capacities_through_a_list_and_a_relist(&fifo, Controller::new(fifo.clone(), indexer), 1000);
+
+    let indexer = Indexer::new();
+    let fifo = DeltaFifo::new().known_objects(Arc::new(indexer.reader()));
+    let fifo = Arc::new(fifo);
+    let informer = Arc::new(SharedInformer::new(
+        indexer,
+        Duration::ZERO,
+        Arc::new(crate::cache::TokioClock),
+    ));
+    let shared = capacities_through_a_list_and_a_relist(
+        &fifo,
+        Controller::with_shared_informer(fifo.clone(), informer),
+        1000,
+    );
+
+    for capacities in [own, shared] {
+        // Room for the list after its first object, then no growth: not during the list, and
+        // not on a relist of objects already stored.
+        assert!(capacities[0] >= 1000, "{capacities:?}");
+        assert_eq!(capacities, [capacities[0]; 3]);
+    }
+}

@@ -153,7 +153,7 @@ pub fn process_delta<K: CacheObject>(
             replace_all(handler, store, info, is_in_initial_list);
         }
         (DeltaType::SyncAll, DeltaObject::List(_)) => {
-            for (_, obj) in store.entries() {
+            for obj in store.list_by_key() {
                 handler.on_update(&obj, &obj);
             }
         }

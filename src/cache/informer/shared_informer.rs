@@ -290,7 +290,7 @@ where
         }
         let block = lock(&self.block_deltas);
         self.processor.add_listener(listener.clone())?;
-        for (_, obj) in self.indexer.entries() {
+        for obj in self.indexer.list_by_key() {
             // Added before the registration is returned, so that nobody can see it synced
             // before its initial adds are counted.
             listener.add(Arc::new(Notification::Add {
@@ -371,6 +371,12 @@ where
         is_in_initial_list: bool,
     ) -> Vec<Distribution<K>> {
         self.handle_batch(0, deltas, is_in_initial_list)
+    }
+
+    /// Makes room for `additional` more objects in the informer's indexer
+    /// ([`Indexer::reserve`]).
+    pub(crate) fn reserve(&self, additional: usize) {
+        lock(&self.block_deltas).reserve(additional);
     }
 
     /// [`handle_deltas`](SharedInformer::handle_deltas) of the caller's batch number `batch` (a

@@ -10,6 +10,18 @@
 //! This is kube-runtime's `reflector::store::{Writer, Store}` split. client-go differs on
 //! purpose: its informer's `GetIndexer()` returns the writable `Indexer` to anyone, and "the
 //! consumer is its only writer" is a convention there.
+//!
+//! No key is kept per object. client-go's `threadSafeStore` maps key → object
+//! (`items map[string]interface{}`, `thread_safe_store.go`), and its `Add(key, obj)` takes the
+//! key, but its only callers, the `cache.Store` methods in `store.go`, pass `keyFunc(obj)`; here
+//! every write computes the key from the object too, so the key can always be computed again.
+//! Objects sit in a slab of slots and a hash table of slot numbers finds them, hashing and
+//! comparing keys from the objects' namespace and name ([`KeyParts`]): about 18 bytes per object
+//! for a table sized once for its list ([`Indexer::reserve`]), where a map from key strings cost
+//! ~125 at a million objects (each key a 48-byte allocation, 24-byte buckets and 24-byte slots).
+//! Keys are built only for the APIs that hand them out ([`list_keys`](IndexerReader::list_keys),
+//! [`index_keys`](IndexerReader::index_keys), [`entries`](IndexerReader::entries) and the
+//! [`KnownObjects`] a queue lists on a relist or resync).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -17,9 +29,11 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::cache::key::CacheObject;
 use hashbrown::hash_map::EntryRef;
-use hashbrown::{HashMap, HashSet};
+use hashbrown::hash_table::Entry;
+use hashbrown::{DefaultHashBuilder, HashMap, HashSet, HashTable};
 use smallvec::SmallVec;
 
+use super::key_parts::{KeyParts, hash_key};
 use super::known_objects::KnownObjects;
 use crate::cache::delta::DeltaObject;
 use crate::cache::key::write_object_key;
@@ -93,17 +107,16 @@ fn known_list(known: &[String]) -> String {
     }
 }
 
-/// A stored object with its key.
-struct Entry<K> {
-    key: Arc<str>,
-    obj: Arc<K>,
-}
-
 struct State<K> {
-    /// key → slot. `slots[slot]` is `Some` with the same key for every slot here.
-    slot_of: HashMap<Arc<str>, Slot>,
-    /// slot → entry; `None` exactly for the slots listed in `free`.
-    slots: Vec<Option<Entry<K>>>,
+    /// The occupied slots, found by the key of the object in each, which is hashed and compared
+    /// from the object's parts ([`KeyParts`]), never stored. Holds every occupied slot once and no
+    /// vacant one; no two of its slots hold objects with the same key.
+    table: HashTable<Slot>,
+    /// Hashes keys for `table`, from a key string ([`hash_key`]) or from an object's parts alike.
+    hasher: DefaultHashBuilder,
+    /// slot → object, each stored under its own key; `None` exactly for the slots listed in
+    /// `free`.
+    slots: Vec<Option<Arc<K>>>,
     /// Vacated slots, reused before the vector grows.
     free: Vec<Slot>,
     /// index name → function and index. Kept together so that an update walks them without
@@ -175,7 +188,8 @@ impl<K> Default for Indexer<K> {
         Indexer {
             reader: IndexerReader {
                 state: Arc::new(RwLock::new(State {
-                    slot_of: HashMap::default(),
+                    table: HashTable::new(),
+                    hasher: DefaultHashBuilder::default(),
                     slots: Vec::new(),
                     free: Vec::new(),
                     indices: HashMap::default(),
@@ -235,9 +249,9 @@ impl<K> Indexer<K> {
             return Err(IndexerError::DuplicateIndex(name));
         }
         let mut index = Index::default();
-        for (slot, entry) in state.slots.iter().enumerate() {
-            if let Some(entry) = entry {
-                for value in func(&entry.obj) {
+        for (slot, obj) in state.slots.iter().enumerate() {
+            if let Some(obj) = obj {
+                for value in func(obj) {
                     insert_slot(&mut index, value, slot as Slot);
                 }
             }
@@ -257,51 +271,31 @@ impl<K> IndexerReader<K> {
     fn debug_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.read();
         f.debug_struct(name)
-            .field("items", &state.slot_of.len())
+            .field("items", &state.table.len())
             .field("indices", &state.indices.keys().collect::<Vec<_>>())
             .finish()
     }
 
     /// Number of objects stored.
     pub fn len(&self) -> usize {
-        self.read().slot_of.len()
+        self.read().table.len()
     }
 
     /// Whether the store is empty.
     pub fn is_empty(&self) -> bool {
-        self.read().slot_of.is_empty()
+        self.read().table.is_empty()
     }
 
-    /// The object stored under `key`.
-    pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+    /// How many objects the store can hold before its table or slots grow (see
+    /// [`Indexer::reserve`]).
+    pub fn capacity(&self) -> usize {
         let state = self.read();
-        state
-            .slot_of
-            .get(key)
-            .map(|&slot| state.entry(slot).obj.clone())
+        state.table.capacity().min(state.slots.capacity())
     }
 
     /// Every object, in no particular order.
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.read().entries().map(|e| e.obj.clone()).collect()
-    }
-
-    /// Every key, sorted.
-    pub fn list_keys(&self) -> Vec<Arc<str>> {
-        let mut keys: Vec<Arc<str>> = self.read().entries().map(|e| e.key.clone()).collect();
-        keys.sort_unstable();
-        keys
-    }
-
-    /// Every `(key, object)` pair, sorted by key.
-    pub fn entries(&self) -> Vec<(Arc<str>, Arc<K>)> {
-        let mut entries: Vec<_> = self
-            .read()
-            .entries()
-            .map(|e| (e.key.clone(), e.obj.clone()))
-            .collect();
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        entries
+        self.read().objects().cloned().collect()
     }
 
     /// Names of the indices, sorted.
@@ -316,36 +310,6 @@ impl<K> IndexerReader<K> {
         let state = self.read();
         let values = (state.named(name)?.func)(obj);
         Ok(values.into_iter().map(Cow::into_owned).collect())
-    }
-
-    /// Objects sharing any indexed value with `obj` under index `name`, sorted by key (client-go's
-    /// `Index`).
-    pub fn index(&self, name: &str, obj: &K) -> Result<Vec<Arc<K>>, IndexerError> {
-        let state = self.read();
-        let NamedIndex { func, index } = state.named(name)?;
-        let mut slots: Vec<Slot> = func(obj)
-            .iter()
-            .filter_map(|value| index.get(value.as_ref()))
-            .flatten()
-            .copied()
-            .collect();
-        slots.sort_unstable();
-        slots.dedup();
-        Ok(state.sorted_by_key(slots, |e| e.obj.clone()))
-    }
-
-    /// Keys of the objects indexed under `value` in index `name`, sorted (client-go's `IndexKeys`).
-    pub fn index_keys(&self, name: &str, value: &str) -> Result<Vec<Arc<str>>, IndexerError> {
-        let state = self.read();
-        let slots = state.slots_under(name, value)?;
-        Ok(state.sorted_by_key(slots, |e| e.key.clone()))
-    }
-
-    /// Objects indexed under `value` in index `name`, sorted by key (client-go's `ByIndex`).
-    pub fn by_index(&self, name: &str, value: &str) -> Result<Vec<Arc<K>>, IndexerError> {
-        let state = self.read();
-        let slots = state.slots_under(name, value)?;
-        Ok(state.sorted_by_key(slots, |e| e.obj.clone()))
     }
 
     /// Every value present in index `name` with the number of objects under it, sorted by value
@@ -373,6 +337,67 @@ impl<K> IndexerReader<K> {
 }
 
 impl<K: CacheObject> IndexerReader<K> {
+    /// The object stored under `key`.
+    pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        let state = self.read();
+        state.find(key).map(|slot| state.object(slot).clone())
+    }
+
+    /// Every object, sorted by key.
+    pub fn list_by_key(&self) -> Vec<Arc<K>> {
+        let state = self.read();
+        let slots = state.occupied().collect();
+        state.sorted_by_key(slots, |_, obj| obj.clone())
+    }
+
+    /// Every key, sorted.
+    pub fn list_keys(&self) -> Vec<Arc<str>> {
+        let mut keys: Vec<Arc<str>> = self
+            .read()
+            .objects()
+            .map(|obj| KeyParts::of(obj.as_ref()).to_key())
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// Every `(key, object)` pair, sorted by key.
+    pub fn entries(&self) -> Vec<(Arc<str>, Arc<K>)> {
+        let state = self.read();
+        let slots = state.occupied().collect();
+        state.sorted_by_key(slots, |parts, obj| (parts.to_key(), obj.clone()))
+    }
+
+    /// Objects sharing any indexed value with `obj` under index `name`, sorted by key (client-go's
+    /// `Index`).
+    pub fn index(&self, name: &str, obj: &K) -> Result<Vec<Arc<K>>, IndexerError> {
+        let state = self.read();
+        let NamedIndex { func, index } = state.named(name)?;
+        let mut slots: Vec<Slot> = func(obj)
+            .iter()
+            .filter_map(|value| index.get(value.as_ref()))
+            .flatten()
+            .copied()
+            .collect();
+        slots.sort_unstable();
+        slots.dedup();
+        Ok(state.sorted_by_key(slots, |_, obj| obj.clone()))
+    }
+
+    /// Keys of the objects indexed under `value` in index `name`, sorted (client-go's `IndexKeys`).
+    pub fn index_keys(&self, name: &str, value: &str) -> Result<Vec<Arc<str>>, IndexerError> {
+        let state = self.read();
+        let slots = state.slots_under(name, value)?;
+        Ok(state.sorted_by_key(slots, |parts, _| parts.to_key()))
+    }
+
+    /// Objects indexed under `value` in index `name`, sorted by key (client-go's `ByIndex`).
+    pub fn by_index(&self, name: &str, value: &str) -> Result<Vec<Arc<K>>, IndexerError> {
+        let state = self.read();
+        let slots = state.slots_under(name, value)?;
+        Ok(state.sorted_by_key(slots, |_, obj| obj.clone()))
+    }
+
     /// The object stored under the key of `obj`.
     pub fn get(&self, obj: &K) -> Option<Arc<K>> {
         KEY_BUF.with_borrow_mut(|key| {
@@ -407,16 +432,26 @@ impl<K: CacheObject> Indexer<K> {
         self.write().remove(key)
     }
 
+    /// Makes room for `additional` more objects at once, so that storing them does not grow the
+    /// table and the slots step by step: each step holds the old allocation beside the new one,
+    /// which for the initial list happens while the queue still holds most of it. An informer's
+    /// consumer calls this on the first pop of its initial list.
+    pub fn reserve(&mut self, additional: usize) {
+        self.write().reserve(additional);
+    }
+
     /// Replaces the whole content with `list`, rebuilding every index.
     pub fn replace(&mut self, list: impl IntoIterator<Item = Arc<K>>) {
         let mut guard = self.write();
         let state = &mut *guard;
-        state.slot_of.clear();
+        state.table.clear();
         state.slots.clear();
         state.free.clear();
         for named in state.indices.values_mut() {
             named.index.clear();
         }
+        let list = list.into_iter();
+        state.reserve(list.size_hint().0);
         let mut key = String::new();
         for obj in list {
             write_object_key(obj.as_ref(), &mut key);
@@ -434,15 +469,25 @@ impl<K: CacheObject> Indexer<K> {
     }
 }
 
+/// The object in occupied slot `slot` (a free function, so that closures over `slots` can call it
+/// while the table beside it is borrowed mutably).
+fn stored<K>(slots: &[Option<Arc<K>>], slot: Slot) -> &Arc<K> {
+    slots[slot as usize]
+        .as_ref()
+        .expect("invariant: every slot in `table` and the indices is occupied")
+}
+
 impl<K> State<K> {
-    fn entry(&self, slot: Slot) -> &Entry<K> {
-        self.slots[slot as usize]
-            .as_ref()
-            .expect("invariant: every slot in `slot_of` and the indices is occupied")
+    fn object(&self, slot: Slot) -> &Arc<K> {
+        stored(&self.slots, slot)
     }
 
-    fn entries(&self) -> impl Iterator<Item = &Entry<K>> {
+    fn objects(&self) -> impl Iterator<Item = &Arc<K>> {
         self.slots.iter().flatten()
+    }
+
+    fn occupied(&self) -> impl Iterator<Item = Slot> + '_ {
+        self.table.iter().copied()
     }
 
     fn named(&self, name: &str) -> Result<&NamedIndex<K>, IndexerError> {
@@ -464,41 +509,127 @@ impl<K> State<K> {
             .unwrap_or_default())
     }
 
-    /// Maps slots to `f(entry)`, ordered by key.
-    fn sorted_by_key<T>(&self, slots: Vec<Slot>, f: impl Fn(&Entry<K>) -> T) -> Vec<T> {
-        let mut entries: Vec<&Entry<K>> = slots.into_iter().map(|s| self.entry(s)).collect();
-        entries.sort_unstable_by(|a, b| a.key.cmp(&b.key));
-        entries.into_iter().map(f).collect()
+    /// Bytes the store's own tables hold (the table, slots and free list; not the objects nor the
+    /// indices).
+    #[cfg(test)]
+    fn footprint(&self) -> usize {
+        self.table.allocation_size()
+            + self.slots.capacity() * std::mem::size_of::<Option<Arc<K>>>()
+            + self.free.capacity() * std::mem::size_of::<Slot>()
+    }
+}
+
+impl<K: CacheObject> State<K> {
+    /// Panics unless the fields' invariants hold: every slot is occupied or free, not both; the
+    /// table holds each occupied slot once, found by its object's key; each index holds a slot
+    /// under exactly the values its function gives the slot's object.
+    #[cfg(test)]
+    fn check_invariants(&self) {
+        let occupied: HashSet<Slot> = self.table.iter().copied().collect();
+        let free: HashSet<Slot> = self.free.iter().copied().collect();
+        assert_eq!(
+            occupied.len(),
+            self.table.len(),
+            "a slot twice in the table"
+        );
+        assert_eq!(free.len(), self.free.len(), "a slot twice in the free list");
+        assert_eq!(occupied.len() + free.len(), self.slots.len());
+        for (slot, obj) in self.slots.iter().enumerate() {
+            let slot = slot as Slot;
+            assert_eq!(obj.is_some(), occupied.contains(&slot), "slot {slot}");
+            assert_eq!(obj.is_none(), free.contains(&slot), "slot {slot}");
+            if let Some(obj) = obj {
+                let key = KeyParts::of(obj.as_ref()).to_key();
+                assert_eq!(self.find(&key), Some(slot), "{key}");
+            }
+        }
+        for NamedIndex { func, index } in self.indices.values() {
+            let mut expected: HashMap<String, HashSet<Slot>> = HashMap::new();
+            for &slot in &occupied {
+                for value in func(self.object(slot)) {
+                    expected.entry(value.into_owned()).or_default().insert(slot);
+                }
+            }
+            assert_eq!(index, &expected);
+        }
     }
 
-    /// Stores `obj` under `key` and returns the object it replaced. The key is hashed once and
-    /// allocated only when it is new.
+    /// The slot holding the object stored under `key`.
+    fn find(&self, key: &str) -> Option<Slot> {
+        let slots = &self.slots;
+        self.table
+            .find(hash_key(&self.hasher, key), |&slot| {
+                KeyParts::of(stored(slots, slot).as_ref()).is(key)
+            })
+            .copied()
+    }
+
+    /// Maps slots to `f(key, object)`, ordered by key; the keys are compared without being built.
+    fn sorted_by_key<T>(&self, slots: Vec<Slot>, f: impl Fn(KeyParts<'_>, &Arc<K>) -> T) -> Vec<T> {
+        let mut keyed: Vec<(KeyParts<'_>, &Arc<K>)> = slots
+            .into_iter()
+            .map(|slot| {
+                let obj = self.object(slot);
+                (KeyParts::of(obj.as_ref()), obj)
+            })
+            .collect();
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        keyed
+            .into_iter()
+            .map(|(parts, obj)| f(parts, obj))
+            .collect()
+    }
+
+    /// Room for `additional` more objects in the table and the slots (vacated slots count).
+    fn reserve(&mut self, additional: usize) {
+        let State {
+            table,
+            hasher,
+            slots,
+            free,
+            ..
+        } = self;
+        table.reserve(additional, |&slot| {
+            KeyParts::of(stored(slots, slot).as_ref()).hash(hasher)
+        });
+        slots.reserve_exact(additional.saturating_sub(free.len()));
+    }
+
+    /// Stores `obj`, whose key is `key`, and returns the object it replaced. The key is hashed
+    /// once; the table's hasher recomputes the others' hashes only when it grows.
     fn put(&mut self, key: &str, obj: Arc<K>) -> Option<Arc<K>> {
-        let (slot, old) = match self.slot_of.entry_ref(key) {
-            EntryRef::Occupied(entry) => {
+        let State {
+            table,
+            hasher,
+            slots,
+            free,
+            ..
+        } = self;
+        let entry = table.entry(
+            hash_key(hasher, key),
+            |&slot| KeyParts::of(stored(slots, slot).as_ref()).is(key),
+            |&slot| KeyParts::of(stored(slots, slot).as_ref()).hash(hasher),
+        );
+        let (slot, old) = match entry {
+            Entry::Occupied(entry) => {
                 let slot = *entry.get();
-                let stored = self.slots[slot as usize]
-                    .as_mut()
-                    .expect("invariant: slots in `slot_of` are occupied");
-                (slot, Some(std::mem::replace(&mut stored.obj, obj.clone())))
+                let old = slots[slot as usize].replace(obj.clone());
+                debug_assert!(old.is_some(), "invariant: slots in `table` are occupied");
+                (slot, old)
             }
-            EntryRef::Vacant(entry) => {
-                let key: Arc<str> = Arc::from(key);
-                let stored = Some(Entry {
-                    key: key.clone(),
-                    obj: obj.clone(),
-                });
-                let slot = match self.free.pop() {
+            Entry::Vacant(entry) => {
+                // The object is in its slot before the table can rehash again, which reads it.
+                let slot = match free.pop() {
                     Some(slot) => {
-                        self.slots[slot as usize] = stored;
+                        slots[slot as usize] = Some(obj.clone());
                         slot
                     }
                     None => {
-                        self.slots.push(stored);
-                        Slot::try_from(self.slots.len() - 1).expect("fewer than 2^32 objects")
+                        slots.push(Some(obj.clone()));
+                        Slot::try_from(slots.len() - 1).expect("fewer than 2^32 objects")
                     }
                 };
-                entry.insert_entry_with_key(key, slot);
+                entry.insert(slot);
                 (slot, None)
             }
         };
@@ -507,13 +638,24 @@ impl<K> State<K> {
     }
 
     fn remove(&mut self, key: &str) -> Option<Arc<K>> {
-        let slot = self.slot_of.remove(key)?;
-        let entry = self.slots[slot as usize].take()?;
+        let slots = &self.slots;
+        let entry = self
+            .table
+            .find_entry(hash_key(&self.hasher, key), |&slot| {
+                KeyParts::of(stored(slots, slot).as_ref()).is(key)
+            })
+            .ok()?;
+        let (slot, _) = entry.remove();
+        let obj = self.slots[slot as usize]
+            .take()
+            .expect("invariant: slots in `table` are occupied");
         self.free.push(slot);
-        self.update_indices(Some(&entry.obj), None, slot);
-        Some(entry.obj)
+        self.update_indices(Some(&obj), None, slot);
+        Some(obj)
     }
+}
 
+impl<K> State<K> {
     /// Moves `slot` from the values `old` had to the values `new` has, in every index.
     fn update_indices(&mut self, old: Option<&K>, new: Option<&K>, slot: Slot) {
         for NamedIndex { func, index } in self.indices.values_mut() {
@@ -550,10 +692,13 @@ fn insert_slot(index: &mut Index, value: Cow<'_, str>, slot: Slot) {
     }
 }
 
-impl<K: Send + Sync> KnownObjects<K> for IndexerReader<K> {
+impl<K: CacheObject + Send + Sync> KnownObjects<K> for IndexerReader<K> {
     fn list_keys(&self) -> Vec<Arc<str>> {
         // Unsorted: the FIFO only sorts the few keys it queues tombstones for.
-        self.read().entries().map(|e| e.key.clone()).collect()
+        self.read()
+            .objects()
+            .map(|obj| KeyParts::of(obj.as_ref()).to_key())
+            .collect()
     }
 
     fn get_by_key(&self, key: &str) -> Option<Arc<K>> {

@@ -17,6 +17,7 @@
 mod expiration_cache;
 mod index_spec;
 mod indexer;
+mod key_parts;
 mod known_objects;
 mod reflector_store;
 mod undelta_store;

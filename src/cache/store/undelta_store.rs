@@ -50,7 +50,7 @@ impl<K, F> fmt::Debug for UndeltaStore<K, F> {
     }
 }
 
-impl<K, F: FnMut(&[Arc<K>])> UndeltaStore<K, F> {
+impl<K: CacheObject, F: FnMut(&[Arc<K>])> UndeltaStore<K, F> {
     /// An empty store that will push to `push`.
     pub fn new(push: F) -> Self {
         let writer = Indexer::new();
@@ -73,11 +73,7 @@ impl<K, F: FnMut(&[Arc<K>])> UndeltaStore<K, F> {
 
     /// Every object, in key order (client-go's `List`). Never pushes.
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.store
-            .entries()
-            .into_iter()
-            .map(|(_, obj)| obj)
-            .collect()
+        self.store.list_by_key()
     }
 
     /// Every key, sorted (client-go's `ListKeys`). Never pushes.
@@ -188,7 +184,7 @@ where
 }
 
 /// The store's content, as the consumer's cache a consistency check compares with the server.
-impl<K: Send + Sync, F: Send> KnownObjects<K> for UndeltaStore<K, F> {
+impl<K: CacheObject + Send + Sync, F: Send> KnownObjects<K> for UndeltaStore<K, F> {
     fn list_keys(&self) -> Vec<Arc<str>> {
         self.store.list_keys()
     }
