@@ -356,9 +356,10 @@ fn first_replace_sets_initial_population_to_listed_plus_queued_deletions() {
 }
 
 #[test]
-fn a_first_replace_with_nothing_queued_or_known_counts_distinct_keys_without_a_listed_set() {
-    // The path that skips the set of listed keys (nothing to detect deletions against) must
-    // still count a key listed twice once.
+fn a_first_replace_with_nothing_queued_or_known_counts_a_key_listed_twice_once() {
+    // With nothing to detect deletions against, the initial population is still one batch per
+    // distinct key: client-go sets `initialPopulationCount` to `keys.Len() + queuedDeletions`
+    // (`DeltaFIFO.Replace` @v0.32.0), `keys` being the set of listed keys.
     let fifo = fifo_with(&Indexer::new());
     fifo.replace(
         vec![cm("ns", "a", 1), cm("ns", "b", 2), cm("ns", "b", 3)],
