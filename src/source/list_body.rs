@@ -1,5 +1,6 @@
 //! A list response's body read as it arrives: each item of `items` is handed over once its last
-//! byte is in, so that decoding the objects overlaps the transfer instead of following it.
+//! byte is in (or, if it is shorter than the item before it, with the next piece), so that
+//! decoding the objects overlaps the transfer instead of following it.
 //!
 //! client-go reads a list page whole (`ListWatch.List` returns the decoded `runtime.Object`), and
 //! so did this tool. A page of 5000 objects took as long to decode after its last byte as a tenth
@@ -16,12 +17,15 @@
 //!
 //! An item in the compact JSON the API server writes is not scanned at all: the decoder reads
 //! it from its first byte ([`compact_prefix`]), which finds its end too, and the splitter goes on
-//! after it. When the bytes end inside such an item, it is read again from its start once the
-//! next piece has arrived, up to [`QUICK_RETRY_LIMIT`] bytes of it (a page's pieces are ~16 KiB
-//! and an object a few); a longer item, or one the quick reader leaves (whitespace, escapes to
-//! decode, an error), is scanned to its end and decoded whole. Scanning every item and then
-//! reading it was a third of the decoding time of a page of pods (docs/benchmarks.md, "Decode
-//! rate").
+//! after it. An item is offered to that reader once as many of its bytes have arrived as the
+//! last item it read had, or the body has ended: the items of a list are mostly alike, so an item
+//! is rarely read up to where the bytes end and then again from its start, which cost a fifth of
+//! the decoding time of a page of pods. When that happens all the same, it is read again once
+//! the next piece has arrived, up to [`QUICK_RETRY_LIMIT`] bytes of it (a page's pieces are
+//! ~16 KiB and an object a few); a longer item, or one the quick reader leaves (whitespace,
+//! escapes to decode, an error), is scanned to its end and decoded whole. Scanning every item and
+//! then reading it was a third of the decoding time of a page of pods (docs/benchmarks.md,
+//! "Decode rate").
 
 use std::fmt;
 
@@ -56,8 +60,10 @@ impl ListDecoder {
     }
 
     /// The end of the body: the page, or why the body is not a whole list.
-    pub fn finish(self) -> Result<ListPage, SourceError> {
-        let rest = self.splitter.finish()?;
+    pub fn finish(mut self) -> Result<ListPage, SourceError> {
+        let rest = self.splitter.finish_with(Decoded {
+            items: &mut self.items,
+        })?;
         // Checked whole: serde_json skips the members `ListRest` ignores without checking them.
         let rest = std::str::from_utf8(&rest)
             .map_err(|e| SourceError::Stream(format!("undecodable response: {e}")))?;
@@ -300,6 +306,9 @@ pub struct ItemSplitter {
     /// Whether the item in progress is left to [`Items::quick`] (read from its start when more
     /// of it arrives) rather than scanned.
     quick: bool,
+    /// How long the last item [`Items::quick`] read was: the next one is offered to it once at
+    /// least that much of it has arrived (or the body has ended).
+    expected_len: usize,
 }
 
 impl fmt::Debug for ItemSplitter {
@@ -330,6 +339,7 @@ impl ItemSplitter {
             rest: b"{".to_vec(),
             seen_items: false,
             quick: false,
+            expected_len: 0,
         }
     }
 
@@ -396,6 +406,20 @@ impl ItemSplitter {
         }
     }
 
+    /// [`finish`](Self::finish), once an item left for more of it to arrive (`expected_len`)
+    /// is offered to `items` as it is: the body ended, so nothing more will.
+    pub fn finish_with<I: Items>(mut self, mut items: I) -> Result<Vec<u8>, I::Error> {
+        if self.quick {
+            self.expected_len = 0;
+            self.scanned = self.value_start;
+            let buf = std::mem::take(&mut self.buf);
+            let scanned = self.scan(&buf, &mut items);
+            self.buf = buf;
+            scanned?;
+        }
+        Ok(self.finish()?)
+    }
+
     fn in_value(&self) -> bool {
         matches!(
             self.state,
@@ -416,8 +440,18 @@ impl ItemSplitter {
         while self.scanned < bytes.len() {
             if self.quick {
                 let start = self.value_start;
-                match items.quick(&bytes[start..]) {
+                // The items of a list are mostly alike: one shorter than the last one so far
+                // has most likely not arrived whole, and offering it would read it up to where
+                // the bytes end and again from its start with the next piece. Left until more
+                // has arrived, it costs at most a copy of what did.
+                let quick = if bytes.len() - start < self.expected_len {
+                    Quick::More
+                } else {
+                    items.quick(&bytes[start..])
+                };
+                match quick {
                     Quick::Read(len) => {
+                        self.expected_len = len;
                         self.quick = false;
                         self.state = State::ItemEnd;
                         self.scanned = start + len;

@@ -182,6 +182,40 @@ fn objects_are_offered_to_the_quick_reader_first_and_again_as_they_arrive() {
 }
 
 #[test]
+fn an_item_is_offered_once_as_much_of_it_has_arrived_as_of_the_last_one() {
+    // Alike items, the last one shorter: cut anywhere, each is offered to the quick reader
+    // once, but the first, which has no last one to go by; the last is read when the body ends.
+    let items = [
+        r#"{"a":{"x":"1111"}}"#,
+        r#"{"b":{"x":"2222"}}"#,
+        r#"{"c":{}}"#,
+    ];
+    let text = format!(r#"{{"items":[{}]}}"#, items.join(","));
+    let first = text.find('{').unwrap() + text[1..].find('{').unwrap() + 1;
+    for cut in 0..=text.len() {
+        let mut recorded = Recorded::default();
+        let mut splitter = ItemSplitter::new();
+        for piece in [&text.as_bytes()[..cut], &text.as_bytes()[cut..]] {
+            splitter.feed_with(piece, &mut recorded).unwrap();
+        }
+        assert_eq!(splitter.finish_with(&mut recorded).unwrap(), b"{}");
+        assert_eq!(
+            recorded.items,
+            items.map(|item| Ok(item.to_owned())),
+            "cut at {cut}"
+        );
+        let first_cut = (first + 1..first + items[0].len()).contains(&cut);
+        let offers = items.len() + usize::from(first_cut);
+        assert_eq!(
+            recorded.offered.len(),
+            offers,
+            "cut at {cut}: {:?}",
+            recorded.offered
+        );
+    }
+}
+
+#[test]
 fn an_object_longer_than_the_retry_limit_is_scanned() {
     let big = format!(r#"{{"a":{{"b":"{}"}}}}"#, "x".repeat(2 * QUICK_RETRY_LIMIT));
     let text = format!(r#"{{"items":[{big}]}}"#);
@@ -207,6 +241,8 @@ fn a_page_decodes_the_same_however_it_arrives() {
         r#"{"metadata": {"name":"b"}}"#,
         r#"{"metadata":{"name":"c","labels":{"x":"y"}},"spec":{"n":1e3}}"#,
         r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"d","managedFields":[{"manager":"m","fieldsV1":{"f:a":{}}}]},"status":{"phase":"Running","ready":[true,false,null]}}"#,
+        // Shorter than the last one: left until the body ends.
+        r#"{"metadata":{"name":"e"}}"#,
     ];
     let text = format!(
         r#"{{"kind":"List","metadata":{{"resourceVersion":"9"}},"items":[{}]}}"#,
