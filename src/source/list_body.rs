@@ -281,6 +281,11 @@ impl<E: From<SplitError>, F: FnMut(&[u8]) -> Result<(), E>> Items for Scanned<F>
 /// size.
 pub const QUICK_RETRY_LIMIT: usize = 64 * 1024;
 
+/// How many bytes past the expected end of an item carried over from the last piece are copied
+/// to complete it: items of a list differ in length by a few bytes; one longer by more than this
+/// is read once more.
+const CARRY_SLACK: usize = 1024;
+
 /// Whitespace or the punctuation that ends a scalar.
 fn is_delimiter(b: u8) -> bool {
     matches!(b, b',' | b':' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
@@ -357,21 +362,40 @@ impl ItemSplitter {
     /// it leaves it, handed to [`Items::item`] once its end is found.
     pub fn feed_with<I: Items>(&mut self, piece: &[u8], mut items: I) -> Result<(), I::Error> {
         // Keep only the value in progress (or nothing): a page never sits whole in memory.
-        if self.buf.is_empty() {
-            // Nothing carried over: the piece is scanned where it is, and only what is left of
-            // it copied.
-            self.scan(piece, &mut items)?;
-            let keep_from = self.keep_from();
-            self.buf.extend_from_slice(&piece[keep_from..]);
-            self.forget(keep_from);
-        } else {
+        let mut rest = piece;
+        // The value carried over is completed in the buffer with as much of the piece as it
+        // likely needs: an item as long as the last one and a little, or else all of it.
+        let mut wanted = match self.expected_len.checked_sub(self.buf.len()) {
+            Some(more) if self.quick => more + CARRY_SLACK,
+            _ => usize::MAX,
+        };
+        while !self.buf.is_empty() && !rest.is_empty() {
+            let carried = self.buf.len();
+            let (now, later) = rest.split_at(wanted.min(rest.len()));
             let mut buf = std::mem::take(&mut self.buf);
-            buf.extend_from_slice(piece);
+            buf.extend_from_slice(now);
             let scanned = self.scan(&buf, &mut items);
             self.buf = buf;
             scanned?;
             let keep_from = self.keep_from();
-            self.buf.drain(..keep_from);
+            if keep_from >= carried {
+                // All that was carried over is handed over: what is left is the piece's own,
+                // read where it is.
+                rest = &rest[keep_from - carried..];
+                self.buf.clear();
+            } else {
+                self.buf.drain(..keep_from);
+                rest = later;
+                wanted = usize::MAX;
+            }
+            self.forget(keep_from);
+        }
+        if !rest.is_empty() {
+            // Nothing carried over: the rest of the piece is scanned where it is, and only what
+            // is left of it copied.
+            self.scan(rest, &mut items)?;
+            let keep_from = self.keep_from();
+            self.buf.extend_from_slice(&rest[keep_from..]);
             self.forget(keep_from);
         }
         Ok(())

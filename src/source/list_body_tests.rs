@@ -276,6 +276,55 @@ fn a_page_decodes_the_same_however_it_arrives() {
     }
 }
 
+/// Items of a few KiB, alike or not, cut by pieces longer than [`CARRY_SLACK`], as the pieces
+/// of a page of pods cut its items: each item carried over is completed with part of the next
+/// piece, or all of it when it is longer than the last one by more than the slack.
+#[test]
+fn items_carried_over_decode_the_same_whatever_their_lengths() {
+    let lens = [
+        3000,
+        3000,
+        3003,
+        2990,
+        3000 + 2 * CARRY_SLACK,
+        3000,
+        500,
+        3000,
+        3000,
+        40,
+        3000,
+        3000,
+    ];
+    let items: Vec<String> = lens
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| {
+            let data = "x".repeat(len);
+            format!(r#"{{"metadata":{{"name":"o{i}"}},"data":{{"k":"{data}"}}}}"#)
+        })
+        .collect();
+    let text = format!(
+        r#"{{"kind":"List","metadata":{{"resourceVersion":"9"}},"items":[{}]}}"#,
+        items.join(",")
+    );
+    let expected: Vec<Object> = items
+        .iter()
+        .map(|item| Object::from_json_text(item).unwrap())
+        .collect();
+    let bytes = text.as_bytes();
+    for size in [1000, 2048, 4096, 5000, 7919, 16 * 1024] {
+        for first in [0, 1, 40, 333, 2900] {
+            let (head, tail) = bytes.split_at(first);
+            let mut decoder = ListDecoder::new();
+            for piece in std::iter::once(head).chain(tail.chunks(size)) {
+                decoder.feed(piece).unwrap();
+            }
+            let page = decoder.finish().unwrap();
+            assert!(page.items == expected, "pieces of {size} after {first}");
+        }
+    }
+}
+
 #[test]
 fn an_item_that_does_not_decode_is_named_however_it_arrives() {
     let text = r#"{"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b","labels":5}}]}"#;
