@@ -441,6 +441,26 @@ impl<K> ProcessorListener<K> {
         }
     }
 
+    /// Hands a registration made after the informer started the cache's objects, each as an
+    /// initial-list `OnAdd` (client-go's `AddEventHandlerWithResyncPeriod`). The hand-over counts
+    /// as one more initial notification until the last is added: the listener's thread, quicker
+    /// than the adds, would otherwise find the count at zero between two of them and tell the
+    /// handler it synced with the rest of the cache still to come. client-go needs no such hold
+    /// because nobody can ask the registration's `HasSynced` before it is returned (the comment
+    /// in `AddEventHandlerWithResyncPeriod` @v0.28.7); here the thread and
+    /// [`notice_sync`](ProcessorListener::notice_sync) ask on their own. Call `notice_sync`
+    /// after it, holding no lock of the cache: an empty cache leaves no call to notice the sync.
+    pub(super) fn add_initial_list(&self, objects: impl IntoIterator<Item = Arc<K>>) {
+        self.shared.tracker.start();
+        for obj in objects {
+            self.add(Arc::new(Notification::Add {
+                obj,
+                is_in_initial_list: true,
+            }));
+        }
+        self.shared.tracker.finished();
+    }
+
     /// Whether the registration has synced, as client-go's `processorListener.HasSynced`
     /// (`synctrack.SingleFileTracker`): the informer has synced, and the handler has processed
     /// (returned from) every initial-list `OnAdd` added so far. A handler that is given the
