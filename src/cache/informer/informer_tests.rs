@@ -30,6 +30,9 @@ struct Seen {
     delay: Option<Duration>,
     /// Whether resyncs are done by the default (`false`) or only noted.
     note_resyncs: bool,
+    /// Cancelled when the queue syncs without a pop (`synced`), as a session that ends at the
+    /// sync (`--until-synced`) is stopped.
+    stop_at_sync: Option<CancellationToken>,
 }
 
 impl Seen {
@@ -66,6 +69,13 @@ impl InformerSink for Seen {
         let keys = queue.resync();
         let kind = ReflectorEventKind::Resync { keys };
         self.event(ReflectorEvent { at, kind }, queue);
+    }
+
+    fn synced(&self, _: SystemTime, _: &dyn Queue<Object>) {
+        self.lines.lock().unwrap().push("synced".into());
+        if let Some(stop) = &self.stop_at_sync {
+            stop.cancel();
+        }
     }
 }
 
@@ -437,4 +447,51 @@ async fn unchanged_objects_reach_handlers_by_their_own_resync_period() {
         ["update ns/b 3->4"],
         "the unchanged one is filtered"
     );
+}
+
+/// A handler that says when it was told its registration synced.
+struct ToldSynced(Arc<Mutex<Vec<String>>>);
+
+impl ListenerHandler<Object> for ToldSynced {
+    fn handle(&mut self, d: &Delivery<'_, Object>) {
+        let line = crate::cache::test_handlers::describe(d.notification);
+        self.0.lock().unwrap().push(line);
+    }
+
+    fn synced(&mut self, _: Instant) {
+        self.0.lock().unwrap().push("told synced".into());
+    }
+}
+
+/// An empty first list syncs a DeltaFIFO in its `Replace` (client-go's `DeltaFIFO.Replace` sets
+/// `populated` with `initialPopulationCount` 0, `delta_fifo.go` @v0.28.7), and with it the
+/// registration of a handler given nothing (`processorListener.HasSynced`: `SingleFileTracker`
+/// with a zero count). An inline informer's handler is told at once, on the Reflector's thread:
+/// a session stopped by that very sync (`--until-synced`) gets no consumer turn after it. Before,
+/// the handler heard of it only at the next turn, and `kubectl deltas replay --until-synced`
+/// summarised it as `not synced` whenever the stop won the race with the replay's next line.
+#[tokio::test]
+async fn an_inline_handler_is_told_an_empty_first_list_synced_it_before_the_informer_stops() {
+    let cancel = CancellationToken::new();
+    let seen = Arc::new(Seen {
+        stop_at_sync: Some(cancel.clone()),
+        ..Seen::default()
+    });
+    let informer = informer(Consumption::Inline, seen.clone(), Arc::default(), cancel);
+    let told = Arc::new(Mutex::new(Vec::new()));
+    informer.add_event_handler("h", ToldSynced(told.clone()), None);
+    let run = informer.run(
+        listed(Vec::new()),
+        ReflectorConfig::default(),
+        ManualClock::new(),
+        std::future::pending(),
+    );
+    tokio::time::timeout(PATIENCE, run)
+        .await
+        .expect("the stop at the sync ends the run")
+        .expect("the informer runs");
+    assert_eq!(seen.lines(), ["listed 0", "synced"]);
+    assert_eq!(*told.lock().unwrap(), ["told synced"]);
+    assert!(informer.listeners()[0].has_synced());
+    assert!(informer.shut_down().await);
 }

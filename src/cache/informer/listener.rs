@@ -224,6 +224,14 @@ struct Buffer<K> {
     synced_at: Option<Instant>,
     /// The handler was told the registration synced, or will be (`synced_at`).
     told_synced: bool,
+    /// [`notice_sync`](ProcessorListener::notice_sync) found the registration synced while a
+    /// call was running or buffered, and left the telling to the end of that call. That end
+    /// tells it even if its own look at `has_synced` came before the informer synced: the look
+    /// is taken without this lock, so the sync can land between it and the end, and
+    /// `notice_sync` is the informer's only word of it. client-go v0.36's `SingleFileTracker`
+    /// closes the same gap with its `upstreamHasSynced` flag, which `UpstreamHasSynced` sets
+    /// before reading the count and `Finished` reads after lowering it (`synctrack.go` @v0.36.3).
+    sync_noticed: bool,
     /// A thread calls the handler (set by `start`): it tells a pending `synced_at` itself.
     threaded: bool,
     /// Counters; `depth` and `busy` are filled in by `stats()` from the fields above.
@@ -331,6 +339,7 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
                     free_at: None,
                     synced_at: None,
                     told_synced: false,
+                    sync_noticed: false,
                     threaded: false,
                     stats: ListenerStats::default(),
                 }),
@@ -432,6 +441,26 @@ impl<K> ProcessorListener<K> {
         }
     }
 
+    /// Hands a registration made after the informer started the cache's objects, each as an
+    /// initial-list `OnAdd` (client-go's `AddEventHandlerWithResyncPeriod`). The hand-over counts
+    /// as one more initial notification until the last is added: the listener's thread, quicker
+    /// than the adds, would otherwise find the count at zero between two of them and tell the
+    /// handler it synced with the rest of the cache still to come. client-go needs no such hold
+    /// because nobody can ask the registration's `HasSynced` before it is returned (the comment
+    /// in `AddEventHandlerWithResyncPeriod` @v0.28.7); here the thread and
+    /// [`notice_sync`](ProcessorListener::notice_sync) ask on their own. Call `notice_sync`
+    /// after it, holding no lock of the cache: an empty cache leaves no call to notice the sync.
+    pub(super) fn add_initial_list(&self, objects: impl IntoIterator<Item = Arc<K>>) {
+        self.shared.tracker.start();
+        for obj in objects {
+            self.add(Arc::new(Notification::Add {
+                obj,
+                is_in_initial_list: true,
+            }));
+        }
+        self.shared.tracker.finished();
+    }
+
     /// Whether the registration has synced, as client-go's `processorListener.HasSynced`
     /// (`synctrack.SingleFileTracker`): the informer has synced, and the handler has processed
     /// (returned from) every initial-list `OnAdd` added so far. A handler that is given the
@@ -448,15 +477,22 @@ impl<K> ProcessorListener<K> {
     /// end of the call that processed its last initial-list add.
     ///
     /// Told at the clock's now (or when the call in progress ends, inline), on the handler's
-    /// thread or at the next inline turn; once, whoever notices first. Asks the informer's
-    /// `HasSynced`, which takes the queue's lock: call it holding no lock of the cache.
+    /// thread or at the next inline turn; once, whoever notices first. With a call running or
+    /// buffered, the end of that call tells it, whatever that call's own look at `has_synced`
+    /// found (`sync_noticed`). Asks the informer's `HasSynced`, which takes the queue's lock:
+    /// call it holding no lock of the cache.
     pub fn notice_sync(&self) {
         if !self.shared.tracker.has_synced() {
             return;
         }
         let mut buffer = self.shared.lock();
-        // Something buffered or running: the end of that call notices the sync, as always.
-        if buffer.closed || buffer.told_synced || buffer.busy || !buffer.pending.is_empty() {
+        if buffer.closed || buffer.told_synced {
+            return;
+        }
+        // Something buffered or running: the end of that call tells the sync, as always; the
+        // mark makes sure it does, whenever it looked at `has_synced`.
+        if buffer.busy || !buffer.pending.is_empty() {
+            buffer.sync_noticed = true;
             return;
         }
         let now = self.shared.clock.now();
@@ -623,7 +659,7 @@ impl<K: 'static> ProcessorListener<K> {
         let mut buffer = self.shared.lock();
         buffer.free_at = Some(ended);
         done.record(&mut buffer);
-        if synced && !buffer.told_synced {
+        if (synced || buffer.sync_noticed) && !buffer.told_synced {
             // Told at the call's end, in time order with the other calls (`tell_synced`).
             buffer.told_synced = true;
             buffer.synced_at = Some(ended);
@@ -723,7 +759,9 @@ fn run<K: 'static>(shared: &Shared<K>, mut handler: Box<dyn ListenerHandler<K>>)
                 drop(buffer);
                 let synced = shared.tracker.has_synced();
                 buffer = shared.lock();
-                if synced && !buffer.told_synced {
+                // `sync_noticed`: the informer synced after that look, and `notice_sync`,
+                // finding this call running, left the telling to it.
+                if (synced || buffer.sync_noticed) && !buffer.told_synced {
                     buffer.told_synced = true;
                     drop(buffer);
                     handler.synced(shared.clock.now());

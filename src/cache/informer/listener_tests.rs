@@ -371,3 +371,52 @@ fn inline_synced_notice_is_due_at_the_end_of_the_last_initial_call() {
         ]
     );
 }
+
+/// The race between a thread's look at `has_synced` after a call and the informer's sync, forced
+/// in the order that lost the sync: the handler returns from its last initial-list add, the
+/// thread looks (the informer has not synced yet: a RealFIFO that processes unlocked lowers its
+/// count only after the pop's processing, `RealFIFO.Pop` @v0.36.3), the informer syncs, and
+/// its `notice_sync` finds the call still running and leaves the telling to it. The end of the
+/// call must tell it, once, as client-go v0.36's `SingleFileTracker` makes whichever of
+/// `Finished` and `UpstreamHasSynced` comes second mark the registration synced.
+#[test]
+fn a_sync_the_informer_noticed_during_the_last_look_is_told_at_the_end_of_the_call() {
+    let informer_synced = Arc::new(AtomicBool::new(false));
+    let (looking_tx, looking) = std::sync::mpsc::channel::<()>();
+    let (answer, answer_rx) = std::sync::mpsc::channel::<()>();
+    let answer_rx = Mutex::new(answer_rx);
+    let first_look = AtomicBool::new(true);
+    let upstream: UpstreamSynced = Arc::new({
+        let informer_synced = informer_synced.clone();
+        move || {
+            let synced = informer_synced.load(Ordering::SeqCst);
+            if first_look.swap(false, Ordering::SeqCst) {
+                // The thread's look after its call: answer what it read, once the informer has
+                // synced and noticed meanwhile.
+                let _ = looking_tx.send(());
+                let _ = answer_rx.lock().unwrap().recv_timeout(DEADLINE);
+            }
+            synced
+        }
+    });
+    let clock = ManualClock::new();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let handler = Timed {
+        cost: Duration::ZERO,
+        start: clock.now(),
+        log: log.clone(),
+    };
+    let l = listener(handler, clock, upstream);
+    l.start().unwrap();
+    l.add(initial_add("a"));
+    looking.recv_timeout(DEADLINE).expect("the thread looks");
+    informer_synced.store(true, Ordering::SeqCst);
+    l.notice_sync();
+    answer.send(()).unwrap();
+    assert!(l.wait_drained(DEADLINE));
+    assert!(l.has_synced());
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["add ns/a@1 initial at 0s depth 0", "synced at 0s"]
+    );
+}

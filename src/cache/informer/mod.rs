@@ -187,7 +187,8 @@ pub trait InformerSink: Send + Sync + 'static {
     /// first list syncs a DeltaFIFO or RealFIFO at once (an atomic RealFIFO queues a
     /// `ReplacedAll` and syncs when it is popped), so no batch reports it. Called at most once, on
     /// the Reflector's thread right after that `Replace`, once the handlers were let notice the
-    /// sync ([`SharedInformer::notice_sync`]).
+    /// sync ([`SharedInformer::notice_sync`]); under [`Consumption::Inline`] they are told right
+    /// after this returns.
     fn synced(&self, _at: SystemTime, _queue: &dyn Queue<Object>) {}
 }
 
@@ -593,6 +594,22 @@ impl Informer {
         }
     }
 
+    /// After the `Replace` that synced an empty first list: an inline informer's handlers hear of
+    /// the sync now, on the Reflector's thread, as they hear of a pop's sync right after its
+    /// batch ([`drain`](Informer::drain)). Left to the consumer's next turn, it would go untold
+    /// whenever the informer stops first: the sink may cancel it at this very sync (a session
+    /// that ends once synced), and the Reflector leaves at its next wait, before any further
+    /// turn. Only the sync can be due: nothing was queued before this first write, so no
+    /// handler has a call. A threaded listener's own thread tells it
+    /// ([`ProcessorListener::notice_sync`]).
+    fn tell_inline_handlers_synced(&self) {
+        if self.config.consumption != Consumption::Inline {
+            return;
+        }
+        let _turn = lock(&self.turn);
+        self.call_handlers_until_now();
+    }
+
     /// An inline informer's handler calls that begin by its clock's now.
     fn call_handlers_until_now(&self) {
         if let (Some(shared), Some(clock)) = (self.shared.get(), self.clock.get()) {
@@ -796,6 +813,7 @@ impl ReflectorStore<Object> for Producer {
                 .get()
                 .map_or_else(SystemTime::now, |clock| clock.wall());
             self.0.sink.synced(at, self.0.queue.as_ref());
+            self.0.tell_inline_handlers_synced();
         }
     }
 

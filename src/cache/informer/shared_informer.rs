@@ -290,14 +290,9 @@ where
         }
         let block = lock(&self.block_deltas);
         self.processor.add_listener(listener.clone())?;
-        for obj in self.indexer.list_by_key() {
-            // Added before the registration is returned, so that nobody can see it synced
-            // before its initial adds are counted.
-            listener.add(Arc::new(Notification::Add {
-                obj,
-                is_in_initial_list: true,
-            }));
-        }
+        // Added before the registration is returned, so that nobody can see it synced before
+        // its initial adds are counted.
+        listener.add_initial_list(self.indexer.list_by_key());
         drop((block, lifecycle));
         // An empty cache gives the handler no call to notice its sync by.
         listener.notice_sync();

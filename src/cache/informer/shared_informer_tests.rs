@@ -495,3 +495,96 @@ fn handle_deltas_v0_18_to_v0_23_tell_syncs_by_delta_type_v0_24_by_resource_versi
     let changed = ["update ns/b 1->5"];
     assert_eq!(after_an_unmarking_check("1.24", deltas), [changed, changed]);
 }
+
+/// The clock of [`a_late_handler_is_told_it_synced_only_after_its_on_add_for_every_cached_object`],
+/// which stamps each of the late registration's adds: on the registering thread, a stamp first
+/// waits until the listener has drained (its thread handled every notification added before and
+/// finished its look at `HasSynced` after it). So the thread always catches up with the adds:
+/// the interleaving where it finds the count at zero between two of them.
+struct CatchUp {
+    inner: Arc<ManualClock>,
+    registering: std::thread::ThreadId,
+    informer: OnceLock<std::sync::Weak<SharedInformer<Object>>>,
+}
+
+impl Clock for CatchUp {
+    fn now(&self) -> std::time::Instant {
+        let late = (std::thread::current().id() == self.registering)
+            .then(|| self.informer.get()?.upgrade())
+            .flatten()
+            .and_then(|informer| informer.processor().listeners().pop());
+        if let Some(late) = late {
+            assert!(late.wait_drained(DEADLINE));
+        }
+        self.inner.now()
+    }
+
+    fn wall(&self) -> std::time::SystemTime {
+        self.inner.wall()
+    }
+
+    fn sleep(&self, duration: Duration) -> futures_util::future::BoxFuture<'static, ()> {
+        self.inner.sleep(duration)
+    }
+}
+
+/// `sharedIndexInformer.AddEventHandlerWithResyncPeriod` after the informer synced, with a
+/// handler quicker than the registration's adds: it is told its registration synced only after
+/// its `OnAdd` of every cached object, not when its thread catches up with the adds and finds
+/// the count at zero between two of them. client-go adds them all before returning the handle,
+/// "so there is never a chance for anyone to call the handle's HasSynced method in a state when
+/// it would falsely return true", and nobody else asks (the comment @v0.28.7); here the
+/// listener's thread asks after each call, so the hand-over holds the count up until its end.
+#[test]
+fn a_late_handler_is_told_it_synced_only_after_its_on_add_for_every_cached_object() {
+    struct CountsCalls {
+        calls: usize,
+        told: std::sync::mpsc::Sender<usize>,
+    }
+    impl ListenerHandler<Object> for CountsCalls {
+        fn handle(&mut self, _: &Delivery<'_, Object>) {
+            self.calls += 1;
+        }
+        fn synced(&mut self, _: std::time::Instant) {
+            let _ = self.told.send(self.calls);
+        }
+    }
+    let clock = Arc::new(CatchUp {
+        inner: ManualClock::new(),
+        registering: std::thread::current().id(),
+        informer: OnceLock::new(),
+    });
+    let indexer = Indexer::new();
+    let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
+    let informer = Arc::new(SharedInformer::new(indexer, Duration::ZERO, clock.clone()));
+    let _ = clock.informer.set(Arc::downgrade(&informer));
+    informer
+        .start({
+            let fifo = fifo.clone();
+            move || fifo.has_synced()
+        })
+        .unwrap();
+    fifo.replace(
+        vec![cm("ns", "a", 1), cm("ns", "b", 1), cm("ns", "c", 1)],
+        "1",
+    );
+    let queue: &dyn Queue<Object> = fifo.as_ref();
+    while queue
+        .try_pop_batch(1, &mut |deltas, initial| {
+            informer.handle_deltas(deltas, initial);
+        })
+        .is_some()
+    {}
+    assert!(informer.has_synced());
+
+    let (told, told_rx) = std::sync::mpsc::channel();
+    let handler = CountsCalls { calls: 0, told };
+    let late = informer.add_event_handler("late", handler).unwrap();
+    assert_eq!(
+        told_rx.recv_timeout(DEADLINE),
+        Ok(3),
+        "told after how many OnAdds"
+    );
+    settle(&[&late]);
+    assert!(told_rx.try_recv().is_err(), "told once");
+}
