@@ -1,4 +1,8 @@
 //! Every flag of `kubectl-deltas`, with its help text and default, in one place.
+//!
+//! The doc comments of the flags are their `--help` text, written for a terminal: `[,delay=D]`
+//! and `<key>` there are not links or tags.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 use std::path::PathBuf;
 

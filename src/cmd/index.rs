@@ -1,4 +1,4 @@
-//! `index`: build the informer cache once ([`one_shot`](super::one_shot)), answer one Indexer
+//! `index`: build the informer cache once ([`one_shot`]), answer one Indexer
 //! query from it, exit.
 //!
 //! Without `--value`: every value of the `--by` index with its object count (ListIndexFuncValues),

@@ -194,7 +194,7 @@ pub(super) fn push_key(out: &mut String, key: &str) {
 /// never serves one; only a hand-made recording or a broken server sends one.
 ///
 /// Texts this deep are parsed without serde_json's recursion limit (128 levels) and on a stack
-/// that grows as needed ([`deep_json`]). Readers that build trees of them (`serde_json::Value`,
+/// that grows as needed (`deep_json`). Readers that build trees of them (`serde_json::Value`,
 /// as the change summary does) keep serde_json's limit instead and treat a deeper value as one
 /// opaque value.
 pub const MAX_DEPTH: usize = 10_000;

@@ -8,7 +8,7 @@
 //! deliberate difference (ambiguous short names) is documented there.
 //!
 //! The data comes from the API server in two requests when it serves aggregated discovery, with
-//! the legacy walk as the fallback ([`fetch`]), and is kept on disk per server as kubectl keeps its
+//! the legacy walk as the fallback (`fetch`), and is kept on disk per server as kubectl keeps its
 //! own ([`DiscoveryCache`]), so that a warm start makes no discovery request at all.
 
 mod disk;

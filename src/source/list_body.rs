@@ -16,7 +16,7 @@
 //! a parser would split it.
 //!
 //! An item in the compact JSON the API server writes is not scanned at all: the decoder reads
-//! it from its first byte ([`compact_prefix`]), which finds its end too, and the splitter goes on
+//! it from its first byte (`compact_prefix`), which finds its end too, and the splitter goes on
 //! after it. An item is offered to that reader once as many of its bytes have arrived as the
 //! last item it read had, or the body has ended: the items of a list are mostly alike, so an item
 //! is rarely read up to where the bytes end and then again from its start, which cost a fifth of

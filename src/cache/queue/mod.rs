@@ -127,7 +127,7 @@ pub struct QueueStats {
     pub dropped: u64,
     /// Whether anything was ever added, or a first `replace` happened.
     pub populated: bool,
-    /// Whether the initial list has been popped (see [`Queue::has_synced`]).
+    /// Whether the initial list has been popped (see [`ReflectorStore::has_synced`]).
     pub synced: bool,
 }
 

@@ -202,7 +202,7 @@ impl<K> RealFifo<K> {
         self
     }
 
-    /// Releases the lock while a pop's `process` runs, unless [`UNLOCK_LIMIT`] deltas wait, as
+    /// Releases the lock while a pop's `process` runs, unless `UNLOCK_LIMIT` deltas wait, as
     /// client-go's `RealFIFOOptions.UnlockWhileProcessing`; ignored outside the atomic mode,
     /// where client-go refuses it (`NewRealFIFOWithOptions` panics).
     pub fn unlock_while_processing(mut self, unlock: bool) -> Self {

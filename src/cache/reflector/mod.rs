@@ -1,5 +1,5 @@
 //! The Reflector (client-go's `tools/cache/reflector.go`): lists a resource, delivers the list to
-//! its [`Queue`] with one `replace`, then watches from the list's resourceVersion and queues
+//! its [`Queue`](crate::cache::queue::Queue) with one `replace`, then watches from the list's resourceVersion and queues
 //! every change (and every bookmark), recovering from closed watches, expired resourceVersions and unreachable servers
 //! the way client-go does.
 //!
@@ -57,7 +57,7 @@ use verify::Verifier;
 /// What a resync tick does, given the tick's time: client-go's `store.Resync()`.
 pub type ResyncFn = Arc<dyn Fn(SystemTime) + Send + Sync>;
 
-/// Lists and watches one resource into a [`Queue`] or another [`ReflectorStore`] (client-go's
+/// Lists and watches one resource into a [`Queue`](crate::cache::queue::Queue) or another [`ReflectorStore`] (client-go's
 /// `Reflector`).
 pub struct Reflector<L> {
     lister_watcher: Arc<L>,

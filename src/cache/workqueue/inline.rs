@@ -118,7 +118,7 @@ enum Step {
 }
 
 /// A controller's queue and workers, driven by its caller on the caller's clock (see the
-/// [module](self) doc).
+/// module doc).
 pub struct InlineWorkers<T, R: Reconciler<T>, Q = RateLimitingQueue<T>> {
     queue: Q,
     reconciler: R,
@@ -166,7 +166,7 @@ impl<T: Eq + Hash + Clone, R: Reconciler<T>, Q: ControllerQueue<T>> InlineWorker
 
     /// Moves the clock to `t`: reconciles end, delayed keys come due, and idle workers take keys
     /// at every instant before `t`; at `t` itself reconciles end and delayed keys come due, but
-    /// workers wait for what else happens at `t` (see the [module](self) doc).
+    /// workers wait for what else happens at `t` (see the module doc).
     pub fn run_until(&mut self, t: Instant) {
         self.run(t, false);
     }

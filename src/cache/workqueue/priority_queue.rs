@@ -103,7 +103,7 @@ impl Item {
 }
 
 /// controller-runtime's `priorityqueue`, without its lock, goroutines and clock (see the
-/// [module](self) doc): every operation takes the time it happens at.
+/// module doc): every operation takes the time it happens at.
 pub struct PriorityQueue<T> {
     /// Each key's entry. A key is here if and only if it is in exactly one of `ready` (its
     /// `ready_at` is `None`) and `waiting` (`Some`), under the key its fields give.
@@ -170,7 +170,7 @@ impl<T: Eq + Hash + Clone> PriorityQueue<T> {
         self.metrics.max_depth = self.metrics.max_depth.max(self.ready.len());
     }
 
-    /// `AddWithOpts` of one key (`lockedAddWithOpts`, see the [module](self) doc). Returns what
+    /// `AddWithOpts` of one key (`lockedAddWithOpts`, see the module doc). Returns what
     /// happened and the delay the add asked for (`after`, or the limiter's, whichever is
     /// smaller; zero for an add that is ready now).
     pub fn add_with_opts(&mut self, item: T, opts: AddOpts, now: Instant) -> (Added, Duration) {

@@ -15,14 +15,14 @@
 //! at the bottom is the summary printed on stderr.
 //!
 //! Nothing on the page depends on when it was made: an instant replay gives the same bytes every
-//! run. What a session did is kept in memory until it ends ([`Session`]); beyond
-//! [`layout::MARK_BUDGET`] marks, marks of one lane that fall in one time bucket are drawn as one
+//! run. What a session did is kept in memory until it ends (`Session`); beyond
+//! `layout::MARK_BUDGET` marks, marks of one lane that fall in one time bucket are drawn as one
 //! (their count and types), and the page says so; beyond [`OBJECT_BUDGET`] bytes of records, the
 //! later records leave their objects out, and the page says that too.
 //!
-//! Lanes are generic ([`Lane`]: marks, spans and a series): a handler is one, and so is a
-//! controller's reconciles (`--controller`, [`ResourceLog::controller`]); a renderer method adds
-//! its lane to [`ResourceLog::actors`] and pushes its marks; layout, aggregation, hover and the
+//! Lanes are generic (`Lane`: marks, spans and a series): a handler is one, and so is a
+//! controller's reconciles (`--controller`, `ResourceLog::controller`); a renderer method adds
+//! its lane to `ResourceLog::actors` and pushes its marks; layout, aggregation, hover and the
 //! script need nothing more.
 
 mod layout;

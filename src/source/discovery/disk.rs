@@ -119,7 +119,7 @@ impl DiscoveryCache {
         self.file.as_deref()
     }
 
-    /// The cached catalog, if there is one for this server younger than [`TTL`].
+    /// The cached catalog, if there is one for this server younger than `TTL`.
     pub fn load(&self) -> Option<ResourceCatalog> {
         let path = self.file.as_ref()?;
         let bytes = match cache_file::read_regular(path, MAX_SIZE) {

@@ -17,7 +17,7 @@ use crate::cache::reflector::Clock;
 ///   still between lines, and the replay, not the Reflector, decides when it moves;
 /// - a replay at `--speed X` ([`ReplayClock::running`]) runs at X times real time from the moment
 ///   the replay starts (`t = 0`): lines are handed out when it reaches their `t`
-///   ([`due`](Self::due)), and between them it keeps running, so that pops, handler calls and a
+///   (`due`), and between them it keeps running, so that pops, handler calls and a
 ///   controller's workers that come between two lines carry the recorded time they happened at,
 ///   and a duration of recorded time (a handler's delay, a reconcile, a rate limiter's retry)
 ///   lasts `1/X` of it in real time ([`Clock::in_real_time`]). It never shows less than the `t`
@@ -68,7 +68,7 @@ impl ReplayClock {
     }
 
     /// A clock at `t = 0`, which is `started_at` on the wall, that runs at `factor` (> 0) times
-    /// real time once the replay starts ([`due`](Self::due) is first asked).
+    /// real time once the replay starts (`due` is first asked).
     pub fn running(started_at: SystemTime, factor: f64) -> Self {
         let running = Running {
             factor: factor.max(1e-9),
