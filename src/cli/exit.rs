@@ -93,7 +93,29 @@ pub fn message(error: &anyhow::Error) -> String {
         }
         text.push_str(&part);
     }
+    // Wherever a cause's text was put, by the chain or by a message that quotes its source.
+    for (rust, plain) in error.chain().filter_map(os_error) {
+        text = text.replace(&rust, &plain);
+    }
     printable(&text).into_owned()
+}
+
+/// An operating system's error as Rust writes it (`No such file or directory (os error 2)`)
+/// and as people read it in a sentence, as Go and so kubectl write it (`no such file or
+/// directory`).
+fn os_error(cause: &(dyn std::error::Error + 'static)) -> Option<(String, String)> {
+    let io = cause.downcast_ref::<std::io::Error>().or_else(|| {
+        cause
+            .downcast_ref::<std::sync::Arc<std::io::Error>>()
+            .map(|shared| &**shared)
+    })?;
+    let rust = io.to_string();
+    let described = rust.strip_suffix(&format!(" (os error {})", io.raw_os_error()?))?;
+    let mut chars = described.chars();
+    let plain = chars
+        .next()
+        .map(|first| first.to_lowercase().chain(chars).collect())?;
+    Some((rust, plain))
 }
 
 /// One cause's text, `None` to leave it out. kube writes some of its errors with Rust debug
@@ -165,6 +187,25 @@ mod tests {
         assert_eq!(
             message(&error),
             "cannot read the kubeconfig /nope/config: No such file or directory"
+        );
+    }
+
+    #[test]
+    fn os_errors_read_as_a_sentence_wherever_they_are_quoted() {
+        let missing = || std::fs::File::open("/nonexistent/file").unwrap_err();
+        let error = anyhow::Error::new(missing()).context("cannot open /nonexistent/file");
+        assert_eq!(
+            message(&error),
+            "cannot open /nonexistent/file: no such file or directory"
+        );
+        // Quoted by a message that holds its source shared, as a recording's errors do.
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot open the recording: {0}")]
+        struct Quotes(#[source] std::sync::Arc<std::io::Error>);
+        let error = anyhow::Error::new(Quotes(std::sync::Arc::new(missing())));
+        assert_eq!(
+            message(&error),
+            "cannot open the recording: no such file or directory"
         );
     }
 

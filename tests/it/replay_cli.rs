@@ -617,7 +617,11 @@ async fn lines_that_cannot_be_replayed_name_their_line_and_exit_1() {
     assert_eq!(code, Some(0), "a header alone replays nothing: {stderr}");
     let missing = run_offline(&["replay", "/nonexistent/rec.jsonl"], None).await;
     assert_eq!(missing.status.code(), Some(1));
-    assert!(text(&missing.stderr).contains("cannot open the recording /nonexistent/rec.jsonl"));
+    assert_eq!(
+        text(&missing.stderr),
+        "kubectl-deltas: error: cannot open the recording /nonexistent/rec.jsonl: no such file or \
+         directory\n"
+    );
     // A replay times resyncs on the recording's clock: --resync is accepted, with a note.
     let resync = run_offline(&["replay", "-", "--resync", "1s"], None).await;
     assert_ne!(resync.status.code(), Some(2), "{}", text(&resync.stderr));
