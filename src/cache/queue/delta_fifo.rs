@@ -361,9 +361,10 @@ impl<K: CacheObject> State<K> {
         index.reserve(additional, |&id| rehash.hash(id));
     }
 
-    /// Appends a delta to `key`'s Deltas, queueing the key if it is new (client-go's
-    /// `queueActionLocked`). Returns the position of the key's entry.
-    fn queue_action(&mut self, key: &str, delta: Delta<K>) -> usize {
+    /// Finds `key`'s entry; when it is not queued, indexes the id of the entry that
+    /// [`push_back`](State::push_back) appends next, which the caller then pushes before anything
+    /// can rehash the index (a rehash reads the entry behind each id).
+    fn find_or_index(&mut self, key: &str) -> Found {
         let hash = self.hash(key);
         let State {
             queue,
@@ -379,17 +380,24 @@ impl<K: CacheObject> State<K> {
             |&id| queue[position(id)].deltas.has_key(key),
             |&id| rehash.hash(id),
         ) {
-            Entry::Occupied(entry) => {
-                let pos = position(*entry.get());
+            Entry::Occupied(entry) => Found::Queued(position(*entry.get())),
+            Entry::Vacant(entry) => {
+                entry.insert(next_id(*head, queue.len()));
+                Found::Indexed
+            }
+        }
+    }
+
+    /// Appends a delta to `key`'s Deltas, queueing the key if it is new (client-go's
+    /// `queueActionLocked`). Returns the position of the key's entry.
+    fn queue_action(&mut self, key: &str, delta: Delta<K>) -> usize {
+        match self.find_or_index(key) {
+            Found::Queued(pos) => {
                 self.queue[pos].deltas.push(delta);
                 self.coalesced += 1;
                 pos
             }
-            Entry::Vacant(entry) => {
-                let pos = queue.len();
-                entry.insert(next_id(*head, pos));
-                self.push_back(Pending::new(delta))
-            }
+            Found::Indexed => self.push_back(Pending::new(delta)),
         }
     }
 
@@ -459,29 +467,22 @@ impl<K: CacheObject> State<K> {
         let Some(pending) = Pending::from_deltas(deltas) else {
             return false;
         };
-        let hash = self.hash(key);
-        let State {
-            queue,
-            head,
-            index,
-            hasher,
-            ..
-        } = self;
-        let position = |id: u32| id.wrapping_sub(*head) as usize;
-        let rehash = Rehasher::new(queue, *head, hasher);
-        match index.entry(
-            hash,
-            |&id| queue[position(id)].deltas.has_key(key),
-            |&id| rehash.hash(id),
-        ) {
-            Entry::Occupied(_) => false,
-            Entry::Vacant(entry) => {
-                entry.insert(next_id(*head, queue.len()));
+        match self.find_or_index(key) {
+            Found::Queued(_) => false,
+            Found::Indexed => {
                 self.push_back(pending);
                 true
             }
         }
     }
+}
+
+/// What [`State::find_or_index`] found.
+enum Found {
+    /// The key's entry, at this position.
+    Queued(usize),
+    /// None: the id of the entry to push next is in the index.
+    Indexed,
 }
 
 /// The id of the entry that will be at `position`.

@@ -477,6 +477,23 @@ fn stored<K>(slots: &[Option<Arc<K>>], slot: Slot) -> &Arc<K> {
         .expect("invariant: every slot in `table` and the indices is occupied")
 }
 
+/// The table's equality: whether a slot holds the object stored under `key`.
+fn holds<'a, K: CacheObject>(
+    slots: &'a [Option<Arc<K>>],
+    key: &'a str,
+) -> impl Fn(&Slot) -> bool + 'a {
+    move |&slot| KeyParts::of(stored(slots, slot).as_ref()).is(key)
+}
+
+/// The table's hasher, called when it grows: the hash of the key of the object in a slot,
+/// computed from the object's parts.
+fn rehash<'a, K: CacheObject>(
+    slots: &'a [Option<Arc<K>>],
+    hasher: &'a DefaultHashBuilder,
+) -> impl Fn(&Slot) -> u64 + 'a {
+    move |&slot| KeyParts::of(stored(slots, slot).as_ref()).hash(hasher)
+}
+
 impl<K> State<K> {
     fn object(&self, slot: Slot) -> &Arc<K> {
         stored(&self.slots, slot)
@@ -556,11 +573,8 @@ impl<K: CacheObject> State<K> {
 
     /// The slot holding the object stored under `key`.
     fn find(&self, key: &str) -> Option<Slot> {
-        let slots = &self.slots;
         self.table
-            .find(hash_key(&self.hasher, key), |&slot| {
-                KeyParts::of(stored(slots, slot).as_ref()).is(key)
-            })
+            .find(hash_key(&self.hasher, key), holds(&self.slots, key))
             .copied()
     }
 
@@ -589,9 +603,7 @@ impl<K: CacheObject> State<K> {
             free,
             ..
         } = self;
-        table.reserve(additional, |&slot| {
-            KeyParts::of(stored(slots, slot).as_ref()).hash(hasher)
-        });
+        table.reserve(additional, rehash(slots, hasher));
         slots.reserve_exact(additional.saturating_sub(free.len()));
     }
 
@@ -607,8 +619,8 @@ impl<K: CacheObject> State<K> {
         } = self;
         let entry = table.entry(
             hash_key(hasher, key),
-            |&slot| KeyParts::of(stored(slots, slot).as_ref()).is(key),
-            |&slot| KeyParts::of(stored(slots, slot).as_ref()).hash(hasher),
+            holds(slots, key),
+            rehash(slots, hasher),
         );
         let (slot, old) = match entry {
             Entry::Occupied(entry) => {
@@ -638,12 +650,9 @@ impl<K: CacheObject> State<K> {
     }
 
     fn remove(&mut self, key: &str) -> Option<Arc<K>> {
-        let slots = &self.slots;
         let entry = self
             .table
-            .find_entry(hash_key(&self.hasher, key), |&slot| {
-                KeyParts::of(stored(slots, slot).as_ref()).is(key)
-            })
+            .find_entry(hash_key(&self.hasher, key), holds(&self.slots, key))
             .ok()?;
         let (slot, _) = entry.remove();
         let obj = self.slots[slot as usize]
