@@ -10,19 +10,20 @@ use crate::support::binary::{Running, json_lines, run_offline, stderr};
 use crate::support::configmaps::{cm, server_with_configmaps};
 use crate::support::paths::{hand_written, path_str, summary_row};
 
-/// The `reconcile` JSON lines of replaying `name` with one controller `spec`.
-async fn reconciles(name: &str, spec: &str) -> Vec<Value> {
+/// What replaying the recording `name` with one controller `spec` and the flags `extra` writes;
+/// the replay must succeed.
+async fn replay(name: &str, spec: &str, extra: &[&str]) -> std::process::Output {
     let path = hand_written(name);
-    let args = [
-        "replay",
-        path_str(&path),
-        "--controller",
-        spec,
-        "-o",
-        "jsonl",
-    ];
+    let mut args = vec!["replay", path_str(&path), "--controller", spec];
+    args.extend_from_slice(extra);
     let out = run_offline(&args, None).await;
     assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    out
+}
+
+/// The `reconcile` JSON lines of replaying `name` with one controller `spec`.
+async fn reconciles(name: &str, spec: &str) -> Vec<Value> {
+    let out = replay(name, spec, &["-o", "jsonl"]).await;
     json_lines(&out.stdout)
         .into_iter()
         .filter(|l| l["kind"] == "reconcile")
@@ -126,28 +127,14 @@ async fn a_relist_of_unchanged_objects_stays_at_low_priority() {
 /// The timeline row names the priority a key was handed out with; client-go's queue has none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reconcile_row_shows_the_priority() {
-    let path = hand_written("controller/priority");
-    let rows = |spec: &'static str| {
-        let path = path.clone();
-        async move {
-            let args = [
-                "replay",
-                path_str(&path),
-                "--controller",
-                spec,
-                "--view",
-                "reconciles",
-                "-q",
-            ];
-            let out = run_offline(&args, None).await;
-            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-            String::from_utf8(out.stdout)
-                .unwrap()
-                .lines()
-                .filter(|l| l.contains("⇒ web"))
-                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-                .collect::<Vec<_>>()
-        }
+    let rows = |spec: &'static str| async move {
+        let out = replay("controller/priority", spec, &["--view", "reconciles", "-q"]).await;
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("⇒ web"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
     };
     let priority = rows("web,reconcile=1s,queue=priority").await;
     assert_eq!(
@@ -166,21 +153,11 @@ async fn the_reconcile_row_shows_the_priority() {
 /// reconciles depends on both.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_summary_names_the_queue_and_the_workers() {
-    let path = hand_written("controller/priority");
     for (spec, expected) in [
         ("web", "workqueue, 1"),
         ("web,queue=priority,workers=3", "priority, 3"),
     ] {
-        let args = [
-            "replay",
-            path_str(&path),
-            "--controller",
-            spec,
-            "-o",
-            "jsonl",
-        ];
-        let out = run_offline(&args, None).await;
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let out = replay("controller/priority", spec, &["-o", "jsonl"]).await;
         let summary = stderr(&out);
         assert_eq!(
             summary_row(&summary, "queue, workers"),
