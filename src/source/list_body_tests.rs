@@ -233,6 +233,20 @@ fn an_object_longer_than_the_retry_limit_is_scanned() {
     );
 }
 
+/// A list page (resourceVersion 9) of `items`, and each item decoded on its own.
+fn page_of(items: &[impl AsRef<str>]) -> (String, Vec<Object>) {
+    let items: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
+    let text = format!(
+        r#"{{"kind":"List","metadata":{{"resourceVersion":"9"}},"items":[{}]}}"#,
+        items.join(",")
+    );
+    let expected = items
+        .iter()
+        .map(|item| Object::from_json_text(item).unwrap())
+        .collect();
+    (text, expected)
+}
+
 /// A page of objects decoded as they arrive, against each item's text decoded on its own.
 #[test]
 fn a_page_decodes_the_same_however_it_arrives() {
@@ -244,14 +258,7 @@ fn a_page_decodes_the_same_however_it_arrives() {
         // Shorter than the last one: left until the body ends.
         r#"{"metadata":{"name":"e"}}"#,
     ];
-    let text = format!(
-        r#"{{"kind":"List","metadata":{{"resourceVersion":"9"}},"items":[{}]}}"#,
-        items.join(",")
-    );
-    let expected: Vec<Object> = items
-        .iter()
-        .map(|item| Object::from_json_text(item).unwrap())
-        .collect();
+    let (text, expected) = page_of(&items);
     let bytes = text.as_bytes();
     let mut ways: Vec<Vec<&[u8]>> = vec![
         vec![bytes],
@@ -303,14 +310,7 @@ fn items_carried_over_decode_the_same_whatever_their_lengths() {
             format!(r#"{{"metadata":{{"name":"o{i}"}},"data":{{"k":"{data}"}}}}"#)
         })
         .collect();
-    let text = format!(
-        r#"{{"kind":"List","metadata":{{"resourceVersion":"9"}},"items":[{}]}}"#,
-        items.join(",")
-    );
-    let expected: Vec<Object> = items
-        .iter()
-        .map(|item| Object::from_json_text(item).unwrap())
-        .collect();
+    let (text, expected) = page_of(&items);
     let bytes = text.as_bytes();
     for size in [1000, 2048, 4096, 5000, 7919, 16 * 1024] {
         for first in [0, 1, 40, 333, 2900] {
