@@ -350,6 +350,13 @@ impl<K: CacheObject> State<K> {
     /// Room for `additional` more keys without growing the queue or the index.
     fn reserve(&mut self, additional: usize) {
         self.queue.reserve(additional);
+        let (index, entries) = self.index_and_entries();
+        index.reserve(additional, |&id| entries.hash(id));
+    }
+
+    /// The index, and the entries its ids stand for as its closures read them: split, so that
+    /// the index can change while they read the queue.
+    fn index_and_entries(&mut self) -> (&mut HashTable<u32>, Entries<'_, K>) {
         let State {
             queue,
             head,
@@ -357,8 +364,7 @@ impl<K: CacheObject> State<K> {
             hasher,
             ..
         } = self;
-        let rehash = Rehasher::new(queue, *head, hasher);
-        index.reserve(additional, |&id| rehash.hash(id));
+        (index, Entries::new(queue, *head, hasher))
     }
 
     /// Finds `key`'s entry; when it is not queued, indexes the id of the entry that
@@ -366,23 +372,11 @@ impl<K: CacheObject> State<K> {
     /// can rehash the index (a rehash reads the entry behind each id).
     fn find_or_index(&mut self, key: &str) -> Found {
         let hash = self.hash(key);
-        let State {
-            queue,
-            head,
-            index,
-            hasher,
-            ..
-        } = self;
-        let position = |id: u32| id.wrapping_sub(*head) as usize;
-        let rehash = Rehasher::new(queue, *head, hasher);
-        match index.entry(
-            hash,
-            |&id| queue[position(id)].deltas.has_key(key),
-            |&id| rehash.hash(id),
-        ) {
-            Entry::Occupied(entry) => Found::Queued(position(*entry.get())),
+        let (index, entries) = self.index_and_entries();
+        match index.entry(hash, |&id| entries.has_key(id, key), |&id| entries.hash(id)) {
+            Entry::Occupied(entry) => Found::Queued(entries.position(*entry.get())),
             Entry::Vacant(entry) => {
-                entry.insert(next_id(*head, queue.len()));
+                entry.insert(entries.next_id());
                 Found::Indexed
             }
         }
@@ -450,15 +444,8 @@ impl<K: CacheObject> State<K> {
         let len = self.queue.len();
         if self.index.capacity() > SMALL && len < self.index.capacity() / 8 {
             self.queue.shrink_to(2 * len);
-            let State {
-                queue,
-                head,
-                index,
-                hasher,
-                ..
-            } = self;
-            let rehash = Rehasher::new(queue, *head, hasher);
-            index.shrink_to(2 * len, |&id| rehash.hash(id));
+            let (index, entries) = self.index_and_entries();
+            index.shrink_to(2 * len, |&id| entries.hash(id));
         }
     }
 
@@ -492,18 +479,19 @@ fn next_id(head: u32, position: usize) -> u32 {
     head.wrapping_add(position)
 }
 
-/// Hashes an index entry by its key, computed from the queued deltas, for the index's rehashes
-/// (which happen as it grows or shrinks, with a key computed per entry moved).
-struct Rehasher<'a, K> {
+/// The queued entries as the index's ids name them. Each key is computed from the entry's
+/// deltas when it is compared or hashed: in lookups, and as the index grows or shrinks (a key per
+/// entry moved).
+struct Entries<'a, K> {
     queue: &'a VecDeque<Queued<K>>,
     head: u32,
     hasher: &'a DefaultHashBuilder,
     buf: RefCell<String>,
 }
 
-impl<'a, K: CacheObject> Rehasher<'a, K> {
+impl<'a, K: CacheObject> Entries<'a, K> {
     fn new(queue: &'a VecDeque<Queued<K>>, head: u32, hasher: &'a DefaultHashBuilder) -> Self {
-        Rehasher {
+        Entries {
             queue,
             head,
             hasher,
@@ -511,11 +499,23 @@ impl<'a, K: CacheObject> Rehasher<'a, K> {
         }
     }
 
+    /// Position in the queue of the entry with id `id`.
+    fn position(&self, id: u32) -> usize {
+        id.wrapping_sub(self.head) as usize
+    }
+
+    /// The id of the entry pushed next.
+    fn next_id(&self) -> u32 {
+        next_id(self.head, self.queue.len())
+    }
+
+    fn has_key(&self, id: u32, key: &str) -> bool {
+        self.queue[self.position(id)].deltas.has_key(key)
+    }
+
     fn hash(&self, id: u32) -> u64 {
         let mut buf = self.buf.borrow_mut();
-        self.queue[id.wrapping_sub(self.head) as usize]
-            .deltas
-            .write_key(&mut buf);
+        self.queue[self.position(id)].deltas.write_key(&mut buf);
         self.hasher.hash_one(buf.as_str())
     }
 }

@@ -596,49 +596,37 @@ impl<K: CacheObject> State<K> {
 
     /// Room for `additional` more objects in the table and the slots (vacated slots count).
     fn reserve(&mut self, additional: usize) {
-        let State {
-            table,
-            hasher,
-            slots,
-            free,
-            ..
-        } = self;
-        table.reserve(additional, rehash(slots, hasher));
-        slots.reserve_exact(additional.saturating_sub(free.len()));
+        self.table
+            .reserve(additional, rehash(&self.slots, &self.hasher));
+        let vacated = self.free.len();
+        self.slots.reserve_exact(additional.saturating_sub(vacated));
     }
 
     /// Stores `obj`, whose key is `key`, and returns the object it replaced. The key is hashed
     /// once; the table's hasher recomputes the others' hashes only when it grows.
     fn put(&mut self, key: &str, obj: Arc<K>) -> Option<Arc<K>> {
-        let State {
-            table,
-            hasher,
-            slots,
-            free,
-            ..
-        } = self;
-        let entry = table.entry(
-            hash_key(hasher, key),
-            holds(slots, key),
-            rehash(slots, hasher),
+        let entry = self.table.entry(
+            hash_key(&self.hasher, key),
+            holds(&self.slots, key),
+            rehash(&self.slots, &self.hasher),
         );
         let (slot, old) = match entry {
             Entry::Occupied(entry) => {
                 let slot = *entry.get();
-                let old = slots[slot as usize].replace(obj.clone());
+                let old = self.slots[slot as usize].replace(obj.clone());
                 debug_assert!(old.is_some(), "invariant: slots in `table` are occupied");
                 (slot, old)
             }
             Entry::Vacant(entry) => {
                 // The object is in its slot before the table can rehash again, which reads it.
-                let slot = match free.pop() {
+                let slot = match self.free.pop() {
                     Some(slot) => {
-                        slots[slot as usize] = Some(obj.clone());
+                        self.slots[slot as usize] = Some(obj.clone());
                         slot
                     }
                     None => {
-                        slots.push(Some(obj.clone()));
-                        Slot::try_from(slots.len() - 1).expect("fewer than 2^32 objects")
+                        self.slots.push(Some(obj.clone()));
+                        Slot::try_from(self.slots.len() - 1).expect("fewer than 2^32 objects")
                     }
                 };
                 entry.insert(slot);
