@@ -372,11 +372,8 @@ impl ItemSplitter {
         while !self.buf.is_empty() && !rest.is_empty() {
             let carried = self.buf.len();
             let (now, later) = rest.split_at(wanted.min(rest.len()));
-            let mut buf = std::mem::take(&mut self.buf);
-            buf.extend_from_slice(now);
-            let scanned = self.scan(&buf, &mut items);
-            self.buf = buf;
-            scanned?;
+            self.buf.extend_from_slice(now);
+            self.scan_buf(&mut items)?;
             let keep_from = self.keep_from();
             if keep_from >= carried {
                 // All that was carried over is handed over: what is left is the piece's own,
@@ -436,12 +433,17 @@ impl ItemSplitter {
         if self.quick {
             self.expected_len = 0;
             self.scanned = self.value_start;
-            let buf = std::mem::take(&mut self.buf);
-            let scanned = self.scan(&buf, &mut items);
-            self.buf = buf;
-            scanned?;
+            self.scan_buf(&mut items)?;
         }
         Ok(self.finish()?)
+    }
+
+    /// [`scan`](Self::scan) of the bytes carried over (and what was added to them).
+    fn scan_buf<I: Items>(&mut self, items: &mut I) -> Result<(), I::Error> {
+        let buf = std::mem::take(&mut self.buf);
+        let scanned = self.scan(&buf, items);
+        self.buf = buf;
+        scanned
     }
 
     fn in_value(&self) -> bool {
