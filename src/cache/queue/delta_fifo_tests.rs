@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::object::Object;
 use proptest::prelude::*;
 
+use super::pending::{Pending, Queued};
 use super::*;
 use crate::cache::test_objects::{cm, node, rv};
 use crate::cache::{Controller, Indexer, IndexerReader, ReplaceTombstones, object_key};
