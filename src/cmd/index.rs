@@ -156,8 +156,9 @@ fn answer(
         listing.is_empty().then(|| match listing.total {
             0 => format!("no {scope} to index"),
             n => format!(
-                "none of the {scope} has a value under {index} ({} listed)",
-                count(n as u64, "object")
+                "none of the {scope} has a value under {index} ({} listed){}",
+                count(n as u64, "object"),
+                did_you_mean(spec, indexer),
             ),
         })
     } else {
@@ -186,8 +187,9 @@ fn answer(
             if known == 0 {
                 format!(
                     "no {scope} indexed under {index} = {asked}: none of the {} has a value \
-                     under {index}",
+                     under {index}{}",
                     count(indexer.len() as u64, "object"),
+                    did_you_mean(spec, indexer),
                 )
             } else {
                 format!(
@@ -218,6 +220,15 @@ fn answer(
         }
         None => Ok(()),
     }
+}
+
+/// `; did you mean field:spec.nodeName?` when the listed objects have a label, an annotation or a
+/// field path close to the one `spec` names, which none of them has; else nothing.
+fn did_you_mean(spec: &IndexSpec, indexer: &IndexerReader<Object>) -> String {
+    let objects = indexer.list();
+    spec.suggest(objects.iter().map(|obj| obj.as_ref()))
+        .map(|suggested| format!("; did you mean {suggested}?"))
+        .unwrap_or_default()
 }
 
 /// `$COLUMNS` when set, else the terminal's width; `None` when stdout is a pipe or a file (the

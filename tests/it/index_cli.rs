@@ -810,6 +810,62 @@ async fn no_match_is_a_note_and_exit_0_or_exit_4_with_fail_empty() {
     );
 }
 
+/// A label, annotation or field path that no listed object has, but one close to it does: the
+/// note names the one they have, as a mistyped resource's error does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mistyped_key_or_field_path_is_answered_with_the_one_the_objects_have() {
+    let cluster = cluster().await;
+    for (typed, meant) in [
+        ("field:spec.nodename", "field:spec.nodeName"),
+        ("field:Spec.containers.imag", "field:spec.containers.image"),
+        ("label:App", "label:app"),
+        ("label:tire", "label:tier"),
+        (
+            "annotation:example.com/teams",
+            "annotation:example.com/team",
+        ),
+    ] {
+        let out = cluster.run(&["index", "pods", "-A", "--by", typed]).await;
+        assert_ok(&out);
+        assert_eq!(stdout(&out), "", "{typed}");
+        assert_eq!(
+            stderr(&out).trim(),
+            format!(
+                "kubectl-deltas: note: none of the pods in all namespaces has a value under \
+                 {typed} ({PODS} objects listed); did you mean {meant}?"
+            ),
+            "{typed}"
+        );
+        // With --value, and as the error of --fail-empty.
+        let out = cluster
+            .run(&[
+                "index",
+                "pods",
+                "-A",
+                "--by",
+                typed,
+                "--value",
+                "x",
+                "--fail-empty",
+            ])
+            .await;
+        assert_eq!(out.status.code(), Some(4), "{typed}: {}", stderr(&out));
+        assert!(
+            stderr(&out)
+                .trim()
+                .ends_with(&format!("; did you mean {meant}?")),
+            "{typed}: {}",
+            stderr(&out)
+        );
+    }
+    // Nothing close: no guess.
+    let out = cluster
+        .run(&["index", "pods", "-A", "--by", "field:spec.zzzzzzzz"])
+        .await;
+    assert_ok(&out);
+    assert!(!stderr(&out).contains("did you mean"), "{}", stderr(&out));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_index_specs_and_resources_are_usage_errors_before_listing() {
     let cluster = cluster().await;

@@ -146,11 +146,86 @@ impl IndexSpec {
         matches!(self, IndexSpec::Field(path) if path.first().is_none_or(|f| f != "metadata"))
     }
 
+    /// The spec `self` most likely meant, when no object has a value under it: a label or
+    /// annotation key, or each segment of a field path, matched to a key the objects have
+    /// ([`closest`]). `None` when every part already names something the objects have, or nothing
+    /// is close. Reads at most [`SUGGEST_FROM`] objects: a typo shows on the first few.
+    pub fn suggest<'a>(&self, objects: impl IntoIterator<Item = &'a Object>) -> Option<IndexSpec> {
+        let objects = objects.into_iter().take(SUGGEST_FROM);
+        let keys_of = |pairs: Vec<(Cow<'_, str>, Cow<'_, str>)>| {
+            pairs
+                .into_iter()
+                .map(|(k, _)| k.into_owned())
+                .collect::<Vec<_>>()
+        };
+        let suggested = match self {
+            IndexSpec::Label(key) => {
+                IndexSpec::Label(closest(key, objects.flat_map(|o| keys_of(o.labels())))?)
+            }
+            IndexSpec::Annotation(key) => IndexSpec::Annotation(closest(
+                key,
+                objects.flat_map(|o| keys_of(o.annotations())),
+            )?),
+            IndexSpec::Field(path) => {
+                let values: Vec<Value> = objects.map(Object::to_value).collect();
+                IndexSpec::Field(suggest_path(path, values.iter().collect())?)
+            }
+            IndexSpec::Namespace | IndexSpec::Labels | IndexSpec::Owner => return None,
+        };
+        (suggested != *self).then_some(suggested)
+    }
+
     /// This spec as an index function.
     pub fn index_func(&self) -> IndexFunc<Object> {
         let spec = self.clone();
         Arc::new(move |obj: &Object| spec.values(obj))
     }
+}
+
+/// How many objects [`IndexSpec::suggest`] reads.
+const SUGGEST_FROM: usize = 100;
+
+/// `path` with each segment that none of `values` has at its level replaced by the closest key
+/// they have there; `None` if a segment has no close key. Arrays are walked into, as the index
+/// walks them.
+fn suggest_path(path: &[String], values: Vec<&Value>) -> Option<Vec<String>> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(Vec::new());
+    };
+    let mut objects = Vec::new();
+    let mut pending = values;
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Object(map) => objects.push(map),
+            Value::Array(items) => pending.extend(items),
+            _ => {}
+        }
+    }
+    let segment = if objects.iter().any(|map| map.contains_key(first)) {
+        first.clone()
+    } else {
+        closest(first, objects.iter().flat_map(|map| map.keys().cloned()))?
+    };
+    let children = objects.iter().filter_map(|map| map.get(&segment)).collect();
+    let mut suggested = vec![segment];
+    suggested.extend(suggest_path(rest, children)?);
+    Some(suggested)
+}
+
+/// The candidate that `typed` most likely meant: one equal but for case, else the nearest within
+/// two edits (optimal string alignment, as a mistyped resource's suggestion), ties to the first
+/// in sorted order; `None` if none is that close.
+fn closest(typed: &str, candidates: impl IntoIterator<Item = String>) -> Option<String> {
+    let candidates: std::collections::BTreeSet<String> = candidates.into_iter().collect();
+    if let Some(same) = candidates.iter().find(|c| c.eq_ignore_ascii_case(typed)) {
+        return Some(same.clone());
+    }
+    candidates
+        .into_iter()
+        .map(|c| (strsim::osa_distance(typed, &c), c))
+        .filter(|(distance, _)| *distance <= 2)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, c)| c)
 }
 
 /// Scalars at `path`. [`Object`] locates the key fields of its metadata and keeps the rest as

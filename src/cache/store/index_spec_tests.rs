@@ -159,3 +159,29 @@ fn metadata_held_as_text_gives_the_same_values_as_typed_metadata() {
         ["app=web", "tier=fe"]
     );
 }
+
+#[test]
+fn suggest_names_the_key_or_path_the_objects_have() {
+    let pods = [pod()];
+    let suggest = |spec: &str| {
+        spec.parse::<IndexSpec>()
+            .unwrap()
+            .suggest(pods.iter())
+            .map(|s| s.to_string())
+    };
+    // Each segment matched at its own level, through arrays, case first.
+    assert_eq!(
+        suggest("field:spec.nodename").as_deref(),
+        Some("field:spec.nodeName")
+    );
+    assert_eq!(
+        suggest("field:SPEC.containers.imge").as_deref(),
+        Some("field:spec.containers.image")
+    );
+    assert_eq!(suggest("label:APP").as_deref(), Some("label:app"));
+    // What exists, or nothing close, or kinds without a key: no suggestion.
+    assert_eq!(suggest("field:spec.nodeName"), None);
+    assert_eq!(suggest("field:spec.nothingLikeIt"), None);
+    assert_eq!(suggest("label:app"), None);
+    assert_eq!(suggest("namespace"), None);
+}
