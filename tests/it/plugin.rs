@@ -580,3 +580,100 @@ fn the_krew_manifest_covers_the_platforms_that_build() {
     }
     assert_eq!(platforms, expected);
 }
+
+/// `.ci/release` packages a binary as the manifest names it, with the sha256 that the filled
+/// manifest carries, reproducibly. A stand-in executable keeps the test quick: the script copies
+/// whatever binary it is given.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn the_release_script_builds_the_archive_the_manifest_names_for_this_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = dir.path().join("stand-in");
+    std::fs::write(&binary, "#!/bin/sh\necho kubectl-deltas\n").unwrap();
+    std::fs::set_permissions(&binary, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let release = |out: &Path, extra: &[&str]| {
+        let out = Command::new(PathBuf::from(ROOT).join(".ci/release"))
+            .arg("--binary")
+            .arg(&binary)
+            .arg("--out")
+            .arg(out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let (first, second) = (dir.path().join("a"), dir.path().join("b"));
+    release(&first, &["--owner", "someone"]);
+    release(&second, &[]);
+
+    let name = format!(
+        "kubectl-deltas_v{}_linux_amd64.tar.gz",
+        env!("CARGO_PKG_VERSION")
+    );
+    let archive = std::fs::read(first.join(&name)).unwrap();
+    assert_eq!(
+        archive,
+        std::fs::read(second.join(&name)).unwrap(),
+        "reproducible"
+    );
+
+    // The three files, executable where they run.
+    let listing = Command::new("tar")
+        .args(["tzvf"])
+        .arg(first.join(&name))
+        .output()
+        .unwrap();
+    let listing = String::from_utf8(listing.stdout).unwrap();
+    let entries: Vec<(&str, &str)> = listing
+        .lines()
+        .map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            (cols[0], *cols.last().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("-rw-r--r--", "LICENSE"),
+            ("-rwxr-xr-x", "kubectl-deltas"),
+            ("-rwxr-xr-x", "kubectl_complete-deltas"),
+        ]
+    );
+
+    // The checksum file and the filled manifest agree with the archive.
+    let sum = Command::new("sha256sum")
+        .arg(first.join(&name))
+        .output()
+        .unwrap();
+    let sum = String::from_utf8(sum.stdout).unwrap();
+    let sum = sum.split_whitespace().next().unwrap().to_owned();
+    assert_eq!(
+        std::fs::read_to_string(first.join(format!("{name}.sha256"))).unwrap(),
+        format!("{sum}  {name}\n")
+    );
+    let manifest: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(first.join("deltas.yaml")).unwrap())
+            .unwrap();
+    for platform in manifest["spec"]["platforms"].as_array().unwrap() {
+        let uri = platform["uri"].as_str().unwrap();
+        assert!(uri.starts_with("https://github.com/someone/"), "{uri}");
+        let labels = &platform["selector"]["matchLabels"];
+        if labels["os"] == "linux" && labels["arch"] == "amd64" {
+            assert!(uri.ends_with(&name), "{uri}");
+            assert_eq!(platform["sha256"], sum.as_str());
+        } else {
+            // Not built here: still the placeholder, never another platform's sum.
+            assert!(
+                platform["sha256"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("SHA256_OF_"),
+                "{platform}"
+            );
+        }
+    }
+}
