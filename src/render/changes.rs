@@ -1,5 +1,6 @@
 //! What changed between two states of an object, as a compact field summary for the timeline:
-//! `status.phase Pending→Running`, `spec.replicas 2→3`, `metadata.labels.tier +`.
+//! `status.phase Pending→Running`, `spec.replicas 2→3`, `spec.nodeName +node-3`,
+//! `status.updatedReplicas 3→(absent)`.
 //!
 //! Paths are dotted; a map key that contains a dot is quoted (`metadata.labels["app.kubernetes.io/name"]`);
 //! list elements are named by their `name` or `type` field when every element has a distinct one
@@ -8,6 +9,13 @@
 //! `metadata.managedFields`) are ignored. Secret `data`/`stringData` values are never shown unless
 //! asked for: a changed value reads `<redacted>`, and so does a changed last-applied-configuration
 //! annotation, which holds them too.
+//!
+//! A field that appears or disappears shows its scalar value (a condition its `status`); a list
+//! that appears or disappears whole is itemised by its merge key as a changed one is. The changes
+//! come in order of [`Weight`]: what a reader looks for first (phase, condition statuses, replica
+//! counts, spec, labels and annotations) before bookkeeping (`…Time` stamps, `observedGeneration`,
+//! the `reason` and `message` of a condition whose status did not change). Two long strings are
+//! cut around where they differ, with a quoted name kept whole.
 
 use std::fmt::{self, Write as _};
 
@@ -21,10 +29,16 @@ use crate::object::{MetaOut, Object, is_last_applied};
 /// How a field changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChangeKind {
-    /// The field appeared.
-    Added,
-    /// The field disappeared.
-    Removed,
+    /// The field appeared; its value when it is shown (a scalar, not a secret).
+    Added {
+        /// The new value, compact; `None` for a map, a list or a secret value.
+        new: Option<String>,
+    },
+    /// The field disappeared; its value before, as for [`ChangeKind::Added`].
+    Removed {
+        /// The old value, compact; `None` for a map, a list or a secret value.
+        old: Option<String>,
+    },
     /// The value changed; both sides rendered compactly (`{…}` for a map, `[…]` for a list).
     Changed {
         /// The value before.
@@ -51,8 +65,10 @@ pub struct Change {
 impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            ChangeKind::Added => write!(f, "{} +", self.path),
-            ChangeKind::Removed => write!(f, "{} -", self.path),
+            ChangeKind::Added { new: None } => write!(f, "{} +", self.path),
+            ChangeKind::Added { new: Some(new) } => write!(f, "{} +{new}", self.path),
+            ChangeKind::Removed { old: None } => write!(f, "{} -", self.path),
+            ChangeKind::Removed { old: Some(old) } => write!(f, "{} {old}→(absent)", self.path),
             ChangeKind::Changed { old, new } => write!(f, "{} {old}→{new}", self.path),
             ChangeKind::Redacted => write!(f, "{} <redacted>", self.path),
             ChangeKind::OutsideMetadata => f.write_str("changed outside metadata (spec or status)"),
@@ -219,17 +235,10 @@ fn diff_with(
                 },
             }),
             (Some(a), Some(b), None) => compare(a, b, &mut path, ignore, &mut changes),
-            (None, Some(_), _) => changes.push(Change {
-                path,
-                kind: ChangeKind::Added,
-            }),
-            (Some(_), None, _) => changes.push(Change {
-                path,
-                kind: ChangeKind::Removed,
-            }),
-            (None, None, _) => {}
+            (a, b, _) => one_side(a, b, &mut path, ignore, &mut changes),
         }
     }
+    rank(&mut changes);
     changes
 }
 
@@ -267,15 +276,17 @@ fn compare(old: &Value, new: &Value, path: &mut String, ignore: Ignore, out: &mu
                 push_key(path, key);
                 match (a.get(key), b.get(key)) {
                     (Some(x), Some(y)) => compare(x, y, path, child_ignore, out),
-                    (None, Some(_)) => out.push(change(path, ChangeKind::Added)),
-                    (Some(_), None) => out.push(change(path, ChangeKind::Removed)),
-                    (None, None) => {}
+                    (x, y) => one_side(x, y, path, child_ignore, out),
                 }
                 path.truncate(len);
             }
         }
         (Value::Array(a), Value::Array(b)) => compare_lists(a, b, path, ignore, out),
         _ if ignore == Ignore::Redact => out.push(change(path, ChangeKind::Redacted)),
+        (Value::String(old), Value::String(new)) => {
+            let (old, new) = short_pair(old, new);
+            out.push(change(path, ChangeKind::Changed { old, new }));
+        }
         _ => out.push(change(
             path,
             ChangeKind::Changed {
@@ -283,6 +294,122 @@ fn compare(old: &Value, new: &Value, path: &mut String, ignore: Ignore, out: &mu
                 new: short(new),
             },
         )),
+    }
+}
+
+/// A field on one side only: appeared (`new`) or disappeared (`old`). A list with a merge key is
+/// itemised, each element a change of its own, as [`compare_lists`] names them.
+fn one_side(
+    old: Option<&Value>,
+    new: Option<&Value>,
+    path: &mut String,
+    ignore: Ignore,
+    out: &mut Vec<Change>,
+) {
+    let Some(value) = old.or(new) else {
+        return;
+    };
+    if let Value::Array(items) = value
+        && let Some(keyed) = ["name", "type"].iter().find_map(|f| merge_key(items, f))
+        && !keyed.is_empty()
+    {
+        for (name, item) in keyed {
+            let len = path.len();
+            let _ = write!(path, "[{name}]");
+            let item = Some(item);
+            one_side(old.and(item), new.and(item), path, ignore, out);
+            path.truncate(len);
+        }
+        return;
+    }
+    let shown = (ignore != Ignore::Redact)
+        .then(|| shown_alone(value))
+        .flatten();
+    let kind = match new {
+        Some(_) => ChangeKind::Added { new: shown },
+        None => ChangeKind::Removed { old: shown },
+    };
+    out.push(change(path, kind));
+}
+
+/// What a value that appeared or disappeared reads as: a scalar itself, a condition (an object
+/// with a `type` and a scalar `status`) its status; `None` for other maps and lists.
+fn shown_alone(value: &Value) -> Option<String> {
+    match value {
+        Value::Object(map) => match (map.get("type"), map.get("status")) {
+            (Some(_), Some(status)) if !status.is_object() && !status.is_array() => {
+                Some(short(status))
+            }
+            _ => None,
+        },
+        Value::Array(_) => None,
+        scalar => Some(short(scalar)),
+    }
+}
+
+/// Where a change stands among an update's changes: what a reader looks for first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Weight {
+    /// The phase, a condition's status, a list element (a condition, a container) that came or
+    /// went, replica counts, the spec, a ConfigMap's or Secret's data, labels and annotations:
+    /// what says what happened.
+    Decisive,
+    Ordinary,
+    /// Written along with every real change: `…Time`/`…Timestamp` stamps, `observedGeneration`,
+    /// and the `reason`/`message` of a list element (a condition) whose `status` did not change.
+    Bookkeeping,
+}
+
+/// Orders `changes` by [`Weight`], keeping their order (top-level fields sorted, `metadata`
+/// last) within each weight.
+fn rank(changes: &mut [Change]) {
+    let weights: Vec<Weight> = changes.iter().map(|c| weight(c, changes)).collect();
+    let mut ranked: Vec<(Weight, Change)> =
+        weights.into_iter().zip(changes.iter().cloned()).collect();
+    ranked.sort_by_key(|(w, _)| *w);
+    for (slot, (_, change)) in changes.iter_mut().zip(ranked) {
+        *slot = change;
+    }
+}
+
+fn weight(change: &Change, changes: &[Change]) -> Weight {
+    let path = change.path.as_str();
+    // The last field name of the path, and what it belongs to.
+    let (parent, leaf) = match path.rfind(['.', '[']) {
+        Some(at) if path.as_bytes()[at] == b'.' => (&path[..at], &path[at + 1..]),
+        _ => ("", path),
+    };
+    let in_element = parent.ends_with(']');
+    let status_changed = || {
+        changes
+            .iter()
+            .any(|c| c.path.strip_prefix(parent) == Some(".status"))
+    };
+    if leaf.ends_with("Time") || leaf.ends_with("Timestamp") || leaf == "observedGeneration" {
+        Weight::Bookkeeping
+    } else if in_element && matches!(leaf, "reason" | "message") && !status_changed() {
+        Weight::Bookkeeping
+    } else if path == "status.phase"
+        || (in_element && leaf == "status")
+        || (path.ends_with(']')
+            && matches!(
+                change.kind,
+                ChangeKind::Added { .. } | ChangeKind::Removed { .. }
+            ))
+        || leaf == "replicas"
+        || leaf.ends_with("Replicas")
+        || path.starts_with("spec.")
+        || path.starts_with("spec[")
+        || ["data", "stringData", "binaryData"].iter().any(|field| {
+            path.strip_prefix(field)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+        })
+        || path.starts_with("metadata.labels")
+        || path.starts_with("metadata.annotations")
+    {
+        Weight::Decisive
+    } else {
+        Weight::Ordinary
     }
 }
 
@@ -314,9 +441,7 @@ fn compare_lists(
             let _ = write!(path, "[{name}]");
             match (find_named(&old, name), find_named(&new, name)) {
                 (Some(x), Some(y)) => compare(x, y, path, child_ignore, out),
-                (None, Some(_)) => out.push(change(path, ChangeKind::Added)),
-                (Some(_), None) => out.push(change(path, ChangeKind::Removed)),
-                (None, None) => {}
+                (x, y) => one_side(x, y, path, child_ignore, out),
             }
             path.truncate(len);
         }
@@ -327,9 +452,7 @@ fn compare_lists(
         let _ = write!(path, "[{i}]");
         match (a.get(i), b.get(i)) {
             (Some(x), Some(y)) => compare(x, y, path, child_ignore, out),
-            (None, Some(_)) => out.push(change(path, ChangeKind::Added)),
-            (Some(_), None) => out.push(change(path, ChangeKind::Removed)),
-            (None, None) => {}
+            (x, y) => one_side(x, y, path, child_ignore, out),
         }
         path.truncate(len);
     }
@@ -393,6 +516,70 @@ fn short(value: &Value) -> String {
     } else {
         text
     }
+}
+
+/// Two strings, each cut to about [`MAX_VALUE_CHARS`] around where they start to differ: from a
+/// few characters before the first difference (`…` where text was left out), and a quoted name
+/// (`"web-6c76689579"`) that the cut would split is kept whole, so that two messages naming
+/// different objects still name them.
+fn short_pair(old: &str, new: &str) -> (String, String) {
+    /// Characters kept before the first difference, for context.
+    const BEFORE: usize = 8;
+    let (old, new) = (super::printable(old), super::printable(new));
+    let (old, new): (Vec<char>, Vec<char>) = (old.chars().collect(), new.chars().collect());
+    if old.len() <= MAX_VALUE_CHARS && new.len() <= MAX_VALUE_CHARS {
+        let text = |chars: &[char]| match chars {
+            [] => "\"\"".to_owned(),
+            _ => chars.iter().collect(),
+        };
+        return (text(&old), text(&new));
+    }
+    let same = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let mut start = same.saturating_sub(BEFORE);
+    // The prefix up to `same` is common: a quote left open there is open in both, and so is a
+    // word (or a path's or an image's part) cut there, which starts whole when it is not long.
+    if let Some(open) = open_quote(&old[..start]) {
+        start = open;
+    }
+    let word = old[..start]
+        .iter()
+        .rposition(|&c| c.is_whitespace() || matches!(c, '/' | ',' | '(' | '=' | '['))
+        .map_or(0, |at| at + 1);
+    if start - word <= 2 * BEFORE {
+        start = word;
+    }
+    let cut = |chars: &[char]| {
+        if chars.is_empty() {
+            return "\"\"".to_owned();
+        }
+        let mut end = (start + MAX_VALUE_CHARS - 1).min(chars.len());
+        if let Some(open) = open_quote(&chars[start..end]) {
+            let close = chars[start + open + 1..]
+                .iter()
+                .position(|&c| c == '"')
+                .map(|at| start + open + 1 + at + 1);
+            if let Some(close) = close.filter(|&c| c - end <= MAX_VALUE_CHARS) {
+                end = close;
+            }
+        }
+        let mut text = String::new();
+        if start > 0 {
+            text.push('…');
+        }
+        // `start` is at most the common prefix's length, so within both.
+        text.extend(&chars[start..end]);
+        if end < chars.len() {
+            text.push('…');
+        }
+        text
+    };
+    (cut(&old), cut(&new))
+}
+
+/// Where the last quote of `chars` that is not closed in it stands.
+fn open_quote(chars: &[char]) -> Option<usize> {
+    let quotes: Vec<usize> = (0..chars.len()).filter(|&i| chars[i] == '"').collect();
+    (quotes.len() % 2 == 1).then(|| quotes[quotes.len() - 1])
 }
 
 /// How a value too deep to parse reads: `{…}` or `[…]`.

@@ -20,13 +20,108 @@ fn scalar_changes_read_old_arrow_new() {
 }
 
 #[test]
-fn added_and_removed_fields_are_marked() {
+fn added_and_removed_fields_show_their_values() {
     let old = json!({"metadata": {"labels": {"app": "web", "old": "x"}}});
     let new = json!({"metadata": {"labels": {"app": "web", "tier": "front"}}});
     assert_eq!(
         lines(old, new),
-        ["metadata.labels.old -", "metadata.labels.tier +"]
+        [
+            "metadata.labels.old x→(absent)",
+            "metadata.labels.tier +front"
+        ]
     );
+    // An omitempty count going to 0 is a value that went, not a field dropped; a node assigned
+    // says which; maps and lists without a merge key stay bare.
+    let old = json!({"spec": {"tolerations": [{"key": "a"}]}, "status": {"updatedReplicas": 3}});
+    let new = json!({"spec": {"nodeName": "node-3", "selector": {"a": "b"}}, "status": {}});
+    assert_eq!(
+        lines(old, new),
+        [
+            "spec.nodeName +node-3",
+            "spec.selector +",
+            "spec.tolerations -",
+            "status.updatedReplicas 3→(absent)"
+        ]
+    );
+}
+
+#[test]
+fn a_list_that_appears_or_goes_whole_is_itemised_by_its_merge_key() {
+    let old = json!({"spec": {"containers": [{"name": "web"}]}, "status": {}});
+    let new = json!({"spec": {}, "status": {"conditions": [
+        {"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "False"}]}});
+    assert_eq!(
+        lines(old, new),
+        [
+            "spec.containers[web] -",
+            "status.conditions[PodScheduled] +True",
+            "status.conditions[Ready] +False"
+        ]
+    );
+}
+
+#[test]
+fn the_decisive_changes_come_before_the_bookkeeping() {
+    // A pod killed in a rollout: the timestamps sort first by path, the phase and Ready are
+    // what happened.
+    let old = json!({"status": {"phase": "Running", "conditions": [
+        {"type": "Ready", "status": "True", "lastTransitionTime": "t1"}],
+        "containerStatuses": [{"name": "c", "started": true}]}});
+    let new = json!({"status": {"phase": "Succeeded", "conditions": [
+        {"type": "Ready", "status": "False", "lastTransitionTime": "t2", "reason": "PodCompleted"}],
+        "containerStatuses": [{"name": "c", "started": false}]}});
+    assert_eq!(
+        lines(old, new),
+        [
+            "status.conditions[Ready].status True→False",
+            "status.phase Running→Succeeded",
+            "status.conditions[Ready].reason +PodCompleted",
+            "status.containerStatuses[c].started true→false",
+            "status.conditions[Ready].lastTransitionTime t1→t2",
+        ]
+    );
+    // A Deployment's new revision before its condition's bookkeeping; a reason or message is
+    // bookkeeping only when its condition's status stayed.
+    let old = json!({"metadata": {"annotations": {"deployment.kubernetes.io/revision": "2"}},
+        "status": {"observedGeneration": 2, "replicas": 3, "conditions": [{"type": "Progressing",
+        "status": "True", "reason": "A", "lastUpdateTime": "t1"}]}});
+    let new = json!({"metadata": {"annotations": {"deployment.kubernetes.io/revision": "3"}},
+        "status": {"observedGeneration": 3, "replicas": 4, "conditions": [{"type": "Progressing",
+        "status": "True", "reason": "B", "lastUpdateTime": "t2"}]}});
+    assert_eq!(
+        lines(old, new),
+        [
+            "status.replicas 3→4",
+            r#"metadata.annotations["deployment.kubernetes.io/revision"] 2→3"#,
+            "status.conditions[Progressing].lastUpdateTime t1→t2",
+            "status.conditions[Progressing].reason A→B",
+            "status.observedGeneration 2→3",
+        ]
+    );
+}
+
+#[test]
+fn long_strings_are_cut_around_where_they_differ_keeping_quoted_names_whole() {
+    let old = json!({"m": r#"ReplicaSet "web-6c76689579" has successfully progressed."#});
+    let new = json!({"m": r#"Created new replica set "web-66d4f5b8c9""#});
+    assert_eq!(
+        lines(old, new),
+        [r#"m ReplicaSet "web-6c76689579" has…→Created new replica set "web-66d4f5b8c9""#]
+    );
+    // A long common prefix is left out up to a few characters before the difference.
+    let old = json!({"m": r#"ReplicaSet "web-6c76689579" is progressing."#});
+    let new = json!({"m": r#"ReplicaSet "web-66d4f5b8c9" is progressing."#});
+    assert_eq!(
+        lines(old, new),
+        [r#"m ReplicaSet "web-6c76689579" is …→ReplicaSet "web-66d4f5b8c9" is …"#]
+    );
+    let prefix = "x".repeat(40);
+    let old = json!({"m": format!("{prefix} alpha")});
+    let new = json!({"m": format!("{prefix} beta")});
+    assert_eq!(lines(old, new), ["m …xxxxxxx alpha→…xxxxxxx beta"]);
+    let old = json!({"m": ""});
+    let new = json!({"m": "y".repeat(40)});
+    assert_eq!(lines(old, new), [format!(r#"m ""→{}…"#, "y".repeat(31))]);
 }
 
 #[test]
@@ -60,7 +155,7 @@ fn keys_with_dots_are_quoted() {
     let new = json!({"metadata": {"labels": {"app.kubernetes.io/name": "web"}}});
     assert_eq!(
         lines(old, new),
-        [r#"metadata.labels["app.kubernetes.io/name"] +"#]
+        [r#"metadata.labels["app.kubernetes.io/name"] +web"#]
     );
 }
 
@@ -95,7 +190,7 @@ fn conditions_are_compared_by_type() {
 fn other_lists_are_compared_by_index() {
     let old = json!({"spec": {"args": ["a", "b"]}});
     let new = json!({"spec": {"args": ["a", "c", "d"]}});
-    assert_eq!(lines(old, new), ["spec.args[1] b→c", "spec.args[2] +"]);
+    assert_eq!(lines(old, new), ["spec.args[1] b→c", "spec.args[2] +d"]);
     // Duplicate names: the name cannot identify an element.
     let old = json!({"items": [{"name": "x", "v": 1}, {"name": "x", "v": 2}]});
     let new = json!({"items": [{"name": "x", "v": 1}, {"name": "x", "v": 3}]});
