@@ -385,9 +385,9 @@ fn weight(change: &Change, changes: &[Change]) -> Weight {
             .iter()
             .any(|c| c.path.strip_prefix(parent) == Some(".status"))
     };
-    if leaf.ends_with("Time") || leaf.ends_with("Timestamp") || leaf == "observedGeneration" {
-        Weight::Bookkeeping
-    } else if in_element && matches!(leaf, "reason" | "message") && !status_changed() {
+    let stamp = leaf.ends_with("Time") || leaf.ends_with("Timestamp");
+    let explains_a_status = in_element && matches!(leaf, "reason" | "message");
+    if stamp || leaf == "observedGeneration" || (explains_a_status && !status_changed()) {
         Weight::Bookkeeping
     } else if path == "status.phase"
         || (in_element && leaf == "status")
