@@ -218,7 +218,7 @@ pub fn reflector_failure_while(
 ) -> anyhow::Error {
     let source = error.source_error();
     let refused = source.is_auth() || source.is_not_found();
-    let (exit, note) = if refused {
+    let (exit, mut note) = if refused {
         (Exit::ClusterAccess, Some(informer_would_hang(&error)))
     } else if source.is_invalid() {
         // 400/422: the request itself is refused; client-go retries it forever all the same.
@@ -243,8 +243,11 @@ pub fn reflector_failure_while(
         );
         context = match target.rediscovered.get() {
             Some(Rediscovered::Gone(why)) => {
-                // Unknown now, as at the start of a run that discovered afresh.
+                // Unknown now, as at the start of a run that discovered afresh: a usage error,
+                // with nothing a client-go informer would do (it is never started for a
+                // resource its RESTMapper does not know).
                 exit = Exit::Usage;
+                note = None;
                 format!(
                     "{context}: the API server does not serve {name} at {version} (404 Not \
                      Found), where the discovery cache had it, and discovering again found it \
