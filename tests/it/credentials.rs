@@ -1,15 +1,18 @@
-//! What the user typed to reach a cluster, under attack and by mistake (issue #38): a `--server`
-//! without a scheme is read as client-go reads it, and a malformed one is refused with a sentence.
+//! What the user typed to reach a cluster, under attack and by mistake (issue #38): a certificate
+//! the client refuses and a `--request-timeout` too short end the session with the same sentence
+//! whether the discovery cache is warm or cold; a `--server` without a scheme is read as
+//! client-go reads it, and a malformed one is refused with a sentence.
 
 use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::Duration;
 
 use serde_json::json;
 use support::binary::{offline_command, output, run};
 use support::fake_apiserver::tls::{ServerCertificate, fixture};
-use support::fake_apiserver::{FakeApiServer, TOKEN};
+use support::fake_apiserver::{FakeApiServer, Fault, TOKEN, Verb};
 
 /// The password in the server's URL.
 const PASSWORD: &str = "hunter2-in-the-url";
@@ -47,6 +50,75 @@ fn assert_no_secret(what: &str, text: &str) {
         !text.contains(PASSWORD),
         "{what} holds the password: {text}"
     );
+}
+
+/// Runs `watch --until-synced` and `index` with `flags` (and the discovery cache of `cache`)
+/// against `kubeconfig`, and checks that each exits 3 with `sentence` on stderr.
+async fn both_exit_3_saying(kubeconfig: &Path, cache: &Path, flags: &[&str], sentence: &str) {
+    let commands: [&[&str]; 2] = [
+        &["watch", "cm", "--until-synced", "-q"],
+        &["index", "cm", "--by", "namespace", "-q"],
+    ];
+    for command in commands {
+        let mut args = command.to_vec();
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--cache-dir", cache.to_str().unwrap()]);
+        let out = run(kubeconfig, &args).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(err.contains(sentence), "{args:?}: {err}");
+        assert!(!err.contains("retrying"), "{args:?}: {err}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_certificate_ends_the_session_with_a_warm_discovery_cache_or_a_cold_one() {
+    let server = server_with_a_configmap(true).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let cache = tempfile::tempdir().unwrap();
+    let untrusted = "the server's certificate is signed by an authority this client does not \
+                     trust: give that CA with --certificate-authority";
+    // Cold: discovery meets the certificate first.
+    both_exit_3_saying(&kubeconfig, cache.path(), &[], untrusted).await;
+    // Warm: the list does.
+    let ca = fixture("ca.pem");
+    let ca_flag = ["--certificate-authority", ca.to_str().unwrap()];
+    let mut args = vec!["watch", "cm", "--until-synced", "-q", "--cache-dir"];
+    args.push(cache.path().to_str().unwrap());
+    args.extend_from_slice(&ca_flag);
+    let out = run(&kubeconfig, &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let wrong = fixture("client.pem");
+    let wrong_flag = ["--certificate-authority", wrong.to_str().unwrap()];
+    both_exit_3_saying(&kubeconfig, cache.path(), &wrong_flag, untrusted).await;
+    both_exit_3_saying(&kubeconfig, cache.path(), &[], untrusted).await;
+}
+
+/// A server that holds every request (or every list) far longer than `--request-timeout 1s`: the
+/// timeout, not the server, decides how each run ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_timeout_too_short_ends_the_session_with_a_warm_discovery_cache_or_a_cold_one() {
+    let server = server_with_a_configmap(false).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let cache = tempfile::tempdir().unwrap();
+    let too_short = ["--request-timeout", "1s"];
+    let sentence = "no answer within --request-timeout 1s, and it would take as long again: give \
+                    it more time (--request-timeout 1m) or none (--request-timeout 0)";
+    let held = || Fault::delay(Duration::from_secs(120)).times(100);
+    // Cold: discovery is held.
+    server.inject(held());
+    both_exit_3_saying(&kubeconfig, cache.path(), &too_short, sentence).await;
+    server.clear_faults();
+    let warm = ["watch", "cm", "--until-synced", "-q", "--cache-dir"];
+    let mut args = warm.to_vec();
+    args.push(cache.path().to_str().unwrap());
+    let out = run(&kubeconfig, &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Warm: no discovery; the list is held.
+    server.inject(held().on(Verb::List));
+    both_exit_3_saying(&kubeconfig, cache.path(), &too_short, sentence).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
