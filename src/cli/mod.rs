@@ -15,6 +15,7 @@ pub mod exit;
 pub mod given;
 pub mod narrow;
 pub mod profile;
+pub mod redact;
 mod shorthand;
 mod values;
 

@@ -1,7 +1,8 @@
-//! What the user typed to reach a cluster, under attack and by mistake (issue #38): a certificate
-//! the client refuses and a `--request-timeout` too short end the session with the same sentence
-//! whether the discovery cache is warm or cold; a `--server` without a scheme is read as
-//! client-go reads it, and a malformed one is refused with a sentence.
+//! What the user typed to reach a cluster, under attack and by mistake (issue #38): credentials on
+//! the command line never reach what the tool writes (the `-o html` page, a recording's header,
+//! `-v` logs); a certificate the client refuses and a `--request-timeout` too short end the
+//! session with the same sentence whether the discovery cache is warm or cold; a `--server`
+//! without a scheme is read as client-go reads it, and a malformed one is refused with a sentence.
 
 use crate::support;
 
@@ -10,7 +11,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use serde_json::json;
-use support::binary::{offline_command, output, run};
+use support::binary::{Running, offline_command, output, run};
 use support::fake_apiserver::tls::{ServerCertificate, fixture};
 use support::fake_apiserver::{FakeApiServer, Fault, TOKEN, Verb};
 
@@ -43,6 +44,11 @@ fn flags_only(args: &[&str], home: &Path) -> Command {
     cmd
 }
 
+/// `url` with a user and [`PASSWORD`] in it.
+fn with_userinfo(url: &str) -> String {
+    url.replacen("://", &format!("://alice:{PASSWORD}@"), 1)
+}
+
 #[track_caller]
 fn assert_no_secret(what: &str, text: &str) {
     assert!(!text.contains(TOKEN), "{what} holds the token: {text}");
@@ -50,6 +56,80 @@ fn assert_no_secret(what: &str, text: &str) {
         !text.contains(PASSWORD),
         "{what} holds the password: {text}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_and_verbose_logs_show_the_command_line_without_its_credentials() {
+    let server = server_with_a_configmap(false).await;
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.html");
+    let url = with_userinfo(&server.url());
+    let token_flag = format!("--token={TOKEN}");
+    let server_flag = format!("-s{url}");
+    let spellings: [&[&str]; 2] = [
+        &["--server", &url, "--token", TOKEN],
+        &[&server_flag, &token_flag],
+    ];
+    for flags in spellings {
+        let mut args = vec![
+            "-vv",
+            "watch",
+            "cm",
+            "-n",
+            "default",
+            "--until-synced",
+            "-o",
+            "html",
+            "-f",
+            page.to_str().unwrap(),
+        ];
+        args.extend_from_slice(flags);
+        let out = output(flags_only(&args, dir.path())).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert_no_secret("stderr", &err);
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert_no_secret("the page", &html);
+        let host = server.addr().to_string();
+        let shown = ["--token REDACTED".to_owned(), "--token=REDACTED".to_owned()];
+        assert!(shown.iter().any(|s| html.contains(s.as_str())), "{html}");
+        assert!(html.contains(&format!("http://***@{host}")), "{html}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_made_with_handlers_holds_no_credentials() {
+    let server = server_with_a_configmap(false).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rec.jsonl");
+    let url = with_userinfo(&server.url());
+    let cmd = flags_only(
+        &[
+            "record",
+            "cm",
+            "-f",
+            file.to_str().unwrap(),
+            "--handler",
+            "a",
+            "--server",
+            &url,
+            "--token",
+            TOKEN,
+        ],
+        dir.path(),
+    );
+    let mut bin = Running::start(cmd);
+    tokio::task::block_in_place(|| bin.read_stderr_until("the sync", |l| l.contains("── synced:")));
+    let ended = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+    let recording = std::fs::read_to_string(&file).unwrap();
+    let header = recording.lines().next().unwrap();
+    assert!(
+        header.contains(r#""replayWith":["--handler","a"]"#),
+        "{header}"
+    );
+    assert_no_secret("the recording", &recording);
+    assert_no_secret("stderr", &ended.stderr);
 }
 
 /// Runs `watch --until-synced` and `index` with `flags` (and the discovery cache of `cache`)
