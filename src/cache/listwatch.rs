@@ -178,7 +178,9 @@ pub enum SourceError {
     /// that does not decode, or an open watch whose connection dropped mid-stream.
     #[error("the server's response could not be read: {0}")]
     Stream(String),
-    /// The request could not be made at all (invalid parameters, a client-side bug).
+    /// The request could not be made at all, and cannot be with the client's settings:
+    /// invalid parameters, credentials that cannot be obtained, a server certificate the client
+    /// refuses, a list longer than the client's request timeout, a client-side bug.
     #[error("the request could not be made: {0}")]
     Request(String),
 }

@@ -15,6 +15,7 @@ pub mod exit;
 pub mod given;
 pub mod narrow;
 pub mod profile;
+pub mod redact;
 mod shorthand;
 mod values;
 
@@ -303,15 +304,22 @@ pub struct AccessArgs {
     pub field_selector: Option<String>,
     /// Timeout of a single request, as kubectl's `--request-timeout` (`30s`, `1m`, or a number
     /// of seconds; `0` = none).
+    ///
+    /// A list cut short by it ends the session (exit 3), as it would take as long again; a watch
+    /// idle for longer is opened again from its last resourceVersion.
     #[arg(hide_short_help = true, long, value_name = "DURATION", value_parser = parse_request_timeout, default_value = "0")]
     pub request_timeout: Period,
     /// The address and port of the Kubernetes API server.
     ///
     /// Over the kubeconfig's; enough without a kubeconfig. Like kubectl, it also drops the
-    /// kubeconfig's tls-server-name (give --tls-server-name again if it is needed).
+    /// kubeconfig's tls-server-name (give --tls-server-name again if it is needed), and reads
+    /// HOST:PORT without a scheme as https when TLS is configured (a CA, a client certificate,
+    /// --insecure-skip-tls-verify), else as http. A password in it is never shown.
     #[arg(short = 's', long, value_name = "URL")]
     pub server: Option<String>,
     /// Bearer token for authentication to the API server.
+    ///
+    /// Never shown: the -o html page's command line shows it as REDACTED.
     #[arg(hide_short_help = true, long, value_name = "TOKEN")]
     pub token: Option<String>,
     /// Username to impersonate (`system:serviceaccount:NS:NAME`).

@@ -6,8 +6,8 @@ use std::time::Duration;
 use anyhow::anyhow;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{IndexSpec, ReflectorConfig, ReflectorError};
-use kubectl_deltas::source::KubeListerWatcher;
 use kubectl_deltas::source::discovery::{Need, ResourceInfo};
+use kubectl_deltas::source::{KubeListerWatcher, SourceError};
 
 use super::rediscover::Rediscovering;
 use super::target::Rediscovered;
@@ -112,6 +112,7 @@ fn lister_watcher_for(
     let client = target.connection.client.clone();
     let namespace = target.namespace.clone();
     let metadata_only = reflector.metadata_only;
+    let request_timeout = access.request_timeout.0;
     let labels = access.selector.clone();
     // `watch pods web-1` narrows the watch to one object, as `kubectl get pods web-1 -w` does.
     let fields: Vec<String> = access
@@ -123,7 +124,8 @@ fn lister_watcher_for(
     move |resource: &ResourceInfo| {
         let namespace = namespace.as_deref().filter(|_| resource.namespaced);
         let mut lw = KubeListerWatcher::new(client.clone(), &resource.api_resource(), namespace)
-            .metadata_only(metadata_only);
+            .metadata_only(metadata_only)
+            .request_timeout(request_timeout);
         if let Some(labels) = &labels {
             lw = lw.labels(labels.clone());
         }
@@ -201,8 +203,9 @@ pub fn strip_managed_fields(config: ReflectorConfig) -> ReflectorConfig {
     config.transform(Object::strip_managed_fields)
 }
 
-/// What the Reflector gave up on. 401, 403 and 404 are the cluster refusing access (exit 3), with a
-/// note on what a controller would do instead; 400 and 422 are the server refusing the request
+/// What the Reflector gave up on. 401, 403 and 404 are the cluster refusing access (exit 3), and
+/// so is a request the client's settings cannot make ([`SourceError::Request`]), with a note on
+/// what a controller would do instead; 400 and 422 are the server refusing the request
 /// itself, with the same note: a 400 comes of what the flags asked for (a field selector on a
 /// field it does not index, say), a usage error (exit 2), a 422 a runtime error; anything else is
 /// a runtime error.
@@ -217,8 +220,12 @@ pub fn reflector_failure_while(
     target: &Target,
 ) -> anyhow::Error {
     let source = error.source_error();
-    let refused = source.is_auth() || source.is_not_found();
-    let (exit, note) = if refused {
+    // A request the client's own settings cannot make (a refused server certificate, a list
+    // longer than --request-timeout, credentials that cannot be obtained) is refused access as
+    // much as a 401: on a cold start, discovery meets it first and exits the same way.
+    let refused =
+        source.is_auth() || source.is_not_found() || matches!(source, SourceError::Request(_));
+    let (exit, mut note) = if refused {
         (Exit::ClusterAccess, Some(informer_would_hang(&error)))
     } else if source.is_invalid() {
         // 400/422: the request itself is refused; client-go retries it forever all the same.
@@ -243,8 +250,11 @@ pub fn reflector_failure_while(
         );
         context = match target.rediscovered.get() {
             Some(Rediscovered::Gone(why)) => {
-                // Unknown now, as at the start of a run that discovered afresh.
+                // Unknown now, as at the start of a run that discovered afresh: a usage error,
+                // with nothing a client-go informer would do (it is never started for a
+                // resource its RESTMapper does not know).
                 exit = Exit::Usage;
+                note = None;
                 format!(
                     "{context}: the API server does not serve {name} at {version} (404 Not \
                      Found), where the discovery cache had it, and discovering again found it \

@@ -185,8 +185,11 @@ const INFORMER_FLAGS: [&str; 6] = [
 /// informer flags given, so that `replay FILE` runs the same handlers and controllers on the
 /// same queue (docs/recording.md); nothing otherwise, and a replay runs as it always did.
 fn replay_with() -> Vec<String> {
-    // main has already refused a command line that does not parse.
-    let Ok(argv) = crate::cli::with_watch_shorthand(std::env::args_os().collect()) else {
+    // main has already refused a command line that does not parse. Only the flags above are
+    // written, none of them a secret; redacted all the same, so that no secret typed on the
+    // command line can reach a recording, whatever flag the list comes to hold.
+    let argv = crate::cli::redact::redacted_args(&std::env::args_os().collect::<Vec<_>>());
+    let Ok(argv) = crate::cli::with_watch_shorthand(argv) else {
         return Vec::new();
     };
     let handling = given_flags(&argv, "record", &HANDLER_FLAGS);

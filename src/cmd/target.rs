@@ -5,6 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use kubectl_deltas::source::cluster::{ClusterAccess, Connection, Overrides};
 use kubectl_deltas::source::discovery::{CachedResolveError, DiscoveryCache, Need, ResourceInfo};
+use kubectl_deltas::source::kube_api::settings_failure;
 
 use crate::cli::AccessArgs;
 use crate::cli::exit::{Exit, WithExit};
@@ -109,7 +110,8 @@ async fn resolve_all_for(
                 "cannot read the API resources of the cluster at {}",
                 connection.cluster_url
             );
-            if let Some(why) = certificate_refused(&error) {
+            // Asking again cannot help: exit as the Reflector does when a list fails so.
+            if let Some(why) = settings_failure(&error, access.request_timeout.0) {
                 return Err(anyhow::Error::new(error).context(format!("{what}: {why}")))
                     .exit_with(Exit::ClusterAccess);
             }
@@ -165,45 +167,6 @@ async fn resolve_all_for(
         });
     }
     Ok(targets)
-}
-
-/// What to do about a server certificate the client refused, when that is the cause: the flag
-/// that fixes each refusal (kubectl says `x509: certificate signed by unknown authority` and
-/// leaves the flag to the user).
-fn certificate_refused(error: &(dyn std::error::Error + 'static)) -> Option<String> {
-    use rustls::CertificateError;
-    let mut cause = Some(error);
-    while let Some(e) = cause {
-        let tls = e.downcast_ref::<rustls::Error>();
-        if let Some(rustls::Error::InvalidCertificate(refused)) = tls {
-            let why = match refused {
-                CertificateError::UnknownIssuer => {
-                    "the server's certificate is signed by an authority this client does not \
-                     trust: give that CA with --certificate-authority (or the kubeconfig's \
-                     certificate-authority), or skip the check with --insecure-skip-tls-verify"
-                }
-                CertificateError::NotValidForName
-                | CertificateError::NotValidForNameContext { .. } => {
-                    "the server's certificate is not issued for the host in the server's URL: \
-                     --tls-server-name NAME checks it against the name it was issued for"
-                }
-                CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
-                    "the server's certificate has expired"
-                }
-                _ => return Some(format!("the server's certificate is refused: {refused}")),
-            };
-            return Some(why.to_owned());
-        }
-        // The connector's rustls error travels inside `io::Error`s (nested), whose `source`
-        // skips the error they wrap.
-        cause = match e.downcast_ref::<std::io::Error>() {
-            Some(io) => io
-                .get_ref()
-                .map(|inner| inner as &(dyn std::error::Error + 'static)),
-            None => e.source(),
-        };
-    }
-    None
 }
 
 /// Why the cluster could not be reached at all, when that is the cause: the first thing a user

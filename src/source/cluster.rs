@@ -301,6 +301,20 @@ pub enum AccessError {
         /// The users the kubeconfig has.
         available: Vec<String>,
     },
+    /// The server's URL cannot be read (client-go's `DefaultServerURL` says "host must be a URL
+    /// or a host:port pair").
+    #[error(
+        "{from} {server:?} is not a server kubectl-deltas can reach: {why}; give a URL \
+         (https://HOST:PORT) or a HOST:PORT pair"
+    )]
+    Server {
+        /// The value, its user part redacted.
+        server: String,
+        /// Where it comes from: `--server` or the kubeconfig.
+        from: &'static str,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// The configuration was read but kube could not build a client from it (bad certificate, say).
     #[error("cannot create a client for {url}")]
     Client {
@@ -384,7 +398,14 @@ impl ClusterAccess {
                     });
                     options.context = Some("kubectl-deltas-flags".into());
                 }
+                let client_certificate = chosen_user(&kubeconfig, context.as_deref(), &options)
+                    .is_some_and(|u| {
+                        u.client_certificate.is_some() || u.client_certificate_data.is_some()
+                    });
                 let mut cluster = chosen_cluster(&mut kubeconfig, context.as_deref(), &options);
+                if let Some(cluster) = cluster.as_mut() {
+                    self.read_server(cluster, client_certificate)?;
+                }
                 let proxy_url = cluster.as_mut().and_then(|c| c.proxy_url.take());
                 if let Some(cluster) = cluster
                     && env.https_proxy.is_some()
@@ -453,6 +474,36 @@ impl ClusterAccess {
             context,
             proxy,
         })
+    }
+
+    /// The cluster's `server` as client-go reads it ([`server_url`]), or why it cannot be.
+    fn read_server(
+        &self,
+        cluster: &mut kube::config::Cluster,
+        client_certificate: bool,
+    ) -> Result<(), AccessError> {
+        let Some(server) = &cluster.server else {
+            return Ok(());
+        };
+        let tls = cluster.certificate_authority.is_some()
+            || cluster.certificate_authority_data.is_some()
+            || cluster.insecure_skip_tls_verify == Some(true)
+            || client_certificate;
+        match server_url(server, tls) {
+            Ok(url) => {
+                cluster.server = Some(url);
+                Ok(())
+            }
+            Err(why) => Err(AccessError::Server {
+                server: super::proxy::redact(server),
+                from: if self.overrides.server.is_some() {
+                    "--server"
+                } else {
+                    "the kubeconfig's server"
+                },
+                why,
+            }),
+        }
     }
 
     /// The kubeconfig to use, as client-go's `ClientConfigLoadingRules.Load` finds it:
@@ -628,6 +679,67 @@ fn merge_files(paths: Vec<PathBuf>) -> Result<Found, AccessError> {
     })
 }
 
+/// A cluster's `server` as client-go reads it (`rest.DefaultServerURL`, called by
+/// `DefaultServerUrlFor` in `rest/url_utils.go`): a URL with a scheme and a host stays as it is;
+/// anything else is a host or `host:port`, given `https://` when `tls` (a CA, a client
+/// certificate or `insecure-skip-tls-verify` is configured: `defaultTLS` there), else `http://`,
+/// and may then have no path. Unlike Go, which dials the local host for `:6443`, a server with no
+/// host is refused. kube panics on a URL without a scheme: nothing else reaches it.
+fn server_url(server: &str, tls: bool) -> Result<String, &'static str> {
+    let usable = |uri: &http::Uri| {
+        matches!(uri.scheme_str(), Some("http" | "https"))
+            && uri.host().is_some_and(|host| !host.is_empty())
+    };
+    if server.trim().is_empty() {
+        return Err("it is empty");
+    }
+    if server.contains("://") {
+        return match server.parse::<http::Uri>() {
+            Ok(uri) if usable(&uri) => Ok(server.to_owned()),
+            Ok(uri) if uri.host().is_some_and(|host| !host.is_empty()) => {
+                Err("its scheme is neither https nor http")
+            }
+            Ok(_) => Err("it has no host"),
+            Err(_) => Err("it is not a URL"),
+        };
+    }
+    let scheme = if tls { "https" } else { "http" };
+    let url = format!("{scheme}://{server}");
+    match url.parse::<http::Uri>() {
+        Ok(uri) if usable(&uri) && matches!(uri.path(), "" | "/") && uri.query().is_none() => {
+            Ok(url)
+        }
+        Ok(uri) if usable(&uri) => Err("a host:port without a scheme cannot have a path"),
+        Ok(_) => Err("it has no host"),
+        Err(_) => Err("it is neither a URL nor a host:port pair"),
+    }
+}
+
+/// The user entry the context (or `--user`) names, if any.
+fn chosen_user<'k>(
+    kubeconfig: &'k Kubeconfig,
+    context: Option<&str>,
+    options: &KubeConfigOptions,
+) -> Option<&'k kube::config::AuthInfo> {
+    let name = match &options.user {
+        Some(name) => name.clone(),
+        None => kubeconfig
+            .contexts
+            .iter()
+            .find(|c| Some(c.name.as_str()) == context)?
+            .context
+            .as_ref()?
+            .user
+            .clone()?,
+    };
+    kubeconfig
+        .auth_infos
+        .iter()
+        .find(|u| u.name == name)?
+        .auth_info
+        .as_ref()
+}
+
 /// The cluster entry the context (or `--cluster`) names; `None` if there is none, which kube
 /// reports.
 fn chosen_cluster<'k>(
@@ -709,6 +821,31 @@ users:
         access.cluster = Some("prod-cluster".into());
         let conn = access.connect().await.unwrap();
         assert_eq!(conn.cluster_url, "http://127.0.0.1:7443/");
+    }
+
+    #[test]
+    fn a_server_is_read_as_client_gos_default_server_url_reads_it() {
+        let ok = |server: &str, tls: bool| server_url(server, tls).unwrap();
+        assert_eq!(ok("127.0.0.1:6443", true), "https://127.0.0.1:6443");
+        assert_eq!(ok("127.0.0.1:6443", false), "http://127.0.0.1:6443");
+        assert_eq!(ok("kube.example:6443/", true), "https://kube.example:6443/");
+        assert_eq!(ok("[::1]:6443", true), "https://[::1]:6443");
+        // A URL with a scheme stays as it is, a path prefix (a proxy's) included.
+        assert_eq!(ok("http://h:1/prefix", true), "http://h:1/prefix");
+        assert_eq!(ok("https://u:p@h:1", false), "https://u:p@h:1");
+        let refused = |server: &str| server_url(server, true).unwrap_err();
+        assert_eq!(refused(""), "it is empty");
+        assert_eq!(refused(":6443"), "it has no host");
+        assert_eq!(refused("https://[::1"), "it is not a URL");
+        assert_eq!(refused("ftp://h"), "its scheme is neither https nor http");
+        assert_eq!(
+            refused("h:6443/api"),
+            "a host:port without a scheme cannot have a path"
+        );
+        assert_eq!(
+            refused("h:6443?x=1"),
+            "a host:port without a scheme cannot have a path"
+        );
     }
 
     #[tokio::test]

@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::object::{Object, describe_raw, raw_entry, without_position};
 use crate::source::list_body::ListDecoder;
@@ -46,6 +47,8 @@ pub struct KubeListerWatcher {
     label_selector: Option<String>,
     field_selector: Option<String>,
     metadata_only: bool,
+    /// `--request-timeout`, when given: a list that times out at it fails for good.
+    request_timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for KubeListerWatcher {
@@ -74,7 +77,16 @@ impl KubeListerWatcher {
             label_selector: None,
             field_selector: None,
             metadata_only: false,
+            request_timeout: None,
         }
+    }
+
+    /// The request timeout the client was built with (`--request-timeout`), so that a list it
+    /// cuts short fails with a [`SourceError::Request`] naming it, which the Reflector does not
+    /// retry: the same list takes as long again ([`settings_failure`]).
+    pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.request_timeout = timeout;
+        self
     }
 
     /// Lists and watches `PartialObjectMetadata` (`meta.k8s.io/v1`) instead of whole objects, as
@@ -150,7 +162,10 @@ impl ListerWatcher for KubeListerWatcher {
         // `Client::request` does the same, less the decoding: items are decoded from the page's
         // text as it arrives (`list_body`).
         let mut decoder = ListDecoder::new();
-        read_body(&self.client, http_req, |piece| decoder.feed(piece)).await?;
+        read_body(&self.client, http_req, self.request_timeout, |piece| {
+            decoder.feed(piece)
+        })
+        .await?;
         decoder.finish()
     }
 
@@ -181,7 +196,9 @@ impl ListerWatcher for KubeListerWatcher {
             .client
             .request_stream(http_req)
             .await
-            .map_err(source_error)?;
+            // A watch the server is slow to open is retried as client-go retries it (by a
+            // relist, whose own timeout is final): only a refused certificate is final here.
+            .map_err(|error| source_error(error, None))?;
         Ok(body
             .lines()
             .take_while(|line| {
@@ -212,19 +229,21 @@ impl ListerWatcher for KubeListerWatcher {
 async fn read_body(
     client: &Client,
     request: http::Request<Vec<u8>>,
+    request_timeout: Option<Duration>,
     mut piece: impl FnMut(&[u8]) -> Result<(), SourceError>,
 ) -> Result<(), SourceError> {
     use http_body_util::BodyExt as _;
+    let to_source_error = |error| source_error(error, request_timeout);
     let response = client
         .send(request.map(kube::client::Body::from))
         .await
-        .map_err(source_error)?;
+        .map_err(to_source_error)?;
     let code = response.status();
     let failed = code.is_client_error() || code.is_server_error();
     let mut error_body = Vec::new();
     let mut body = response.into_body();
     while let Some(frame) = body.frame().await {
-        if let Ok(data) = frame.map_err(source_error)?.into_data() {
+        if let Ok(data) = frame.map_err(to_source_error)?.into_data() {
             if failed {
                 error_body.extend_from_slice(&data);
             } else {
@@ -356,7 +375,12 @@ fn api_status(status: &Status) -> ApiStatus {
 }
 
 /// Maps an error of a request (before any response body was streamed) to a [`SourceError`].
-fn source_error(error: kube::Error) -> SourceError {
+/// A failure that the client's own settings make certain to happen again ([`settings_failure`])
+/// is a [`SourceError::Request`], which no Reflector retries.
+fn source_error(error: kube::Error, request_timeout: Option<Duration>) -> SourceError {
+    if let Some(why) = settings_failure(&error, request_timeout) {
+        return SourceError::Request(format!("{why}: {}", describe_chain(&error)));
+    }
     match error {
         kube::Error::Api(status) => SourceError::Api(api_status(&status)),
         kube::Error::SerdeError(e) => SourceError::Stream(format!("undecodable response: {e}")),
@@ -369,6 +393,62 @@ fn source_error(error: kube::Error) -> SourceError {
         // Everything else happened on the way to the server: refused, reset, timed out, TLS.
         other => SourceError::Connect(describe_chain(&other)),
     }
+}
+
+/// Why every request with this client's settings fails the same way, when that is the cause of
+/// `error`: a server certificate the client refuses (with the flag that fixes each refusal:
+/// kubectl says `x509: certificate signed by unknown authority` and leaves the flag to the user),
+/// or no answer within `request_timeout` (`--request-timeout`; kube's own connect timeout, with
+/// none given, may be a network's passing trouble). Asking again with the same settings cannot
+/// succeed: the same certificate is refused, the same list takes as long. `None` for any other
+/// failure.
+pub fn settings_failure(
+    error: &(dyn StdError + 'static),
+    request_timeout: Option<Duration>,
+) -> Option<String> {
+    use rustls::CertificateError;
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if let Some(rustls::Error::InvalidCertificate(refused)) = e.downcast_ref::<rustls::Error>()
+        {
+            let why = match refused {
+                CertificateError::UnknownIssuer => {
+                    "the server's certificate is signed by an authority this client does not \
+                     trust: give that CA with --certificate-authority (or the kubeconfig's \
+                     certificate-authority), or skip the check with --insecure-skip-tls-verify"
+                }
+                CertificateError::NotValidForName
+                | CertificateError::NotValidForNameContext { .. } => {
+                    "the server's certificate is not issued for the host in the server's URL: \
+                     --tls-server-name NAME checks it against the name it was issued for"
+                }
+                CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+                    "the server's certificate has expired"
+                }
+                _ => return Some(format!("the server's certificate is refused: {refused}")),
+            };
+            return Some(why.to_owned());
+        }
+        let io = e.downcast_ref::<std::io::Error>();
+        // The client's timers (hyper-timeout) fail with `TimedOut` and no OS error; the
+        // system's own connect timeout carries one (ETIMEDOUT).
+        if let (Some(io), Some(timeout)) = (io, request_timeout)
+            && io.kind() == std::io::ErrorKind::TimedOut
+            && io.raw_os_error().is_none()
+        {
+            return Some(format!(
+                "no answer within --request-timeout {timeout:?}, and it would take as long \
+                 again: give it more time (--request-timeout 1m) or none (--request-timeout 0)"
+            ));
+        }
+        // The connector's rustls error travels inside `io::Error`s (nested), whose `source`
+        // skips the error they wrap.
+        cause = match io {
+            Some(io) => io.get_ref().map(|inner| inner as &(dyn StdError + 'static)),
+            None => e.source(),
+        };
+    }
+    None
 }
 
 /// The error and its causes on one line: kube's top-level messages ("ServiceError: …") alone

@@ -17,6 +17,7 @@ mod connection_flags;
 mod controller_cli;
 mod controller_priority_cli;
 mod controller_record;
+mod credentials;
 mod discovery_cache;
 mod fake_apiserver;
 mod first_look_cli;

@@ -19,6 +19,7 @@ use kubectl_deltas::render::{ObjectMode, Renderer};
 
 use super::narrow::Narrow;
 use crate::cli::exit::{Exit, WithExit};
+use crate::cli::redact::redacted_args;
 use crate::cli::{
     ControllerArg, GlobalArgs, HandlerArg, HandlerViewArgs, InformerKindArg, ViewArgs, ViewKind,
     WatchOutput,
@@ -344,11 +345,14 @@ fn check_page_file(args: &ViewArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The command line as typed, program name aside, for the page's header: `kubectl deltas` and each
-/// argument, quoted for a POSIX shell when it needs it, so that it can be run again as shown.
+/// The command line as typed, program name aside and credentials redacted
+/// ([`redacted_args`]), for the page's header: `kubectl deltas` and each argument, quoted for a
+/// POSIX shell when it needs it, so that it can be run again as shown (with the secrets given
+/// again).
 fn command_line() -> String {
     let mut line = "kubectl deltas".to_owned();
-    for arg in std::env::args_os().skip(1) {
+    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    for arg in redacted_args(&args) {
         let arg = arg.to_string_lossy();
         line.push(' ');
         let plain = !arg.is_empty()
