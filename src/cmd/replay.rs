@@ -257,7 +257,10 @@ async fn replay(
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
     // `--from +30s` counts from the recording's start, where its clock stands until the first
     // line is handed out.
-    settings.view.narrow = std::mem::take(&mut settings.view.narrow).starting_at(clock.wall());
+    settings.view.narrow = std::mem::take(&mut settings.view.narrow)
+        .starting_at(clock.wall())
+        .map_err(|e| anyhow!(e))
+        .exit_with(Exit::Usage)?;
     let source = Source {
         name: lister_watcher.describe().resource(),
         lister_watcher,

@@ -38,6 +38,7 @@ mod recording_queues;
 mod reflector;
 mod replay_cli;
 mod replay_resyncs;
+mod replay_window;
 mod stopping_cli;
 mod usage_cli;
 mod verify_cli;
