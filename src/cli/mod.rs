@@ -885,8 +885,8 @@ pub struct RecordArgs {
 pub struct ReplayArgs {
     /// The recording (`-` for stdin; `.gz` files are decompressed). When its header names the
     /// flags it is meant to be replayed with (`replayWith`), they are used unless a flag given
-    /// changes the informer (any but -o, -f, --object, --show-secret-data, --since-now,
-    /// --until-synced, --max-batches, --query, -q, --speed), and a note says so.
+    /// changes the informer (any but the output, narrowing and layout flags, --speed and
+    /// --view), and a note says so (docs/recording.md).
     pub file: PathBuf,
     /// Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the
     /// consumer popping concurrently as live, on a clock running X times real time (handler
