@@ -368,7 +368,7 @@ pub struct InformerArgs {
     ///
     /// As in client-go, a handler's period below 1s is raised to 1s, the informer's own check
     /// period is not. `replay` without it takes the recorded informer's period from the
-    /// recording.
+    /// recording, and refuses one under 1ms, which it would tick without waiting.
     // `None` when not given: a replay then reads the period from the recording, which an
     // explicit `--resync 0` overrides.
     #[arg(long, value_name = "DURATION", value_parser = parse_period)]

@@ -140,8 +140,10 @@ enum InformerResync {
 /// The shortest `--resync` a replay takes. An instant replay ticks the informer's resync timer
 /// on the recording's clock without waiting, so the number of ticks is the recording's span
 /// divided by the period: at most a thousand per recorded second keeps that bounded (a
-/// nanosecond period would tick a billion times per recorded second). client-go raises handlers'
-/// periods to a second; the informer's own is not raised, live its ticks cost real time.
+/// nanosecond period would tick a billion times per recorded second). client-go raises a
+/// handler's period to `minimumResyncPeriod`, a second (`tools/cache/shared_informer.go`,
+/// `AddEventHandlerWithResyncPeriod`), but takes the informer's own as given
+/// (`NewSharedIndexInformer`'s `resyncCheckPeriod`): live, its ticks cost real time.
 const SHORTEST_RESYNC: Duration = Duration::from_millis(1);
 
 /// How many lines a replay reads ahead for the `RESYNC` lines' period: well past the first
