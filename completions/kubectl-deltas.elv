@@ -229,7 +229,7 @@ set edit:completion:arg-completer[kubectl-deltas] = {|@words|
             cand --selector 'Only pops of objects matching this label selector, read as the API server reads `-l` (`app=web,tier!=db`, `env in (prod,staging)`, `!canary`) but applied here, to the recording'
             cand --field-selector 'Only pops of objects matching this field selector (`status.phase=Running`, `spec.nodeName!=node-a`; =, == and !=), applied here to any dotted path; a missing field reads as empty'
             cand --from 'Show from this point of the recording: a time (RFC 3339, `2024-05-01T17:31:40Z`), an offset from its start (`+30s`) or a pop''s number (`#12`)'
-            cand --to 'Show up to this point (included), written as for `--from`'
+            cand --to 'Show up to this point (included), written as for `--from`; a `--from` after it is refused'
             cand --client-go 'The client-go version whose informer runs (default: 1.32)'
             cand --resync 'Resync period (`30s`, `5m`; `0` disables)'
             cand --legacy-sync 'Replace emits Sync deltas instead of Replaced, as before client-go 1.18 (`--legacy-sync=false`: Replaced, whatever `--client-go` says)'

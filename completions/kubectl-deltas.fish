@@ -313,7 +313,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s l -l selector -d 'Only pops of objects matching this label selector, read as the API server reads `-l` (`app=web,tier!=db`, `env in (prod,staging)`, `!canary`) but applied here, to the recording' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l field-selector -d 'Only pops of objects matching this field selector (`status.phase=Running`, `spec.nodeName!=node-a`; =, == and !=), applied here to any dotted path; a missing field reads as empty' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l from -d 'Show from this point of the recording: a time (RFC 3339, `2024-05-01T17:31:40Z`), an offset from its start (`+30s`) or a pop\'s number (`#12`)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l to -d 'Show up to this point (included), written as for `--from`' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l to -d 'Show up to this point (included), written as for `--from`; a `--from` after it is refused' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l client-go -d 'The client-go version whose informer runs (default: 1.32)' -r -f -a "1.17\t''
 1.18\t''
 1.19\t''

@@ -378,7 +378,7 @@ pub struct InformerArgs {
     ///
     /// As in client-go, a handler's period below 1s is raised to 1s, the informer's own check
     /// period is not. `replay` without it takes the recorded informer's period from the
-    /// recording.
+    /// recording, and refuses one under 1ms, which it would tick without waiting.
     // `None` when not given: a replay then reads the period from the recording, which an
     // explicit `--resync 0` overrides.
     #[arg(long, value_name = "DURATION", value_parser = parse_period)]
@@ -895,8 +895,8 @@ pub struct RecordArgs {
 pub struct ReplayArgs {
     /// The recording (`-` for stdin; `.gz` files are decompressed). When its header names the
     /// flags it is meant to be replayed with (`replayWith`), they are used unless a flag given
-    /// changes the informer (any but -o, -f, --object, --show-secret-data, --since-now,
-    /// --until-synced, --max-batches, --query, -q, --speed), and a note says so.
+    /// changes the informer (any but the output, narrowing and layout flags, --speed and
+    /// --view), and a note says so (docs/recording.md).
     pub file: PathBuf,
     /// Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the
     /// consumer popping concurrently as live, on a clock running X times real time (handler

@@ -59,7 +59,7 @@ pub struct ReplayNarrowArgs {
     /// offset from its start (`+30s`) or a pop's number (`#12`).
     #[arg(long, value_name = "WHEN")]
     pub from: Option<Bound>,
-    /// Show up to this point (included), written as for `--from`.
+    /// Show up to this point (included), written as for `--from`; a `--from` after it is refused.
     #[arg(long, value_name = "WHEN")]
     pub to: Option<Bound>,
 }
@@ -87,11 +87,10 @@ impl FromStr for Bound {
                 .map_err(|_| format!("{text:?}: after '#' comes a pop's number, such as #12"));
         }
         if let Some(offset) = text.strip_prefix('+') {
-            return humantime::parse_duration(offset)
+            // The parser of every duration flag, so that `+1y` is refused as `--resync 1y` is.
+            return super::duration::parse_duration(offset)
                 .map(Bound::After)
-                .map_err(|e| {
-                    format!("{text:?}: {e}; an offset is a duration such as +30s or +2m")
-                });
+                .map_err(|e| format!("{text:?} is not an offset from the recording's start: {e}"));
         }
         text.parse::<jiff::Timestamp>()
             .map(|t| Bound::At(SystemTime::from(t)))
@@ -101,6 +100,20 @@ impl FromStr for Bound {
                      (2024-05-01T17:31:40Z), an offset from its start (+30s) or a pop's number (#12)"
                 )
             })
+    }
+}
+
+impl std::fmt::Display for Bound {
+    /// As the flag is written: `2024-05-01T17:31:40Z`, `+30s`, `#12`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bound::At(time) => match jiff::Timestamp::try_from(*time) {
+                Ok(time) => write!(f, "{time}"),
+                Err(_) => write!(f, "{time:?}"),
+            },
+            Bound::After(offset) => write!(f, "+{}", humantime::format_duration(*offset)),
+            Bound::Seq(seq) => write!(f, "#{seq}"),
+        }
     }
 }
 
@@ -132,6 +145,13 @@ mod tests {
             Bound::At(SystemTime::UNIX_EPOCH + Duration::from_secs(1_714_584_700))
         );
         assert!("#x".parse::<Bound>().unwrap_err().contains("pop's number"));
+        // As every duration flag: Go's units, no calendar ones.
+        let year = "+1y".parse::<Bound>().unwrap_err();
+        assert!(year.contains("days, weeks, months or years"), "{year}");
+        assert_eq!(
+            "+1h30m".parse::<Bound>(),
+            Ok(Bound::After(Duration::from_secs(5400)))
+        );
         assert!(
             "yesterday"
                 .parse::<Bound>()

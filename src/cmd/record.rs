@@ -160,7 +160,7 @@ async fn record(
 
 /// The flags of `record` that choose its handlers and controllers and what the timeline shows of
 /// them (`HandlerViewArgs`).
-const HANDLER_FLAGS: [&str; 5] = [
+pub(super) const HANDLER_FLAGS: [&str; 5] = [
     "handler_delay",
     "handlers",
     "controllers",
@@ -172,7 +172,7 @@ const HANDLER_FLAGS: [&str; 5] = [
 /// deltas, and the indices. Not `--resync`: a replay reads the recorded informer's period from
 /// the `RESYNC` lines, and, without `--resync`, takes those lines as its ticks (with it, it would
 /// compute ticks of its own, which drift from the recorded ones).
-const INFORMER_FLAGS: [&str; 6] = [
+pub(super) const INFORMER_FLAGS: [&str; 6] = [
     "client_go",
     "fifo",
     "batch_pop",

@@ -27,6 +27,7 @@ use clap::{CommandFactory as _, Parser as _};
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock as _;
 use kubectl_deltas::cache::{Informer, InformerError, ReflectorConfig, ReflectorError};
+use kubectl_deltas::render::printable;
 use kubectl_deltas::source::ListerWatcher as _;
 use kubectl_deltas::source::recording::{
     InformerSlot, Pace, RecordedResource, RecordingListerWatcher, RecordingReader, ResyncHook,
@@ -35,7 +36,7 @@ use kubectl_deltas::source::recording::{
 
 use super::informer::strip_managed_fields;
 use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
-use crate::cli::exit::{Exit, WithExit};
+use crate::cli::exit::{self, Exit, Failure, WithExit};
 use crate::cli::profile::Profile;
 use crate::cli::{self, GlobalArgs, InformerKindArg, Period, ReplayArgs};
 
@@ -48,10 +49,24 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         .map_err(|e| anyhow!(e))
         .exit_with(Exit::Usage)?;
     let mut notes: Vec<std::borrow::Cow<'static, str>> = Vec::new();
-    if let Some(flags) = recording_flags.filter(|_| !args.view.quiet) {
-        notes.push(
-            format!("replaying with the recording's {flags}; give your own to override").into(),
-        );
+    match &recording_flags {
+        _ if args.view.quiet => {}
+        RecordingFlags::None => {}
+        RecordingFlags::Used(flags) => notes.push(
+            format!(
+                "replaying with the recording's {}; give your own to override",
+                printable(flags)
+            )
+            .into(),
+        ),
+        RecordingFlags::Dropped { flags, by } => notes.push(
+            format!(
+                "not replaying with the recording's {}: {by} changes the informer, so only the \
+                 flags given count; give those too to keep them",
+                printable(flags)
+            )
+            .into(),
+        ),
     }
     let plain = view.informer == InformerKindArg::Plain;
     let delayed = view.handler_delay.is_some() || view.handlers.iter().any(|h| h.delay.is_some());
@@ -62,7 +77,21 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
                 .into(),
         );
     }
-    let resync = informer_resync(&args, &view)?;
+    let resync = informer_resync(&args, &view).map_err(|error| match &recording_flags {
+        // The recording's fault, not the command line's: refused as a bad recording.
+        RecordingFlags::Used(flags) => Failure {
+            exit: Exit::Runtime,
+            error: anyhow!(
+                "{}: the flags its header gives (\"replayWith\": {flags}) are refused: {}; \
+                 give your own flags to replay it",
+                args.file.display(),
+                exit::message(&error)
+            ),
+            note: None,
+        }
+        .into(),
+        _ => error,
+    })?;
     match resync {
         InformerResync::Given(_) => notes.push(
             "resyncs are timed from --resync and the handlers' periods on the recording's \
@@ -108,12 +137,31 @@ enum InformerResync {
     Recorded(Duration),
 }
 
+/// The shortest `--resync` a replay takes. An instant replay ticks the informer's resync timer
+/// on the recording's clock without waiting, so the number of ticks is the recording's span
+/// divided by the period: at most a thousand per recorded second keeps that bounded (a
+/// nanosecond period would tick a billion times per recorded second). client-go raises a
+/// handler's period to `minimumResyncPeriod`, a second (`tools/cache/shared_informer.go`,
+/// `AddEventHandlerWithResyncPeriod`), but takes the informer's own as given
+/// (`NewSharedIndexInformer`'s `resyncCheckPeriod`): live, its ticks cost real time.
+const SHORTEST_RESYNC: Duration = Duration::from_millis(1);
+
 /// How many lines a replay reads ahead for the `RESYNC` lines' period: well past the first
 /// resyncs of a recording that has them, and a bounded cost for one that has none.
 const RESYNC_LINES_AHEAD: usize = 100_000;
 
 fn informer_resync(args: &ReplayArgs, view: &View) -> anyhow::Result<InformerResync> {
     match args.informer.resync {
+        Some(Period(Some(period))) if period < SHORTEST_RESYNC => {
+            return Err(anyhow!(
+                "--resync {}: a replay computes the informer's resyncs on the recording's \
+                 clock, where they cost no real time, so its period is {} at the least; give a \
+                 longer one, or 0 for none",
+                humantime::format_duration(period),
+                humantime::format_duration(SHORTEST_RESYNC)
+            ))
+            .exit_with(Exit::Usage);
+        }
         Some(Period(Some(period))) => {
             // Not raised to a second: only handlers' periods are, by the shared informer.
             return Ok(InformerResync::Given(period));
@@ -132,9 +180,11 @@ fn informer_resync(args: &ReplayArgs, view: &View) -> anyhow::Result<InformerRes
     Ok(period.map_or(InformerResync::Off, InformerResync::Recorded))
 }
 
-/// The flags of `replay` that change only what is shown of a replay, or when it stops: given
-/// alone, they leave the recording's own flags in force.
-const PRESENTATION: [&str; 13] = [
+/// The flags of `replay` that only choose what is shown of a replay, how it is laid out, or when
+/// it stops: given alone, they leave the recording's `replayWith` in force, since the informer,
+/// its handlers and controllers do the same work with or without them. Every argument of
+/// `replay` is in this list or in [`INFORMER`] (a test checks it).
+const PRESENTATION: [&str; 22] = [
     "file",
     "output",
     "page_file",
@@ -142,70 +192,206 @@ const PRESENTATION: [&str; 13] = [
     "show_secret_data",
     "since_now",
     "until_synced",
+    "no_headers",
     "max_batches",
     "query",
     "quiet",
     "speed",
     "verbose",
     "color",
+    "view_kind",
+    "globs",
+    "types",
+    "tombstones",
+    "selector",
+    "field_selector",
+    "from",
+    "to",
 ];
 
+/// The flags of `replay` that change what the informer, its handlers or its controllers do: one
+/// of them given replaces the recording's `replayWith` as a whole (a note names what is dropped).
+/// A flag found in neither list is treated as one of these.
+const INFORMER: [&str; 12] = [
+    "client_go",
+    "resync",
+    "legacy_sync",
+    "unlock_while_processing",
+    "indices",
+    "fifo",
+    "batch_pop",
+    "store",
+    "handler_delay",
+    "handlers",
+    "controllers",
+    "informer_kind",
+];
+
+/// The presentation flags a recording's `replayWith` may hold besides [`INFORMER`]'s: `--view`,
+/// which `record` writes so that the replay shows its handlers' rows as the recording's
+/// timeline did.
+const RECORDED_LAYOUT: [&str; 1] = ["view_kind"];
+
+/// Whether a recording's `replayWith` may hold the flag `id`. Recordings travel in bug reports:
+/// replaying one must not write a file of its choosing (`-f`), hide rows, take longer than its
+/// recorded time (`--speed`) or reach a cluster, so only the informer's flags and `--view` are
+/// allowed, and a flag not listed (one added later too) is refused.
+fn allowed_in_replay_with(id: &str) -> bool {
+    INFORMER.contains(&id) || RECORDED_LAYOUT.contains(&id)
+}
+
+/// What [`with_recording_flags`] did with the recording's `replayWith`, for the note.
+#[derive(Debug, PartialEq, Eq)]
+enum RecordingFlags {
+    /// None to use: no header, no `replayWith`, or stdin.
+    None,
+    /// These flags were added to the command line's.
+    Used(String),
+    /// These flags were not used: `by`, given on the command line, changes the informer.
+    Dropped { flags: String, by: String },
+}
+
 /// `args`, with the flags the recording is meant to be replayed with (its header's `replayWith`)
-/// added when the command line gives none that changes the informer, its handlers or its store;
-/// and those flags as one text, when they were added. A recording read from stdin cannot be read
-/// twice: its header's flags are not used.
-fn with_recording_flags(args: ReplayArgs) -> anyhow::Result<(ReplayArgs, Option<String>)> {
+/// added when the command line gives none of [`INFORMER`]'s (a presentation flag given on both
+/// is the command line's); and what was done with them. A recording read from stdin cannot be
+/// read twice: its header's flags are not used. A `replayWith` that holds a flag a recording may
+/// not set, or does not parse, refuses the replay.
+fn with_recording_flags(args: ReplayArgs) -> anyhow::Result<(ReplayArgs, RecordingFlags)> {
     if args.file.as_os_str() == "-" {
-        return Ok((args, None));
+        return Ok((args, RecordingFlags::None));
     }
     // An unreadable recording is reported by the replay itself.
     let flags = match RecordingReader::open(&args.file) {
         Ok(reader) => match reader.header() {
             Some(header) if !header.replay_with.is_empty() => header.replay_with.clone(),
-            _ => return Ok((args, None)),
+            _ => return Ok((args, RecordingFlags::None)),
         },
-        Err(_) => return Ok((args, None)),
+        Err(_) => return Ok((args, RecordingFlags::None)),
     };
-    // main has already refused a mistyped subcommand.
-    let Ok(argv) = cli::with_watch_shorthand(std::env::args_os().collect()) else {
-        return Ok((args, None));
-    };
-    let command = cli::Cli::command();
-    let Ok(matches) = command.clone().try_get_matches_from(&argv) else {
-        return Ok((args, None));
-    };
-    let (Some(("replay", given)), Some(replay)) =
-        (matches.subcommand(), command.find_subcommand("replay"))
-    else {
-        return Ok((args, None));
-    };
-    // By the arguments, not `given.ids()`, which has the groups of the flattened structs too.
-    let own = replay.get_arguments().any(|arg| {
-        let id = arg.get_id().as_str();
-        !PRESENTATION.contains(&id) && given.value_source(id) == Some(ValueSource::CommandLine)
-    });
-    if own {
-        return Ok((args, None));
-    }
     let text = flags.join(" ");
-    let with_flags = argv
+    // main has already refused a mistyped subcommand and a command line that does not parse.
+    let Ok(argv) = cli::with_watch_shorthand(std::env::args_os().collect()) else {
+        return Ok((args, RecordingFlags::None));
+    };
+    let given = given_replay_ids(&argv);
+    if let Some(id) = given.iter().find(|id| !PRESENTATION.contains(&id.as_str())) {
+        let by = flag_name(id);
+        return Ok((args, RecordingFlags::Dropped { flags: text, by }));
+    }
+    let refuse = |why: String| {
+        Err(anyhow!(
+            "{}: the flags its header gives (\"replayWith\": {text}) {why}; give your own \
+             flags to replay it",
+            args.file.display()
+        ))
+        .exit_with(Exit::Runtime)
+    };
+    // The header's flags alone, on a command line of their own, as `record` wrote them.
+    let program = argv
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "kubectl-deltas".into());
+    let header_argv: Vec<OsString> = [program.clone(), "replay".into(), "recording".into()]
         .into_iter()
-        .chain(flags.into_iter().map(OsString::from));
+        .chain(flags.iter().map(OsString::from))
+        .collect();
+    let header_ids = match replay_matches(&header_argv) {
+        Ok(matches) => given_ids(&matches),
+        Err(error) => {
+            let reason = error.kind().as_str().unwrap_or("invalid");
+            return refuse(format!("are not valid for replay ({reason})"));
+        }
+    };
+    let not_allowed = header_ids
+        .iter()
+        .filter(|id| id.as_str() != "file")
+        .find(|id| !allowed_in_replay_with(id));
+    if let Some(id) = not_allowed {
+        return refuse(format!(
+            "set {}, which a recording may not set: it may hold only flags that change what \
+             the informer, its handlers and controllers do (docs/recording.md)",
+            flag_name(id)
+        ));
+    }
+    // A presentation flag given on both is the command line's: the header's is left out.
+    let keep: Vec<&str> = header_ids
+        .iter()
+        .map(String::as_str)
+        .filter(|id| allowed_in_replay_with(id) && !given.iter().any(|g| g == id))
+        .collect();
+    let added = cli::given::given_flags(&header_argv, "replay", &keep);
+    // Right after the subcommand's name: before a `--` the command line may hold.
+    let at = argv
+        .iter()
+        .position(|word| word == "replay")
+        .map_or(argv.len(), |i| i + 1);
+    let mut with_flags = argv;
+    with_flags.splice(at..at, added.iter().map(OsString::from));
     match cli::Cli::try_parse_from(with_flags) {
         Ok(cli::Cli {
             command: cli::Command::Replay(args),
             ..
-        }) => Ok((args, Some(text))),
+        }) => Ok((args, RecordingFlags::Used(added.join(" ")))),
         Ok(_) => unreachable!("the command line named replay"),
         Err(error) => {
             let reason = error.kind().as_str().unwrap_or("invalid");
-            Err(anyhow!(
-                "{}: the flags its header gives (\"replayWith\": {text}) are not valid for \
-                 replay ({reason}); give your own flags to replay it",
-                args.file.display()
-            ))
-            .exit_with(Exit::Runtime)
+            refuse(format!("are not valid for replay ({reason})"))
         }
+    }
+}
+
+/// `argv` (a whole command line naming `replay`) parsed: the matches of `replay`.
+fn replay_matches(argv: &[OsString]) -> Result<clap::ArgMatches, clap::Error> {
+    let matches = cli::Cli::command().try_get_matches_from(argv)?;
+    match matches.subcommand() {
+        Some(("replay", given)) => Ok(given.clone()),
+        _ => Err(cli::Cli::command().error(
+            clap::error::ErrorKind::InvalidSubcommand,
+            "not a replay command line",
+        )),
+    }
+}
+
+/// The ids of `replay`'s arguments given on the command line `argv`; none if it does not parse.
+fn given_replay_ids(argv: &[OsString]) -> Vec<String> {
+    replay_matches(argv)
+        .map(|m| given_ids(&m))
+        .unwrap_or_default()
+}
+
+/// The ids of `replay`'s arguments set on the command line in `given`. By the arguments, not
+/// `given.ids()`, which has the groups of the flattened structs too.
+fn given_ids(given: &clap::ArgMatches) -> Vec<String> {
+    replay_command()
+        .get_arguments()
+        .map(|arg| arg.get_id().as_str())
+        .filter(|id| given.value_source(id) == Some(ValueSource::CommandLine))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `replay` as clap runs it: with the global flags (`-v`, `--color`) and `--help` among its
+/// arguments.
+fn replay_command() -> clap::Command {
+    let mut command = cli::Cli::command();
+    command.build();
+    command
+        .find_subcommand("replay")
+        .cloned()
+        .expect("replay is a subcommand")
+}
+
+/// How the user writes `replay`'s argument `id`: `--file`, `-o/--output`, `FILE`.
+fn flag_name(id: &str) -> String {
+    let command = replay_command();
+    match command.get_arguments().find(|a| a.get_id() == id) {
+        Some(arg) => match (arg.get_short(), arg.get_long()) {
+            (Some(short), Some(long)) => format!("-{short}/--{long}"),
+            (None, Some(long)) => format!("--{long}"),
+            (Some(short), None) => format!("-{short}"),
+            (None, None) => arg.get_id().as_str().to_uppercase(),
+        },
+        None => id.to_owned(),
     }
 }
 
@@ -257,7 +443,10 @@ async fn replay(
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
     // `--from +30s` counts from the recording's start, where its clock stands until the first
     // line is handed out.
-    settings.view.narrow = std::mem::take(&mut settings.view.narrow).starting_at(clock.wall());
+    settings.view.narrow = std::mem::take(&mut settings.view.narrow)
+        .starting_at(clock.wall())
+        .map_err(|e| anyhow!(e))
+        .exit_with(Exit::Usage)?;
     let source = Source {
         name: lister_watcher.describe().resource(),
         lister_watcher,
@@ -368,4 +557,52 @@ pub async fn cache_from_recording(
         ended_at: recorded_time.wall(),
         metadata_only,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every argument of `replay` is classified once: kept with the recording's flags, or
+    /// replacing them. A flag added later fails here until it is put in one list.
+    #[test]
+    fn every_replay_flag_is_presentation_or_informer() {
+        for arg in replay_command().get_arguments() {
+            let id = arg.get_id().as_str();
+            if id == "help" {
+                continue;
+            }
+            let lists =
+                usize::from(PRESENTATION.contains(&id)) + usize::from(INFORMER.contains(&id));
+            assert_eq!(lists, 1, "{id} is in {lists} of PRESENTATION and INFORMER");
+        }
+        for id in PRESENTATION.iter().chain(&INFORMER) {
+            assert!(
+                replay_command().get_arguments().any(|a| a.get_id() == *id),
+                "{id} is no argument of replay"
+            );
+        }
+    }
+
+    /// What `record` writes into `replayWith` is all a header may hold.
+    #[test]
+    fn record_writes_only_flags_a_header_may_hold() {
+        for id in super::super::record::HANDLER_FLAGS
+            .iter()
+            .chain(&super::super::record::INFORMER_FLAGS)
+        {
+            assert!(allowed_in_replay_with(id), "record writes {id}");
+        }
+        for id in [
+            "output",
+            "page_file",
+            "speed",
+            "verbose",
+            "file",
+            "from",
+            "quiet",
+        ] {
+            assert!(!allowed_in_replay_with(id), "{id}");
+        }
+    }
 }

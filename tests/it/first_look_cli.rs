@@ -213,7 +213,7 @@ async fn a_recording_is_replayed_with_the_flags_its_header_names_unless_given_ot
         "{stderr}"
     );
 
-    // A flag that changes the informer replaces them all.
+    // A flag that changes the informer replaces them all, and a note says which were dropped.
     let out = replay("slow-handler", &["-o", "jsonl", "--handler", "mine"]).await;
     let lines = json_lines(&out.stdout);
     assert!(
@@ -222,7 +222,15 @@ async fn a_recording_is_replayed_with_the_flags_its_header_names_unless_given_ot
             .filter(|l| l["kind"] == "notification")
             .all(|l| l["handler"] == "mine")
     );
-    assert!(!support::binary::stderr(&out).contains("replaying with"));
+    let stderr = support::binary::stderr(&out);
+    assert!(
+        stderr.contains(
+            "kubectl-deltas: note: not replaying with the recording's --resync 30s --handler \
+             slow,delay=2s,resync=0 --handler periodic: --handler changes the informer"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("note: replaying with"), "{stderr}");
 }
 
 /// The progress line a user sees on a terminal (stderr is a pseudo-terminal under util-linux's

@@ -39,6 +39,8 @@ mod recording_queues;
 mod reflector;
 mod replay_cli;
 mod replay_resyncs;
+mod replay_window;
+mod replay_with;
 mod stopping_cli;
 mod usage_cli;
 mod verify_cli;

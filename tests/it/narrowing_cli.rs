@@ -192,15 +192,10 @@ async fn the_summary_counts_the_pops_popped_and_those_shown() {
 }
 
 /// `(key, time)` of every reconcile of a jsonl replay of the bundled controller recording, with
-/// the controller it is meant to be replayed with (given, since flags replace its `replayWith`)
-/// and `flags`.
+/// the controller its header names (`replayWith`, which narrowing flags keep) and `flags`.
 async fn reconciles(flags: &[&str]) -> Vec<(String, String)> {
     let path = support::paths::bundled("controller");
     let mut args = vec!["replay", path.to_str().unwrap(), "-o", "jsonl", "-q"];
-    args.extend_from_slice(&[
-        "--controller",
-        "web,reconcile=500ms,fail=3,fail-keys=demo/flaky",
-    ]);
     args.extend_from_slice(flags);
     let out = run_offline(&args, None).await;
     assert_eq!(out.status.code(), Some(0), "{flags:?}: {}", stderr(&out));

@@ -65,7 +65,32 @@ impl Narrow {
         }
         self.from = args.from;
         self.to = args.to;
+        self.window_holds_something("")?;
         Ok(self)
+    }
+
+    /// Refuses a `--from` past its `--to` when the two compare: two offsets, two pop numbers,
+    /// two times (an offset becomes a time once [`starting_at`](Self::starting_at) knows the
+    /// recording's start). A pop number and a time do not compare before the replay: which pop
+    /// comes at which time is what the replay finds out. Both ends are included, so equal ends
+    /// show what is at that point.
+    fn window_holds_something(&self, offsets: &str) -> Result<(), String> {
+        let (Some(from), Some(to)) = (self.from, self.to) else {
+            return Ok(());
+        };
+        let empty = match (from, to) {
+            (Bound::At(from), Bound::At(to)) => from > to,
+            (Bound::After(from), Bound::After(to)) => from > to,
+            (Bound::Seq(from), Bound::Seq(to)) => from > to,
+            _ => false,
+        };
+        if empty {
+            return Err(format!(
+                "--from {from} comes after --to {to}{offsets}, so the window shows nothing: give \
+                 a --from at or before --to"
+            ));
+        }
+        Ok(())
     }
 
     /// Whether any filter is given.
@@ -79,15 +104,27 @@ impl Narrow {
             || self.to.is_some()
     }
 
-    /// Resolves offsets (`+30s`) against the recording's start.
-    pub fn starting_at(mut self, start: SystemTime) -> Narrow {
+    /// Resolves offsets (`+30s`) against the recording's start; refuses a window that the
+    /// resolved ends show to be empty (an offset and a time).
+    pub fn starting_at(mut self, start: SystemTime) -> Result<Narrow, String> {
+        let offsets = self
+            .from
+            .iter()
+            .chain(&self.to)
+            .any(|b| matches!(b, Bound::After(_)));
         let resolve = |bound: Option<Bound>| match bound {
             Some(Bound::After(offset)) => Some(Bound::At(start + offset)),
             other => other,
         };
         self.from = resolve(self.from);
         self.to = resolve(self.to);
-        self
+        if offsets {
+            let start = Bound::At(start);
+            self.window_holds_something(&format!(
+                " (an offset counts from the recording's start, {start})"
+            ))?;
+        }
+        Ok(self)
     }
 
     /// Whether pop `batch`, popped at `time`, is shown.
