@@ -14,6 +14,7 @@ mod cli;
 mod client_go_cli;
 mod cluster_access;
 mod connection_flags;
+mod controller_bounds;
 mod controller_cli;
 mod controller_priority_cli;
 mod controller_record;

@@ -82,7 +82,7 @@ pub use idle::Idle;
 pub use reader::stdout_reader_gone;
 pub use view::View;
 
-use controller::{ControllerHandler, ControllerRun, ControllerTarget};
+use controller::{ControllerHandler, ControllerRun, ControllerTarget, InlineGroup};
 use handler::ShownHandler;
 use output::Output;
 use sink::InformerOutput;
@@ -451,6 +451,8 @@ impl Pipeline {
             }
             // Each controller's handler comes after the --handler ones (see controller.rs).
             let mut own = Vec::new();
+            let inline_group =
+                inline.then(|| InlineGroup::new(output.clone(), shared_clock.clone(), index));
             for (position, spec) in view.controllers.iter().enumerate() {
                 let run = ControllerRun::new(
                     spec,
@@ -459,7 +461,7 @@ impl Pipeline {
                     index,
                     position,
                     informer.indexer().clone(),
-                    inline,
+                    inline_group.as_ref(),
                 );
                 run.start(spec.workers).map_err(PipelineError::Spawn)?;
                 let shown = ShownHandler {
