@@ -582,8 +582,10 @@ pub struct ViewArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = WatchOutput::Timeline)]
     pub output: WatchOutput,
-    /// Where `-o html` writes its page (default: stdout); created (or emptied) at the start, written
-    /// when the session ends.
+    /// Where `-o html` writes its page (default: stdout), once the session ends normally (Ctrl-C
+    /// included): an existing FILE (through a symlink, the file it names) is replaced by the
+    /// complete page, and left as it was by a session that fails. It cannot be the recording
+    /// replayed.
     #[arg(hide_short_help = true, short = 'f', long = "file", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub page_file: Option<PathBuf>,
     /// How much of each object jsonl, json, yaml and html carry.

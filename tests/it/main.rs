@@ -32,6 +32,7 @@ mod metadata_only;
 mod narrowing_cli;
 mod other_stores;
 mod other_stores_cli;
+mod output_files;
 mod plain_fifo_cli;
 mod plugin;
 mod recording;

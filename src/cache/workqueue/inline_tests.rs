@@ -71,6 +71,14 @@ impl Reconciler<&'static str> for Scripted {
 
 type Done = Reconcile<&'static str, Option<u64>>;
 
+/// A sink that keeps every reconcile in `done`.
+fn keep(done: &mut Vec<Done>) -> impl FnMut(Done) -> ControlFlow<()> + '_ {
+    |r| {
+        done.push(r);
+        ControlFlow::Continue(())
+    }
+}
+
 /// The workers, with every reconcile their sink is handed kept in end order, as the tests read
 /// them.
 struct Collected<Q> {
@@ -91,17 +99,13 @@ impl<Q: ControllerQueue<&'static str>> Collected<Q> {
     }
 
     fn add_with_priority(&mut self, key: &'static str, priority: i32, at: Instant) -> Added {
-        let done = &mut self.done;
-        self.w.add_with_priority(key, priority, at, &mut |r| {
-            ControlFlow::Continue(done.push(r))
-        })
+        self.w
+            .add_with_priority(key, priority, at, &mut keep(&mut self.done))
     }
 
     fn run_through(&mut self, t: Instant) {
         let done = &mut self.done;
-        let _ = self
-            .w
-            .run_through(t, &mut |r| ControlFlow::Continue(done.push(r)));
+        let _ = self.w.run_through(t, &mut keep(done));
     }
 
     fn drain(&mut self) -> Vec<Done> {
@@ -411,8 +415,7 @@ fn reconciles_stream_to_the_sink_and_a_break_pauses_the_run() {
 
     let mut paused = requeuing().w;
     let mut seen = Vec::new();
-    let mut keep = |r: Done| ControlFlow::Continue(seen.push(r));
-    paused.add("a", t0, &mut keep);
+    paused.add("a", t0, &mut keep(&mut seen));
     let mut taken = 0;
     let flow = paused.run_through(t0 + ms(100), &mut |_| {
         taken += 1;
@@ -428,7 +431,7 @@ fn reconciles_stream_to_the_sink_and_a_break_pauses_the_run() {
         t0 + ms(9),
         "paused at the 10th reconcile's end"
     );
-    let flow = paused.run_through(t0 + ms(100), &mut |r| ControlFlow::Continue(seen.push(r)));
+    let flow = paused.run_through(t0 + ms(100), &mut keep(&mut seen));
     assert!(flow.is_continue());
     assert_eq!(seen, whole[10..]);
 }

@@ -56,6 +56,7 @@ mod hooks;
 mod idle;
 mod narrow;
 mod output;
+mod page_file;
 mod reader;
 mod sink;
 mod stdout;
@@ -313,14 +314,21 @@ impl Pipeline {
         shutdown: impl Future<Output = ()>,
     ) -> Result<Ended, PipelineError> {
         let reader_gone = reader::stdout_reader_gone();
-        let out = match self.settings.view.page_output() {
+        let page = self.settings.view.page_file();
+        let out = match (&page, self.settings.view.page_output()) {
+            (Some(page), _) => stdout::Stdout::direct(Box::new(page.clone())),
             // Written at the end, after the stop: a writer that gives up on a full pipe once the
             // session is stopping would cut the page short.
-            Some(page) => stdout::Stdout::direct(page.map_err(PipelineError::Output)?),
-            None => stdout::stdout(self.stop.clone()),
+            (None, true) => stdout::Stdout::direct(Box::new(io::BufWriter::new(io::stdout()))),
+            (None, false) => stdout::stdout(self.stop.clone()),
         };
-        self.run_with(sources, clock, shutdown, out, reader_gone)
-            .await
+        let ended = self
+            .run_with(sources, clock, shutdown, out, reader_gone)
+            .await?;
+        if let Some(page) = page {
+            page.commit().map_err(PipelineError::Output)?;
+        }
+        Ok(ended)
     }
 
     /// [`run`](Pipeline::run) writing to `out`; `reader_gone` completes if its reader goes away.
