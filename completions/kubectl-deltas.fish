@@ -43,7 +43,7 @@ jsonl\t'One JSON object per line, for scripts (docs/jsonl.md)'
 json\t'Each batch as a pretty JSON document'
 yaml\t'Each batch as a YAML document'
 html\t'One self-contained HTML page, written when the session ends (to stdout, or -f FILE): the Reflector, every key\'s pops, the queue and each handler on a time axis, the summary below'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s f -l file -d 'Where `-o html` writes its page (default: stdout); created (or emptied) at the start, written when the session ends' -r -F
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -s f -l file -d 'Where `-o html` writes its page (default: stdout), once the session ends normally (Ctrl-C included): an existing FILE (through a symlink, the file it names) is replaced by the complete page, and left as it was by a session that fails. It cannot be the recording replayed' -r -F
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l object -d 'How much of each object jsonl, json, yaml and html carry' -r -f -a "full\t'The whole object'
 meta\t'apiVersion, kind and metadata, without managedFields'
 none\t'No object at all'"
@@ -293,7 +293,7 @@ jsonl\t'One JSON object per line, for scripts (docs/jsonl.md)'
 json\t'Each batch as a pretty JSON document'
 yaml\t'Each batch as a YAML document'
 html\t'One self-contained HTML page, written when the session ends (to stdout, or -f FILE): the Reflector, every key\'s pops, the queue and each handler on a time axis, the summary below'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s f -l file -d 'Where `-o html` writes its page (default: stdout); created (or emptied) at the start, written when the session ends' -r -F
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -s f -l file -d 'Where `-o html` writes its page (default: stdout), once the session ends normally (Ctrl-C included): an existing FILE (through a symlink, the file it names) is replaced by the complete page, and left as it was by a session that fails. It cannot be the recording replayed' -r -F
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l object -d 'How much of each object jsonl, json, yaml and html carry' -r -f -a "full\t'The whole object'
 meta\t'apiVersion, kind and metadata, without managedFields'
 none\t'No object at all'"

@@ -592,8 +592,10 @@ pub struct ViewArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = WatchOutput::Timeline)]
     pub output: WatchOutput,
-    /// Where `-o html` writes its page (default: stdout); created (or emptied) at the start, written
-    /// when the session ends.
+    /// Where `-o html` writes its page (default: stdout), once the session ends normally (Ctrl-C
+    /// included): an existing FILE (through a symlink, the file it names) is replaced by the
+    /// complete page, and left as it was by a session that fails. It cannot be the recording
+    /// replayed.
     #[arg(hide_short_help = true, short = 'f', long = "file", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub page_file: Option<PathBuf>,
     /// How much of each object jsonl, json, yaml and html carry.
@@ -665,6 +667,7 @@ pub struct HandlerViewArgs {
     /// reading the object from the Indexer when they start; `fail=N` makes the first N
     /// reconciles of each key (matching `fail-keys`, default all) fail, so that the rate
     /// limiter's retries show; `requeue-after` makes every success come back after that long.
+    /// `reconcile` and `requeue-after` are 0 or at least 1ms.
     /// `queue=priority` runs controller-runtime's priority queue instead, its default from
     /// v0.23: initial-list adds and unchanged updates (resyncs) wait at priority -100 behind
     /// real changes, retries keep their priority, and the rate limiter is per key only. The

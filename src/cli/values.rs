@@ -205,6 +205,10 @@ impl KeyGlob {
     }
 }
 
+/// The shortest `reconcile=` and `requeue-after=` of a `--controller` (0 aside): the timeline's
+/// resolution, and a bound on how often an instant replay's workers reconcile a key.
+pub const MIN_CONTROLLER_DURATION: Duration = Duration::from_millis(1);
+
 /// Parses `NAME[,workers=N][,reconcile=DUR][,fail=N][,fail-keys=GLOB][,requeue-after=DUR]
 /// [,resync=DUR][,queue=workqueue|priority]`.
 pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
@@ -241,6 +245,20 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
         }
         seen.push(key);
         let period = |value: &str| parse_period(value).map(|p| p.0);
+        // Below the millisecond the timeline shows, a `requeue-after` would make each key come
+        // back millions of times per recorded second, and an instant replay compute them all.
+        let at_least_a_millisecond = |duration: Option<Duration>| match duration {
+            Some(d) if d < MIN_CONTROLLER_DURATION => Err(format!(
+                "{key}={} for controller {name:?} is below 1ms: give 1ms or more, or 0 for {}",
+                value.trim(),
+                if key == "reconcile" {
+                    "a reconcile that takes no time"
+                } else {
+                    "no requeue"
+                }
+            )),
+            other => Ok(other),
+        };
         let count = |value: &str, what: &str| {
             value
                 .trim()
@@ -258,7 +276,9 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
                 }
                 controller.workers = n as usize;
             }
-            "reconcile" => controller.reconcile = period(value)?.unwrap_or_default(),
+            "reconcile" => {
+                controller.reconcile = at_least_a_millisecond(period(value)?)?.unwrap_or_default()
+            }
             "fail" => controller.fail = count(value, "a number of failures")?,
             "fail-keys" => {
                 if value.is_empty() {
@@ -269,7 +289,7 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
                 }
                 controller.fail_keys = Some(KeyGlob(value.to_owned()));
             }
-            "requeue-after" => controller.requeue_after = period(value)?,
+            "requeue-after" => controller.requeue_after = at_least_a_millisecond(period(value)?)?,
             "resync" => controller.resync = Some(period(value)?.unwrap_or_default()),
             "queue" => {
                 controller.queue = match value.trim() {

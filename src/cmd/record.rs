@@ -11,8 +11,10 @@
 //! flushed), and a `.gz` file gets its gzip trailer at the end. The file is created when the
 //! server first answers a request successfully ([`CreateOnSuccess`]): a selector the server
 //! refuses, a 403 or an unreachable cluster leave no file behind, and an existing one untouched.
+//! It is an [`OutputFile`], renamed into place once it holds that first answer: an existing one
+//! (`--force`) is replaced by a recording, never emptied first.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -23,6 +25,7 @@ use flate2::write::GzEncoder;
 use futures_util::FutureExt as _;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::{NoObserver, TokioClock};
+use kubectl_deltas::source::output_file::OutputFile;
 use kubectl_deltas::source::recording::{RecordOptions, RecordedResource, Recorder};
 use kubectl_deltas::source::{
     ListPage, ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchRequest, WatchStream,
@@ -285,27 +288,28 @@ impl Destination {
             return;
         };
         let created = (|| {
-            let mut options = OpenOptions::new();
-            options.write(true);
-            if *overwrite {
-                options.create(true).truncate(true);
-            } else {
-                // It did not exist at the start: if it does now, someone else wrote it.
-                options.create_new(true);
-            }
-            let file = options.open(&*path)?;
+            // Written under a temporary name and renamed once it holds what came so far: an
+            // existing file (`--force`) is replaced by a recording, never emptied first.
+            let out = OutputFile::create(path)?;
+            let file = out.file().try_clone()?;
             // `.gz` in any case: `X.JSONL.GZ` is a gzip file as much as `x.jsonl.gz`.
             let gzip = path
                 .extension()
                 .is_some_and(|ext| ext.eq_ignore_ascii_case("gz"));
-            let mut out = if gzip {
+            let mut sink = if gzip {
                 Sink::Gzip(GzEncoder::new(file, Compression::default()))
             } else {
                 Sink::File(file)
             };
-            out.write_all(buffer)?;
-            out.flush()?;
-            Ok(out)
+            sink.write_all(buffer)?;
+            sink.flush()?;
+            if *overwrite {
+                out.commit()?;
+            } else {
+                // It did not exist at the start: if it does now, someone else wrote it.
+                out.commit_new()?;
+            }
+            Ok(sink)
         })();
         *sink = match created {
             Ok(out) => out,

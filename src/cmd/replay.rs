@@ -43,6 +43,7 @@ use crate::cli::{self, GlobalArgs, InformerKindArg, Period, ReplayArgs};
 pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let (args, recording_flags) = with_recording_flags(args)?;
     let mut view = View::from_args(&args.view, global)?;
+    view.refuse_page_over(&args.file)?;
     view.narrow = view
         .narrow
         .replay(&args.narrow)

@@ -75,7 +75,9 @@ fn listen() -> Option<watch::Receiver<Option<i32>>> {
                     let (number, _, _) = received.await;
                     let Some(number) = number else { return };
                     if first_tx.borrow().is_some() {
-                        // The second: the user insists.
+                        // The second: the user insists. The files not yet complete stay as they
+                        // were (`OutputFile`); their temporary files go.
+                        kubectl_deltas::source::output_file::remove_temporaries();
                         std::process::exit(128 + number);
                     }
                     first_tx.send_replace(Some(number));

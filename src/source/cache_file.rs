@@ -8,7 +8,9 @@
 //! limit; whatever it refuses counts as a cache miss, and the next write replaces it.
 
 use std::io::{Read as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use super::output_file::OutputFile;
 
 /// Why a cache file was not read.
 #[derive(Debug, thiserror::Error)]
@@ -58,8 +60,8 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
 }
 
 /// Replaces the file at `path` with `bytes` as client-go's `writeCachedFile` does: directories
-/// made `0750`, a temporary file next to it (`<name>.<random>`), `0660`, renamed over `path`
-/// (a reader meanwhile gets the old file or the new one, never half of one).
+/// made `0750`, a temporary file next to it, `0660`, renamed over `path` (a reader meanwhile gets
+/// the old file or the new one, never half of one): an [`OutputFile`].
 pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path
         .parent()
@@ -70,37 +72,10 @@ pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o750);
     builder.create(dir)?;
 
-    let (temporary, mut file) = create_temporary(path)?;
-    let written = file
-        .write_all(bytes)
-        .and_then(|()| set_mode(&file))
-        .and_then(|()| {
-            drop(file);
-            std::fs::rename(&temporary, path)
-        });
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written
-}
-
-fn create_temporary(path: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let mut attempts = 0;
-    loop {
-        let temporary = path.with_file_name(format!("{name}.{:016x}", fastrand::u64(..)));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)
-        {
-            Ok(file) => return Ok((temporary, file)),
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists && attempts < 8 => {
-                attempts += 1;
-            }
-            Err(error) => return Err(error),
-        }
-    }
+    let mut file = OutputFile::replacing(path)?;
+    file.write_all(bytes)?;
+    set_mode(file.file())?;
+    file.commit().map(drop)
 }
 
 #[cfg(unix)]

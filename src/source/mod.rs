@@ -4,6 +4,7 @@ pub mod cluster;
 pub mod discovery;
 pub mod kube_api;
 pub mod list_body;
+pub mod output_file;
 pub mod proxy;
 pub mod recording;
 pub mod selector;

@@ -9,6 +9,11 @@
 //! `AddAfter` on a `RequeueAfter`, `Forget` on a success, each re-add at the priority the key was
 //! handed out with ([`ControllerQueue::requeue`]); then `Done`.
 //!
+//! Each reconcile is handed to the caller's sink as it ends, never kept: a `requeue-after` far
+//! shorter than the gaps between the caller's instants makes millions of reconciles, and they
+//! stream out at a constant memory. The sink's `Break` pauses the run after the reconcile it was
+//! handed (a stop); the next call resumes where it paused, as the loop keeps no state of its own.
+//!
 //! Time moves in [`run_until`](InlineWorkers::run_until) steps. Things due at the same instant
 //! happen in one fixed order: reconciles ending (lowest worker first), then delayed keys coming
 //! due, then an add from outside, then idle workers taking keys (lowest worker first). So a burst
@@ -17,6 +22,7 @@
 
 use std::fmt;
 use std::hash::Hash;
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use super::controller_queue::{ControllerQueue, ReconcileResult};
@@ -95,6 +101,12 @@ impl<T, S> Reconcile<T, S> {
     }
 }
 
+/// Where [`InlineWorkers`] hand each reconcile as it ends, in end order: `Continue`, or `Break`
+/// to pause the run after it.
+pub trait ReconcileSink<T, S>: FnMut(Reconcile<T, S>) -> ControlFlow<()> {}
+
+impl<T, S, F: FnMut(Reconcile<T, S>) -> ControlFlow<()>> ReconcileSink<T, S> for F {}
+
 /// A reconcile in progress.
 struct Running<T, S> {
     got: Got<T>,
@@ -126,8 +138,6 @@ pub struct InlineWorkers<T, R: Reconciler<T>, Q = RateLimitingQueue<T>> {
     workers: Vec<Option<Running<T, R::Seen>>>,
     /// The simulation's time: never goes back.
     now: Instant,
-    /// Reconciles finished and not yet taken by [`drain`](InlineWorkers::drain), in end order.
-    finished: Vec<Reconcile<T, R::Seen>>,
 }
 
 impl<T, R: Reconciler<T>, Q> fmt::Debug for InlineWorkers<T, R, Q> {
@@ -147,41 +157,66 @@ impl<T: Eq + Hash + Clone, R: Reconciler<T>, Q: ControllerQueue<T>> InlineWorker
             reconciler,
             workers: (0..config.workers.max(1)).map(|_| None).collect(),
             now: start,
-            finished: Vec::new(),
         }
     }
 
     /// The handler's `Add` at `at`: first everything due before it happens (see
-    /// [`run_until`](InlineWorkers::run_until)). A time before the simulation's is taken as now.
-    pub fn add(&mut self, key: T, at: Instant) -> Added {
-        self.add_with_priority(key, 0, at)
+    /// [`run_until`](InlineWorkers::run_until)), each reconcile ending on the way handed to
+    /// `sink`. A time before the simulation's is taken as now.
+    pub fn add(&mut self, key: T, at: Instant, sink: &mut impl ReconcileSink<T, R::Seen>) -> Added {
+        self.add_with_priority(key, 0, at, sink)
     }
 
     /// The handler's `Add` at `at` with a priority, as controller-runtime's handlers add to a
     /// priority queue (a queue without priorities ignores it).
-    pub fn add_with_priority(&mut self, key: T, priority: i32, at: Instant) -> Added {
-        self.run_until(at);
+    pub fn add_with_priority(
+        &mut self,
+        key: T,
+        priority: i32,
+        at: Instant,
+        sink: &mut impl ReconcileSink<T, R::Seen>,
+    ) -> Added {
+        // Paused by the sink: the add still happens, at the time the run reached.
+        let _ = self.run_until(at, sink);
         self.queue.add(key, priority, self.now)
     }
 
     /// Moves the clock to `t`: reconciles end, delayed keys come due, and idle workers take keys
     /// at every instant before `t`; at `t` itself reconciles end and delayed keys come due, but
-    /// workers wait for what else happens at `t` (see the module doc).
-    pub fn run_until(&mut self, t: Instant) {
-        self.run(t, false);
+    /// workers wait for what else happens at `t` (see the module doc). Each reconcile is handed
+    /// to `sink` as it ends; `Break` from it stops the run there, with the clock at that end.
+    pub fn run_until(
+        &mut self,
+        t: Instant,
+        sink: &mut impl ReconcileSink<T, R::Seen>,
+    ) -> ControlFlow<()> {
+        self.run(t, false, sink)
     }
 
     /// [`run_until`](InlineWorkers::run_until) `t`, and idle workers take keys at `t` too: the
     /// last step of a run.
-    pub fn run_through(&mut self, t: Instant) {
-        self.run(t, true);
+    pub fn run_through(
+        &mut self,
+        t: Instant,
+        sink: &mut impl ReconcileSink<T, R::Seen>,
+    ) -> ControlFlow<()> {
+        self.run(t, true, sink)
     }
 
-    fn run(&mut self, t: Instant, starts_at_t: bool) {
+    fn run(
+        &mut self,
+        t: Instant,
+        starts_at_t: bool,
+        sink: &mut impl ReconcileSink<T, R::Seen>,
+    ) -> ControlFlow<()> {
         while let Some((at, step)) = self.next_step(t, starts_at_t) {
             self.now = self.now.max(at);
             match step {
-                Step::End(worker) => self.end(worker),
+                Step::End(worker) => {
+                    if let Some(reconcile) = self.end(worker) {
+                        sink(reconcile)?;
+                    }
+                }
                 Step::Ready => {
                     self.queue.advance(self.now);
                 }
@@ -189,6 +224,7 @@ impl<T: Eq + Hash + Clone, R: Reconciler<T>, Q: ControllerQueue<T>> InlineWorker
             }
         }
         self.now = self.now.max(t);
+        ControlFlow::Continue(())
     }
 
     /// The earliest step due by `t`.
@@ -234,11 +270,9 @@ impl<T: Eq + Hash + Clone, R: Reconciler<T>, Q: ControllerQueue<T>> InlineWorker
         });
     }
 
-    /// The rest of `reconcileHandler`, then `Done`.
-    fn end(&mut self, worker: usize) {
-        let Some(running) = self.workers[worker].take() else {
-            return;
-        };
+    /// The rest of `reconcileHandler`, then `Done`: the reconcile that ended.
+    fn end(&mut self, worker: usize) -> Option<Reconcile<T, R::Seen>> {
+        let running = self.workers[worker].take()?;
         let now = self.now;
         let key = running.got.item;
         let priority = running.got.priority;
@@ -246,7 +280,7 @@ impl<T: Eq + Hash + Clone, R: Reconciler<T>, Q: ControllerQueue<T>> InlineWorker
             .queue
             .requeue(&key, running.outcome.result, priority.unwrap_or(0), now);
         self.queue.done(&key, now);
-        self.finished.push(Reconcile {
+        Some(Reconcile {
             worker,
             key,
             attempt: running.attempt,
@@ -259,12 +293,7 @@ impl<T: Eq + Hash + Clone, R: Reconciler<T>, Q: ControllerQueue<T>> InlineWorker
             result: running.outcome.result,
             retry_in,
             priority,
-        });
-    }
-
-    /// The reconciles finished since the last call, in the order they ended.
-    pub fn drain(&mut self) -> Vec<Reconcile<T, R::Seen>> {
-        std::mem::take(&mut self.finished)
+        })
     }
 
     /// The earliest time something is due: a reconcile's end, a delayed key, or now if an idle

@@ -2,6 +2,7 @@
 //! issue #28 gives with exact expectations, and the three surprises.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use super::*;
@@ -68,19 +69,79 @@ impl Reconciler<&'static str> for Scripted {
     }
 }
 
-fn workers(n: usize, reconciler: Scripted, t0: Instant) -> InlineWorkers<&'static str, Scripted> {
-    InlineWorkers::new(
+type Done = Reconcile<&'static str, Option<u64>>;
+
+/// A sink that keeps every reconcile in `done`.
+fn keep(done: &mut Vec<Done>) -> impl FnMut(Done) -> ControlFlow<()> + '_ {
+    |r| {
+        done.push(r);
+        ControlFlow::Continue(())
+    }
+}
+
+/// The workers, with every reconcile their sink is handed kept in end order, as the tests read
+/// them.
+struct Collected<Q> {
+    w: InlineWorkers<&'static str, Scripted, Q>,
+    done: Vec<Done>,
+}
+
+impl<Q: ControllerQueue<&'static str>> Collected<Q> {
+    fn new(w: InlineWorkers<&'static str, Scripted, Q>) -> Self {
+        Collected {
+            w,
+            done: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, key: &'static str, at: Instant) -> Added {
+        self.add_with_priority(key, 0, at)
+    }
+
+    fn add_with_priority(&mut self, key: &'static str, priority: i32, at: Instant) -> Added {
+        self.w
+            .add_with_priority(key, priority, at, &mut keep(&mut self.done))
+    }
+
+    fn run_through(&mut self, t: Instant) {
+        let done = &mut self.done;
+        let _ = self.w.run_through(t, &mut keep(done));
+    }
+
+    fn drain(&mut self) -> Vec<Done> {
+        std::mem::take(&mut self.done)
+    }
+
+    fn metrics(&self) -> QueueMetrics {
+        self.w.metrics()
+    }
+
+    fn queue(&self) -> &Q {
+        self.w.queue()
+    }
+
+    fn reconciler(&self) -> &Scripted {
+        self.w.reconciler()
+    }
+}
+
+fn workers(
+    n: usize,
+    reconciler: Scripted,
+    t0: Instant,
+) -> Collected<RateLimitingQueue<&'static str>> {
+    Collected::new(InlineWorkers::new(
         WorkersConfig { workers: n },
         RateLimitingQueue::new(Box::new(default_controller_rate_limiter())),
         reconciler,
         t0,
-    )
+    ))
 }
 
 /// Feeds the cache timeline to the handler (one add per change), runs to `end`, and returns
 /// (key, start in ms, attempt, what it saw, result) per reconcile.
 fn run(
-    w: &mut InlineWorkers<&'static str, Scripted>,
+    w: &mut Collected<RateLimitingQueue<&'static str>>,
     t0: Instant,
     end: Duration,
 ) -> Vec<Reconcile<&'static str, Option<u64>>> {
@@ -285,12 +346,12 @@ fn one_hundred_thousand_adds_over_a_thousand_keys_are_deterministic() {
 fn the_loop_runs_the_priority_queue_as_process_next_work_item() {
     use crate::cache::workqueue::{LOW_PRIORITY, PriorityQueue};
     let t0 = Instant::now();
-    let mut w = InlineWorkers::new(
+    let mut w = Collected::new(InlineWorkers::new(
         WorkersConfig { workers: 1 },
         PriorityQueue::default(),
         Scripted::new(ms(1000)),
         t0,
-    );
+    ));
     for key in ["a", "b", "c"] {
         w.add_with_priority(key, LOW_PRIORITY, t0);
     }
@@ -318,12 +379,12 @@ fn the_loop_runs_the_priority_queue_as_process_next_work_item() {
 fn an_idle_worker_waits_for_a_key_being_reconciled_as_handle_ready_items() {
     use crate::cache::workqueue::PriorityQueue;
     let t0 = Instant::now();
-    let mut w = InlineWorkers::new(
+    let mut w = Collected::new(InlineWorkers::new(
         WorkersConfig { workers: 2 },
         PriorityQueue::default(),
         Scripted::new(ms(1000)),
         t0,
-    );
+    ));
     w.add_with_priority("a", 0, t0);
     w.add_with_priority("a", 0, t0 + ms(100));
     w.run_through(t0 + ms(10_000));
@@ -333,4 +394,44 @@ fn an_idle_worker_waits_for_a_key_being_reconciled_as_handle_ready_items() {
         .map(|r| (r.key, started_ms(r, t0), r.requeued))
         .collect();
     assert_eq!(seen, [("a", 0, false), ("a", 1000, true)]);
+}
+
+/// A `requeue-after` far shorter than the run: each reconcile reaches the sink as it ends, and
+/// `Break` pauses the run after it, with the clock at its end; the next call resumes there, so a
+/// run paused and resumed reconciles exactly as one run does.
+#[test]
+fn reconciles_stream_to_the_sink_and_a_break_pauses_the_run() {
+    let t0 = Instant::now();
+    let requeuing = || {
+        let mut r = Scripted::new(Duration::ZERO);
+        r.requeue_after = Some(ms(1));
+        workers(1, r, t0)
+    };
+    let mut whole = requeuing();
+    whole.add("a", t0);
+    whole.run_through(t0 + ms(100));
+    let whole = whole.drain();
+    assert_eq!(whole.len(), 101, "one reconcile per millisecond, 0 to 100");
+
+    let mut paused = requeuing().w;
+    let mut seen = Vec::new();
+    paused.add("a", t0, &mut keep(&mut seen));
+    let mut taken = 0;
+    let flow = paused.run_through(t0 + ms(100), &mut |_| {
+        taken += 1;
+        if taken == 10 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    assert!(flow.is_break());
+    assert_eq!(
+        paused.now(),
+        t0 + ms(9),
+        "paused at the 10th reconcile's end"
+    );
+    let flow = paused.run_through(t0 + ms(100), &mut keep(&mut seen));
+    assert!(flow.is_continue());
+    assert_eq!(seen, whole[10..]);
 }

@@ -47,7 +47,7 @@ mod shared;
 
 pub use controller_queue::{ControllerQueue, ReconcileResult};
 pub use delaying_queue::{DelayingQueue, WaitingQueue};
-pub use inline::{InlineWorkers, Outcome, Reconcile, Reconciler, WorkersConfig};
+pub use inline::{InlineWorkers, Outcome, Reconcile, ReconcileSink, Reconciler, WorkersConfig};
 pub use metrics::QueueMetrics;
 pub use priority_queue::{AddOpts, LOW_PRIORITY, PriorityQueue, priority_queue_rate_limiter};
 pub use queue::{Added, Finished, Got, Queue};

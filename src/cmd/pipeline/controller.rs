@@ -17,13 +17,17 @@
 //!   workers run up to that group's time ([`ControllerTarget`]), so that a reconcile started
 //!   between two groups reads the Indexer as the earlier group left it. Every run writes the same
 //!   bytes. At the end of the recording the workers finish what is queued and the retries of
-//!   failed keys; keys waiting only for a `requeue-after` are left waiting.
+//!   failed keys; keys waiting only for a `requeue-after` are left waiting. The controllers of
+//!   one resource run as one [`InlineGroup`]: always the one with the earliest step due, so that
+//!   their reconciles are written in time order as they end (ties: the first registered first),
+//!   and a stop ends the run at the next reconcile.
 //! - a live watch, and a replay at `--speed X`, run a [`Workqueue`] and one thread per worker,
 //!   each reconcile taking `reconcile=` of the session's clock (cut short by the stop). A replay's
 //!   clock runs at X times real time: reconciles, rate-limited retries and requeues are
 //!   durations of recorded time that last `1/X` of it ([`Clock::in_real_time`]), and every
 //!   reconcile is stamped with recorded time.
 
+use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
@@ -131,11 +135,150 @@ fn handler_priority(notification: &Notification<Object>) -> i32 {
     }
 }
 
-/// An instant replay's workers, and the retries of failed keys still to come.
+/// One controller of an instant replay: its workers, and the keys the end of a recording still
+/// waits for.
 struct Inline {
     workers: InlineWorkers<String, SpecReconciler, KeyQueue>,
-    /// Failed keys and when their retry is due: what the end of a recording still waits for.
-    retries: HashMap<String, Instant>,
+    /// The keys the handler added that no reconcile has yet succeeded for since, with their
+    /// latest add: what the end of a recording still waits for. A key whose reconcile fails stays
+    /// (its retry is owed); one that comes back only through its `requeue-after` is not owed, or
+    /// the end of a recording would never come, each such key being reconciled again and again.
+    owed: HashMap<String, Instant>,
+}
+
+impl Inline {
+    /// Whether the end of the input still waits for it.
+    fn busy(&self) -> bool {
+        !self.owed.is_empty()
+    }
+
+    /// `reconcile` ended: its key is no longer `owed` if it succeeded and absorbed the key's
+    /// latest add (an add after its start queues the key again at `Done`).
+    fn ended_in(owed: &mut HashMap<String, Instant>, reconcile: &Reconcile<String, Seen>) {
+        if reconcile.result == ReconcileResult::Error {
+            return;
+        }
+        if owed
+            .get(&reconcile.key)
+            .is_some_and(|added| *added <= reconcile.started_at)
+        {
+            owed.remove(&reconcile.key);
+        }
+    }
+}
+
+/// The controllers of one resource in an instant replay, on one clock: each step is taken by the
+/// controller whose next step is the earliest (the first registered on a tie), so the reconciles
+/// of all of them end, and are written, in time order, one at a time (none is kept). A
+/// controller's own steps come in the order they would alone: stepping it through the instants
+/// of the others' steps on the way to `t` runs the same steps as running it to `t` at once.
+pub(super) struct InlineGroup {
+    output: Arc<Output>,
+    clock: Arc<dyn Clock>,
+    /// The resource's position among the session's.
+    index: usize,
+    /// By position among the resource's controllers.
+    members: Mutex<Vec<Inline>>,
+}
+
+impl InlineGroup {
+    pub(super) fn new(output: Arc<Output>, clock: Arc<dyn Clock>, index: usize) -> Arc<Self> {
+        Arc::new(InlineGroup {
+            output,
+            clock,
+            index,
+            members: Mutex::default(),
+        })
+    }
+
+    /// Runs member `member` through `t` (idle workers take keys at `t` too) or until `t`,
+    /// writing each reconcile as it ends; `Break` once the session stops.
+    fn step(
+        &self,
+        inline: &mut Inline,
+        member: usize,
+        t: Instant,
+        through: bool,
+    ) -> ControlFlow<()> {
+        let Inline { workers, owed } = inline;
+        let mut sink = |reconcile: Reconcile<String, Seen>| {
+            Inline::ended_in(owed, &reconcile);
+            write(
+                &self.output,
+                self.clock.as_ref(),
+                self.index,
+                member,
+                &reconcile,
+            );
+            if self.output.stop.requested() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        if through {
+            workers.run_through(t, &mut sink)
+        } else {
+            workers.run_until(t, &mut sink)
+        }
+    }
+
+    /// Every member up to `t` ([`InlineWorkers::run_until`]): the steps due before `t`, earliest
+    /// first across members, then each member's at `t`.
+    fn run_until(&self, members: &mut [Inline], t: Instant) -> ControlFlow<()> {
+        loop {
+            let earliest = members
+                .iter()
+                .enumerate()
+                .filter_map(|(member, inline)| inline.workers.next_due().map(|at| (at, member)))
+                .filter(|(at, _)| *at < t)
+                .min();
+            let Some((at, member)) = earliest else {
+                break;
+            };
+            self.step(&mut members[member], member, at, true)?;
+        }
+        for (member, inline) in members.iter_mut().enumerate() {
+            self.step(inline, member, t, false)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Member `member`'s handler `Add` at `at`: every member runs up to `at` first (the handler
+    /// calls of an instant replay come in time order across handlers).
+    fn add(&self, member: usize, key: String, priority: i32, at: Instant) {
+        let mut members = lock(&self.members);
+        if self.run_until(&mut members, at).is_break() {
+            return;
+        }
+        // Every member is at `at` already: the add's own run reaches nothing more.
+        let inline = &mut members[member];
+        let at = at.max(inline.workers.now());
+        inline.owed.insert(key.clone(), at);
+        inline
+            .workers
+            .add_with_priority(key, priority, at, &mut |_| ControlFlow::Continue(()));
+    }
+
+    /// The end of the input: the busy members' steps, earliest first, until none is busy or the
+    /// session stops.
+    fn finish(&self) {
+        let mut members = lock(&self.members);
+        while !self.output.stop.requested() {
+            let earliest = members
+                .iter()
+                .enumerate()
+                .filter(|(_, inline)| inline.busy())
+                .filter_map(|(member, inline)| inline.workers.next_due().map(|at| (at, member)))
+                .min();
+            let Some((at, member)) = earliest else {
+                break;
+            };
+            if self.step(&mut members[member], member, at, true).is_break() {
+                break;
+            }
+        }
+    }
 }
 
 /// A live session's queue and worker threads.
@@ -148,7 +291,8 @@ struct Live {
 }
 
 enum Engine {
-    Inline(Box<Mutex<Inline>>),
+    /// Its position in the group.
+    Inline(Arc<InlineGroup>, usize),
     Live(Box<Live>),
 }
 
@@ -177,9 +321,31 @@ fn wall(clock: &dyn Clock, at: Instant) -> SystemTime {
     }
 }
 
+/// Hands `reconcile`, of controller `position` of resource `index`, to the output, with its
+/// times on the wall.
+fn write(
+    output: &Output,
+    clock: &dyn Clock,
+    index: usize,
+    position: usize,
+    reconcile: &Reconcile<String, Seen>,
+) {
+    output.reconcile(
+        index,
+        position,
+        reconcile,
+        [
+            wall(clock, reconcile.queued_at),
+            wall(clock, reconcile.started_at),
+            wall(clock, reconcile.ended_at),
+        ],
+    );
+}
+
 impl ControllerRun {
     /// Controller `spec`, the `position`-th of resource `index`, reading `indexer`; driven inline
-    /// on `clock` (an instant replay) or with worker threads.
+    /// on `clock` as a member of `inline` (an instant replay: the resource's group, which its
+    /// controllers join in position order) or with worker threads.
     pub(super) fn new(
         spec: &ControllerArg,
         output: Arc<Output>,
@@ -187,7 +353,7 @@ impl ControllerRun {
         index: usize,
         position: usize,
         indexer: IndexerReader<Object>,
-        inline: bool,
+        inline: Option<&Arc<InlineGroup>>,
     ) -> Arc<Self> {
         let reconciler = SpecReconciler {
             indexer,
@@ -195,8 +361,9 @@ impl ControllerRun {
             failed: HashMap::new(),
         };
         let queue = key_queue(spec.queue);
-        let engine = if inline {
-            Engine::Inline(Box::new(Mutex::new(Inline {
+        let engine = if let Some(group) = inline {
+            let mut members = lock(&group.members);
+            members.push(Inline {
                 workers: InlineWorkers::new(
                     WorkersConfig {
                         workers: spec.workers,
@@ -205,8 +372,9 @@ impl ControllerRun {
                     reconciler,
                     clock.now(),
                 ),
-                retries: HashMap::new(),
-            })))
+                owed: HashMap::new(),
+            });
+            Engine::Inline(group.clone(), members.len() - 1)
         } else {
             Engine::Live(Box::new(Live {
                 queue: Arc::new(Workqueue::with_queue(queue, clock.clone())),
@@ -244,24 +412,19 @@ impl ControllerRun {
     /// The handler's `Add` at `priority`, at `at` (the handler call's time).
     fn add(&self, key: String, priority: i32, at: Instant) {
         match &self.engine {
-            Engine::Inline(inline) => {
-                let mut inline = lock(inline);
-                inline.workers.add_with_priority(key, priority, at);
-                self.report(&mut inline);
-            }
+            Engine::Inline(group, member) => group.add(*member, key, priority, at),
             Engine::Live(live) => {
                 live.queue.add_with_priority(key, priority);
             }
         }
     }
 
-    /// An instant replay's turn: the workers run up to `next`, the time of the next group of
-    /// recorded lines (keys that become free at `next` are taken after that group's adds).
+    /// An instant replay's turn: the workers of the controller's group run up to `next`, the
+    /// time of the next group of recorded lines (keys that become free at `next` are taken after
+    /// that group's adds).
     pub(super) fn run_until(&self, next: Instant) {
-        if let Engine::Inline(inline) = &self.engine {
-            let mut inline = lock(inline);
-            inline.workers.run_until(next);
-            self.report(&mut inline);
+        if let Engine::Inline(group, _) = &self.engine {
+            let _ = group.run_until(&mut lock(&group.members), next);
         }
     }
 
@@ -270,19 +433,7 @@ impl ControllerRun {
     /// would come back forever). A live controller waits in real time for the same, or the stop.
     pub(super) fn finish(&self) {
         match &self.engine {
-            Engine::Inline(inline) => {
-                let mut inline = lock(inline);
-                while !self.output.stop.requested() {
-                    let busy = inline.workers.running().next().is_some()
-                        || !inline.workers.queue().is_empty()
-                        || !inline.retries.is_empty();
-                    let Some(next) = inline.workers.next_due().filter(|_| busy) else {
-                        break;
-                    };
-                    inline.workers.run_through(next);
-                    self.report(&mut inline);
-                }
-            }
+            Engine::Inline(group, _) => group.finish(),
             Engine::Live(live) => {
                 let requeues = lock(&live.reconciler).spec.requeue_after.is_some();
                 // The workers block in `get`, which says nothing of idleness: looked at every
@@ -297,39 +448,6 @@ impl ControllerRun {
                 }
             }
         }
-    }
-
-    /// Writes the reconciles the inline workers finished, and keeps track of the retries due.
-    fn report(&self, inline: &mut Inline) {
-        let now = inline.workers.now();
-        for reconcile in inline.workers.drain() {
-            match reconcile.retry_in {
-                Some(delay) => {
-                    inline
-                        .retries
-                        .insert(reconcile.key.clone(), reconcile.ended_at + delay);
-                }
-                None => {
-                    inline.retries.remove(&reconcile.key);
-                }
-            }
-            self.write(&reconcile);
-        }
-        inline.retries.retain(|_, due| *due > now);
-    }
-
-    fn write(&self, reconcile: &Reconcile<String, Seen>) {
-        let clock = self.clock.as_ref();
-        self.output.reconcile(
-            self.index,
-            self.position,
-            reconcile,
-            [
-                wall(clock, reconcile.queued_at),
-                wall(clock, reconcile.started_at),
-                wall(clock, reconcile.ended_at),
-            ],
-        );
     }
 
     /// A live worker: `processNextWorkItem` until the queue shuts down or the session stops.
@@ -364,7 +482,7 @@ impl ControllerRun {
                 .queue
                 .requeue(&key, outcome.result, got.priority.unwrap_or(0));
             live.queue.done(&key);
-            self.write(&Reconcile {
+            let reconcile = Reconcile {
                 worker,
                 key,
                 attempt,
@@ -377,7 +495,9 @@ impl ControllerRun {
                 result: outcome.result,
                 retry_in,
                 priority: got.priority,
-            });
+            };
+            let clock = self.clock.as_ref();
+            write(&self.output, clock, self.index, self.position, &reconcile);
         }
     }
 
@@ -404,7 +524,7 @@ impl ControllerRun {
     /// The queue's metrics: at the stop for a live controller, now for an inline one.
     pub(super) fn metrics(&self) -> QueueMetrics {
         match &self.engine {
-            Engine::Inline(inline) => lock(inline).workers.metrics(),
+            Engine::Inline(group, member) => lock(&group.members)[*member].workers.metrics(),
             Engine::Live(live) => lock(&live.at_stop).unwrap_or_else(|| live.queue.metrics()),
         }
     }

@@ -56,6 +56,7 @@ mod hooks;
 mod idle;
 mod narrow;
 mod output;
+mod page_file;
 mod reader;
 mod sink;
 mod stdout;
@@ -82,7 +83,7 @@ pub use idle::Idle;
 pub use reader::stdout_reader_gone;
 pub use view::View;
 
-use controller::{ControllerHandler, ControllerRun, ControllerTarget};
+use controller::{ControllerHandler, ControllerRun, ControllerTarget, InlineGroup};
 use handler::ShownHandler;
 use output::Output;
 use sink::InformerOutput;
@@ -313,14 +314,21 @@ impl Pipeline {
         shutdown: impl Future<Output = ()>,
     ) -> Result<Ended, PipelineError> {
         let reader_gone = reader::stdout_reader_gone();
-        let out = match self.settings.view.page_output() {
+        let page = self.settings.view.page_file();
+        let out = match (&page, self.settings.view.page_output()) {
+            (Some(page), _) => stdout::Stdout::direct(Box::new(page.clone())),
             // Written at the end, after the stop: a writer that gives up on a full pipe once the
             // session is stopping would cut the page short.
-            Some(page) => stdout::Stdout::direct(page.map_err(PipelineError::Output)?),
-            None => stdout::stdout(self.stop.clone()),
+            (None, true) => stdout::Stdout::direct(Box::new(io::BufWriter::new(io::stdout()))),
+            (None, false) => stdout::stdout(self.stop.clone()),
         };
-        self.run_with(sources, clock, shutdown, out, reader_gone)
-            .await
+        let ended = self
+            .run_with(sources, clock, shutdown, out, reader_gone)
+            .await?;
+        if let Some(page) = page {
+            page.commit().map_err(PipelineError::Output)?;
+        }
+        Ok(ended)
     }
 
     /// [`run`](Pipeline::run) writing to `out`; `reader_gone` completes if its reader goes away.
@@ -451,6 +459,8 @@ impl Pipeline {
             }
             // Each controller's handler comes after the --handler ones (see controller.rs).
             let mut own = Vec::new();
+            let inline_group =
+                inline.then(|| InlineGroup::new(output.clone(), shared_clock.clone(), index));
             for (position, spec) in view.controllers.iter().enumerate() {
                 let run = ControllerRun::new(
                     spec,
@@ -459,7 +469,7 @@ impl Pipeline {
                     index,
                     position,
                     informer.indexer().clone(),
-                    inline,
+                    inline_group.as_ref(),
                 );
                 run.start(spec.workers).map_err(PipelineError::Spawn)?;
                 let shown = ShownHandler {

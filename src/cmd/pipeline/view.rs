@@ -3,7 +3,9 @@
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
+use std::os::fd::AsFd as _;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::{Duration, SystemTime};
 
@@ -16,8 +18,10 @@ use kubectl_deltas::render::html::{Html, HtmlOptions};
 use kubectl_deltas::render::jsonl::JsonLines;
 use kubectl_deltas::render::timeline::{FixedColumns, Timeline, TimelineOptions};
 use kubectl_deltas::render::{ObjectMode, Renderer};
+use kubectl_deltas::source::output_file::OutputFile;
 
 use super::narrow::Narrow;
+use super::page_file::PageFile;
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::redact::redacted_args;
 use crate::cli::{
@@ -114,17 +118,51 @@ impl View {
         })
     }
 
-    /// Where the page goes with `-o html`: `-f FILE` (opened again, emptied: it was created when
-    /// the flags were read), or stdout written as it is, blocking. `None` for every other output.
-    pub fn page_output(&self) -> Option<io::Result<Box<dyn Write + Send>>> {
-        if self.output != WatchOutput::Html {
-            return None;
+    /// Whether the output is one page (`-o html`), written when the session ends: to
+    /// [`page_file`](View::page_file) if given, else to stdout as it is, blocking.
+    pub(super) fn page_output(&self) -> bool {
+        self.output == WatchOutput::Html
+    }
+
+    /// `-f FILE` of `-o html`: replaced by the page once the session ended normally.
+    pub(super) fn page_file(&self) -> Option<PageFile> {
+        self.page_file
+            .as_deref()
+            .filter(|_| self.page_output())
+            .map(PageFile::new)
+    }
+
+    /// Refuses a `-f FILE` that is the recording `input` (`-` for stdin) under any name: the page
+    /// would replace it.
+    pub fn refuse_page_over(&self, input: &Path) -> anyhow::Result<()> {
+        let Some(page) = self.page_file.as_deref() else {
+            return Ok(());
+        };
+        // A page path that does not exist yet is no recording.
+        let Ok(page_meta) = std::fs::metadata(page) else {
+            return Ok(());
+        };
+        let input_meta = if input.as_os_str() == "-" {
+            io::stdin()
+                .as_fd()
+                .try_clone_to_owned()
+                .map(File::from)
+                .and_then(|stdin| stdin.metadata())
+        } else {
+            std::fs::metadata(input)
+        };
+        let same = input_meta.is_ok_and(|input_meta| {
+            (input_meta.dev(), input_meta.ino()) == (page_meta.dev(), page_meta.ino())
+        });
+        if same {
+            return Err(anyhow::anyhow!(
+                "-f {} is the recording being replayed, which the page would replace: choose \
+                 another file for the page",
+                page.display()
+            ))
+            .exit_with(Exit::Usage);
         }
-        Some(match &self.page_file {
-            Some(path) => File::create(path)
-                .map(|file| Box::new(io::BufWriter::new(file)) as Box<dyn Write + Send>),
-            None => Ok(Box::new(io::BufWriter::new(io::stdout()))),
-        })
+        Ok(())
     }
 
     /// `record`'s view: the timeline on stderr (coloured as `--color` says for stderr), without
@@ -326,8 +364,9 @@ fn widest<'a>(names: impl Iterator<Item = &'a str>) -> usize {
 }
 
 /// `-f` is where `-o html` writes its page: refused with any other output (which goes to stdout,
-/// line by line, as it happens), and created now, so that a path that cannot be written is said
-/// before the session rather than after it.
+/// line by line, as it happens). The page's temporary file is created and removed now, so that a
+/// path where it cannot be written is said before the session rather than after it; FILE itself
+/// is left as it is until the page replaces it.
 fn check_page_file(args: &ViewArgs) -> anyhow::Result<()> {
     let Some(path) = &args.page_file else {
         return Ok(());
@@ -339,7 +378,7 @@ fn check_page_file(args: &ViewArgs) -> anyhow::Result<()> {
         ))
         .exit_with(Exit::Usage);
     }
-    File::create(path)
+    OutputFile::check(path)
         .with_context(|| format!("cannot create the page {}", path.display()))
         .exit_with(Exit::Runtime)?;
     Ok(())
