@@ -29,6 +29,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use super::reason::Reason;
 use super::scheduler::{Scheduled, Scheduler};
 use super::store::Store;
 use super::watcher::WatcherEvent;
@@ -38,38 +39,6 @@ use crate::cache::workqueue::{Outcome, ReconcileResult, Reconciler};
 
 /// The error policy's requeue when none is given: the controller spec's `error-requeue` default.
 pub const DEFAULT_ERROR_REQUEUE: Duration = Duration::from_secs(5);
-
-/// Why a reconcile was requested (kube-runtime's `ReconcileReason`, which its tracing shows).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reason {
-    /// The object's `Apply` (`ObjectUpdated`).
-    ObjectUpdated,
-    /// The object's `InitApply`, from a list (`ObjectUpdated` too in kube-runtime).
-    Relist,
-    /// An owned object's `Apply`, `InitApply` or `Delete` (`RelatedObjectUpdated`).
-    OwnedObjectUpdated {
-        /// The owned resource, as named on the command line.
-        resource: String,
-        /// The owned object's key.
-        key: String,
-    },
-    /// The reconciler's `Action::requeue` (`ReconcilerRequestedRetry`).
-    Requeue,
-    /// The error policy's requeue (`ErrorPolicyRequestedRetry`).
-    ErrorRequeue,
-}
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Reason::ObjectUpdated => "object updated",
-            Reason::Relist => "relist",
-            Reason::OwnedObjectUpdated { .. } => "owned object updated",
-            Reason::Requeue => "requeue",
-            Reason::ErrorRequeue => "error requeue",
-        })
-    }
-}
 
 /// How the Controller runs (kube-runtime's `controller::Config` and the controller spec).
 #[derive(Debug, Clone)]

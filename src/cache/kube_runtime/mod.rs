@@ -26,14 +26,18 @@
 //! Predicates and owner mapping are shared with the client-go runtime: [`triggers`](super::triggers).
 
 mod controller;
+mod reason;
 mod scheduler;
 mod store;
 mod watcher;
 
 pub use controller::{
-    ControllerConfig, DEFAULT_ERROR_REQUEUE, KubeController, KubeReconcile, Reason, Record,
-    TriggerBackoff,
+    ControllerConfig, DEFAULT_ERROR_REQUEUE, KubeController, KubeReconcile, Record, TriggerBackoff,
 };
+pub use reason::Reason;
 pub use scheduler::{Scheduled, Scheduler};
 pub use store::Store;
 pub use watcher::{ReflectorStep, Translation, WatcherEvent, WatcherTranslator};
+
+#[cfg(test)]
+mod differential_tests;

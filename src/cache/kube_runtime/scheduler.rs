@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use super::controller::Reason;
+use super::reason::Reason;
 
 /// What became of a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
