@@ -409,3 +409,18 @@ fn stream_backoff_is_noted_with_default_backoffs_delay() {
         ]
     );
 }
+
+#[test]
+fn stream_backoff_resets_once_a_request_passes() {
+    let mut r = Run::new(config(), Script::ok(100));
+    r.list(0, &[cm("demo", "a", 1)])
+        .main(1000, WatcherEvent::Error("410 Expired".into()))
+        .list(1000, &[cm("demo", "a", 1)])
+        .main(2000, WatcherEvent::Error("410 Expired".into()));
+    let notes = r
+        .records()
+        .into_iter()
+        .filter(|r| matches!(r, Record::Note { text, .. } if text.contains("for 800ms to 1s 600ms")))
+        .count();
+    assert_eq!(notes, 2, "the relist's request reset the backoff");
+}

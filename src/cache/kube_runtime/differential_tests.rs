@@ -456,7 +456,7 @@ fn kube_runtime(s: &Scenario, evs: &[(u64, Vec<Input>)]) -> Vec<String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn model_reconciles_as_kube_runtime_applier(s in scenario()) {
