@@ -340,7 +340,11 @@ impl<R: Reconciler<String>> KubeController<R> {
             self.now = self.now.max(at);
             match step {
                 Step::End(key) => self.end(&key),
-                Step::Start => self.start(),
+                Step::Start => {
+                    if !self.start() {
+                        break;
+                    }
+                }
             }
         }
         self.now = self.now.max(t);
@@ -364,11 +368,12 @@ impl<R: Reconciler<String>> KubeController<R> {
         [end, start].into_iter().flatten().min()
     }
 
-    /// The `Runner` takes a request and the applier dispatches it.
-    fn start(&mut self) {
+    /// The `Runner` takes a request and the applier dispatches it; false when there was none to
+    /// take (which `next_step` rules out, so a run cannot spin on it).
+    fn start(&mut self) -> bool {
         let running = &self.running;
         let Some((key, reason)) = self.scheduler.pop(self.now, |k| !running.contains_key(k)) else {
-            return;
+            return false;
         };
         let Some(obj) = self.store.get(&key) else {
             self.records.push(Record::Skipped {
@@ -376,7 +381,7 @@ impl<R: Reconciler<String>> KubeController<R> {
                 key,
                 reason,
             });
-            return;
+            return true;
         };
         let resource_version = obj.resource_version().map(str::to_owned);
         let attempt = self.failures.get(&key).copied().unwrap_or(0) + 1;
@@ -391,6 +396,7 @@ impl<R: Reconciler<String>> KubeController<R> {
                 outcome,
             },
         );
+        true
     }
 
     /// A reconcile ends: `RescheduleReconciliation`, then the slot frees.

@@ -420,7 +420,9 @@ fn stream_backoff_resets_once_a_request_passes() {
     let notes = r
         .records()
         .into_iter()
-        .filter(|r| matches!(r, Record::Note { text, .. } if text.contains("for 800ms to 1s 600ms")))
+        .filter(
+            |r| matches!(r, Record::Note { text, .. } if text.contains("for 800ms to 1s 600ms")),
+        )
         .count();
     assert_eq!(notes, 2, "the relist's request reset the backoff");
 }
