@@ -148,11 +148,19 @@ fn controller_new_main_delete_triggers_nothing() {
             .iter()
             .any(|r| matches!(r, Record::DeleteIgnored { key, .. } if key == "demo/a"))
     );
-    let reconciles = records
+    let requests = records
         .iter()
-        .filter(|r| matches!(r, Record::Reconciled(_)))
+        .filter(|r| matches!(r, Record::Requested { .. }))
         .count();
-    assert_eq!(reconciles, 1);
+    let skips = records
+        .iter()
+        .filter(|r| matches!(r, Record::Skipped { .. }))
+        .count();
+    assert_eq!(
+        (requests, skips),
+        (1, 0),
+        "only the list's request, and no dispatch after the delete"
+    );
 }
 
 #[test]

@@ -51,8 +51,15 @@ fn label_changed_predicate_update() {
     let p = preds("labels");
     let none = pod(1, json!({}));
     let empty = pod(2, json!({ "labels": {} }));
-    let ab = pod(3, json!({ "labels": { "a": "1", "b": "2" } }));
-    let ba = pod(4, json!({ "labels": { "b": "2", "a": "1" } }));
+    // Written out, so the two maps reach the object in different orders.
+    let ordered = |rv: u64, labels: &str| {
+        let text = format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"a","namespace":"demo","resourceVersion":"{rv}","labels":{labels}}}}}"#
+        );
+        std::sync::Arc::new(Object::from_json_text(&text).expect("a pod"))
+    };
+    let ab = ordered(3, r#"{"a":"1","b":"2"}"#);
+    let ba = ordered(4, r#"{"b":"2","a":"1"}"#);
     let changed = pod(5, json!({ "labels": { "a": "1", "b": "3" } }));
     // maps.Equal: an absent map equals an empty one, and order does not matter.
     assert!(!p.update_passes(&none, &empty));
