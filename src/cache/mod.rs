@@ -15,6 +15,8 @@
 //! | `queue/` | the [`Queue`] between the Reflector and the consumer, and its kinds ([`DeltaFifo`], [`RealFifo`], plain [`Fifo`]) | `delta_fifo.go`, `the_real_fifo.go`, `fifo.go` |
 //! | `informer/` | one resource's [`Informer`]: the consumer ([`Controller`], [`process_deltas`]) and a shared informer's handlers ([`SharedInformer`] → [`SharedProcessor`] → [`ProcessorListener`]) | `controller.go`, `shared_informer.go` |
 //! | `workqueue/` | what a controller does with its handlers' notifications: client-go's `util/workqueue` (the queue with its dirty and processing sets, the delaying heap, the rate limiters), controller-runtime's priority queue, and controller-runtime's worker loop over either, on the caller's clock | `util/workqueue`, controller-runtime's `priorityqueue` and `internal/controller` |
+//! | `triggers/` | what turns an object's change into a reconcile request in both controller runtimes: predicates, and an owned object's owners | controller-runtime's `pkg/predicate`, `pkg/handler/enqueue_owner.go`; kube-runtime's `utils/predicate.rs`, `controller/trigger.rs` |
+//! | `kube_runtime/` | what a kube-rs controller does with the same stream: kube-runtime's watcher events (translated from the Reflector's), its store, scheduler and `Controller`, on the caller's clock | kube-runtime 5.0.0 (`watcher.rs`, `reflector/store.rs`, `scheduler.rs`, `controller/`) |
 //! | `testing.rs` | fakes for tests of code built on the cache (the `testing` feature): a manual clock, a scripted `ListerWatcher` | `tools/cache/testing` |
 //! | `client_go.rs` | which client-go version builds which informer: [`ClientGoVersion`] and its rules, `InformerConfig::client_go` | `features/known_features.go`, each rule's tag |
 //! | `delta.rs`, `key.rs`, `clock.rs` | the vocabulary every folder shares: deltas, store keys, time | `delta_fifo.go`'s `Delta`, `store.go`'s key functions, `clock` |
@@ -24,7 +26,9 @@
 //! leaves and `store/` (a queue is a [`ReflectorStore`] and consults the Indexer as
 //! [`KnownObjects`]); `reflector/` the leaves and `store/` (it writes into any [`ReflectorStore`],
 //! never naming a queue); `informer/` everything below it; `workqueue/` only the clock (it
-//! receives keys, not objects); `client_go.rs`, the knowledge of versions, imports the
+//! receives keys, not objects); `triggers/` only the leaves (and the object); `kube_runtime/`
+//! the leaves, `reflector/` (the events it translates), `triggers/` and `workqueue/` (its
+//! `Reconciler`); `client_go.rs`, the knowledge of versions, imports the
 //! configurations it builds and nothing imports it. Pure logic: no network, no terminal,
 //! nothing from `source/`, `render/` or the binary.
 
@@ -33,6 +37,7 @@ mod clock;
 mod delta;
 pub mod informer;
 mod key;
+pub mod kube_runtime;
 pub mod listwatch;
 pub mod queue;
 pub mod reflector;
@@ -43,6 +48,7 @@ mod test_handlers;
 pub(crate) mod test_objects;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod triggers;
 pub mod workqueue;
 
 pub use client_go::{ClientGoVersion, ClientGoVersionError, PreRelease};

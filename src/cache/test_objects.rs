@@ -44,3 +44,23 @@ pub fn rv(obj: &Object) -> u64 {
         .and_then(|rv| rv.parse().ok())
         .unwrap_or(0)
 }
+
+/// A `kind` in `ns` named `name` at resourceVersion `rv`, with `meta` merged into its metadata
+/// (generation, uid, labels, ownerReferences…).
+pub fn with_meta(
+    api_version: &str,
+    kind: &str,
+    ns: &str,
+    name: &str,
+    rv: u64,
+    meta: serde_json::Value,
+) -> Arc<Object> {
+    let mut metadata =
+        serde_json::json!({ "name": name, "namespace": ns, "resourceVersion": rv.to_string() });
+    if let (Some(m), Some(extra)) = (metadata.as_object_mut(), meta.as_object()) {
+        m.extend(extra.clone());
+    }
+    let text = serde_json::json!({ "apiVersion": api_version, "kind": kind, "metadata": metadata })
+        .to_string();
+    Arc::new(Object::from_json_text(&text).expect("an object"))
+}
