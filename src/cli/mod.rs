@@ -667,7 +667,7 @@ pub struct HandlerViewArgs {
     /// reading the object from the Indexer when they start; `fail=N` makes the first N
     /// reconciles of each key (matching `fail-keys`, default all) fail, so that the rate
     /// limiter's retries show; `requeue-after` makes every success come back after that long.
-    /// `reconcile` and `requeue-after` are 0 or at least 1ms.
+    /// `reconcile` and `requeue-after` are 0 or at least 1ms; `fail` is at most 100.
     /// `queue=priority` runs controller-runtime's priority queue instead, its default from
     /// v0.23: initial-list adds and unchanged updates (resyncs) wait at priority -100 behind
     /// real changes, retries keep their priority, and the rate limiter is per key only. The

@@ -169,6 +169,12 @@ impl ControllerQueueKind {
 /// The most workers one `--controller` may run.
 pub const MAX_WORKERS: usize = 1024;
 
+/// The most failures `fail=N` may ask of each key. Past about 18 failures the default rate
+/// limiter waits its cap (1000 s) before every retry, so 100 already shows a key failing for a day
+/// of recorded time; an instant replay computes every retry owed after the recording ends, so the
+/// count is what bounds that work (a recording's `replayWith` may set it).
+pub const MAX_FAILURES: u32 = 100;
+
 /// A glob over keys (`default/a`, `demo/web-*`): `*` matches any run of characters, `?` one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyGlob(String);
@@ -279,7 +285,17 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
             "reconcile" => {
                 controller.reconcile = at_least_a_millisecond(period(value)?)?.unwrap_or_default()
             }
-            "fail" => controller.fail = count(value, "a number of failures")?,
+            "fail" => {
+                let n = count(value, "a number of failures")?;
+                if n > MAX_FAILURES {
+                    return Err(format!(
+                        "fail={n} for controller {name:?} is above {MAX_FAILURES}: past 18 \
+                         failures every retry waits the rate limiter's cap of 1000s, so \
+                         {MAX_FAILURES} already fails a key for a day; give {MAX_FAILURES} or fewer"
+                    ));
+                }
+                controller.fail = n;
+            }
             "fail-keys" => {
                 if value.is_empty() {
                     return Err(format!(

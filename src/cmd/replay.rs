@@ -298,10 +298,7 @@ fn with_recording_flags(args: ReplayArgs) -> anyhow::Result<(ReplayArgs, Recordi
         .collect();
     let header_ids = match replay_matches(&header_argv) {
         Ok(matches) => given_ids(&matches),
-        Err(error) => {
-            let reason = error.kind().as_str().unwrap_or("invalid");
-            return refuse(format!("are not valid for replay ({reason})"));
-        }
+        Err(error) => return refuse(format!("are not valid for replay: {}", clap_reason(&error))),
     };
     let not_allowed = header_ids
         .iter()
@@ -334,11 +331,17 @@ fn with_recording_flags(args: ReplayArgs) -> anyhow::Result<(ReplayArgs, Recordi
             ..
         }) => Ok((args, RecordingFlags::Used(added.join(" ")))),
         Ok(_) => unreachable!("the command line named replay"),
-        Err(error) => {
-            let reason = error.kind().as_str().unwrap_or("invalid");
-            refuse(format!("are not valid for replay ({reason})"))
-        }
+        Err(error) => refuse(format!("are not valid for replay: {}", clap_reason(&error))),
     }
+}
+
+/// What clap says is wrong with a command line, in its own words: the first line of its error
+/// without the `error: ` clap starts it with (`invalid value 'web,fail=1000' for '--controller
+/// <CONTROLLER>': fail=1000 … is above 100: …`).
+fn clap_reason(error: &clap::Error) -> String {
+    let text = error.render().to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).to_owned()
 }
 
 /// `argv` (a whole command line naming `replay`) parsed: the matches of `replay`.

@@ -1,6 +1,6 @@
 //! What bounds an instant replay's controllers, through the binary: `reconcile=` and
-//! `requeue-after=` below a millisecond are refused (on the command line and in a recording's
-//! `replayWith`); the reconciles of a long gap between two recorded lines stream out as they end,
+//! `requeue-after=` below a millisecond and `fail=` above 100 are refused (on the command line
+//! and in a recording's `replayWith`); the reconciles of a long gap between two recorded lines stream out as they end,
 //! at a constant memory, and SIGINT ends the replay with its summary while the workers loop; two
 //! controllers' reconciles are written in time order.
 
@@ -100,6 +100,66 @@ async fn a_reconcile_or_requeue_after_below_a_millisecond_is_refused() {
     assert!(out.stdout.is_empty());
     assert!(err.contains("c,requeue-after=1ns"), "{err}");
     assert!(err.contains("give your own flags to replay it"), "{err}");
+    // And says why, in the words the command line gets.
+    assert!(
+        err.contains(r#"requeue-after=1ns for controller "c" is below 1ms"#),
+        "{err}"
+    );
+}
+
+/// `fail=N` is bounded: an instant replay computes every retry owed after the recording ends, so
+/// a failure count from a recording's header could otherwise keep it busy for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_count_above_a_hundred_is_refused() {
+    let recording = bundled("controller");
+    let out = run_offline(
+        &[
+            "replay",
+            path_str(&recording),
+            "--controller",
+            "c,fail=101",
+            "-q",
+        ],
+        None,
+    )
+    .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        err.contains(r#"fail=101 for controller "c" is above 100"#)
+            && err.contains("give 100 or fewer"),
+        "{err}"
+    );
+    // 100 ends: each key's retries end within a day of recorded time.
+    let out = run_offline(
+        &[
+            "replay",
+            path_str(&recording),
+            "--controller",
+            "c,fail=100",
+            "-q",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = gap_recording(
+        dir.path(),
+        1000,
+        Some(&["--controller", "c,fail=100000000"]),
+    );
+    let out = run_offline(&["replay", path_str(&path), "-q"], None).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        err.contains(r#"fail=100000000 for controller "c" is above 100"#)
+            && err.contains("give your own flags to replay it"),
+        "{err}"
+    );
 }
 
 /// The resident set of process `pid`, in kB.
