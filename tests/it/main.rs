@@ -39,6 +39,7 @@ mod reflector;
 mod replay_cli;
 mod replay_resyncs;
 mod stopping_cli;
+mod tcp_nodelay;
 mod usage_cli;
 mod verify_cli;
 mod watch_cli;

@@ -169,6 +169,11 @@ impl Running {
         }
     }
 
+    /// The child's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The child's piped standard input; dropping it closes it.
     pub fn take_stdin(&mut self) -> ChildStdin {
         self.child.stdin.take().expect("a piped stdin")
