@@ -22,7 +22,7 @@ many ConfigMaps, each round runs one after the other, whole processes, warm disc
 
 and prints, per namespace, the median wall time of each from spawn to exit (to `synced` for
 `record`), its median ratio to the round's JSON
-`curl`, and its median peak RSS (the child's ru_maxrss); `curl`'s first byte and size; and the
+`curl`, and its median peak RSS (GNU time's %M); `curl`'s first byte and size; and the
 load average at start and end. The machine is shared: read ratios, not absolute times.
 
 Environment: KUBECTL_DELTAS_BIN (default target/release/kubectl-deltas, or
@@ -52,15 +52,19 @@ def die(message):
 def run(argv, env=None, until=None):
     """Runs argv to its end (or, with `until`, until a stderr line contains it, then SIGINT);
     returns (seconds, peak RSS in KiB, stdout)."""
+    # The peak RSS comes from GNU time: a child that Python spawns (vfork) inherits this
+    # process's high-water mark at exec, which would hide the child's own.
+    peak_file = tempfile.NamedTemporaryFile(prefix="startup-real-rss-")
+    argv = ["/usr/bin/time", "-f", "%M", "-o", peak_file.name] + argv
     start = time.perf_counter()
-    p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, start_new_session=True,
                          stderr=subprocess.PIPE if until else subprocess.DEVNULL, text=True)
     elapsed = None
     if until:
         for line in p.stderr:
             if until in line:
                 elapsed = time.perf_counter() - start
-                p.send_signal(signal.SIGINT)
+                os.killpg(p.pid, signal.SIGINT)  # time ignores it, the child stops
                 break
     out = p.stdout.read()
     if until:
@@ -71,7 +75,9 @@ def run(argv, env=None, until=None):
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode not in (0, -signal.SIGINT, 130) and not (until and elapsed):
         die(f"{' '.join(argv)} exited {p.returncode}")
-    return elapsed, usage.ru_maxrss, out
+    with open(peak_file.name) as f:
+        peak = int(f.read().split()[-1])
+    return elapsed, peak, out
 
 
 def main():
