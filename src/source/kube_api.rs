@@ -32,9 +32,10 @@ pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
 /// Builds a `kube::Client` from `config` with kube's built-in retry of 429/503/504 turned off
 /// (`Config::default_retry = false`), so that every failure reaches the Reflector, which backs
 /// off and relists as client-go does.
+/// The client sets `TCP_NODELAY` on its sockets ([`connector`](super::connector)).
 pub fn client_without_retry(mut config: Config) -> Result<Client, kube::Error> {
     config.default_retry = false;
-    Client::try_from(config)
+    super::connector::client(config)
 }
 
 /// Lists and watches one resource through a `kube::Client`, optionally filtered by label and

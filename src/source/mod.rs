@@ -1,6 +1,7 @@
 //! Where objects come from: the `ListerWatcher` implementations (kube API, recordings) and discovery.
 pub mod cache_file;
 pub mod cluster;
+pub mod connector;
 pub mod discovery;
 pub mod kube_api;
 pub mod list_body;

@@ -44,6 +44,7 @@ mod replay_resyncs;
 mod replay_window;
 mod replay_with;
 mod stopping_cli;
+mod tcp_nodelay;
 mod usage_cli;
 mod verify_cli;
 mod watch_cli;
