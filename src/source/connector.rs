@@ -33,6 +33,11 @@ use tower_http::classify::ServerErrorsFailureClass;
 use tower_http::trace::TraceLayer;
 use tracing::Span;
 
+/// The target of the request log, as kube's own stack logs it: the binary shows it from `-vv` on
+/// (`kube=debug`) and never by default, where every failed request would be logged at ERROR
+/// beside the sentence the Reflector already says about it.
+const KUBE_TARGET: &str = "kube_client::client::builder";
+
 /// The TCP connector under everything: any scheme (TLS is layered on top), `TCP_NODELAY` set.
 pub fn tcp_connector() -> HttpConnector {
     let mut connector = HttpConnector::new();
@@ -105,6 +110,7 @@ where
     let trace = TraceLayer::new_for_http()
         .make_span_with(|req: &Request<Body>| {
             tracing::debug_span!(
+                target: KUBE_TARGET,
                 "HTTP",
                 http.method = %req.method(),
                 http.url = %req.uri(),
@@ -114,7 +120,7 @@ where
                 otel.status_code = tracing::field::Empty,
             )
         })
-        .on_request(|_: &Request<Body>, _: &Span| tracing::debug!("requesting"))
+        .on_request(|_: &Request<Body>, _: &Span| tracing::debug!(target: KUBE_TARGET, "requesting"))
         .on_response(|res: &Response<Incoming>, _: Duration, span: &Span| {
             let status = res.status();
             span.record("http.status_code", status.as_u16());
@@ -123,17 +129,17 @@ where
             }
         })
         .on_body_chunk(())
-        .on_eos(|_: Option<&HeaderMap>, _: Duration, _: &Span| tracing::debug!("stream closed"))
+        .on_eos(|_: Option<&HeaderMap>, _: Duration, _: &Span| tracing::debug!(target: KUBE_TARGET, "stream closed"))
         .on_failure(
             |class: ServerErrorsFailureClass, _: Duration, span: &Span| {
                 span.record("otel.status_code", "ERROR");
                 match class {
                     ServerErrorsFailureClass::StatusCode(status) => {
                         span.record("http.status_code", status.as_u16());
-                        tracing::error!("failed with status {}", status)
+                        tracing::error!(target: KUBE_TARGET, "failed with status {}", status)
                     }
                     ServerErrorsFailureClass::Error(err) => {
-                        tracing::error!("failed with error {}", err)
+                        tracing::error!(target: KUBE_TARGET, "failed with error {}", err)
                     }
                 }
             },

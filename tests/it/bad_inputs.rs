@@ -517,3 +517,35 @@ async fn flags_with_no_meaning_for_the_store_or_queue_are_usage_errors() {
         assert_eq!(out.status.code(), Some(0), "{fine:?}: {}", stderr(&out));
     }
 }
+
+/// A server that refuses the connection is one sentence on stderr, with exit 3: the HTTP client's
+/// own log of the failed request (ERROR in kube's stack) stays out of it without `-vv`, and is
+/// there with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_is_one_sentence_not_a_log_of_the_request() {
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = format!("http://127.0.0.1:{closed}");
+    let args = ["watch", "cm", "--server", server.as_str(), "--until-synced"];
+    let out = run_offline(&args, None).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("kubectl-deltas: error: cannot read the API resources of the cluster at")
+            && err.contains("connection refused"),
+        "{err}"
+    );
+    let mut verbose = args.to_vec();
+    verbose.push("-vv");
+    let out = run_offline(&verbose, None).await;
+    assert!(
+        stderr(&out).contains("failed with error"),
+        "{}",
+        stderr(&out)
+    );
+}
