@@ -462,7 +462,7 @@ async fn a_reflector_on_a_server_keeps_the_last_push_equal_to_the_servers_object
 
     // The server goes away; meanwhile objects change and history is compacted, so the re-watch
     // gets 410 and the Reflector relists: the kubelet gets the gap's changes as one list.
-    server.refuse_connections(Duration::from_millis(400));
+    server.refuse_connections(PATIENCE);
     until("the watch to end", || {
         any_event(&|e| matches!(e, ReflectorEventKind::WatchEnded { .. }))
     })
@@ -472,6 +472,7 @@ async fn a_reflector_on_a_server_keeps_the_last_push_equal_to_the_servers_object
     server.update("configmaps", cm("a", "3"));
     server.create("configmaps", cm("d", "1"));
     server.compact();
+    server.accept_connections();
     until("the relist", || last() == server.objects("configmaps")).await;
     assert_eq!(
         pushes.lock().unwrap().len(),

@@ -903,7 +903,7 @@ async fn a_recorded_session_replays_to_the_same_batches() {
 
     // The server goes away; meanwhile c is deleted and history compacted, so the Reflector
     // fails to re-watch, relists, and learns of the deletion only from a tombstone.
-    live.server.refuse_connections(Duration::from_millis(300));
+    live.server.refuse_connections(PATIENCE);
     let deadline = tokio::time::Instant::now() + PATIENCE;
     while !live
         .events
@@ -920,6 +920,7 @@ async fn a_recorded_session_replays_to_the_same_batches() {
     }
     live.server.delete("configmaps", "default", "c");
     live.server.compact();
+    live.server.accept_connections();
     live.caught_up().await;
     live.server.update("configmaps", cm("d", "2"));
     live.caught_up().await;

@@ -592,7 +592,7 @@ async fn missed_deletion_during_a_long_disconnect_with_compaction_becomes_a_tomb
     // The server goes away; meanwhile objects change and history is compacted, so the re-watch
     // gets 410. The relist at the last synced resourceVersion has no limit: the watch cache
     // answers it with the current state, and the deletion it reveals is a tombstone.
-    h.server.refuse_connections(Duration::from_millis(400));
+    h.server.refuse_connections(PATIENCE);
     h.until_event("the watch to end", |e| {
         matches!(e, ReflectorEventKind::WatchEnded { .. })
     })
@@ -601,6 +601,7 @@ async fn missed_deletion_during_a_long_disconnect_with_compaction_becomes_a_tomb
     h.server.update("configmaps", cm("c", "2"));
     h.server.create("configmaps", cm("d", "1"));
     h.server.compact();
+    h.server.accept_connections();
     h.until_consistent().await;
 
     let events = h.events();
@@ -638,13 +639,14 @@ async fn with_an_explicit_page_size_a_compacted_relist_falls_back_to_a_consisten
     h.until_synced().await;
     let last = h.server.update("configmaps", cm("a", "2"));
     h.until_consistent().await;
-    h.server.refuse_connections(Duration::from_millis(400));
+    h.server.refuse_connections(PATIENCE);
     h.until_event("the watch to end", |e| {
         matches!(e, ReflectorEventKind::WatchEnded { .. })
     })
     .await;
     h.server.delete("configmaps", "default", "b");
     h.server.compact();
+    h.server.accept_connections();
     h.until_consistent().await;
 
     let events = h.events();

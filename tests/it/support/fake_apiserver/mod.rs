@@ -538,6 +538,14 @@ impl FakeApiServer {
         self.drop_connections();
     }
 
+    /// Ends a [`refuse_connections`](Self::refuse_connections) at once. A test that changes the
+    /// store while the server is gone refuses for long and accepts once it is done: a short
+    /// refusal could end, on a loaded machine, before the changes are made, and the client would
+    /// then see them as watch events.
+    pub fn accept_connections(&self) {
+        lock(&self.inner.knobs).refuse_until = None;
+    }
+
     /// Every request received so far, in arrival order.
     pub fn requests(&self) -> Vec<Request> {
         lock(&self.inner.requests).clone()
