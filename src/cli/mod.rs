@@ -20,6 +20,8 @@ mod shorthand;
 mod values;
 
 pub use shorthand::with_watch_shorthand;
+#[cfg(test)]
+pub use values::parse_controller;
 pub use values::{
     ControllerArg, ControllerQueueKind, HandlerArg, Period, parse_field_selector, parse_handler,
     parse_label_selector, parse_namespace, parse_period, parse_request_timeout, parse_speed,

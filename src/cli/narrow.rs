@@ -1,4 +1,4 @@
-//! The flags that narrow what `watch` and `replay` show (matched in `cmd/pipeline/narrow.rs`).
+//! The flags that narrow what `watch` and `replay` show (matched in `cmd/plan/narrow.rs`).
 //! They narrow the output only: the informer still processes everything.
 
 use std::str::FromStr;
@@ -69,7 +69,7 @@ pub struct ReplayNarrowArgs {
 pub enum Bound {
     /// A time of the recording (RFC 3339, as the timeline's header and jsonl `time` print it).
     At(SystemTime),
-    /// An offset from the recording's start (`+30s`), until `Narrow::starting_at` (`cmd/pipeline/narrow.rs`) resolves it.
+    /// An offset from the recording's start (`+30s`), until `Narrow::starting_at` (`cmd/plan/narrow.rs`) resolves it.
     After(Duration),
     /// A pop's sequence number (`#12`): the `#` column of the timeline, `seq` in jsonl.
     Seq(u64),

@@ -164,15 +164,6 @@ impl Profile {
         })
     }
 
-    /// A replay: the recording decides whether the initial list was streamed (a recording made
-    /// with LIST pages replays as list+watch, whatever the profile says).
-    pub fn replayed(&mut self, streamed: bool) {
-        self.watch_list = Resolved {
-            value: streamed,
-            from: SettingOrigin::Recording,
-        };
-    }
-
     /// The informer the version builds ([`InformerConfig::client_go`]) with the flags' settings,
     /// `indices`, and its consumer where `consumption` says.
     pub fn informer_config(
@@ -391,18 +382,6 @@ mod tests {
             error
                 .to_string()
                 .contains("--batch-pop 3 needs --fifo real")
-        );
-    }
-
-    #[test]
-    fn a_replay_lists_as_its_recording_did() {
-        let mut p = Profile::resolve(&args(Some("1.35")), None).unwrap();
-        p.replayed(false);
-        assert_eq!(p.watch_list.from, SettingOrigin::Recording);
-        assert!(
-            p.describe()
-                .to_string()
-                .contains("watch-list=off (recording)")
         );
     }
 }

@@ -1,5 +1,5 @@
 //! The command line without its credentials, wherever it becomes text: the `-o html` page's
-//! header (`pipeline/view.rs`), a recording's `replayWith` (`record.rs`). Such text is made to be
+//! header (`plan/output.rs`), a recording's `replayWith` (`record.rs`). Such text is made to be
 //! shared (a page attached to a bug report, a recording sent to a colleague), so a secret typed on
 //! the command line must not reach it.
 //!

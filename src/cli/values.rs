@@ -156,16 +156,6 @@ pub enum ControllerQueueKind {
     Priority,
 }
 
-impl ControllerQueueKind {
-    /// The name `queue=` takes, and the summary shows.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ControllerQueueKind::Workqueue => "workqueue",
-            ControllerQueueKind::Priority => "priority",
-        }
-    }
-}
-
 /// The most workers one `--controller` may run.
 pub const MAX_WORKERS: usize = 1024;
 
@@ -176,38 +166,14 @@ pub const MAX_WORKERS: usize = 1024;
 pub const MAX_FAILURES: u32 = 100;
 
 /// A glob over keys (`default/a`, `demo/web-*`): `*` matches any run of characters, `?` one.
+/// Kept as given; the plan matches it with the same glob as `--match` (`cmd/plan/narrow.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyGlob(String);
 
 impl KeyGlob {
-    /// Whether `key` matches, whole.
-    pub fn matches(&self, key: &str) -> bool {
-        let (pattern, text): (Vec<char>, Vec<char>) =
-            (self.0.chars().collect(), key.chars().collect());
-        // The classic two-pointer match with backtracking to the last `*`: linear in practice.
-        let (mut p, mut t) = (0, 0);
-        let mut star: Option<(usize, usize)> = None;
-        while t < text.len() {
-            match pattern.get(p) {
-                Some('*') => {
-                    star = Some((p, t));
-                    p += 1;
-                }
-                Some(&c) if c == '?' || c == text[t] => {
-                    p += 1;
-                    t += 1;
-                }
-                _ => match star {
-                    Some((sp, st)) => {
-                        p = sp + 1;
-                        t = st + 1;
-                        star = Some((sp, st + 1));
-                    }
-                    None => return false,
-                },
-            }
-        }
-        pattern[p..].iter().all(|&c| c == '*')
+    /// The glob as given.
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 

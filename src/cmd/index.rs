@@ -24,10 +24,10 @@ use kubectl_deltas::source::discovery::Need;
 use tokio_util::sync::CancellationToken;
 
 use super::informer::{
-    index_specs, profile, rediscovering_lister_watcher, reflector_config, reflector_failure_while,
-    refuse_outside_metadata, refuse_secret_specs,
+    profile, rediscovering_lister_watcher, reflector_config, reflector_failure_while,
 };
 use super::one_shot::RetryNotes;
+use super::plan::refuse;
 use super::{one_shot, replay, target};
 use crate::cli::IndexArgs;
 use crate::cli::exit::{Exit, Failure, WithExit};
@@ -36,10 +36,10 @@ use crate::cli::profile::Profile;
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
     let (informer_args, reflector_args) = (args.cache.informer(), args.cache.reflector());
-    super::pipeline::refuse_queue_flags(&informer_args)?;
+    refuse::queue_flags(&informer_args)?;
     let profile = profile(&informer_args, &reflector_args)?;
     // `--by` may repeat an `--index`: one index serves both.
-    let mut specs = index_specs(&informer_args)?;
+    let mut specs = refuse::index_specs(&informer_args)?;
     if !specs.contains(&spec) {
         specs.push(spec.clone());
     }
@@ -75,7 +75,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     answer(informer.indexer(), &spec, &scope, now, &args)
 }
 
-/// [`refuse_outside_metadata`] for `--by` and the `--index` specs.
+/// [`refuse::outside_metadata`] for `--by` and the `--index` specs.
 fn refuse_specs_outside_metadata(
     by: &IndexSpec,
     specs: &[IndexSpec],
@@ -84,7 +84,7 @@ fn refuse_specs_outside_metadata(
     let flagged = specs
         .iter()
         .map(|s| (if s == by { "--by" } else { "--index" }, s));
-    refuse_outside_metadata(flagged, metadata_only)
+    refuse::outside_metadata(flagged, metadata_only)
 }
 
 /// Lists `resource` through `informer` into its cache, as the `profile` lists; returns the words
@@ -130,8 +130,8 @@ fn answer(
         ))
         .exit_with(Exit::Usage);
     }
-    let indices = index_specs(&args.cache.informer())?;
-    refuse_secret_specs(
+    let indices = refuse::index_specs(&args.cache.informer())?;
+    refuse::secret_specs(
         indices.iter().map(|spec| ("--index", spec)),
         secrets,
         args.show_secret_data,

@@ -1,80 +1,19 @@
-//! What every informer-running command shares: flags → indices, Reflector configuration and the
+//! What every informer-running command shares: the Reflector configuration and the
 //! kube ListerWatcher, and how a Reflector failure maps to an exit code.
 
 use std::time::Duration;
 
-use anyhow::anyhow;
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{IndexSpec, ReflectorConfig, ReflectorError};
+use kubectl_deltas::cache::{ReflectorConfig, ReflectorError};
 use kubectl_deltas::source::discovery::{Need, ResourceInfo};
 use kubectl_deltas::source::{KubeListerWatcher, SourceError};
 
 use super::rediscover::Rediscovering;
 use super::target::Rediscovered;
 use super::target::Target;
-use crate::cli::exit::{Exit, Failure, WithExit};
+use crate::cli::exit::{Exit, Failure};
 use crate::cli::profile::Profile;
 use crate::cli::{AccessArgs, InformerArgs, Period, ReflectorArgs};
-
-/// The `--index` specs, parsed (a bad spec is a usage error) and without repeats.
-pub fn index_specs(informer: &InformerArgs) -> anyhow::Result<Vec<IndexSpec>> {
-    let mut specs: Vec<IndexSpec> = Vec::new();
-    for text in &informer.indices {
-        let spec: IndexSpec = text.parse().exit_with(Exit::Usage)?;
-        if !specs.contains(&spec) {
-            specs.push(spec);
-        }
-    }
-    Ok(specs)
-}
-
-/// Refuses, unless `show_secret_data`, the specs (each with the flag it came from) that read what
-/// every output redacts of a Secret ([`IndexSpec::reads_secret_values`]) when `secrets` (Secrets
-/// are listed): an index of them would hold Secret values, a query would pick Secrets by them.
-pub fn refuse_secret_specs<'a>(
-    specs: impl IntoIterator<Item = (&'a str, &'a IndexSpec)>,
-    secrets: bool,
-    show_secret_data: bool,
-) -> anyhow::Result<()> {
-    if show_secret_data || !secrets {
-        return Ok(());
-    }
-    match specs
-        .into_iter()
-        .find(|(_, spec)| spec.reads_secret_values())
-    {
-        Some((flag, spec)) => Err(anyhow!(
-            "{flag} {spec} reads Secret values, which every output redacts: add \
-             --show-secret-data to use it"
-        ))
-        .exit_with(Exit::Usage),
-        None => Ok(()),
-    }
-}
-
-/// Refuses, for a metadata-only informer, the specs (each with the flag it came from) that read
-/// a field outside `metadata` ([`IndexSpec::reads_outside_metadata`]): its objects have none, so
-/// the index would be empty and a query would match nothing, silently.
-pub fn refuse_outside_metadata<'a>(
-    specs: impl IntoIterator<Item = (&'a str, &'a IndexSpec)>,
-    metadata_only: bool,
-) -> anyhow::Result<()> {
-    if !metadata_only {
-        return Ok(());
-    }
-    match specs
-        .into_iter()
-        .find(|(_, spec)| spec.reads_outside_metadata())
-    {
-        Some((flag, spec)) => Err(anyhow!(
-            "{flag} {spec} reads a field outside metadata, which a metadata-only informer \
-             does not hold: index by a metadata field (field:metadata.…, label, annotation, \
-             owner, namespace), or leave --metadata-only out"
-        ))
-        .exit_with(Exit::Usage),
-        None => Ok(()),
-    }
-}
 
 pub fn lister_watcher(
     target: &Target,

@@ -12,6 +12,7 @@ mod index;
 mod informer;
 mod one_shot;
 pub mod pipeline;
+mod plan;
 mod record;
 mod rediscover;
 mod replay;

@@ -32,10 +32,9 @@ use kubectl_deltas::source::{
 };
 use tokio::sync::Notify;
 
-use super::informer::{lister_watcher, profile, reflector_config, reflector_failure};
-use super::pipeline::{
-    Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags, stdout_reader_gone,
-};
+use super::informer::{lister_watcher, reflector_config, reflector_failure};
+use super::pipeline::{Hooks, Pipeline, PipelineError, Source, stdout_reader_gone};
+use super::plan::{OutputPlan, Plan};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::given::given_flags;
@@ -52,24 +51,23 @@ pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         .exit_with(Exit::Usage);
     }
     let destination = Destination::new(&args.file, args.force)?;
-    let view = View::stderr_timeline(global, args.quiet, &args.handling)?;
-    refuse_store_flags(args.store.store, &args.informer, &view)?;
-    let profile = profile(&args.informer, &args.reflector)?;
-    let reflector = reflector_config(&args.reflector, &args.informer, &profile);
-    let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
-    settings.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
+    let output = OutputPlan::stderr_timeline(global, args.quiet, &args.handling)?;
+    let plan = Plan::resolve(
+        output,
+        &args.informer,
+        args.store.store,
+        args.reflector.watch_list,
+        |profile| reflector_config(&args.reflector, &args.informer, profile),
+    )?;
+    plan.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
     let runtime = super::runtime()?;
-    runtime.block_on(record(args, settings, destination))
+    runtime.block_on(record(args, plan, destination))
 }
 
-async fn record(
-    args: RecordArgs,
-    settings: Settings,
-    destination: Destination,
-) -> anyhow::Result<()> {
+async fn record(args: RecordArgs, plan: Plan, destination: Destination) -> anyhow::Result<()> {
     let target = target::resolve(&args.access, &args.resource).await?;
     let secrets = Object::is_secret_resource(&target.resource.api_resource());
-    settings.refuse_secret_queries(secrets, args.show_secret_data)?;
+    plan.refuse_secret_queries(secrets, args.show_secret_data)?;
     let recorder = Recorder::new(
         destination.clone(),
         RecordedResource::new(&target.resource.api_resource(), target.resource.namespaced)
@@ -133,7 +131,7 @@ async fn record(
             std::future::pending().await
         }
     };
-    let result = Pipeline::new(settings)
+    let result = Pipeline::new(plan)
         .run_into(vec![source], TokioClock, shutdown, timeline, reader_gone)
         .await;
 

@@ -35,14 +35,14 @@ use kubectl_deltas::source::recording::{
 };
 
 use super::informer::strip_managed_fields;
-use super::pipeline::{Hooks, Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
+use super::pipeline::{Hooks, Pipeline, PipelineError, Source};
+use super::plan::{OutputPlan, Plan};
 use crate::cli::exit::{self, Exit, Failure, WithExit};
-use crate::cli::profile::Profile;
-use crate::cli::{self, GlobalArgs, InformerKindArg, Period, ReplayArgs};
+use crate::cli::{self, GlobalArgs, Period, ReplayArgs};
 
 pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let (args, recording_flags) = with_recording_flags(args)?;
-    let mut view = View::from_args(&args.view, global)?;
+    let mut view = OutputPlan::from_args(&args.view, global)?;
     view.refuse_page_over(&args.file)?;
     view.narrow = view
         .narrow
@@ -69,7 +69,7 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
             .into(),
         ),
     }
-    let plain = view.informer == InformerKindArg::Plain;
+    let plain = view.informer == kubectl_deltas::cache::InformerKind::Plain;
     let delayed = view.handler_delay.is_some() || view.handlers.iter().any(|h| h.delay.is_some());
     if args.speed.is_none() && plain && delayed {
         notes.push(
@@ -109,18 +109,17 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         ),
         InformerResync::Off => {}
     }
-    // `replay` has no `--watch-list`: the recording says how the initial list came.
-    refuse_store_flags(args.store.store, &args.informer, &view)?;
-    let profile = Profile::resolve(&args.informer, None)?;
-    let reflector = base_config().client_go(profile.version);
-    // Before any note: a flag the store refuses is the one line on stderr.
-    let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
+    // `replay` has no `--watch-list`: the recording says how the initial list came. Before any
+    // note: a flag the store refuses is the one line on stderr.
+    let plan = Plan::resolve(view, &args.informer, args.store.store, None, |profile| {
+        base_config().client_go(profile.version)
+    })?;
     for note in notes {
         // Not `eprintln!`, which panics when stderr is a closed pipe.
         let _ = writeln!(std::io::stderr(), "kubectl-deltas: note: {note}");
     }
     let runtime = super::runtime()?;
-    runtime.block_on(replay(&args.file, args.speed, resync, settings))
+    runtime.block_on(replay(&args.file, args.speed, resync, plan))
 }
 
 /// The replayed informer's own resync period (client-go's `defaultEventHandlerResyncPeriod`,
@@ -151,7 +150,7 @@ const SHORTEST_RESYNC: Duration = Duration::from_millis(1);
 /// resyncs of a recording that has them, and a bounded cost for one that has none.
 const RESYNC_LINES_AHEAD: usize = 100_000;
 
-fn informer_resync(args: &ReplayArgs, view: &View) -> anyhow::Result<InformerResync> {
+fn informer_resync(args: &ReplayArgs, view: &OutputPlan) -> anyhow::Result<InformerResync> {
     match args.informer.resync {
         Some(Period(Some(period))) if period < SHORTEST_RESYNC => {
             return Err(anyhow!(
@@ -408,7 +407,7 @@ async fn replay(
     file: &Path,
     speed: Option<f64>,
     resync: InformerResync,
-    mut settings: Settings,
+    mut plan: Plan,
 ) -> anyhow::Result<()> {
     let reader = RecordingReader::open(file)?;
     // The informer the session builds for this source: drained there at each turn of an instant
@@ -419,8 +418,8 @@ async fn replay(
         Some(factor) => Pace::Speed(factor),
     };
     let lister_watcher = RecordingListerWatcher::new(reader, pace)?;
-    let explicit_handler_periods = settings.view.handlers.iter().any(|h| h.resync.is_some())
-        || settings.view.controllers.iter().any(|c| c.resync.is_some());
+    let explicit_handler_periods = plan.stack.handlers.iter().any(|h| h.resync.is_some())
+        || plan.stack.controllers.iter().any(|c| c.resync.is_some());
     let lister_watcher = match resync {
         InformerResync::Recorded(_) if !explicit_handler_periods => {
             lister_watcher.on_resync(Arc::new(RecordedTicks(informer.clone())))
@@ -428,26 +427,25 @@ async fn replay(
         _ => lister_watcher.on_resync(informer.clone()),
     };
     let secrets = Object::is_secret_resource(&lister_watcher.describe().api_resource);
-    settings.refuse_secret_queries(secrets, settings.view.show_secret_data)?;
+    plan.refuse_secret_queries(secrets, plan.output.show_secret_data)?;
     // As `record --metadata-only` refused them.
-    settings.refuse_outside_metadata_queries(lister_watcher.metadata_only())?;
-    settings.reflector = lister_watcher.reflector_config(settings.reflector.clone());
+    plan.refuse_outside_metadata_queries(lister_watcher.metadata_only())?;
+    let informer_plan = &mut plan.stack.informer;
+    informer_plan.reflector = lister_watcher.reflector_config(informer_plan.reflector.clone());
     // The informer's own resync period; its timer ticks on the recording's clock (see
     // `InformerConfig::external_resync`), never the Reflector's. Not raised to a second: only
     // handlers' periods are, by the shared informer.
-    settings.reflector.resync = match resync {
+    informer_plan.reflector.resync = match resync {
         InformerResync::Off => None,
         InformerResync::Given(period) | InformerResync::Recorded(period) => Some(period),
     };
-    settings
-        .profile
-        .replayed(lister_watcher.starts_with_watch());
+    informer_plan.replayed(lister_watcher.starts_with_watch());
     // An instant replay drains the queue before its time moves on: nothing waits in it.
-    settings.wait_scale = Some(speed.unwrap_or(0.0));
+    informer_plan.wait_scale = Some(speed.unwrap_or(0.0));
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
     // `--from +30s` counts from the recording's start, where its clock stands until the first
     // line is handed out.
-    settings.view.narrow = std::mem::take(&mut settings.view.narrow)
+    plan.output.narrow = std::mem::take(&mut plan.output.narrow)
         .starting_at(clock.wall())
         .map_err(|e| anyhow!(e))
         .exit_with(Exit::Usage)?;
@@ -463,7 +461,7 @@ async fn replay(
             observer: None,
         },
     };
-    let result = Pipeline::new(settings)
+    let result = Pipeline::new(plan)
         .run(vec![source], clock, std::future::pending())
         .await;
     match result {

@@ -7,8 +7,9 @@ use kubectl_deltas::cache::reflector::TokioClock;
 
 use kubectl_deltas::source::discovery::Need;
 
-use super::informer::{profile, rediscovering_lister_watcher, reflector_config, reflector_failure};
-use super::pipeline::{Pipeline, PipelineError, Settings, Source, View, refuse_store_flags};
+use super::informer::{rediscovering_lister_watcher, reflector_config, reflector_failure};
+use super::pipeline::{Pipeline, PipelineError, Source};
+use super::plan::{OutputPlan, Plan};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::{GlobalArgs, WatchArgs};
@@ -16,14 +17,17 @@ use crate::cli::{GlobalArgs, WatchArgs};
 pub fn run(args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let names = resource_names(&args.resources).exit_with(Exit::Usage)?;
     // Every flag is checked before the cluster is contacted.
-    let view = View::from_args(&args.view, global)?;
-    refuse_store_flags(args.store.store, &args.informer, &view)?;
-    let profile = profile(&args.informer, &args.reflector)?;
-    let reflector = reflector_config(&args.reflector, &args.informer, &profile);
-    let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
-    settings.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
+    let output = OutputPlan::from_args(&args.view, global)?;
+    let plan = Plan::resolve(
+        output,
+        &args.informer,
+        args.store.store,
+        args.reflector.watch_list,
+        |profile| reflector_config(&args.reflector, &args.informer, profile),
+    )?;
+    plan.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
     let runtime = super::runtime()?;
-    super::run_on_worker(&runtime, watch(args, names, settings))
+    super::run_on_worker(&runtime, watch(args, names, plan))
 }
 
 /// `deploy,rs,po` → `["deploy", "rs", "po"]`.
@@ -35,12 +39,12 @@ fn resource_names(arg: &str) -> anyhow::Result<Vec<String>> {
     Ok(names)
 }
 
-async fn watch(args: WatchArgs, names: Vec<String>, settings: Settings) -> anyhow::Result<()> {
+async fn watch(args: WatchArgs, names: Vec<String>, plan: Plan) -> anyhow::Result<()> {
     let targets = target::resolve_all(&args.access, &names).await?;
     let secrets = targets
         .iter()
         .any(|t| Object::is_secret_resource(&t.resource.api_resource()));
-    settings.refuse_secret_queries(secrets, settings.view.show_secret_data)?;
+    plan.refuse_secret_queries(secrets, plan.output.show_secret_data)?;
     let sources: Vec<Source<_>> = targets
         .iter()
         .map(|target| {
@@ -64,9 +68,7 @@ async fn watch(args: WatchArgs, names: Vec<String>, settings: Settings) -> anyho
             None => std::future::pending().await,
         }
     };
-    let result = Pipeline::new(settings)
-        .run(sources, TokioClock, elapsed)
-        .await;
+    let result = Pipeline::new(plan).run(sources, TokioClock, elapsed).await;
     match result {
         Ok(_) => Ok(()),
         Err(error) => Err(failure(error, &targets)),

@@ -23,7 +23,8 @@
 //! Every operation takes the time it happens at (`now`) from the caller: the types here are
 //! plain state machines with no lock and no clock of their own, so an instant replay drives them
 //! on the recording's clock ([`InlineWorkers`]) and gets the same result on every run, and a live
-//! run wraps them in one lock with a real [`Clock`](super::reflector::Clock) ([`Workqueue`]).
+//! run wraps them in one lock with a real [`Clock`](super::reflector::Clock) ([`Workqueue`]),
+//! worked by threads running the same worker loop ([`ThreadedWorkers`]).
 //!
 //! ## Where this differs from client-go, and why
 //! - client-go's delaying queue moves ready entries from its heap into the queue on a goroutine
@@ -44,6 +45,7 @@ mod queue;
 mod rate_limiter;
 mod rate_limiting_queue;
 mod shared;
+mod threaded;
 
 pub use controller_queue::{ControllerQueue, ReconcileResult};
 pub use delaying_queue::{DelayingQueue, WaitingQueue};
@@ -57,3 +59,4 @@ pub use rate_limiter::{
 };
 pub use rate_limiting_queue::RateLimitingQueue;
 pub use shared::Workqueue;
+pub use threaded::{Interrupt, ThreadedWorkers};

@@ -21,15 +21,15 @@
 //!   one resource run as one [`InlineGroup`]: always the one with the earliest step due, so that
 //!   their reconciles are written in time order as they end (ties: the first registered first),
 //!   and a stop ends the run at the next reconcile.
-//! - a live watch, and a replay at `--speed X`, run a [`Workqueue`] and one thread per worker,
-//!   each reconcile taking `reconcile=` of the session's clock (cut short by the stop). A replay's
+//! - a live watch, and a replay at `--speed X`, run [`ThreadedWorkers`]: the same worker loop on a
+//!   thread per worker, each reconcile taking `reconcile=` of the session's clock (cut short by
+//!   the stop). A replay's
 //!   clock runs at X times real time: reconciles, rate-limited retries and requeues are
 //!   durations of recorded time that last `1/X` of it ([`Clock::in_real_time`]), and every
 //!   reconcile is stamped with recorded time.
 
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::future::BoxFuture;
@@ -38,14 +38,14 @@ use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::workqueue::{
     self, ControllerQueue, InlineWorkers, LOW_PRIORITY, Outcome, PriorityQueue, QueueMetrics,
-    RateLimitingQueue, Reconcile, ReconcileResult, Reconciler, WorkersConfig, Workqueue,
+    RateLimitingQueue, Reconcile, ReconcileResult, Reconciler, ThreadedWorkers, WorkersConfig,
 };
 use kubectl_deltas::cache::{Delivery, IndexerReader, Informer, ListenerHandler, Notification};
 use kubectl_deltas::source::recording::{Quiescence, ResyncHook};
 
 use super::handler::ShownHandler;
-use super::output::Output;
-use crate::cli::{ControllerArg, ControllerQueueKind};
+use super::output::{ControllerOutput, LaneOutput};
+use crate::cmd::plan::{self, ControllerSpec};
 
 /// What a reconcile read from the Indexer: the object's resourceVersion (empty if it has none),
 /// `None` when it was gone.
@@ -56,7 +56,7 @@ type Seen = Option<String>;
 /// `requeue-after` on success if given.
 struct SpecReconciler {
     indexer: IndexerReader<Object>,
-    spec: ControllerArg,
+    spec: ControllerSpec,
     /// Reconciles that failed so far, per key, while `fail` applies.
     failed: HashMap<String, u32>,
 }
@@ -105,12 +105,12 @@ type KeyQueue = Box<dyn ControllerQueue<String> + Send>;
 /// The queue `queue=` names, with the rate limiter its controller gives it: client-go's
 /// `DefaultTypedControllerRateLimiter`, or for the priority queue the per-item exponential one
 /// alone (controller-runtime v0.24.1 `NewTypedUnmanaged`).
-fn key_queue(kind: ControllerQueueKind) -> KeyQueue {
+fn key_queue(kind: plan::ControllerQueue) -> KeyQueue {
     match kind {
-        ControllerQueueKind::Workqueue => Box::new(RateLimitingQueue::new(Box::new(
+        plan::ControllerQueue::Workqueue => Box::new(RateLimitingQueue::new(Box::new(
             workqueue::default_controller_rate_limiter::<String>(),
         ))),
-        ControllerQueueKind::Priority => Box::new(PriorityQueue::new(Box::new(
+        plan::ControllerQueue::Priority => Box::new(PriorityQueue::new(Box::new(
             workqueue::priority_queue_rate_limiter::<String>(),
         ))),
     }
@@ -173,20 +173,18 @@ impl Inline {
 /// controller's own steps come in the order they would alone: stepping it through the instants
 /// of the others' steps on the way to `t` runs the same steps as running it to `t` at once.
 pub(super) struct InlineGroup {
-    output: Arc<Output>,
+    /// The lane's output; each member writes as its controller there.
+    lane: LaneOutput,
     clock: Arc<dyn Clock>,
-    /// The resource's position among the session's.
-    index: usize,
     /// By position among the resource's controllers.
     members: Mutex<Vec<Inline>>,
 }
 
 impl InlineGroup {
-    pub(super) fn new(output: Arc<Output>, clock: Arc<dyn Clock>, index: usize) -> Arc<Self> {
+    pub(super) fn new(lane: LaneOutput, clock: Arc<dyn Clock>) -> Arc<Self> {
         Arc::new(InlineGroup {
-            output,
+            lane,
             clock,
-            index,
             members: Mutex::default(),
         })
     }
@@ -204,13 +202,11 @@ impl InlineGroup {
         let mut sink = |reconcile: Reconcile<String, Seen>| {
             Inline::ended_in(owed, &reconcile);
             write(
-                &self.output,
+                &self.lane.controller(member),
                 self.clock.as_ref(),
-                self.index,
-                member,
                 &reconcile,
             );
-            if self.output.stop.requested() {
+            if self.lane.stop().requested() {
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
@@ -264,7 +260,7 @@ impl InlineGroup {
     /// session stops.
     fn finish(&self) {
         let mut members = lock(&self.members);
-        while !self.output.stop.requested() {
+        while !self.lane.stop().requested() {
             let earliest = members
                 .iter()
                 .enumerate()
@@ -282,28 +278,20 @@ impl InlineGroup {
 }
 
 /// A live session's queue and worker threads.
-struct Live {
-    queue: Arc<Workqueue<String, KeyQueue>>,
-    reconciler: Mutex<SpecReconciler>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
-    /// The queue's metrics when the session stopped, before the workers left.
-    at_stop: Mutex<Option<QueueMetrics>>,
-}
+type Live = ThreadedWorkers<String, SpecReconciler, KeyQueue>;
 
 enum Engine {
     /// Its position in the group.
     Inline(Arc<InlineGroup>, usize),
-    Live(Box<Live>),
+    /// With whether its reconciles ask for a `requeue-after`.
+    Live(Arc<Live>, bool),
 }
 
 /// One controller of one resource: its queue, its workers, and where they report.
 pub(super) struct ControllerRun {
-    output: Arc<Output>,
+    /// Where its reconciles are written.
+    out: ControllerOutput,
     clock: Arc<dyn Clock>,
-    /// The resource's position among the session's.
-    index: usize,
-    /// The controller's position among the resource's.
-    position: usize,
     engine: Engine,
 }
 
@@ -321,18 +309,9 @@ fn wall(clock: &dyn Clock, at: Instant) -> SystemTime {
     }
 }
 
-/// Hands `reconcile`, of controller `position` of resource `index`, to the output, with its
-/// times on the wall.
-fn write(
-    output: &Output,
-    clock: &dyn Clock,
-    index: usize,
-    position: usize,
-    reconcile: &Reconcile<String, Seen>,
-) {
-    output.reconcile(
-        index,
-        position,
+/// Hands `reconcile` to the controller's output, with its times on the wall.
+fn write(out: &ControllerOutput, clock: &dyn Clock, reconcile: &Reconcile<String, Seen>) {
+    out.reconcile(
         reconcile,
         [
             wall(clock, reconcile.queued_at),
@@ -343,15 +322,13 @@ fn write(
 }
 
 impl ControllerRun {
-    /// Controller `spec`, the `position`-th of resource `index`, reading `indexer`; driven inline
-    /// on `clock` as a member of `inline` (an instant replay: the resource's group, which its
-    /// controllers join in position order) or with worker threads.
+    /// Controller `spec`, writing through `out`, reading `indexer`; driven inline on `clock` as
+    /// a member of `inline` (an instant replay: the lane's group, which its controllers join in
+    /// position order) or with worker threads.
     pub(super) fn new(
-        spec: &ControllerArg,
-        output: Arc<Output>,
+        spec: &ControllerSpec,
+        out: ControllerOutput,
         clock: Arc<dyn Clock>,
-        index: usize,
-        position: usize,
         indexer: IndexerReader<Object>,
         inline: Option<&Arc<InlineGroup>>,
     ) -> Arc<Self> {
@@ -376,46 +353,30 @@ impl ControllerRun {
             });
             Engine::Inline(group.clone(), members.len() - 1)
         } else {
-            Engine::Live(Box::new(Live {
-                queue: Arc::new(Workqueue::with_queue(queue, clock.clone())),
-                reconciler: Mutex::new(reconciler),
-                threads: Mutex::default(),
-                at_stop: Mutex::default(),
-            }))
+            let requeues = spec.requeue_after.is_some();
+            let stop = out.stop().clone();
+            Engine::Live(Live::new(queue, reconciler, clock.clone(), stop), requeues)
         };
-        Arc::new(ControllerRun {
-            output,
-            clock,
-            index,
-            position,
-            engine,
-        })
+        Arc::new(ControllerRun { out, clock, engine })
     }
 
-    /// Starts the worker threads of a live controller (`workers` of them); nothing inline.
+    /// Starts the worker threads of a live controller (`workers` of them), each writing its
+    /// reconciles as they end; nothing inline.
     pub(super) fn start(self: &Arc<Self>, workers: usize) -> std::io::Result<()> {
-        let Engine::Live(live) = &self.engine else {
+        let Engine::Live(live, _) = &self.engine else {
             return Ok(());
         };
-        let mut threads = lock(&live.threads);
-        for worker in 0..workers {
-            let run = self.clone();
-            threads.push(
-                std::thread::Builder::new()
-                    .name(format!("reconcile-{worker}"))
-                    .spawn(move || run.work(worker))?,
-            );
-        }
-        Ok(())
+        let run = self.clone();
+        live.start(workers, move |reconcile| {
+            write(&run.out, run.clock.as_ref(), &reconcile);
+        })
     }
 
     /// The handler's `Add` at `priority`, at `at` (the handler call's time).
     fn add(&self, key: String, priority: i32, at: Instant) {
         match &self.engine {
             Engine::Inline(group, member) => group.add(*member, key, priority, at),
-            Engine::Live(live) => {
-                live.queue.add_with_priority(key, priority);
-            }
+            Engine::Live(live, _) => live.add_with_priority(key, priority),
         }
     }
 
@@ -434,90 +395,22 @@ impl ControllerRun {
     pub(super) fn finish(&self) {
         match &self.engine {
             Engine::Inline(group, _) => group.finish(),
-            Engine::Live(live) => {
-                let requeues = lock(&live.reconciler).spec.requeue_after.is_some();
-                // The workers block in `get`, which says nothing of idleness: looked at every
-                // 5 ms, as `Informer::finish` waits on its handler threads.
-                while !self.output.stop.requested() {
-                    let m = live.queue.metrics();
-                    let retries_left = m.waiting_after > 0 && !requeues;
-                    if m.depth == 0 && m.gets == m.dones && !retries_left {
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-            }
-        }
-    }
-
-    /// A live worker: `processNextWorkItem` until the queue shuts down or the session stops.
-    fn work(&self, worker: usize) {
-        let Engine::Live(live) = &self.engine else {
-            return;
-        };
-        let stop = &self.output.stop;
-        while !stop.requested() {
-            let Some(got) = live.queue.get() else {
-                return;
-            };
-            if stop.requested() {
-                live.queue.done(&got.item);
-                return;
-            }
-            let attempt = live.queue.num_requeues(&got.item).saturating_add(1);
-            let started_at = self.clock.now();
-            let outcome = lock(&live.reconciler).reconcile(&got.item, attempt, started_at);
-            if !outcome.duration.is_zero() {
-                stop.sleep(self.clock.in_real_time(outcome.duration));
-            }
-            if stop.requested() {
-                // Cut short: it never ended, and it is not reported.
-                live.queue.done(&got.item);
-                return;
-            }
-            // Reconcile returned: the end, before `Done` can hand the key to another worker.
-            let ended_at = self.clock.now();
-            let key = got.item;
-            let retry_in = live
-                .queue
-                .requeue(&key, outcome.result, got.priority.unwrap_or(0));
-            live.queue.done(&key);
-            let reconcile = Reconcile {
-                worker,
-                key,
-                attempt,
-                queued_at: got.queued_at,
-                started_at,
-                ended_at,
-                adds: got.adds,
-                requeued: got.requeued,
-                seen: outcome.seen,
-                result: outcome.result,
-                retry_in,
-                priority: got.priority,
-            };
-            let clock = self.clock.as_ref();
-            write(&self.output, clock, self.index, self.position, &reconcile);
+            Engine::Live(live, requeues) => live.wait_settled(*requeues),
         }
     }
 
     /// At the stop, before the waits end: a live controller's metrics are taken (what is still
     /// waiting), then its queue shuts down so that idle workers leave.
     pub(super) fn stopping(&self) {
-        if let Engine::Live(live) = &self.engine {
-            lock(&live.at_stop).get_or_insert_with(|| live.queue.metrics());
-            live.queue.shut_down();
+        if let Engine::Live(live, _) = &self.engine {
+            live.stopping();
         }
     }
 
     /// Waits for a live controller's workers to leave.
     pub(super) fn join(&self) {
-        if let Engine::Live(live) = &self.engine {
-            live.queue.shut_down();
-            let threads = std::mem::take(&mut *lock(&live.threads));
-            for thread in threads {
-                let _ = thread.join();
-            }
+        if let Engine::Live(live, _) = &self.engine {
+            live.join();
         }
     }
 
@@ -525,13 +418,15 @@ impl ControllerRun {
     pub(super) fn metrics(&self) -> QueueMetrics {
         match &self.engine {
             Engine::Inline(group, member) => lock(&group.members)[*member].workers.metrics(),
-            Engine::Live(live) => lock(&live.at_stop).unwrap_or_else(|| live.queue.metrics()),
+            Engine::Live(live, _) => live.metrics(),
         }
     }
 
-    /// The resource's position and the controller's among its controllers.
-    pub(super) fn position(&self) -> (usize, usize) {
-        (self.index, self.position)
+    /// Stops the workers and hands the queue's metrics to the summary.
+    pub(super) fn conclude(&self) {
+        self.stopping();
+        self.join();
+        self.out.metrics(self.metrics());
     }
 }
 

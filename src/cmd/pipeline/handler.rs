@@ -15,14 +15,11 @@ use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{Delivery, ListenerHandler};
 
-use super::output::Output;
+use super::output::HandlerOutput;
 
 pub(super) struct ShownHandler {
-    pub(super) output: Arc<Output>,
-    /// The resource's position among the session's.
-    pub(super) index: usize,
-    /// The handler's position among the resource's.
-    pub(super) handler: usize,
+    /// Where its calls are written.
+    pub(super) out: HandlerOutput,
     pub(super) delay: Option<Duration>,
     /// Called from a thread of its own, where the delay is slept; inline otherwise.
     pub(super) threaded: bool,
@@ -47,12 +44,11 @@ impl ShownHandler {
 impl ListenerHandler<Object> for ShownHandler {
     fn handle(&mut self, delivery: &Delivery<'_, Object>) {
         let time = self.wall(delivery.started_at);
-        self.output
-            .notification(self.index, self.handler, delivery, time);
+        self.out.notification(delivery, time);
         if let Some(delay) = self.delay.filter(|_| self.threaded) {
-            self.output.delaying(self.index, self.handler, true);
-            self.output.stop.sleep(self.clock.in_real_time(delay));
-            self.output.delaying(self.index, self.handler, false);
+            self.out.delaying(true);
+            self.out.stop().sleep(self.clock.in_real_time(delay));
+            self.out.delaying(false);
         }
     }
 
@@ -65,7 +61,6 @@ impl ListenerHandler<Object> for ShownHandler {
             return;
         }
         let time = self.wall(at);
-        self.output
-            .handler_synced(self.index, self.handler, at, time);
+        self.out.handler_synced(at, time);
     }
 }

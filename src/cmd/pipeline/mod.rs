@@ -1,7 +1,10 @@
-//! The session that `watch`, `record` and `replay` run: one [`Informer`] per resource (its
-//! Reflector, its queue (`--fifo`: DeltaFIFO, RealFIFO or atomic RealFIFO, see docs/queues.md),
-//! its consumer and its Indexer), like a shared informer factory, all writing through their sinks
-//! to one renderer in pop order.
+//! The session that `watch`, `record` and `replay` run, from a resolved [`Plan`]
+//! (`cmd/plan`): one lane per resource ([`lane`]: the stack's [`Informer`], with its Reflector,
+//! its queue (`--fifo`: DeltaFIFO, RealFIFO or atomic RealFIFO, see docs/queues.md), its consumer
+//! and its Indexer, and the handlers and controllers registered on it), like a shared informer
+//! factory, all writing through their sinks to one renderer in pop order. Each lane writes
+//! through its own handle on the [`Output`], which is all it knows of its place in it; the
+//! session runs the lanes side by side and concludes.
 //!
 //! ```text
 //!  Source (ListerWatcher) ─▶ Informer (Reflector ─▶ Queue ─pop─▶ consumer) ─┐ InformerOutput
@@ -12,7 +15,7 @@
 //! Before anything is listed, each resource's first line says which client-go version it imitates,
 //! with every setting that came of it, and which queue it runs (`informer-start`).
 //!
-//! With `--store undelta` ([`undelta`]) a resource has no queue, no consumer and no Indexer: its
+//! With `--store undelta` ([`undelta`]) a lane has no queue, no consumer and no Indexer: its
 //! Reflector writes into an UndeltaStore, and each push is written in the store call that made it.
 //!
 //! The pipeline is generic over where objects come from ([`ListerWatcher`]) and over time
@@ -54,7 +57,7 @@ mod controller;
 mod handler;
 mod hooks;
 mod idle;
-mod narrow;
+mod lane;
 mod output;
 mod page_file;
 mod reader;
@@ -62,37 +65,31 @@ mod sink;
 mod stdout;
 mod stop;
 mod undelta;
-mod view;
 
 use std::future::Future;
 use std::io::{self, Write};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::join_all;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
-    ConsumerGroup, Consumption, IndexSpec, Informer, InformerError, InformerKind, Reflector,
-    ReflectorConfig, ReflectorError, SharedInformerError,
+    ConsumerGroup, Consumption, Informer, InformerError, ReflectorError, SharedInformerError,
 };
+use kubectl_deltas::render::Renderer;
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::source::ListerWatcher;
 
 pub use hooks::Hooks;
 pub use idle::Idle;
 pub use reader::stdout_reader_gone;
-pub use view::View;
 
-use controller::{ControllerHandler, ControllerRun, ControllerTarget, InlineGroup};
-use handler::ShownHandler;
+use controller::ControllerRun;
+use lane::LaneOutcome;
 use output::Output;
-use sink::InformerOutput;
 use stop::Stop;
 
-use super::informer::{index_specs, refuse_outside_metadata, refuse_secret_specs};
-use crate::cli::exit::{Exit, WithExit};
-use crate::cli::profile::Profile;
-use crate::cli::{FifoKind, InformerArgs, InformerKindArg, StoreKind};
+use super::plan::Plan;
 
 /// Where one resource's objects come from, and its name in the output.
 pub struct Source<L> {
@@ -113,108 +110,6 @@ impl<L> Source<L> {
             lister_watcher,
             hooks: Hooks::default(),
         }
-    }
-}
-
-/// How the informers run and what the session shows.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// Output and consumer behaviour.
-    pub view: View,
-    /// How each Reflector lists and watches. Each resync it times is the pipeline's (see the
-    /// module documentation).
-    pub reflector: ReflectorConfig,
-    /// The client-go version imitated and its resolved settings, named by each informer's first
-    /// line.
-    pub profile: Profile,
-    /// What each Reflector writes into: an informer's queue, or an UndeltaStore (then `queue`
-    /// and `indices` are not used; see `undelta.rs`).
-    pub store: StoreKind,
-    /// Indices every Indexer gets.
-    pub indices: Vec<IndexSpec>,
-    /// How the time a batch waited in its queue is shown: `None` as measured; `Some(x)`
-    /// multiplied by `x`, so that a replay at `--speed x` shows waits in recorded time (and an
-    /// instant replay, `Some(0.0)`, shows none: its queue is drained before time moves on).
-    pub wait_scale: Option<f64>,
-}
-
-impl Settings {
-    /// Settings from the shared informer flags and their resolved `profile`; index specs that do
-    /// not parse are usage errors, and so are the flags an UndeltaStore has no use for.
-    pub fn new(
-        view: View,
-        informer: &InformerArgs,
-        profile: Profile,
-        store: StoreKind,
-        reflector: ReflectorConfig,
-    ) -> anyhow::Result<Self> {
-        refuse_store_flags(store, informer, &view)?;
-        Ok(Settings {
-            view,
-            reflector,
-            profile,
-            store,
-            indices: index_specs(informer)?,
-            wait_scale: None,
-        })
-    }
-}
-
-impl Settings {
-    /// [`refuse_secret_specs`] for the `--query` and `--index` specs of the session.
-    pub fn refuse_secret_queries(
-        &self,
-        secrets: bool,
-        show_secret_data: bool,
-    ) -> anyhow::Result<()> {
-        let queries = self.view.queries.iter().map(|q| ("--query", q.spec()));
-        let indices = self.indices.iter().map(|spec| ("--index", spec));
-        refuse_secret_specs(queries.chain(indices), secrets, show_secret_data)
-    }
-
-    /// [`refuse_outside_metadata`] for the `--query` and `--index` specs of the session.
-    pub fn refuse_outside_metadata_queries(&self, metadata_only: bool) -> anyhow::Result<()> {
-        let queries = self.view.queries.iter().map(|q| ("--query", q.spec()));
-        let indices = self.indices.iter().map(|spec| ("--index", spec));
-        refuse_outside_metadata(queries.chain(indices), metadata_only)
-    }
-}
-
-/// Refuses, with `--store undelta`, the flags about a queue, its consumer, an Indexer or
-/// handlers, which an UndeltaStore does not have: a usage error of one line. Called before
-/// anything else reads those flags, so that this is the line a user sees.
-pub fn refuse_store_flags(
-    store: StoreKind,
-    informer: &InformerArgs,
-    view: &View,
-) -> anyhow::Result<()> {
-    if store == StoreKind::Undelta {
-        undelta::refuse_flags(informer, view)?;
-    }
-    refuse_queue_flags(informer)
-}
-
-/// Refuses `--legacy-sync` with a queue whose deltas it cannot change (docs/queues.md): the plain
-/// FIFO queues objects without delta types, the atomic queue emits `ReplacedAll` whatever it
-/// says. `--batch-pop` above 1 with a queue without batch pops is refused with the profile.
-pub fn refuse_queue_flags(informer: &InformerArgs) -> anyhow::Result<()> {
-    let why = match informer.fifo {
-        _ if informer.legacy_sync.is_none() => None,
-        Some(FifoKind::Plain) => Some("the plain FIFO queues objects without delta types"),
-        Some(FifoKind::Atomic) => {
-            Some("the atomic queue emits ReplacedAll whatever --legacy-sync says")
-        }
-        _ => None,
-    };
-    match (why, informer.fifo) {
-        (Some(why), Some(fifo)) => Err(anyhow::anyhow!(
-            "--legacy-sync turns Replaced deltas into Sync, and --fifo {} makes none: {why}",
-            clap::ValueEnum::to_possible_value(&fifo)
-                .map(|v| v.get_name().to_owned())
-                .unwrap_or_default()
-        ))
-        .exit_with(Exit::Usage),
-        _ => Ok(()),
     }
 }
 
@@ -279,7 +174,7 @@ pub enum PipelineError {
 /// A configured session, ready to run.
 #[derive(Debug)]
 pub struct Pipeline {
-    settings: Settings,
+    plan: Plan,
     /// Requested once, by whatever ends the session; it ends every wait of the session.
     stop: Arc<Stop>,
     idle: Idle,
@@ -289,11 +184,11 @@ pub struct Pipeline {
 const STATUS_REFRESH: Duration = Duration::from_millis(125);
 
 impl Pipeline {
-    /// A session with `settings`.
-    pub fn new(settings: Settings) -> Self {
+    /// A session that runs `plan`.
+    pub fn new(plan: Plan) -> Self {
         let stop = Arc::new(Stop::default());
         Pipeline {
-            settings,
+            plan,
             idle: Idle::new(Arc::new(ConsumerGroup::default()), stop.clone()),
             stop,
         }
@@ -314,8 +209,12 @@ impl Pipeline {
         shutdown: impl Future<Output = ()>,
     ) -> Result<Ended, PipelineError> {
         let reader_gone = reader::stdout_reader_gone();
-        let page = self.settings.view.page_file();
-        let out = match (&page, self.settings.view.page_output()) {
+        let output = &self.plan.output;
+        // `-f FILE` of `-o html`: replaced by the page once the session ended normally.
+        let page = (output.page_file.as_deref())
+            .filter(|_| output.page_output())
+            .map(page_file::PageFile::new);
+        let out = match (&page, output.page_output()) {
             (Some(page), _) => stdout::Stdout::direct(Box::new(page.clone())),
             // Written at the end, after the stop: a writer that gives up on a full pipe once the
             // session is stopping would cut the page short.
@@ -358,259 +257,58 @@ impl Pipeline {
         out: stdout::Stdout,
         reader_gone: impl Future<Output = ()>,
     ) -> Result<Ended, PipelineError> {
-        let Pipeline {
-            settings,
-            stop,
-            idle,
-        } = self;
-        let Settings {
-            view,
-            reflector,
-            profile: resolved,
-            store,
-            indices,
-            wait_scale,
-        } = settings;
-        let profile = resolved.describe();
+        let Pipeline { plan, stop, idle } = self;
         // Handled from here on, before anything is written: a signal sent once the session shows
         // its first line ends it as Ctrl-C, never by the signal's default.
         let signal = super::signals::stop_requested();
-        let shared_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+        let shared = lane::Shared {
+            clock: Arc::new(clock.clone()),
+            group: idle.group(),
+            stop: stop.clone(),
+        };
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
         let output = Arc::new(Output::new(
-            view.renderer(out.writer, &names),
+            renderer(&plan, out.writer, &names),
             names.clone(),
-            view.clone(),
-            StatusBar::new(view.status, view.stdout_is_terminal),
+            plan.output.clone(),
+            StatusBar::new(plan.output.status, plan.output.stdout_is_terminal),
             stop.clone(),
             out.drain,
-            shared_clock.clone(),
+            shared.clock.clone(),
         ));
-        let group = idle.group();
-
-        // The informers, and for each resource its informer (none for an UndeltaStore).
-        let mut informers = Vec::new();
-        let mut per_resource = Vec::new();
-        let mut runs = Vec::new();
-        let mut controllers: Vec<Arc<ControllerRun>> = Vec::new();
+        let mut lanes = Vec::new();
         for (index, source) in sources.into_iter().enumerate() {
-            let Hooks {
-                end,
-                observer,
-                informer: slot,
-                inline,
-            } = source.hooks;
-            if store == StoreKind::Undelta {
-                // No queue, no consumer: each store call pushes, and writes its push.
-                let target = undelta::UndeltaResyncs {
-                    output: output.clone(),
-                    index,
-                    also: observer,
-                };
-                let reflector = undelta::reflector(
-                    source.lister_watcher,
-                    reflector.clone(),
-                    index,
-                    output.clone(),
-                    clock.clone(),
-                    target.clone(),
-                );
-                if let Some(slot) = slot {
-                    slot.fill(Arc::new(target));
-                }
-                per_resource.push(None);
-                runs.push((Runner::Store(Box::new(reflector)), end));
-                continue;
-            }
-            let sink = Arc::new(InformerOutput {
-                output: output.clone(),
-                index,
-                also: observer,
-                wait_scale,
-                informer: OnceLock::new(),
-            });
-            let consumption = if inline {
-                Consumption::Inline
-            } else {
-                Consumption::Thread
-            };
-            let mut config = resolved.informer_config(&indices, consumption);
-            config.kind = match view.informer {
-                InformerKindArg::Shared => InformerKind::Shared,
-                InformerKindArg::Plain => InformerKind::Plain,
-            };
-            // A source that holds its informer (a replay) ticks its resyncs on its own clock.
-            config.external_resync = slot.is_some();
-            let (queue, batch_pop) = (config.queue, config.batch_pop);
-            let informer = Informer::new(config, sink.clone(), group.clone(), stop.token().clone());
-            let _ = sink.informer.set(Arc::downgrade(&informer));
-            let handlers = view.shared_handlers();
-            for (position, spec) in handlers.iter().enumerate() {
-                let handler = ShownHandler {
-                    output: output.clone(),
-                    index,
-                    handler: position,
-                    delay: spec.delay,
-                    threaded: !inline,
-                    clock: shared_clock.clone(),
-                    registration_synced: resolved.has_registration_synced(),
-                };
-                informer.add_event_handler(spec.name.clone(), handler, spec.resync);
-            }
-            // Each controller's handler comes after the --handler ones (see controller.rs).
-            let mut own = Vec::new();
-            let inline_group =
-                inline.then(|| InlineGroup::new(output.clone(), shared_clock.clone(), index));
-            for (position, spec) in view.controllers.iter().enumerate() {
-                let run = ControllerRun::new(
-                    spec,
-                    output.clone(),
-                    shared_clock.clone(),
-                    index,
-                    position,
-                    informer.indexer().clone(),
-                    inline_group.as_ref(),
-                );
-                run.start(spec.workers).map_err(PipelineError::Spawn)?;
-                let shown = ShownHandler {
-                    output: output.clone(),
-                    index,
-                    handler: handlers.len() + position,
-                    delay: None,
-                    threaded: !inline,
-                    clock: shared_clock.clone(),
-                    registration_synced: resolved.has_registration_synced(),
-                };
-                let handler = ControllerHandler {
-                    shown,
-                    run: run.clone(),
-                };
-                informer.add_event_handler(spec.name.clone(), handler, spec.resync);
-                own.push(run);
-            }
-            let controller_names: Vec<String> =
-                view.controllers.iter().map(|c| c.name.clone()).collect();
-            let names: Vec<String> = handlers
-                .into_iter()
-                .map(|h| h.name)
-                .chain(controller_names.iter().cloned())
-                .collect();
-            output.handlers_started(index, &names, resolved.has_registration_synced());
-            output.controllers_started(index, &view.controllers);
-            // A plain informer's handler works inside the pop, under the queue's lock; drained
-            // on a replay's thread, it takes no time (the replay never waits for it).
-            if let Some(delay) = view.plain_handler_delay().filter(|_| !inline) {
-                let (stop, delay) = (stop.clone(), shared_clock.in_real_time(delay));
-                // client-go's `newInformer` calls its handler once per delta (`processDeltas`).
-                informer.handle_in_pop(Arc::new(move |notifications| {
-                    for _ in notifications {
-                        if stop.requested() {
-                            return;
-                        }
-                        stop.sleep(delay);
-                    }
-                }));
-            }
-            output.informer_started(index, queue, batch_pop, &profile);
-            if let Some(slot) = slot {
-                if own.is_empty() || !inline {
-                    slot.fill(informer.clone());
-                } else {
-                    slot.fill(Arc::new(ControllerTarget {
-                        informer: informer.clone(),
-                        controllers: own.clone(),
-                    }));
-                }
-            }
-            controllers.extend(own);
-            informers.push(informer.clone());
-            per_resource.push(Some(informer.clone()));
-            runs.push((Runner::Informer(informer, source.lister_watcher), end));
+            let lane = lane::assemble(source, &plan.stack, output.lane(index), &clock, &shared);
+            lanes.push(lane.map_err(PipelineError::Spawn)?);
         }
+        // Each lane's informer (none for an UndeltaStore), in the output's lane order.
+        let per_lane: Vec<Option<Arc<Informer>>> =
+            lanes.iter().map(|lane| lane.informer.clone()).collect();
+        let informers: Vec<Arc<Informer>> = per_lane.iter().flatten().cloned().collect();
+        let controllers: Vec<Arc<ControllerRun>> = (lanes.iter())
+            .flat_map(|lane| lane.controllers.iter().cloned())
+            .collect();
         idle.attach(informers.clone());
         output.attach_informers(informers.iter().map(Arc::downgrade).collect());
-        // A stop abandons what the handlers' buffers hold (client-go's processor closes its
-        // listeners) before it cuts their calls short: woken first, a handler thread would make
-        // each buffered call in turn, every delay cut at once. Handlers driven inline make the
-        // calls due by now after the stop's batch, and stop with the informer.
-        let threaded: Vec<_> = informers
-            .iter()
-            .filter(|informer| informer.config().consumption == Consumption::Thread)
-            .map(Arc::downgrade)
-            .collect();
-        let stopping = controllers.clone();
-        stop.before_wake(move || {
-            for informer in threaded.iter().filter_map(std::sync::Weak::upgrade) {
-                informer.abandon_handler_buffers();
-            }
-            for controller in &stopping {
-                controller.stopping();
-            }
-        });
+        stop.before_wake(abandon_on_stop(&informers, &controllers));
 
-        let runs = join_all(runs.into_iter().map(|(runner, end)| {
-            let (stop, reflector, clock) = (stop.clone(), reflector.clone(), clock.clone());
-            async move {
-                // Set when the source ran dry (rather than the session being stopped).
-                let mut ran_dry = None;
-                let until = async {
-                    match end {
-                        Some(end) => ran_dry = Some(end.await),
-                        None => std::future::pending().await,
-                    }
-                };
-                let result = match runner {
-                    Runner::Informer(informer, lister_watcher) => {
-                        informer.run(lister_watcher, reflector, clock, until).await
-                    }
-                    Runner::Store(store_reflector) => {
-                        let until = async {
-                            tokio::select! {
-                                () = until => {}
-                                () = stop.wait() => {}
-                            }
-                        };
-                        store_reflector
-                            .run(until)
-                            .await
-                            .map_err(InformerError::Reflector)
-                    }
-                };
-                if result.is_err() {
-                    stop.request(Ended::Failed);
-                }
-                (result, ran_dry)
-            }
-        }));
+        let runs = join_all((lanes.into_iter()).map(|lane| lane.run(clock.clone(), stop.clone())));
         let runs = async {
-            let outcomes: Vec<InformerOutcome> = runs.await;
+            let outcomes: Vec<LaneOutcome> = runs.await;
             let all_ran_dry = outcomes.iter().all(|(_, ran_dry)| ran_dry.is_some());
             if all_ran_dry && !stop.requested() {
-                // What the sources gave is all queued: the consumers drain it, then the end.
-                join_all(informers.iter().map(|informer| informer.finish())).await;
-                // Then the controllers' workers: what their queues hold, and the retries.
-                finish_controllers(&controllers).await;
-                // What they wrote is out before the stop, which gives up on a full pipe.
-                drain(&output).await;
-                let failed = outcomes
-                    .iter()
-                    .any(|(_, ran_dry)| matches!(ran_dry, Some(Err(_))));
-                stop.request(if failed {
-                    Ended::Failed
-                } else {
-                    Ended::EndOfInput
-                });
+                end_of_input(&informers, &controllers, &output, &stop, &outcomes).await;
             }
             outcomes
         };
         let status = async {
-            if !view.status {
+            if !plan.output.status {
                 return;
             }
             let mut tick = tokio::time::interval(STATUS_REFRESH);
             loop {
                 tick.tick().await;
-                output.refresh_status(&per_resource);
+                output.refresh_status(&per_lane);
             }
         };
         // Ctrl-C, SIGTERM or SIGHUP (a second one exits at once). A task of its own: the rest of
@@ -640,43 +338,13 @@ impl Pipeline {
         drop(signalled);
 
         let joined = shut_down(&informers).await;
-        join_controllers(&controllers, &output).await;
+        join_controllers(&controllers).await;
         drain(&output).await;
         output.status.clear();
         // Whatever ended the session: a page (`-o html`) shows what came before a failure too.
-        output.finish(&per_resource);
+        output.finish(&per_lane);
         drain(&output).await;
-        let mut source_failure = None;
-        for (index, (result, ran_dry)) in outcomes.into_iter().enumerate() {
-            match result {
-                Ok(()) => {}
-                Err(InformerError::Reflector(error)) => {
-                    return Err(PipelineError::Reflector {
-                        index,
-                        resource: names[index].clone(),
-                        error,
-                    });
-                }
-                Err(InformerError::Spawn(error)) => return Err(PipelineError::Spawn(error)),
-                Err(InformerError::Handlers(error)) => {
-                    return Err(PipelineError::Handlers(error));
-                }
-            }
-            if let Some(Err(error)) = ran_dry {
-                source_failure.get_or_insert(PipelineError::Source {
-                    index,
-                    resource: names[index].clone(),
-                    error,
-                });
-            }
-        }
-        joined?;
-        if let Some(error) = output.take_failure() {
-            return Err(PipelineError::Output(error));
-        }
-        if let Some(failure) = source_failure {
-            return Err(failure);
-        }
+        conclude(outcomes, &names, joined, &output)?;
         let ended = stop.reason().unwrap_or(Ended::Shutdown);
         let normal = matches!(
             ended,
@@ -686,10 +354,113 @@ impl Pipeline {
                 | Ended::MaxBatches
                 | Ended::EndOfInput
         );
-        if normal && view.summary {
-            let _ = io::stderr().write_all(output.summary(&per_resource).as_bytes());
+        if normal && plan.output.summary {
+            let _ = io::stderr().write_all(output.summary(&per_lane).as_bytes());
         }
         Ok(ended)
+    }
+}
+
+/// The renderer of `plan`'s output over `out`, for the resources named: the handler column is
+/// as wide as the widest name of a handler or controller (a controller's reconcile rows sit in
+/// it too).
+fn renderer(plan: &Plan, out: Box<dyn Write + Send>, names: &[String]) -> Box<dyn Renderer> {
+    let stack = &plan.stack;
+    let handlers: Vec<&str> = (stack.handlers.iter().map(|h| h.name.as_str()))
+        .chain(stack.controllers.iter().map(|c| c.name.as_str()))
+        .collect();
+    plan.output.renderer(out, names, &handlers)
+}
+
+/// What the stop does before it wakes the waits: it abandons what the handlers' buffers hold
+/// (client-go's processor closes its listeners) before it cuts their calls short: woken first, a
+/// handler thread would make each buffered call in turn, every delay cut at once. Handlers driven
+/// inline make the calls due by now after the stop's batch, and stop with the informer. Each
+/// controller takes its metrics and shuts its queue down.
+fn abandon_on_stop(
+    informers: &[Arc<Informer>],
+    controllers: &[Arc<ControllerRun>],
+) -> impl FnOnce() + Send + 'static {
+    let threaded: Vec<_> = informers
+        .iter()
+        .filter(|informer| informer.config().consumption == Consumption::Thread)
+        .map(Arc::downgrade)
+        .collect();
+    let controllers = controllers.to_vec();
+    move || {
+        for informer in threaded.iter().filter_map(std::sync::Weak::upgrade) {
+            informer.abandon_handler_buffers();
+        }
+        for controller in &controllers {
+            controller.stopping();
+        }
+    }
+}
+
+/// Every source ran dry: what they gave is all queued. The consumers drain it, the controllers'
+/// workers finish what their queues hold and the retries, what they wrote is out (before the
+/// stop, which gives up on a full pipe), and the session ends: normally, or failed if a source
+/// ended with an error.
+async fn end_of_input(
+    informers: &[Arc<Informer>],
+    controllers: &[Arc<ControllerRun>],
+    output: &Arc<Output>,
+    stop: &Stop,
+    outcomes: &[LaneOutcome],
+) {
+    join_all(informers.iter().map(|informer| informer.finish())).await;
+    finish_controllers(controllers).await;
+    drain(output).await;
+    let failed = outcomes
+        .iter()
+        .any(|(_, ran_dry)| matches!(ran_dry, Some(Err(_))));
+    stop.request(if failed {
+        Ended::Failed
+    } else {
+        Ended::EndOfInput
+    });
+}
+
+/// The session's error, if any, from what each lane's run gave (in lane order, `names` naming
+/// them), whether the consumers were joined, and the output: a Reflector that gave up first, then
+/// a consumer that panicked, the output's failure, and a source that ended with an error.
+fn conclude(
+    outcomes: Vec<LaneOutcome>,
+    names: &[String],
+    joined: Result<(), PipelineError>,
+    output: &Output,
+) -> Result<(), PipelineError> {
+    let mut source_failure = None;
+    for (index, (result, ran_dry)) in outcomes.into_iter().enumerate() {
+        match result {
+            Ok(()) => {}
+            Err(InformerError::Reflector(error)) => {
+                return Err(PipelineError::Reflector {
+                    index,
+                    resource: names[index].clone(),
+                    error,
+                });
+            }
+            Err(InformerError::Spawn(error)) => return Err(PipelineError::Spawn(error)),
+            Err(InformerError::Handlers(error)) => {
+                return Err(PipelineError::Handlers(error));
+            }
+        }
+        if let Some(Err(error)) = ran_dry {
+            source_failure.get_or_insert(PipelineError::Source {
+                index,
+                resource: names[index].clone(),
+                error,
+            });
+        }
+    }
+    joined?;
+    if let Some(error) = output.take_failure() {
+        return Err(PipelineError::Output(error));
+    }
+    match source_failure {
+        Some(failure) => Err(failure),
+        None => Ok(()),
     }
 }
 
@@ -701,18 +472,6 @@ impl Drop for AbortOnDrop {
         self.0.abort();
     }
 }
-
-/// What runs one resource: an informer, or a Reflector feeding an UndeltaStore.
-enum Runner<L> {
-    Informer(Arc<Informer>, L),
-    Store(Box<Reflector<L>>),
-}
-
-/// What each informer's run gave: its result, and how its source ended if it ran dry.
-type InformerOutcome = (
-    Result<(), InformerError>,
-    Option<Result<(), Box<dyn std::error::Error + Send + Sync>>>,
-);
 
 /// Waits until what the output was given is written, off the runtime's threads.
 async fn drain(output: &Arc<Output>) {
@@ -732,14 +491,11 @@ async fn finish_controllers(controllers: &[Arc<ControllerRun>]) {
 }
 
 /// Stops every controller's workers and hands their queues' metrics to the summary.
-async fn join_controllers(controllers: &[Arc<ControllerRun>], output: &Arc<Output>) {
-    let (controllers, output) = (controllers.to_vec(), output.clone());
+async fn join_controllers(controllers: &[Arc<ControllerRun>]) {
+    let controllers = controllers.to_vec();
     let _ = tokio::task::spawn_blocking(move || {
         for controller in controllers {
-            controller.stopping();
-            controller.join();
-            let (index, position) = controller.position();
-            output.controller_metrics(index, position, controller.metrics());
+            controller.conclude();
         }
     })
     .await;

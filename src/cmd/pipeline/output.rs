@@ -33,8 +33,7 @@ use kubectl_deltas::render::{
 use super::Ended;
 use super::stdout::{Drain, GaveUp};
 use super::stop::Stop;
-use super::view::View;
-use crate::cli::ControllerArg;
+use crate::cmd::plan::{ControllerSpec, OutputPlan};
 
 /// How often a wait for a turn looks at the stop.
 const TURN_CHECK: Duration = Duration::from_millis(50);
@@ -47,7 +46,7 @@ pub(super) struct Output {
     /// Signalled when `next_turn` advances.
     turn: Condvar,
     names: Vec<String>,
-    view: View,
+    view: OutputPlan,
     pub(super) status: StatusBar,
     pub(super) stop: Arc<Stop>,
     /// Waits until what the renderer wrote is out.
@@ -102,7 +101,7 @@ impl Output {
     pub(super) fn new(
         renderer: Box<dyn Renderer>,
         names: Vec<String>,
-        view: View,
+        view: OutputPlan,
         status: StatusBar,
         stop: Arc<Stop>,
         drain: Drain,
@@ -145,7 +144,7 @@ impl Output {
     }
 
     /// Handler `handler` of resource `index` is taking its delay (`true`) or is done with it.
-    pub(super) fn delaying(&self, index: usize, handler: usize, delaying: bool) {
+    fn delaying(&self, index: usize, handler: usize, delaying: bool) {
         let mut set = self.delaying.lock().unwrap_or_else(|e| e.into_inner());
         if delaying {
             set.insert((index, handler));
@@ -263,7 +262,7 @@ impl Output {
     /// Handles the popped batch `batch` of resource `index`: counts it, writes it if the view
     /// shows it (with the sync notifications its handlers did not get, `skipped`), reports the
     /// sync it completed, and applies the limits. Waits for the batch's turn.
-    pub(super) fn batch(
+    fn batch(
         &self,
         index: usize,
         batch: &Batch<Object>,
@@ -357,12 +356,7 @@ impl Output {
     /// Resource `index` has these handlers, in registration order.
     /// `registration_synced`: the client-go version imitated has per-handler `HasSynced`
     /// (1.27 onwards).
-    pub(super) fn handlers_started(
-        &self,
-        index: usize,
-        names: &[String],
-        registration_synced: bool,
-    ) {
+    fn handlers_started(&self, index: usize, names: &[String], registration_synced: bool) {
         self.lock().stats[index].handlers = names
             .iter()
             .map(|n| HandlerStats {
@@ -373,7 +367,7 @@ impl Output {
     }
 
     /// Resource `index` has these controllers, in registration order.
-    pub(super) fn controllers_started(&self, index: usize, controllers: &[ControllerArg]) {
+    fn controllers_started(&self, index: usize, controllers: &[ControllerSpec]) {
         self.lock().controllers[index] = controllers
             .iter()
             .map(|c| ControllerStats::new(&c.name, c.queue.as_str(), c.workers))
@@ -383,7 +377,7 @@ impl Output {
     /// Controller `position` of resource `index` finished `reconcile`, whose queue, start and
     /// end times are `[queued, started, ended]` on the wall: counted, and written if the view
     /// shows reconciles and the output is open.
-    pub(super) fn reconcile(
+    fn reconcile(
         &self,
         index: usize,
         position: usize,
@@ -422,7 +416,7 @@ impl Output {
     }
 
     /// The metrics of controller `position` of resource `index`'s queue, for the summary.
-    pub(super) fn controller_metrics(&self, index: usize, position: usize, metrics: QueueMetrics) {
+    fn controller_metrics(&self, index: usize, position: usize, metrics: QueueMetrics) {
         if let Some(stats) = self.lock().controllers[index].get_mut(position) {
             stats.metrics = metrics;
         }
@@ -431,7 +425,7 @@ impl Output {
     /// Handler `handler` of resource `index` began a call at `time`: counted, and written if
     /// the view shows handlers, after the pop it came from (a handler's thread can be faster
     /// than the consumer writing that pop).
-    pub(super) fn notification(
+    fn notification(
         &self,
         index: usize,
         handler: usize,
@@ -474,13 +468,7 @@ impl Output {
 
     /// Handler `handler` of resource `index` has synced, at `at` (the session clock's instant;
     /// `time` on the wall).
-    pub(super) fn handler_synced(
-        &self,
-        index: usize,
-        handler: usize,
-        at: Instant,
-        time: SystemTime,
-    ) {
+    fn handler_synced(&self, index: usize, handler: usize, at: Instant, time: SystemTime) {
         let after = at.saturating_duration_since(self.started);
         let mut state = self.lock();
         // After the informer's own sync row: a handler can hear of the sync before the consumer
@@ -511,7 +499,7 @@ impl Output {
 
     /// Says which queue resource `index` runs, how it is popped and the `profile` it imitates: its
     /// first line.
-    pub(super) fn informer_started(
+    fn informer_started(
         &self,
         index: usize,
         queue: QueueKind,
@@ -535,7 +523,7 @@ impl Output {
     }
 
     /// Says that resource `index` runs an UndeltaStore instead of a queue: its first line.
-    pub(super) fn undelta_started(&self, index: usize) {
+    fn undelta_started(&self, index: usize) {
         let mut state = self.lock();
         state.stats[index].undelta = true;
         if state.closed {
@@ -553,7 +541,7 @@ impl Output {
     /// sequence across resources, in the order pushes happen: each is handled in the store call
     /// that made it), counts it, writes it if the view shows it, reports the sync of the first
     /// one, and applies the limits as [`batch`](Output::batch) does.
-    pub(super) fn push(&self, index: usize, mut push: Push, time: SystemTime) {
+    fn push(&self, index: usize, mut push: Push, time: SystemTime) {
         let mut state = self.lock();
         state.pushes += 1;
         push.seq = state.pushes;
@@ -581,7 +569,7 @@ impl Output {
     }
 
     /// A reflector event of resource `index`.
-    pub(super) fn event(&self, index: usize, event: &ReflectorEvent) {
+    fn event(&self, index: usize, event: &ReflectorEvent) {
         let mut state = self.lock();
         state.stats[index].record_event(&event.kind, event.at);
         if state.closed {
@@ -599,7 +587,7 @@ impl Output {
     /// queue's `Replace` synced (see [`InformerSink::synced`](kubectl_deltas::cache::InformerSink::synced)). Its handlers were let notice the
     /// sync before this call, so a limit that ends the session here waits for their
     /// `handler-synced` rows.
-    pub(super) fn synced_without_batch(&self, index: usize, at: SystemTime) {
+    fn synced_without_batch(&self, index: usize, at: SystemTime) {
         let mut state = self.lock();
         if state.synced[index] {
             return;
@@ -612,7 +600,7 @@ impl Output {
     /// Runs the queue's resync and writes its row (at `at`), both under the output lock, so the
     /// row comes before any of the Sync batches it queued. Returns the resync's event. Without a
     /// queue (an UndeltaStore, whose `Resync` pushes nothing, as client-go's), only the row.
-    pub(super) fn resync(
+    fn resync(
         &self,
         index: usize,
         fifo: Option<&dyn Queue<Object>>,
@@ -734,5 +722,165 @@ fn record_counters(stats: &mut InformerStats, counters: &Option<(QueueStats, Vec
     stats.record_queue(queue);
     for (handler, listener) in stats.handlers.iter_mut().zip(listeners) {
         handler.record_listener(listener.depth, listener.abandoned);
+    }
+}
+
+/// What one lane (one stack's informer, handlers and controllers on one resource) writes
+/// through: the session's output, in the lane's place. Every row of the lane goes through it, so
+/// nothing outside the output knows where a lane sits among the others.
+#[derive(Clone)]
+pub(super) struct LaneOutput {
+    output: Arc<Output>,
+    /// The lane's place in the output's per-lane state.
+    index: usize,
+}
+
+impl Output {
+    /// The handle of the `index`-th lane, in the order of the names the output was made with.
+    pub(super) fn lane(self: &Arc<Self>, index: usize) -> LaneOutput {
+        LaneOutput {
+            output: self.clone(),
+            index,
+        }
+    }
+}
+
+impl LaneOutput {
+    /// The session's stop.
+    pub(super) fn stop(&self) -> &Arc<Stop> {
+        &self.output.stop
+    }
+
+    /// The handle of the lane's `position`-th handler (its place among the lane's listeners).
+    pub(super) fn handler(&self, position: usize) -> HandlerOutput {
+        HandlerOutput {
+            lane: self.clone(),
+            position,
+        }
+    }
+
+    /// The handle of the lane's `position`-th controller.
+    pub(super) fn controller(&self, position: usize) -> ControllerOutput {
+        ControllerOutput {
+            lane: self.clone(),
+            position,
+        }
+    }
+
+    /// See [`Output::batch`].
+    pub(super) fn batch(
+        &self,
+        batch: &Batch<Object>,
+        time: SystemTime,
+        fifo: &QueueStats,
+        skipped: &[Skipped<'_>],
+    ) {
+        self.output.batch(self.index, batch, time, fifo, skipped);
+    }
+
+    /// See [`Output::handlers_started`].
+    pub(super) fn handlers_started(&self, names: &[String], registration_synced: bool) {
+        self.output
+            .handlers_started(self.index, names, registration_synced);
+    }
+
+    /// See [`Output::controllers_started`].
+    pub(super) fn controllers_started(&self, controllers: &[ControllerSpec]) {
+        self.output.controllers_started(self.index, controllers);
+    }
+
+    /// See [`Output::informer_started`].
+    pub(super) fn informer_started(
+        &self,
+        queue: QueueKind,
+        batch_pop: usize,
+        profile: &InformerProfile,
+    ) {
+        self.output
+            .informer_started(self.index, queue, batch_pop, profile);
+    }
+
+    /// See [`Output::undelta_started`].
+    pub(super) fn undelta_started(&self) {
+        self.output.undelta_started(self.index);
+    }
+
+    /// See [`Output::push`].
+    pub(super) fn push(&self, push: Push, time: SystemTime) {
+        self.output.push(self.index, push, time);
+    }
+
+    /// See [`Output::event`].
+    pub(super) fn event(&self, event: &ReflectorEvent) {
+        self.output.event(self.index, event);
+    }
+
+    /// See [`Output::synced_without_batch`].
+    pub(super) fn synced_without_batch(&self, at: SystemTime) {
+        self.output.synced_without_batch(self.index, at);
+    }
+
+    /// See [`Output::resync`].
+    pub(super) fn resync(
+        &self,
+        fifo: Option<&dyn Queue<Object>>,
+        at: SystemTime,
+    ) -> ReflectorEvent {
+        self.output.resync(self.index, fifo, at)
+    }
+}
+
+/// What one handler of a lane writes through.
+pub(super) struct HandlerOutput {
+    lane: LaneOutput,
+    position: usize,
+}
+
+impl HandlerOutput {
+    /// The session's stop.
+    pub(super) fn stop(&self) -> &Arc<Stop> {
+        self.lane.stop()
+    }
+
+    /// See [`Output::delaying`].
+    pub(super) fn delaying(&self, delaying: bool) {
+        (self.lane.output).delaying(self.lane.index, self.position, delaying);
+    }
+
+    /// See [`Output::notification`].
+    pub(super) fn notification(&self, delivery: &Delivery<'_, Object>, time: SystemTime) {
+        (self.lane.output).notification(self.lane.index, self.position, delivery, time);
+    }
+
+    /// See [`Output::handler_synced`].
+    pub(super) fn handler_synced(&self, at: Instant, time: SystemTime) {
+        (self.lane.output).handler_synced(self.lane.index, self.position, at, time);
+    }
+}
+
+/// What one controller of a lane writes through.
+pub(super) struct ControllerOutput {
+    lane: LaneOutput,
+    position: usize,
+}
+
+impl ControllerOutput {
+    /// The session's stop.
+    pub(super) fn stop(&self) -> &Arc<Stop> {
+        self.lane.stop()
+    }
+
+    /// See [`Output::reconcile`].
+    pub(super) fn reconcile(
+        &self,
+        reconcile: &Reconcile<String, Option<String>>,
+        times: [SystemTime; 3],
+    ) {
+        (self.lane.output).reconcile(self.lane.index, self.position, reconcile, times);
+    }
+
+    /// See [`Output::controller_metrics`].
+    pub(super) fn metrics(&self, metrics: QueueMetrics) {
+        (self.lane.output).controller_metrics(self.lane.index, self.position, metrics);
     }
 }

@@ -10,16 +10,15 @@ use kubectl_deltas::cache::{
     Batch, Informer, InformerSink, Queue, ReflectorEvent, ReflectorObserver,
 };
 
-use super::output::{Output, Skipped};
+use super::output::{LaneOutput, Skipped};
 
 pub(super) struct InformerOutput {
-    pub(super) output: Arc<Output>,
-    /// The resource's position among the session's.
-    pub(super) index: usize,
+    /// The lane's place in the output.
+    pub(super) lane: LaneOutput,
     /// The source's own observer ([`Hooks::observer`](super::Hooks::observer)), told after the
     /// output.
     pub(super) also: Option<Arc<dyn ReflectorObserver>>,
-    /// See [`Settings::wait_scale`](super::Settings::wait_scale).
+    /// See [`InformerPlan::wait_scale`](crate::cmd::plan::InformerPlan::wait_scale).
     pub(super) wait_scale: Option<f64>,
     /// The informer this is the sink of, set once it exists: its handlers, in order.
     pub(super) informer: OnceLock<Weak<Informer>>,
@@ -29,12 +28,11 @@ impl InformerSink for InformerOutput {
     fn batch(&self, mut batch: Batch<Object>, at: SystemTime, queue: &dyn Queue<Object>) {
         batch.enqueued_at = self.enqueued_at(batch.enqueued_at, batch.popped_at);
         let skipped = self.skipped(&batch);
-        self.output
-            .batch(self.index, &batch, at, &queue.stats(), &skipped);
+        self.lane.batch(&batch, at, &queue.stats(), &skipped);
     }
 
     fn event(&self, event: ReflectorEvent, _queue: &dyn Queue<Object>) {
-        self.output.event(self.index, &event);
+        self.lane.event(&event);
         if let Some(also) = &self.also {
             also.observe(event);
         }
@@ -42,13 +40,13 @@ impl InformerSink for InformerOutput {
 
     /// An empty first list: the resource is synced without a batch to say so.
     fn synced(&self, at: SystemTime, _queue: &dyn Queue<Object>) {
-        self.output.synced_without_batch(self.index, at);
+        self.lane.synced_without_batch(at);
     }
 
     /// The queue's resync and its row, both under the output's lock, so that the row precedes
     /// the Sync batches it queued; then the source's observer.
     fn resync(&self, at: SystemTime, queue: &dyn Queue<Object>) {
-        let event = self.output.resync(self.index, Some(queue), at);
+        let event = self.lane.resync(Some(queue), at);
         if let Some(also) = &self.also {
             also.observe(event);
         }

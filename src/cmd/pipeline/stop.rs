@@ -123,3 +123,14 @@ impl Stop {
         }
     }
 }
+
+/// The workers of a live controller stop with the session.
+impl kubectl_deltas::cache::workqueue::Interrupt for Stop {
+    fn requested(&self) -> bool {
+        Stop::requested(self)
+    }
+
+    fn sleep(&self, duration: Duration) {
+        Stop::sleep(self, duration);
+    }
+}

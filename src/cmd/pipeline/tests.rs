@@ -13,11 +13,12 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::cli::profile::Resolved;
-use crate::cli::{InformerKindArg, ViewKind, WatchOutput};
+use crate::cmd::plan::{Format, InformerPlan, OutputPlan, Shown, StackPlan, Store};
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::QueueKind;
-use kubectl_deltas::render::profile::SettingOrigin;
+use kubectl_deltas::cache::{
+    ClientGoVersion, Consumption, InformerConfig, InformerKind, QueueKind, ReflectorConfig,
+};
+use kubectl_deltas::render::profile::{InformerProfile, ProfileChoice};
 
 /// Lists `objects` at resourceVersion 10, then serves one watch fed by a channel (later watches
 /// never deliver anything).
@@ -46,9 +47,9 @@ fn object(resource: &ApiResource, name: &str, rv: u64) -> Object {
     obj
 }
 
-fn view() -> View {
-    View {
-        output: WatchOutput::Jsonl,
+fn view() -> OutputPlan {
+    OutputPlan {
+        output: Format::Jsonl,
         object: ObjectMode::None,
         show_secret_data: false,
         since_now: false,
@@ -59,8 +60,8 @@ fn view() -> View {
         controllers: Vec::new(),
         // The handler delays of these tests stand for a slow consumer: a plain informer's
         // handler, which the pop waits for.
-        informer: InformerKindArg::Plain,
-        view: ViewKind::Pops,
+        informer: InformerKind::Plain,
+        view: Shown::Pops,
         queries: Vec::new(),
         narrow: Default::default(),
         color: false,
@@ -74,14 +75,36 @@ fn view() -> View {
     }
 }
 
-fn settings(view: View) -> Settings {
-    Settings {
-        view,
+/// The plan of `view` on the default profile's informer (client-go 1.32's).
+fn settings(view: OutputPlan) -> Plan {
+    plan_with(view, QueueKind::Delta)
+}
+
+/// The plan of `view` on the default profile's informer with the queue `queue` (one delta per
+/// pop).
+fn plan_with(view: OutputPlan, queue: QueueKind) -> Plan {
+    let version = ClientGoVersion::minor_release(32).unwrap();
+    let informer = InformerPlan {
+        store: Store::Informer,
+        config: InformerConfig {
+            queue,
+            batch_pop: 1,
+            consumption: Consumption::Thread,
+            ..InformerConfig::client_go(version)
+        },
+        kind: view.informer,
         reflector: ReflectorConfig::default(),
-        profile: Profile::default(),
-        store: crate::cli::StoreKind::Informer,
-        indices: Vec::new(),
+        profile: InformerProfile {
+            client_go: version.to_string(),
+            chosen: ProfileChoice::Default,
+            settings: Vec::new(),
+        },
+        registration_synced: version.has_registration_synced(),
         wait_scale: None,
+    };
+    Plan {
+        stack: StackPlan::new(&view, informer),
+        output: view,
     }
 }
 
@@ -250,8 +273,9 @@ async fn the_resync_row_precedes_the_sync_batches_it_queued() {
     let (source, _events) = scripted(cm.clone(), vec![object(&cm, "a", 1), object(&cm, "b", 2)]);
     let out = Captured::default();
     let mut settings = settings(view());
-    settings.reflector = settings.reflector.resync(Duration::from_millis(20));
-    settings.view.max_batches = Some(6);
+    let reflector = &mut settings.stack.informer.reflector;
+    *reflector = reflector.clone().resync(Duration::from_millis(20));
+    settings.output.max_batches = Some(6);
     let task = run(
         Pipeline::new(settings),
         vec![Source::new("configmaps", source)],
@@ -336,17 +360,6 @@ async fn a_batch_in_the_handler_is_not_idle_and_a_stop_releases_waiters() {
     assert!(idle.is_stopped());
 }
 
-/// The default profile with `--fifo kind` (one delta per pop).
-fn queue(kind: QueueKind) -> Profile {
-    Profile {
-        fifo: Resolved {
-            value: kind,
-            from: SettingOrigin::Flag,
-        },
-        ..Profile::default()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_fifo_hands_a_slow_handler_every_update_on_its_own() {
     let resource = configmaps();
@@ -355,8 +368,7 @@ async fn a_real_fifo_hands_a_slow_handler_every_update_on_its_own() {
     // Without pacing, these updates pile up behind the slow handler; a DeltaFIFO would merge them.
     view.handler_delay = Some(Duration::from_millis(30));
     view.max_batches = Some(6);
-    let mut settings = settings(view);
-    settings.profile = queue(QueueKind::Real);
+    let settings = plan_with(view, QueueKind::Real);
     let out = Captured::default();
     let task = run(
         Pipeline::new(settings),
@@ -399,8 +411,7 @@ async fn an_empty_list_through_the_atomic_queue_syncs_at_its_replaced_all() {
     let (source, _events) = scripted(resource, Vec::new());
     let mut view = view();
     view.until_synced = true;
-    let mut settings = settings(view);
-    settings.profile = queue(QueueKind::Atomic);
+    let settings = plan_with(view, QueueKind::Atomic);
     let out = Captured::default();
     let task = run(
         Pipeline::new(settings),

@@ -8,8 +8,9 @@
 //! queue would grow instead: as in the kubelet, whose push function hands each list to the pod
 //! config's channel inside client-go's store call. Nothing is buffered, so nothing is lost.
 //!
-//! The flags about a queue, its consumer or an Indexer are refused ([`refuse_flags`]) rather than
-//! ignored: a user who asks for them must not believe they see them.
+//! The flags about a queue, its consumer or an Indexer are refused while the plan is resolved
+//! (`cmd/plan/refuse.rs`) rather than ignored: a user who asks for them must not believe they
+//! see them.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,7 +18,6 @@ use std::time::{Instant, SystemTime};
 
 use futures_util::future::BoxFuture;
 
-use anyhow::anyhow;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Clock, ReflectorStore};
 use kubectl_deltas::cache::{
@@ -28,110 +28,20 @@ use kubectl_deltas::render::push::{Push, PushDiffer, StoreCall};
 use kubectl_deltas::source::ListerWatcher;
 use kubectl_deltas::source::recording::{Quiescence, ResyncHook};
 
-use super::output::Output;
-use super::view::View;
-use crate::cli::exit::{Exit, WithExit};
-use crate::cli::{InformerArgs, InformerKindArg, ViewKind};
+use super::output::LaneOutput;
 
-/// Refuses, with `--store undelta`, every flag that is about what it does not have. One line
-/// each, exit 2.
-pub(super) fn refuse_flags(informer: &InformerArgs, view: &View) -> anyhow::Result<()> {
-    let refused = if let Some(fifo) = informer.fifo {
-        Some(format!(
-            "--fifo {} chooses an informer's queue, and an UndeltaStore has none",
-            clap::ValueEnum::to_possible_value(&fifo)
-                .map(|v| v.get_name().to_owned())
-                .unwrap_or_default()
-        ))
-    } else if let Some(n) = informer.batch_pop.filter(|n| *n > 1) {
-        Some(format!(
-            "--batch-pop {n} pops a queue, and an UndeltaStore has none: each change is pushed \
-             as it happens"
-        ))
-    } else if informer.legacy_sync.is_some() {
-        Some(
-            "--legacy-sync changes the deltas of an informer's queue, and an UndeltaStore \
-              makes none"
-                .to_owned(),
-        )
-    } else if informer.unlock_while_processing.is_some() {
-        Some(
-            "--unlock-while-processing changes how an informer's queue is popped, and an \
-             UndeltaStore has none"
-                .to_owned(),
-        )
-    } else if let Some(spec) = informer.indices.first() {
-        Some(format!(
-            "--index {spec} indexes an informer's Indexer, and an UndeltaStore has none"
-        ))
-    } else if !view.controllers.is_empty() {
-        Some(
-            "--controller registers an informer's event handler, and an UndeltaStore has none: \
-             its push function runs inside the Reflector's call"
-                .to_owned(),
-        )
-    } else if !view.handlers.is_empty() {
-        Some(
-            "--handler registers an informer's event handler, and an UndeltaStore has none: \
-             its push function runs inside the Reflector's call"
-                .to_owned(),
-        )
-    } else if view.informer == InformerKindArg::Plain {
-        Some("--informer plain chooses how an informer calls its handler: there is none".to_owned())
-    } else if view.handler_delay.is_some() {
-        Some(
-            "--handler-delay slows an informer's handler, and an UndeltaStore has none: its \
-              push runs inside the Reflector's call"
-                .to_owned(),
-        )
-    } else if !view.queries.is_empty() {
-        Some(
-            "--query picks batches by their objects, and a push is always the whole list: \
-             narrow the list with -l or --field-selector"
-                .to_owned(),
-        )
-    } else if view.narrow.narrows() {
-        Some(
-            "--match, --types, --tombstones and replay's -l, --field-selector, --from and --to \
-             pick pops of an informer's queue, and an UndeltaStore pushes the whole list"
-                .to_owned(),
-        )
-    } else if informer.resync.and_then(|p| p.0).is_some() {
-        Some("--resync changes nothing: client-go's UndeltaStore.Resync pushes nothing".to_owned())
-    } else if view.view != ViewKind::Pops {
-        // Without --handler or --handler-delay (refused above) the default is pops: this is an
-        // explicit --view.
-        Some(
-            "--view handlers and --view both show what an informer's handlers received, and an \
-             UndeltaStore has none"
-                .to_owned(),
-        )
-    } else {
-        None
-    };
-    match refused {
-        Some(why) => Err(anyhow!("--store undelta: {why}")).exit_with(Exit::Usage),
-        None => Ok(()),
-    }
-}
-
-/// The Reflector of resource `index` writing into a [`PushingStore`]: its events and resyncs go
-/// to `output` as an informer's do (a resync writes its row and pushes nothing), and the store is
+/// The Reflector of a lane writing into a [`PushingStore`]: its events and resyncs go
+/// to the lane's output as an informer's do (a resync writes its row and pushes nothing), and the store is
 /// what `--verify-every` compares with the server. Writes the resource's first line.
 pub(super) fn reflector<L: ListerWatcher, C: Clock + Clone>(
     lister_watcher: L,
     config: ReflectorConfig,
-    index: usize,
-    output: Arc<Output>,
+    lane: LaneOutput,
     clock: C,
     resyncs: UndeltaResyncs,
 ) -> Reflector<L> {
-    output.undelta_started(index);
-    let store = Arc::new(PushingStore::new(
-        output.clone(),
-        index,
-        Arc::new(clock.clone()),
-    ));
+    lane.undelta_started();
+    let store = Arc::new(PushingStore::new(lane, Arc::new(clock.clone())));
     Reflector::new(lister_watcher, store.clone(), config)
         .observer(resyncs.clone())
         .clock(clock)
@@ -145,14 +55,13 @@ pub(super) fn reflector<L: ListerWatcher, C: Clock + Clone>(
 /// store call that made it), its `RESYNC` lines resync here.
 #[derive(Clone)]
 pub(super) struct UndeltaResyncs {
-    pub(super) output: Arc<Output>,
-    pub(super) index: usize,
+    pub(super) lane: LaneOutput,
     pub(super) also: Option<Arc<dyn ReflectorObserver>>,
 }
 
 impl ReflectorObserver for UndeltaResyncs {
     fn observe(&self, event: ReflectorEvent) {
-        self.output.event(self.index, &event);
+        self.lane.event(&event);
         if let Some(also) = &self.also {
             also.observe(event);
         }
@@ -161,7 +70,7 @@ impl ReflectorObserver for UndeltaResyncs {
 
 impl ResyncHook for UndeltaResyncs {
     fn resync(&self, at: SystemTime) {
-        let event = self.output.resync(self.index, None, at);
+        let event = self.lane.resync(None, at);
         if let Some(also) = &self.also {
             also.observe(event);
         }
@@ -205,8 +114,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl PushingStore {
-    /// The store of resource `index`, pushing to `output` at the times `clock` tells.
-    pub(super) fn new(output: Arc<Output>, index: usize, clock: Arc<dyn Clock>) -> Self {
+    /// The store of a lane, pushing to its output at the times `clock` tells.
+    pub(super) fn new(lane: LaneOutput, clock: Arc<dyn Clock>) -> Self {
         let call: Arc<Mutex<Option<Call>>> = Arc::default();
         let current = call.clone();
         let mut differ = PushDiffer::default();
@@ -234,7 +143,7 @@ impl PushingStore {
                 initial: !pushed,
             };
             pushed = true;
-            output.push(index, push, clock.wall());
+            lane.push(push, clock.wall());
         });
         PushingStore {
             store: UndeltaStore::new(push),

@@ -271,16 +271,17 @@ fn label_matches(requirement: &LabelRequirement, obj: &Object) -> bool {
 /// namespaces), `?` one character, everything else itself. Written here rather than with a glob
 /// crate: a key is one short string, not a path, and those two wildcards are the whole grammar.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Glob(Vec<char>);
+pub struct Glob(Vec<char>);
 
 impl Glob {
-    fn new(text: &str) -> Glob {
+    /// The glob `text`.
+    pub fn new(text: &str) -> Glob {
         Glob(text.chars().collect())
     }
 
     /// The classic greedy wildcard match: on a mismatch, go back to the last `*` and let it take
     /// one more character (no recursion, so no pattern can blow the stack).
-    fn matches(&self, text: &str) -> bool {
+    pub fn matches(&self, text: &str) -> bool {
         let (pattern, text): (&[char], Vec<char>) = (&self.0, text.chars().collect());
         let (mut p, mut t) = (0, 0);
         let mut star: Option<(usize, usize)> = None;
@@ -320,5 +321,24 @@ mod tests {
         assert!(!matches("worker", "demo/worker"));
         assert!(matches("a*b*c", "aXbYbZc"));
         assert!(!matches("a*b*c", "aXbYbZ"));
+    }
+
+    /// `fail-keys=` of a `--controller` is matched with the same glob as `--match`.
+    #[test]
+    fn fail_keys_globs_match_whole_keys() {
+        let glob = |g: &str| {
+            let arg = crate::cli::parse_controller(&format!("w,fail=1,fail-keys={g}")).unwrap();
+            super::super::ControllerSpec::from(&arg).fail_keys.unwrap()
+        };
+        let matches = |g: &str, key: &str| glob(g).matches(key);
+        assert!(matches("default/a", "default/a"));
+        assert!(!matches("default/a", "default/ab"));
+        assert!(!matches("default/a", "xdefault/a"));
+        assert!(matches("*/web-?", "prod/web-1"));
+        assert!(!matches("*/web-?", "prod/web-12"));
+        assert!(matches("*web*", "prod/old-web-1"));
+        assert!(matches("a*b*c", "aXbYbZc"));
+        assert!(!matches("a*b*c", "aXbYbZ"));
+        assert!(matches("*", ""));
     }
 }

@@ -1,0 +1,261 @@
+//! The plan of a session: the command line of `watch`, `record` or `replay`, resolved once into
+//! what the session shows and what runs, before anything is contacted (as ripgrep's `LowArgs`
+//! become `HiArgs`).
+//!
+//! Invariants:
+//! - Everything here is a domain type: the [`pipeline`](super::pipeline) that runs a plan never
+//!   sees a flag, a clap type or anything of `crate::cli` (`layers_tests.rs` checks it).
+//! - Every refusal of a flag combination that the pipeline would otherwise have to make is made
+//!   while the plan is resolved ([`refuse`]), each one sentence with its exit code: a plan that
+//!   exists can be run.
+//! - A plan is split by who reads it: the [`OutputPlan`] (what is shown: format, object mode,
+//!   narrowing, limits, page), and one [`StackPlan`] (how one resource's lane runs: its
+//!   [`InformerPlan`] with the client-go profile, queue, store and indices, and the handlers and
+//!   controllers registered on it). A lane is one stack on one resource, so several stacks on
+//!   one stream are several lanes per resource, each built from its own `StackPlan`.
+
+mod narrow;
+mod output;
+mod query;
+pub mod refuse;
+
+use std::time::Duration;
+
+use kubectl_deltas::cache::{
+    Consumption, IndexSpec, InformerConfig, InformerKind, ReflectorConfig,
+};
+use kubectl_deltas::render::profile::{InformerProfile, SettingOrigin, SettingValue};
+
+pub use narrow::Glob;
+pub use output::OutputPlan;
+#[cfg(test)]
+pub use output::{Format, Shown};
+
+use crate::cli::profile::Profile;
+use crate::cli::{ControllerArg, ControllerQueueKind, HandlerArg, InformerArgs, StoreKind};
+
+/// A resolved session: what it shows, and the stack each resource runs.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// What is shown, and when the session stops.
+    pub output: OutputPlan,
+    /// What runs on each resource.
+    pub stack: StackPlan,
+}
+
+/// One stack: an informer and what is registered on it, for one resource.
+#[derive(Debug, Clone)]
+pub struct StackPlan {
+    /// The informer (or UndeltaStore) and its Reflector.
+    pub informer: InformerPlan,
+    /// The handlers registered on a shared informer, in order (see [`StackPlan::resolve`]).
+    pub handlers: Vec<HandlerSpec>,
+    /// How long a plain informer's one handler takes per call, inside the pop.
+    pub plain_handler_delay: Option<Duration>,
+    /// The controllers, each registered as a handler after [`handlers`](Self::handlers).
+    pub controllers: Vec<ControllerSpec>,
+}
+
+impl StackPlan {
+    /// `informer` with the handlers and controllers `output` asked for: those given; else, when
+    /// handlers are shown, the default one (see [`OutputPlan::shared_handlers`]).
+    pub fn new(output: &OutputPlan, informer: InformerPlan) -> Self {
+        StackPlan {
+            informer,
+            handlers: output.shared_handlers(),
+            plain_handler_delay: output.plain_handler_delay(),
+            controllers: output.controllers.clone(),
+        }
+    }
+}
+
+/// What the Reflector writes into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// An informer: queue, consumer, Indexer.
+    Informer,
+    /// client-go's UndeltaStore: no queue, no consumer, no Indexer (`pipeline/undelta.rs`).
+    Undelta,
+}
+
+/// How one informer runs.
+#[derive(Debug, Clone)]
+pub struct InformerPlan {
+    /// What the Reflector writes into (with an UndeltaStore the rest of this plan but
+    /// `reflector` and `profile` is not used).
+    pub store: Store,
+    /// The informer the client-go version builds, with the flags' settings and the indices; its
+    /// consumption, kind and resync timing are the lane's to set.
+    pub config: InformerConfig,
+    /// How the informer calls its handlers.
+    pub kind: InformerKind,
+    /// How each Reflector lists and watches. Each resync it times is the pipeline's.
+    pub reflector: ReflectorConfig,
+    /// The client-go version imitated and every setting that came of it: each informer's first
+    /// line.
+    pub profile: InformerProfile,
+    /// The version imitated has per-handler `HasSynced` (1.27 onwards).
+    pub registration_synced: bool,
+    /// How the time a batch waited in its queue is shown: `None` as measured; `Some(x)`
+    /// multiplied by `x`, so that a replay at `--speed x` shows waits in recorded time (and an
+    /// instant replay, `Some(0.0)`, shows none: its queue is drained before time moves on).
+    pub wait_scale: Option<f64>,
+}
+
+impl InformerPlan {
+    /// The informer the lane builds, consumed as `consumption` says.
+    pub fn informer_config(&self, consumption: Consumption) -> InformerConfig {
+        InformerConfig {
+            consumption,
+            kind: self.kind,
+            ..self.config.clone()
+        }
+    }
+
+    /// A replay: the recording decides whether the initial list was streamed (a recording made
+    /// with LIST pages replays as list+watch, whatever the profile says).
+    pub fn replayed(&mut self, streamed: bool) {
+        for setting in &mut self.profile.settings {
+            if setting.name == "watch-list" {
+                setting.value = SettingValue::Switch(streamed);
+                setting.from = SettingOrigin::Recording;
+            }
+        }
+    }
+}
+
+/// One handler: a name, its own resync period and how long each call takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandlerSpec {
+    /// How rows and JSON lines name it.
+    pub name: String,
+    /// `None` for the informer's period (AddEventHandler), `Some(ZERO)` for none.
+    pub resync: Option<Duration>,
+    /// How long each call takes.
+    pub delay: Option<Duration>,
+}
+
+impl From<&HandlerArg> for HandlerSpec {
+    fn from(arg: &HandlerArg) -> Self {
+        HandlerSpec {
+            name: arg.name.clone(),
+            resync: arg.resync,
+            delay: arg.delay,
+        }
+    }
+}
+
+/// One controller: a handler that queues keys, and the workers that reconcile them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerSpec {
+    /// How rows and JSON lines name it (and its handler).
+    pub name: String,
+    /// controller-runtime's `MaxConcurrentReconciles`.
+    pub workers: usize,
+    /// How long each reconcile takes.
+    pub reconcile: Duration,
+    /// The first N reconciles of each key matching `fail_keys` return an error.
+    pub fail: u32,
+    /// Which keys `fail` applies to (all when `None`).
+    pub fail_keys: Option<Glob>,
+    /// Every success asks to be reconciled again after this long.
+    pub requeue_after: Option<Duration>,
+    /// The handler's own resync period, as for a handler.
+    pub resync: Option<Duration>,
+    /// The queue between the handler and the workers.
+    pub queue: ControllerQueue,
+}
+
+/// The queue a controller runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControllerQueue {
+    /// client-go's rate-limiting workqueue with `DefaultControllerRateLimiter`.
+    Workqueue,
+    /// controller-runtime's priority queue with its per-item rate limiter.
+    Priority,
+}
+
+impl ControllerQueue {
+    /// The name the summary shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ControllerQueue::Workqueue => "workqueue",
+            ControllerQueue::Priority => "priority",
+        }
+    }
+}
+
+impl From<&ControllerArg> for ControllerSpec {
+    fn from(arg: &ControllerArg) -> Self {
+        ControllerSpec {
+            name: arg.name.clone(),
+            workers: arg.workers,
+            reconcile: arg.reconcile,
+            fail: arg.fail,
+            fail_keys: arg.fail_keys.as_ref().map(|g| Glob::new(g.as_str())),
+            requeue_after: arg.requeue_after,
+            resync: arg.resync,
+            queue: match arg.queue {
+                ControllerQueueKind::Workqueue => ControllerQueue::Workqueue,
+                ControllerQueueKind::Priority => ControllerQueue::Priority,
+            },
+        }
+    }
+}
+
+impl Plan {
+    /// The plan of `output` and the informer flags: the flags an UndeltaStore or the queue has no
+    /// use for are refused first (so that this is the line a user sees), then the profile
+    /// (`--client-go` with the informer's flags and `watch_list` over it) is resolved, the
+    /// Reflector configured from it by `reflector`, and the `--index` specs parsed.
+    pub fn resolve(
+        output: OutputPlan,
+        informer: &InformerArgs,
+        store: StoreKind,
+        watch_list: Option<bool>,
+        reflector: impl FnOnce(&Profile) -> ReflectorConfig,
+    ) -> anyhow::Result<Plan> {
+        refuse::store_flags(store, informer, &output)?;
+        let profile = Profile::resolve(informer, watch_list)?;
+        let reflector = reflector(&profile);
+        let indices = refuse::index_specs(informer)?;
+        let store = match store {
+            StoreKind::Informer => Store::Informer,
+            StoreKind::Undelta => Store::Undelta,
+        };
+        let informer = InformerPlan {
+            store,
+            config: profile.informer_config(&indices, Consumption::Thread),
+            kind: output.informer,
+            reflector,
+            profile: profile.describe(),
+            registration_synced: profile.has_registration_synced(),
+            wait_scale: None,
+        };
+        Ok(Plan {
+            stack: StackPlan::new(&output, informer),
+            output,
+        })
+    }
+
+    /// The `--query` and `--index` specs of the session, each with its flag.
+    fn specs(&self) -> impl Iterator<Item = (&str, &IndexSpec)> {
+        let queries = self.output.queries.iter().map(|q| ("--query", q.spec()));
+        let indices = self.stack.informer.config.indices.iter();
+        queries.chain(indices.map(|spec| ("--index", spec)))
+    }
+
+    /// [`refuse::secret_specs`] for the `--query` and `--index` specs of the session.
+    pub fn refuse_secret_queries(
+        &self,
+        secrets: bool,
+        show_secret_data: bool,
+    ) -> anyhow::Result<()> {
+        refuse::secret_specs(self.specs(), secrets, show_secret_data)
+    }
+
+    /// [`refuse::outside_metadata`] for the `--query` and `--index` specs of the session.
+    pub fn refuse_outside_metadata_queries(&self, metadata_only: bool) -> anyhow::Result<()> {
+        refuse::outside_metadata(self.specs(), metadata_only)
+    }
+}

@@ -1,0 +1,290 @@
+//! Every refusal of a flag combination a session makes, each one sentence on stderr with its
+//! exit code (src/cli/exit.rs), made while the [`Plan`](super::Plan) is resolved: before
+//! anything is contacted, and before anything else reads the flags, so that the sentence a user
+//! sees is about the flag they gave.
+
+use anyhow::{Context as _, anyhow};
+use kubectl_deltas::cache::IndexSpec;
+use kubectl_deltas::source::output_file::OutputFile;
+
+use super::OutputPlan;
+use super::output::Shown;
+use crate::cli::exit::{Exit, WithExit};
+use crate::cli::{
+    FifoKind, HandlerViewArgs, InformerArgs, InformerKindArg, StoreKind, ViewArgs, ViewKind,
+    WatchOutput,
+};
+use kubectl_deltas::cache::InformerKind;
+
+/// Refuses, with `--store undelta`, the flags about a queue, its consumer, an Indexer or
+/// handlers, which an UndeltaStore does not have: a usage error of one line. Called before
+/// anything else reads those flags, so that this is the line a user sees.
+pub fn store_flags(
+    store: StoreKind,
+    informer: &InformerArgs,
+    view: &OutputPlan,
+) -> anyhow::Result<()> {
+    if store == StoreKind::Undelta {
+        undelta_flags(informer, view)?;
+    }
+    queue_flags(informer)
+}
+
+/// Refuses `--legacy-sync` with a queue whose deltas it cannot change (docs/queues.md): the plain
+/// FIFO queues objects without delta types, the atomic queue emits `ReplacedAll` whatever it
+/// says. `--batch-pop` above 1 with a queue without batch pops is refused with the profile.
+pub fn queue_flags(informer: &InformerArgs) -> anyhow::Result<()> {
+    let why = match informer.fifo {
+        _ if informer.legacy_sync.is_none() => None,
+        Some(FifoKind::Plain) => Some("the plain FIFO queues objects without delta types"),
+        Some(FifoKind::Atomic) => {
+            Some("the atomic queue emits ReplacedAll whatever --legacy-sync says")
+        }
+        _ => None,
+    };
+    match (why, informer.fifo) {
+        (Some(why), Some(fifo)) => Err(anyhow::anyhow!(
+            "--legacy-sync turns Replaced deltas into Sync, and --fifo {} makes none: {why}",
+            clap::ValueEnum::to_possible_value(&fifo)
+                .map(|v| v.get_name().to_owned())
+                .unwrap_or_default()
+        ))
+        .exit_with(Exit::Usage),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses, with `--store undelta`, every flag that is about what it does not have. One line
+/// each, exit 2.
+fn undelta_flags(informer: &InformerArgs, view: &OutputPlan) -> anyhow::Result<()> {
+    let refused = if let Some(fifo) = informer.fifo {
+        Some(format!(
+            "--fifo {} chooses an informer's queue, and an UndeltaStore has none",
+            clap::ValueEnum::to_possible_value(&fifo)
+                .map(|v| v.get_name().to_owned())
+                .unwrap_or_default()
+        ))
+    } else if let Some(n) = informer.batch_pop.filter(|n| *n > 1) {
+        Some(format!(
+            "--batch-pop {n} pops a queue, and an UndeltaStore has none: each change is pushed \
+             as it happens"
+        ))
+    } else if informer.legacy_sync.is_some() {
+        Some(
+            "--legacy-sync changes the deltas of an informer's queue, and an UndeltaStore \
+              makes none"
+                .to_owned(),
+        )
+    } else if informer.unlock_while_processing.is_some() {
+        Some(
+            "--unlock-while-processing changes how an informer's queue is popped, and an \
+             UndeltaStore has none"
+                .to_owned(),
+        )
+    } else if let Some(spec) = informer.indices.first() {
+        Some(format!(
+            "--index {spec} indexes an informer's Indexer, and an UndeltaStore has none"
+        ))
+    } else if !view.controllers.is_empty() {
+        Some(
+            "--controller registers an informer's event handler, and an UndeltaStore has none: \
+             its push function runs inside the Reflector's call"
+                .to_owned(),
+        )
+    } else if !view.handlers.is_empty() {
+        Some(
+            "--handler registers an informer's event handler, and an UndeltaStore has none: \
+             its push function runs inside the Reflector's call"
+                .to_owned(),
+        )
+    } else if view.informer == InformerKind::Plain {
+        Some("--informer plain chooses how an informer calls its handler: there is none".to_owned())
+    } else if view.handler_delay.is_some() {
+        Some(
+            "--handler-delay slows an informer's handler, and an UndeltaStore has none: its \
+              push runs inside the Reflector's call"
+                .to_owned(),
+        )
+    } else if !view.queries.is_empty() {
+        Some(
+            "--query picks batches by their objects, and a push is always the whole list: \
+             narrow the list with -l or --field-selector"
+                .to_owned(),
+        )
+    } else if view.narrow.narrows() {
+        Some(
+            "--match, --types, --tombstones and replay's -l, --field-selector, --from and --to \
+             pick pops of an informer's queue, and an UndeltaStore pushes the whole list"
+                .to_owned(),
+        )
+    } else if informer.resync.and_then(|p| p.0).is_some() {
+        Some("--resync changes nothing: client-go's UndeltaStore.Resync pushes nothing".to_owned())
+    } else if view.view != Shown::Pops {
+        // Without --handler or --handler-delay (refused above) the default is pops: this is an
+        // explicit --view.
+        Some(
+            "--view handlers and --view both show what an informer's handlers received, and an \
+             UndeltaStore has none"
+                .to_owned(),
+        )
+    } else {
+        None
+    };
+    match refused {
+        Some(why) => Err(anyhow!("--store undelta: {why}")).exit_with(Exit::Usage),
+        None => Ok(()),
+    }
+}
+
+/// The `--index` specs, parsed (a bad spec is a usage error) and without repeats.
+pub fn index_specs(informer: &InformerArgs) -> anyhow::Result<Vec<IndexSpec>> {
+    let mut specs: Vec<IndexSpec> = Vec::new();
+    for text in &informer.indices {
+        let spec: IndexSpec = text.parse().exit_with(Exit::Usage)?;
+        if !specs.contains(&spec) {
+            specs.push(spec);
+        }
+    }
+    Ok(specs)
+}
+
+/// Refuses, unless `show_secret_data`, the specs (each with the flag it came from) that read what
+/// every output redacts of a Secret ([`IndexSpec::reads_secret_values`]) when `secrets` (Secrets
+/// are listed): an index of them would hold Secret values, a query would pick Secrets by them.
+pub fn secret_specs<'a>(
+    specs: impl IntoIterator<Item = (&'a str, &'a IndexSpec)>,
+    secrets: bool,
+    show_secret_data: bool,
+) -> anyhow::Result<()> {
+    if show_secret_data || !secrets {
+        return Ok(());
+    }
+    match specs
+        .into_iter()
+        .find(|(_, spec)| spec.reads_secret_values())
+    {
+        Some((flag, spec)) => Err(anyhow!(
+            "{flag} {spec} reads Secret values, which every output redacts: add \
+             --show-secret-data to use it"
+        ))
+        .exit_with(Exit::Usage),
+        None => Ok(()),
+    }
+}
+
+/// Refuses, for a metadata-only informer, the specs (each with the flag it came from) that read
+/// a field outside `metadata` ([`IndexSpec::reads_outside_metadata`]): its objects have none, so
+/// the index would be empty and a query would match nothing, silently.
+pub fn outside_metadata<'a>(
+    specs: impl IntoIterator<Item = (&'a str, &'a IndexSpec)>,
+    metadata_only: bool,
+) -> anyhow::Result<()> {
+    if !metadata_only {
+        return Ok(());
+    }
+    match specs
+        .into_iter()
+        .find(|(_, spec)| spec.reads_outside_metadata())
+    {
+        Some((flag, spec)) => Err(anyhow!(
+            "{flag} {spec} reads a field outside metadata, which a metadata-only informer \
+             does not hold: index by a metadata field (field:metadata.…, label, annotation, \
+             owner, namespace), or leave --metadata-only out"
+        ))
+        .exit_with(Exit::Usage),
+        None => Ok(()),
+    }
+}
+
+/// `-f` is where `-o html` writes its page: refused with any other output (which goes to stdout,
+/// line by line, as it happens). The page's temporary file is created and removed now, so that a
+/// path where it cannot be written is said before the session rather than after it; FILE itself
+/// is left as it is until the page replaces it.
+pub(super) fn page_file(args: &ViewArgs) -> anyhow::Result<()> {
+    let Some(path) = &args.page_file else {
+        return Ok(());
+    };
+    if args.output != WatchOutput::Html {
+        return Err(anyhow::anyhow!(
+            "-f is where -o html writes its page; the other outputs go to stdout (redirect it: > {})",
+            path.display()
+        ))
+        .exit_with(Exit::Usage);
+    }
+    OutputFile::check(path)
+        .with_context(|| format!("cannot create the page {}", path.display()))
+        .exit_with(Exit::Runtime)?;
+    Ok(())
+}
+
+/// Refuses handler flags that contradict each other or the informer kind.
+pub(super) fn handlers(args: &HandlerViewArgs) -> anyhow::Result<()> {
+    let usage = |message: String| Err(anyhow::anyhow!(message)).exit_with(Exit::Usage);
+    if !args.handlers.is_empty() && args.handler_delay.0.is_some() {
+        return usage(
+            "--handler-delay is the default handler's delay: with --handler, give each handler \
+             its own (--handler NAME,delay=DURATION)"
+                .to_owned(),
+        );
+    }
+    for (i, handler) in args.handlers.iter().enumerate() {
+        if args.handlers[..i].iter().any(|h| h.name == handler.name) {
+            return usage(format!(
+                "--handler {} is given twice: each handler needs a name of its own",
+                handler.name
+            ));
+        }
+    }
+    for (i, controller) in args.controllers.iter().enumerate() {
+        let twice = args.controllers[..i]
+            .iter()
+            .any(|c| c.name == controller.name);
+        if twice || args.handlers.iter().any(|h| h.name == controller.name) {
+            return usage(format!(
+                "--controller {} names a handler already given: each handler and controller \
+                 needs a name of its own",
+                controller.name
+            ));
+        }
+    }
+    if args.view_kind == Some(ViewKind::Reconciles) && args.controllers.is_empty() {
+        return usage(
+            "--view reconciles shows what controllers' workers did: give a --controller NAME"
+                .to_owned(),
+        );
+    }
+    if args.informer_kind == InformerKindArg::Plain {
+        if !args.controllers.is_empty() {
+            return usage(
+                "--controller registers a handler on a shared informer, and --informer plain \
+                 has none: leave --informer out"
+                    .to_owned(),
+            );
+        }
+        if args.handlers.len() > 1 {
+            return usage(
+                "--informer plain has one handler (client-go's NewInformer takes one): give at \
+                 most one --handler, or use --informer shared"
+                    .to_owned(),
+            );
+        }
+        if args.handlers.iter().any(|h| h.resync.is_some()) {
+            return usage(
+                "--informer plain has no per-handler resync period (NewInformer's handler \
+                 resyncs with the informer): use --resync, or --informer shared"
+                    .to_owned(),
+            );
+        }
+        if matches!(
+            args.view_kind,
+            Some(ViewKind::Handlers | ViewKind::Both | ViewKind::Reconciles)
+        ) {
+            return usage(
+                "--informer plain calls its handler inside the pop, with the pop's own calls: \
+                 there is nothing more to show than --view pops"
+                    .to_owned(),
+            );
+        }
+    }
+    Ok(())
+}
