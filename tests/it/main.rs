@@ -51,3 +51,4 @@ mod watch_cli;
 mod watch_fifo;
 mod watch_outputs;
 mod watch_scenario;
+mod who_changed;
