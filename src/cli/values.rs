@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::duration;
+pub use super::glob::KeyGlob;
 
 /// A duration flag where `0` means "off".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -175,42 +176,6 @@ pub const MAX_WORKERS: usize = 1024;
 /// count is what bounds that work (a recording's `replayWith` may set it).
 pub const MAX_FAILURES: u32 = 100;
 
-/// A glob over keys (`default/a`, `demo/web-*`): `*` matches any run of characters, `?` one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyGlob(String);
-
-impl KeyGlob {
-    /// Whether `key` matches, whole.
-    pub fn matches(&self, key: &str) -> bool {
-        let (pattern, text): (Vec<char>, Vec<char>) =
-            (self.0.chars().collect(), key.chars().collect());
-        // The classic two-pointer match with backtracking to the last `*`: linear in practice.
-        let (mut p, mut t) = (0, 0);
-        let mut star: Option<(usize, usize)> = None;
-        while t < text.len() {
-            match pattern.get(p) {
-                Some('*') => {
-                    star = Some((p, t));
-                    p += 1;
-                }
-                Some(&c) if c == '?' || c == text[t] => {
-                    p += 1;
-                    t += 1;
-                }
-                _ => match star {
-                    Some((sp, st)) => {
-                        p = sp + 1;
-                        t = st + 1;
-                        star = Some((sp, st + 1));
-                    }
-                    None => return false,
-                },
-            }
-        }
-        pattern[p..].iter().all(|&c| c == '*')
-    }
-}
-
 /// The shortest `reconcile=` and `requeue-after=` of a `--controller` (0 aside): the timeline's
 /// resolution, and a bound on how often an instant replay's workers reconcile a key.
 pub const MIN_CONTROLLER_DURATION: Duration = Duration::from_millis(1);
@@ -303,7 +268,9 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
                          as demo/* (',' cannot be part of it)"
                     ));
                 }
-                controller.fail_keys = Some(KeyGlob(value.to_owned()));
+                let glob = KeyGlob::parse(value)
+                    .map_err(|e| format!("fail-keys= for controller {name:?}: {e}"))?;
+                controller.fail_keys = Some(glob);
             }
             "requeue-after" => controller.requeue_after = at_least_a_millisecond(period(value)?)?,
             "resync" => controller.resync = Some(period(value)?.unwrap_or_default()),
