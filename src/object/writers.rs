@@ -162,7 +162,7 @@ fn entry(writer: Writer) -> ManagedFieldsEntry {
         subresource: writer.subresource,
         time,
         fields_type: (!owned.is_empty()).then(|| "FieldsV1".to_owned()),
-        fields_v1: (!owned.is_empty()).then(|| FieldsV1(serde_json::Value::Object(owned))),
+        fields_v1: (!owned.is_empty()).then_some(FieldsV1(serde_json::Value::Object(owned))),
         api_version: None,
     }
 }

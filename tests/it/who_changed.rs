@@ -180,7 +180,7 @@ async fn a_metadata_only_change_names_the_fields_its_writer_owns() {
         &["data", "binaryData"],
     );
     let lines = [
-        json!({"t": 0, "type": "LIST", "resourceVersion": "1", "items": [partial(1, &[old.clone()])]}),
+        json!({"t": 0, "type": "LIST", "resourceVersion": "1", "items": [partial(1, &[old])]}),
         json!({"t": 1000, "type": "MODIFIED", "object": partial(2, &[new])}),
         // No entry is new: what changed is not said.
         json!({"t": 2000, "type": "MODIFIED", "object": partial(3, &[entry("kubectl-client-side-apply", "Update", None, 5, &["data", "binaryData"])])}),
