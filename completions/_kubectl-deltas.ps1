@@ -109,6 +109,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-deltas' -ScriptBlock {
             [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner')
             [CompletionResult]::new('--value', '--value', [CompletionResultType]::ParameterName, 'Only objects indexed under this value (repeatable; `*` for any value: which objects have the label, annotation or field at all); without it, every value with its count')
             [CompletionResult]::new('--replay', '--replay', [CompletionResultType]::ParameterName, 'Build the cache from a recording instead of a cluster (`-` for stdin), as it was at the recording''s end. The cluster''s flags do not apply: the recording says what was listed')
+            [CompletionResult]::new('--at', '--at', [CompletionResultType]::ParameterName, 'With `--replay`: the cache as it was at this point of the recording instead of its end, written as `replay --to` takes it: a time (RFC 3339), an offset from its start (`+30s`) or a pop''s number as `replay` shows it (`#12`)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file')

@@ -104,6 +104,7 @@ set edit:completion:arg-completer[kubectl-deltas] = {|@words|
             cand --by 'The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>, owner'
             cand --value 'Only objects indexed under this value (repeatable; `*` for any value: which objects have the label, annotation or field at all); without it, every value with its count'
             cand --replay 'Build the cache from a recording instead of a cluster (`-` for stdin), as it was at the recording''s end. The cluster''s flags do not apply: the recording says what was listed'
+            cand --at 'With `--replay`: the cache as it was at this point of the recording instead of its end, written as `replay --to` takes it: a time (RFC 3339), an offset from its start (`+30s`) or a pop''s number as `replay` shows it (`#12`)'
             cand -o 'Output format'
             cand --output 'Output format'
             cand --kubeconfig 'Path to the kubeconfig file'

@@ -36,6 +36,7 @@ mod meta;
 mod read;
 mod serialize;
 mod types;
+mod writers;
 
 use json_text::{Key, string_end};
 pub use json_text::{describe_raw, raw_entries, raw_entry};
@@ -48,6 +49,7 @@ use deserialize::{Borrow, ObjectVisitor};
 pub(crate) use deserialize::{FromJson, deep_json, without_position};
 use serialize::JsonOut;
 pub(crate) use serialize::{MetaOut, Metadata, Transcoded};
+pub use writers::{Writer, describe as describe_writers, writers_since};
 
 /// What replaces each Secret value in every output and recording.
 pub const REDACTED: &str = "<redacted>";

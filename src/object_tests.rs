@@ -435,3 +435,32 @@ fn a_secret_listed_for_its_metadata_only_is_still_a_secret_whose_applied_values_
     assert!(config_map.is_partial_metadata());
     assert!(!config_map.is_secret());
 }
+
+/// The default transform keeps the newest managedFields entries' manager, operation,
+/// subresource, time and top-level fields, with the key fields after them still read right, and
+/// no output shows them.
+#[test]
+fn trimmed_managed_fields_name_the_newest_writers_and_stay_out_of_outputs() {
+    let text = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"managedFields":[{"manager":"a","operation":"Update","time":"2026-01-05T10:00:01Z","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:x":{}}}},{"manager":"b","operation":"Apply","subresource":"status","time":"2026-01-05T10:00:02Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{}},"f:status":{"f:y":{}}}}],"name":"n","namespace":"ns","resourceVersion":"7"},"data":{"x":"1"}}"#;
+    let mut obj = Object::from_json_text(text).unwrap();
+    let before = obj.newest_writers();
+    obj.trim_managed_fields();
+    assert!(obj.metadata_is_text());
+    assert_eq!(obj.newest_writers(), before);
+    assert_eq!(before.len(), 1);
+    assert_eq!(before[0].to_string(), "b (Apply, status)");
+    assert_eq!(before[0].fields, ["status"]);
+    assert_eq!(
+        (obj.name(), obj.namespace(), obj.resource_version()),
+        (Some("n"), Some("ns"), Some("7"))
+    );
+    let written = serde_json::to_string(&obj.json(true)).unwrap();
+    assert!(!written.contains("managedFields"), "{written}");
+    assert!(obj.meta().managed_fields.is_some());
+    assert!(obj.clone().meta_mut().managed_fields.is_none());
+    assert!(
+        !serde_json::to_string(&obj.redacted().json(true))
+            .unwrap()
+            .contains("managedFields")
+    );
+}

@@ -37,6 +37,7 @@ mod clock;
 mod delta;
 pub mod informer;
 mod key;
+mod key_glob;
 pub mod kube_runtime;
 pub mod listwatch;
 pub mod queue;
@@ -63,6 +64,7 @@ pub use informer::{
     determine_resync_period, is_sync, process_delta, process_deltas,
 };
 pub use key::{CacheObject, key_from_parts, object_key, split_key, write_object_key};
+pub use key_glob::KeyGlob;
 pub use queue::{
     DeltaFifo, Fifo, PopError, Popped, PoppedDeltas, PoppedObject, ProcessError, Queue, QueueKind,
     QueueStats, RealFifo, ReplaceTombstones,

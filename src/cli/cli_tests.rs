@@ -180,5 +180,5 @@ fn a_controller_has_controller_runtimes_defaults() {
     assert_eq!(c.reconcile, Duration::from_millis(1500));
     assert_eq!(c.requeue_after, Some(Duration::from_secs(30)));
     assert_eq!(c.resync, Some(Duration::ZERO));
-    assert_eq!(c.fail_keys.unwrap().as_str(), "demo/*");
+    assert_eq!(c.fail_keys.unwrap().to_string(), "demo/*");
 }

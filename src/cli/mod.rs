@@ -13,10 +13,12 @@ use kubectl_deltas::render::index::IndexFormat;
 pub mod duration;
 pub mod exit;
 pub mod given;
+
 pub mod narrow;
 pub mod profile;
 pub mod redact;
 mod shorthand;
+pub mod type_name;
 mod values;
 
 pub use shorthand::with_watch_shorthand;
@@ -124,7 +126,9 @@ pub enum Command {
     )]
     Watch(WatchArgs),
     /// Build the informer cache once and answer an Indexer query.
-    #[command(after_help = INDEX_EXAMPLES)]
+    // clap's own usage line lists the arguments given beside the required ones, so that a
+    // missing `--by` read as if `--namespace` were required too.
+    #[command(after_help = INDEX_EXAMPLES, override_usage = INDEX_USAGE)]
     Index(IndexArgs),
     /// Run an informer on a cluster and record every server answer to a file.
     #[command(after_help = RECORD_EXAMPLES, after_long_help = RECORD_LONG_EXAMPLES)]
@@ -211,7 +215,10 @@ Examples:
   kubectl deltas index pods --by label:app --value web -o name
 
   # What owns what in a recording; exit 4 if nothing is owned
-  kubectl deltas index --replay rec.jsonl --by owner --fail-empty";
+  kubectl deltas index --replay rec.jsonl --by owner --fail-empty
+
+  # The same cache as it was 30 seconds into the recording (or at pop #12: --at '#12')
+  kubectl deltas index --replay rec.jsonl --by owner --at +30s";
 
 /// `record`'s examples in `-h`, which fits one screen (a macro so that `concat!` can take them).
 macro_rules! record_examples {
@@ -557,7 +564,8 @@ pub enum WatchOutput {
 /// `watch`.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// Resource types, comma-separated (`pods`, `deploy,rs,po`, `widgets.example.com`).
+    /// Resource types, comma-separated (`pods`, `deploy,rs,po`, `widgets.example.com`), or
+    /// TYPE/NAME for one object (`cm/app-config`), as kubectl reads them.
     #[arg(value_name = "RESOURCE[,RESOURCE…]")]
     pub resources: String,
     /// Only this object.
@@ -667,7 +675,8 @@ pub struct HandlerViewArgs {
     /// adds of a waiting key fold, a key changed while being reconciled is queued again when it
     /// is done); `workers` (default 1) take keys and reconcile each for `reconcile` (default 0),
     /// reading the object from the Indexer when they start; `fail=N` makes the first N
-    /// reconciles of each key (matching `fail-keys`, default all) fail, so that the rate
+    /// reconciles of each key (matching `fail-keys`, a glob as `--match` reads it; default all)
+    /// fail, so that the rate
     /// limiter's retries show; `requeue-after` makes every success come back after that long.
     /// `reconcile` and `requeue-after` are 0 or at least 1ms; `fail` is at most 100.
     /// `queue=priority` runs controller-runtime's priority queue instead, its default from
@@ -722,11 +731,15 @@ pub enum ViewKind {
     Reconciles,
 }
 
+/// `index`'s usage line: what is required, whatever else was given.
+const INDEX_USAGE: &str = "kubectl deltas index <RESOURCE[/NAME]> --by <SPEC> [OPTIONS]\n       \
+                           kubectl deltas index --replay <FILE> [RESOURCE] --by <SPEC> [OPTIONS]";
+
 /// `index`.
 #[derive(Debug, Args)]
 pub struct IndexArgs {
-    /// Resource type (`pods`, `deploy`, …); with `--replay`, optional, and it must name the
-    /// recording's resource.
+    /// Resource type (`pods`, `deploy`, …), or TYPE/NAME for one object (`pods/web-1`); with
+    /// `--replay`, optional, and it must name the recording's resource.
     #[arg(required_unless_present = "replay")]
     pub resource: Option<String>,
     /// The index to query: namespace, label:<key>, labels, annotation:<key>, field:<dotted.path>,
@@ -754,6 +767,11 @@ pub struct IndexArgs {
         ]
     )]
     pub replay: Option<PathBuf>,
+    /// With `--replay`: the cache as it was at this point of the recording instead of its end,
+    /// written as `replay --to` takes it: a time (RFC 3339), an offset from its start (`+30s`)
+    /// or a pop's number as `replay` shows it (`#12`).
+    #[arg(long, value_name = "WHEN", requires = "replay")]
+    pub at: Option<narrow::Bound>,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = IndexFormat::Table)]
     pub output: IndexFormat,

@@ -5,7 +5,9 @@ use std::str::FromStr;
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
+
 use kubectl_deltas::cache::DeltaType;
+use kubectl_deltas::cache::KeyGlob;
 
 /// `--match`, `--types`, `--tombstones`: for `watch` and `replay`.
 #[derive(Debug, Clone, Default, Args)]
@@ -14,9 +16,10 @@ pub struct NarrowArgs {
     /// Only pops of objects whose namespace/name matches GLOB (repeatable).
     ///
     /// The key is `namespace/name`, or `name` for a cluster-scoped object; in GLOB `*` is any run
-    /// of characters (`/` included) and `?` one, e.g. `'demo/web-*'`; any of several may match.
-    #[arg(long = "match", value_name = "GLOB")]
-    pub globs: Vec<String>,
+    /// of characters (`/` included), `?` one, `[ab]`, `[a-z]` one of a set and `[!a-z]` one
+    /// outside it, e.g. `'demo/web-*'`; any of several may match.
+    #[arg(long = "match", value_name = "GLOB", value_parser = KeyGlob::parse)]
+    pub globs: Vec<KeyGlob>,
     /// Only pops carrying one of these delta types (`Added,Deleted`).
     ///
     /// Comma-separated, any of Added, Updated, Deleted, Replaced, Sync, ReplacedAll, SyncAll,

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::duration;
+pub use kubectl_deltas::cache::KeyGlob;
 
 /// A duration flag where `0` means "off".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -165,18 +166,6 @@ pub const MAX_WORKERS: usize = 1024;
 /// count is what bounds that work (a recording's `replayWith` may set it).
 pub const MAX_FAILURES: u32 = 100;
 
-/// A glob over keys (`default/a`, `demo/web-*`): `*` matches any run of characters, `?` one.
-/// Kept as given; the plan matches it with the same glob as `--match` (`cmd/plan/narrow.rs`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyGlob(String);
-
-impl KeyGlob {
-    /// The glob as given.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
 /// The shortest `reconcile=` and `requeue-after=` of a `--controller` (0 aside): the timeline's
 /// resolution, and a bound on how often an instant replay's workers reconcile a key.
 pub const MIN_CONTROLLER_DURATION: Duration = Duration::from_millis(1);
@@ -269,7 +258,9 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
                          as demo/* (',' cannot be part of it)"
                     ));
                 }
-                controller.fail_keys = Some(KeyGlob(value.to_owned()));
+                let glob = KeyGlob::parse(value)
+                    .map_err(|e| format!("fail-keys= for controller {name:?}: {e}"))?;
+                controller.fail_keys = Some(glob);
             }
             "requeue-after" => controller.requeue_after = at_least_a_millisecond(period(value)?)?,
             "resync" => controller.resync = Some(period(value)?.unwrap_or_default()),

@@ -23,6 +23,7 @@ use kubectl_deltas::render::printable;
 use kubectl_deltas::source::discovery::Need;
 use tokio_util::sync::CancellationToken;
 
+use super::index_at::AtSink;
 use super::informer::{
     profile, rediscovering_lister_watcher, reflector_config, reflector_failure_while,
 };
@@ -32,9 +33,11 @@ use super::{one_shot, replay, target};
 use crate::cli::IndexArgs;
 use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::profile::Profile;
+use crate::cli::type_name::resource_and_name;
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
+    let (resource, name) = one_object(&args)?;
     let (informer_args, reflector_args) = (args.cache.informer(), args.cache.reflector());
     refuse::queue_flags(&informer_args)?;
     let profile = profile(&informer_args, &reflector_args)?;
@@ -44,25 +47,42 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         specs.push(spec.clone());
     }
     refuse_specs_outside_metadata(&spec, &specs, reflector_args.metadata_only)?;
-    let config = profile.informer_config(&specs, Consumption::Thread);
+    // `--at` replays as `replay` does, popping on the replay's turns.
+    let at = args.at.map(|bound| Arc::new(AtSink::new(bound)));
+    let consumption = match at {
+        Some(_) => Consumption::Inline,
+        None => Consumption::Thread,
+    };
+    let config = profile.informer_config(&specs, consumption);
     // Retries while listing a cluster are noted on stderr; a recording's are history.
-    let sink: Arc<dyn InformerSink> = match &args.replay {
-        Some(_) => Arc::new(NoSink),
-        None => Arc::new(RetryNotes { notes: !args.quiet }),
+    let sink: Arc<dyn InformerSink> = match (&args.replay, &at) {
+        (Some(_), Some(at)) => at.clone(),
+        (Some(_), None) => Arc::new(NoSink),
+        (None, _) => Arc::new(RetryNotes { notes: !args.quiet }),
     };
     let informer = Informer::new(config, sink, Arc::default(), CancellationToken::new());
     let runtime = super::runtime()?;
     // A recording's state is as of its last line, and its ages are told from then.
-    let (scope, now) = match (&args.replay, args.resource.as_deref()) {
+    let (scope, now) = match (&args.replay, resource.as_deref()) {
         (Some(file), resource) => {
-            let recorded =
-                runtime.block_on(replay::cache_from_recording(file, resource, &informer))?;
+            let recorded = runtime.block_on(replay::cache_from_recording(
+                file,
+                resource,
+                &informer,
+                at.as_deref(),
+            ))?;
             // As `record --metadata-only` refused them.
             refuse_specs_outside_metadata(&spec, &specs, recorded.metadata_only)?;
             (recorded.scope, Some(recorded.ended_at))
         }
         (None, Some(resource)) => (
-            runtime.block_on(from_cluster(&args, &profile, &informer, resource))?,
+            runtime.block_on(from_cluster(
+                &args,
+                &profile,
+                &informer,
+                resource,
+                name.as_deref(),
+            ))?,
             None,
         ),
         (None, None) => {
@@ -72,7 +92,36 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     };
     // The Reflector and consumer are done; nothing else runs while answering.
     drop(runtime);
-    answer(informer.indexer(), &spec, &scope, now, &args)
+    match (&at, now) {
+        (Some(at), Some(ended_at)) => {
+            let (cache, then) = at
+                .cache(&specs, ended_at)
+                .map_err(anyhow::Error::msg)
+                .exit_with(Exit::Usage)?;
+            answer(&cache, &spec, &scope, Some(then), &args)
+        }
+        _ => answer(informer.indexer(), &spec, &scope, now, &args),
+    }
+}
+
+/// RESOURCE, and the one object's name of kubectl's `TYPE/NAME` form (listed with the field
+/// selector `metadata.name=NAME`, as `watch NAME`). A recording's cache is indexed whole.
+fn one_object(args: &IndexArgs) -> anyhow::Result<(Option<String>, Option<String>)> {
+    let Some(resource) = &args.resource else {
+        return Ok((None, None));
+    };
+    let (resource, name) = resource_and_name("index", resource, None)
+        .map_err(anyhow::Error::msg)
+        .exit_with(Exit::Usage)?;
+    if let (Some(file), Some(name)) = (&args.replay, &name) {
+        return Err(anyhow!(
+            "index --replay indexes what {} holds, not one object: give {resource:?} without \
+             /{name}, or leave RESOURCE out",
+            file.display()
+        ))
+        .exit_with(Exit::Usage);
+    }
+    Ok((Some(resource), name))
 }
 
 /// [`refuse::outside_metadata`] for `--by` and the `--index` specs.
@@ -94,6 +143,7 @@ async fn from_cluster(
     profile: &Profile,
     informer: &Arc<Informer>,
     resource: &str,
+    name: Option<&str>,
 ) -> anyhow::Result<String> {
     let target = target::resolve_listable(&args.access, resource).await?;
     one_shot::sync(
@@ -103,7 +153,7 @@ async fn from_cluster(
             Need::List,
             &args.access,
             &args.cache.reflector(),
-            None,
+            name,
         ),
         reflector_config(&args.cache.reflector(), &args.cache.informer(), profile),
         |error| reflector_failure_while("listing", error, &target),

@@ -138,8 +138,10 @@ pub fn whole_seconds(flag: &str, timeout: Duration) -> Duration {
 }
 
 /// The transform most informers install: managedFields are large and never what a handler reads.
+/// The newest entries' manager, operation, subresource, time and top-level fields stay
+/// ([`Object::trim_managed_fields`]), which the timeline names a change's writer by.
 pub fn strip_managed_fields(config: ReflectorConfig) -> ReflectorConfig {
-    config.transform(Object::strip_managed_fields)
+    config.transform(Object::trim_managed_fields)
 }
 
 /// What the Reflector gave up on. 401, 403 and 404 are the cluster refusing access (exit 3), and

@@ -9,6 +9,7 @@ mod generated_files;
 #[cfg(test)]
 mod help_examples;
 mod index;
+mod index_at;
 mod informer;
 mod one_shot;
 pub mod pipeline;

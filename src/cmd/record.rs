@@ -38,10 +38,14 @@ use super::plan::{OutputPlan, Plan};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::given::given_flags;
+use crate::cli::type_name::resource_and_name;
 use crate::cli::{GlobalArgs, RecordArgs};
 
-pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+pub fn run(mut args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     // Every flag is checked before the cluster is contacted.
+    (args.resource, args.name) = resource_and_name("record", &args.resource, args.name.as_deref())
+        .map_err(anyhow::Error::msg)
+        .exit_with(Exit::Usage)?;
     if args.resource.contains(',') {
         return Err(anyhow!(
             "record takes one resource per recording, not {:?}: record each into a file of its \

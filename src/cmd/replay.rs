@@ -34,6 +34,7 @@ use kubectl_deltas::source::recording::{
     recorded_resync_period,
 };
 
+use super::index_at::AtSink;
 use super::informer::strip_managed_fields;
 use super::pipeline::{Hooks, Pipeline, PipelineError, Source};
 use super::plan::{OutputPlan, Plan};
@@ -507,14 +508,21 @@ pub struct Recorded {
 /// only the first list). `resource`, if given, must name the recorded resource (a usage error otherwise).
 ///
 /// Lines are handed out as fast as the Reflector takes them ([`Pace::Unpaced`]): which batches
-/// the consumer pops on the way depends on its speed, the state at the end does not.
+/// the consumer pops on the way depends on its speed, the state at the end does not. With `at`
+/// (`--at`), as `replay` hands them out instead ([`Pace::Instant`], `informer` consuming
+/// inline), so that its pops are `replay`'s.
 pub async fn cache_from_recording(
     file: &Path,
     resource: Option<&str>,
     informer: &Arc<Informer>,
+    at: Option<&AtSink>,
 ) -> anyhow::Result<Recorded> {
     let reader = RecordingReader::open(file)?;
-    let lister_watcher = RecordingListerWatcher::new(reader, Pace::Unpaced)?;
+    let pace = match at {
+        Some(_) => Pace::Instant(informer.clone()),
+        None => Pace::Unpaced,
+    };
+    let lister_watcher = RecordingListerWatcher::new(reader, pace)?;
     let target = lister_watcher.describe();
     let scope = target.to_string();
     if let Some(arg) = resource {
@@ -535,6 +543,10 @@ pub async fn cache_from_recording(
     let metadata_only = lister_watcher.metadata_only();
     let config = lister_watcher.reflector_config(base_config());
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
+    if let Some(at) = at {
+        // Where the clock stands until the first line is handed out, as for `replay --to`.
+        at.starts_at(clock.wall());
+    }
     let recorded_time = clock.clone();
     let stop = end.clone();
     let run = informer

@@ -12,9 +12,13 @@ use super::pipeline::{Pipeline, PipelineError, Source};
 use super::plan::{OutputPlan, Plan};
 use super::target::{self, Target};
 use crate::cli::exit::{Exit, WithExit};
+use crate::cli::type_name::resource_and_name;
 use crate::cli::{GlobalArgs, WatchArgs};
 
-pub fn run(args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+pub fn run(mut args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+    (args.resources, args.name) = resource_and_name("watch", &args.resources, args.name.as_deref())
+        .map_err(anyhow::Error::msg)
+        .exit_with(Exit::Usage)?;
     let names = resource_names(&args.resources).exit_with(Exit::Usage)?;
     // Every flag is checked before the cluster is contacted.
     let output = OutputPlan::from_args(&args.view, global)?;

@@ -13,7 +13,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    ManagedFieldsEntry, ObjectMeta, OwnerReference, Time,
+};
 use once_cell::race::OnceBox;
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
@@ -49,6 +51,9 @@ pub(crate) struct MetaText {
     namespace: Span,
     resource_version: Span,
     managed_fields: bool,
+    /// `managedFields` holds only what [`Object::trim_managed_fields`](super::Object) keeps,
+    /// which says who wrote the object but is not the object's managedFields: no output shows it.
+    trimmed: bool,
     /// The `ObjectMeta`, once someone asked for a reference to it.
     decoded: OnceBox<ObjectMeta>,
 }
@@ -132,6 +137,7 @@ impl Meta {
                 namespace: Span::from(namespace),
                 resource_version: Span::from(resource_version),
                 managed_fields: shape.managed_fields.is_some(),
+                trimmed: false,
                 decoded: OnceBox::new(),
                 json,
             })),
@@ -162,6 +168,7 @@ impl Meta {
             namespace,
             resource_version,
             managed_fields: spans.managed_fields,
+            trimmed: false,
             decoded: OnceBox::new(),
         }))
     }
@@ -253,7 +260,11 @@ impl Meta {
         if let Meta::Text(m) = self {
             // `OnceBox` lends its value only: a copy of what `get` decoded, as rare as a change
             // after a look.
-            let meta = Box::new(m.decoded.get().cloned().unwrap_or_else(|| m.decode()));
+            let mut meta = Box::new(m.decoded.get().cloned().unwrap_or_else(|| m.decode()));
+            if m.trimmed {
+                // Typed metadata cannot say they are not the object's own.
+                meta.managed_fields = None;
+            }
             *self = Meta::Typed(meta);
         }
         match self {
@@ -281,6 +292,35 @@ impl Meta {
         }
     }
 
+    /// Replaces `managedFields` by `entries`, what [`Object::trim_managed_fields`](super::Object)
+    /// keeps of them, which no output shows. Typed metadata has no room to say that they are not
+    /// the object's managedFields, nor has text that is not compact around them: those are
+    /// stripped instead.
+    pub(crate) fn set_trimmed_managed_fields(&mut self, entries: &[ManagedFieldsEntry]) {
+        let replaced = match (&*self, serde_json::to_string(entries)) {
+            (Meta::Text(m), Ok(text)) => m.with_managed_fields_member(Some(&text)),
+            _ => None,
+        };
+        match replaced {
+            Some(replaced) => *self = Meta::Text(replaced),
+            None => self.strip_managed_fields(),
+        }
+    }
+
+    /// The `managedFields` value's JSON text, trimmed or not, if there is one.
+    pub(crate) fn managed_fields_json(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Meta::Text(m) if m.managed_fields => {
+                valid_entry_text(m.json.get(), "managedFields").map(Cow::Borrowed)
+            }
+            Meta::Text(_) => None,
+            Meta::Typed(m) => {
+                let entries = m.managed_fields.as_ref()?;
+                serde_json::to_string(entries).ok().map(Cow::Owned)
+            }
+        }
+    }
+
     /// A copy with the value of every annotation whose key `is_key` accepts replaced by what
     /// `redact` makes of it (every copy of a key, and of `annotations`, when repeated), in the
     /// form it is held in.
@@ -304,6 +344,13 @@ impl Meta {
                     (k == "annotations").then(|| annotations(v)).flatten()
                 })
                 .and_then(|json| Meta::from_json(json).ok())
+                .map(|mut meta| {
+                    // The same managedFields as before, trimmed or not.
+                    if let Meta::Text(new) = &mut meta {
+                        new.trimmed = m.trimmed;
+                    }
+                    meta
+                })
                 .unwrap_or_else(|| self.clone())
             }
             Meta::Typed(m) => {
@@ -351,7 +398,7 @@ impl Meta {
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         match self {
-            Meta::Text(m) if managed_fields || !m.managed_fields => {
+            Meta::Text(m) if !m.managed_fields || (managed_fields && !m.trimmed) => {
                 Transcoded(&m.json).serialize(serializer)
             }
             Meta::Text(m) => Transcoded(&m.without_managed_fields()).serialize(serializer),
@@ -362,7 +409,9 @@ impl Meta {
     /// The metadata as JSON text, for serde_json serializers to copy as is.
     pub(crate) fn json(&self, managed_fields: bool) -> Cow<'_, RawValue> {
         match self {
-            Meta::Text(m) if managed_fields || !m.managed_fields => Cow::Borrowed(&m.json),
+            Meta::Text(m) if !m.managed_fields || (managed_fields && !m.trimmed) => {
+                Cow::Borrowed(&m.json)
+            }
             Meta::Text(m) => m.without_managed_fields(),
             Meta::Typed(m) => {
                 // ObjectMeta always serializes to JSON.
@@ -397,36 +446,54 @@ impl MetaText {
     /// Reflector's default transform on every object. `None` when the text around the member is
     /// not compact (never so far: the cache's texts are), for the parsing way.
     fn without_managed_fields_member(&self) -> Option<MetaText> {
+        self.with_managed_fields_member(None)
+    }
+
+    /// The same metadata with its `managedFields` member's value replaced by `value` (compact
+    /// JSON text), or the member taken out for `None`; every other byte of the text as it was
+    /// and the key fields' spans moved. `None` when the text around the member is not compact,
+    /// or a moved span would not fit, for the parsing way.
+    fn with_managed_fields_member(&self, value: Option<&str>) -> Option<MetaText> {
         let text = self.json.get();
-        let (start, end) = valid_member(text, "managedFields")?;
+        let (member, end) = valid_member(text, "managedFields")?;
         let bytes = text.as_bytes();
-        // The member goes with the comma before it, or the one after it when it is the first.
-        let (start, end) = match (bytes[start - 1], bytes.get(end)) {
-            (b',', _) => (start - 1, end),
-            (b'{', Some(b',')) => (start, end + 1),
-            (b'{', Some(b'}')) => (start, end),
-            _ => return None,
-        };
-        let mut json = String::with_capacity(text.len() - (end - start));
-        json.push_str(&text[..start]);
-        json.push_str(&text[end..]);
-        // A span after the member starts past its end, so what it moves by fits a span too.
-        let removed = (end - start) as u16;
-        let moved = |span: Span| match span.get() {
-            Some(s) if usize::from(s.start) >= end => Span {
-                start: s.start - removed,
-                len: s.len,
+        let (start, end, replacement) = match value {
+            // The key stays; its value goes, from after the colon.
+            Some(value) => (member + "\"managedFields\":".len(), end, value),
+            // The member goes with the comma before it, or the one after it when it is the first.
+            None => match (bytes[member - 1], bytes.get(end)) {
+                (b',', _) => (member - 1, end, ""),
+                (b'{', Some(b',')) => (member, end + 1, ""),
+                (b'{', Some(b'}')) => (member, end, ""),
+                _ => return None,
             },
-            _ => span,
+        };
+        if value.is_some() && text.get(member..start) != Some("\"managedFields\":") {
+            return None;
+        }
+        let mut json = String::with_capacity(text.len() - (end - start) + replacement.len());
+        json.push_str(&text[..start]);
+        json.push_str(replacement);
+        json.push_str(&text[end..]);
+        let moved = |span: Span| -> Option<Span> {
+            match span.get() {
+                Some(s) if usize::from(s.start) >= end => Span::new(
+                    usize::from(s.start) - end + start + replacement.len(),
+                    s.len.into(),
+                ),
+                _ => Some(span),
+            }
         };
         Some(MetaText {
-            // SAFETY: a JSON object with one member (and one comma) taken out is a JSON object;
-            // `text` had no whitespace around it, nor has the result.
+            // SAFETY: a JSON object with one member's value replaced by a JSON value, or one
+            // member (and one comma) taken out, is a JSON object; `text` had no whitespace
+            // around it, nor has the result, nor `value` (compact).
             json: unsafe { RawValue::from_string_unchecked(json) },
-            name: moved(self.name),
-            namespace: moved(self.namespace),
-            resource_version: moved(self.resource_version),
-            managed_fields: false,
+            name: moved(self.name)?,
+            namespace: moved(self.namespace)?,
+            resource_version: moved(self.resource_version)?,
+            managed_fields: value.is_some(),
+            trimmed: value.is_some(),
             decoded: OnceBox::new(),
         })
     }

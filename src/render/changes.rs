@@ -24,7 +24,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::object::{MetaOut, Object, is_last_applied};
+use crate::object::{LAST_APPLIED, MetaOut, Object, is_last_applied, writers_since};
 
 /// How a field changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,9 +48,19 @@ pub enum ChangeKind {
     },
     /// The value changed but is secret.
     Redacted,
+    /// The `kubectl.kubernetes.io/last-applied-configuration` annotation changed: `kubectl
+    /// apply` rewrote the object it holds as applied, whose changes are these.
+    LastApplied {
+        /// What changed inside it, as two objects compare.
+        inside: Vec<Change>,
+    },
     /// Metadata-only objects (`PartialObjectMetadata`) whose metadata is the same but for the
     /// resourceVersion: something the server left out changed (`spec`, `status`, `data`, …).
-    OutsideMetadata,
+    OutsideMetadata {
+        /// The top-level fields the change's writers own outside metadata, which hold what
+        /// changed ([`writers_since`]); empty when no managedFields entry says who wrote it.
+        fields: Vec<String>,
+    },
 }
 
 /// One changed field.
@@ -63,15 +73,33 @@ pub struct Change {
 }
 
 impl fmt::Display for Change {
+    /// `spec.replicas 2→3`. The alternate form (`{:#}`, what `-o wide` shows) also lists the
+    /// changes inside a last-applied-configuration annotation.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
+            ChangeKind::LastApplied { inside } if f.alternate() && !inside.is_empty() => {
+                f.write_str("last-applied-configuration updated (")?;
+                for (i, change) in inside.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{change:#}")?;
+                }
+                f.write_str(")")
+            }
+            ChangeKind::LastApplied { .. } => f.write_str("last-applied-configuration updated"),
             ChangeKind::Added { new: None } => write!(f, "{} +", self.path),
             ChangeKind::Added { new: Some(new) } => write!(f, "{} +{new}", self.path),
             ChangeKind::Removed { old: None } => write!(f, "{} -", self.path),
             ChangeKind::Removed { old: Some(old) } => write!(f, "{} {old}→(absent)", self.path),
             ChangeKind::Changed { old, new } => write!(f, "{} {old}→{new}", self.path),
             ChangeKind::Redacted => write!(f, "{} <redacted>", self.path),
-            ChangeKind::OutsideMetadata => f.write_str("changed outside metadata (spec or status)"),
+            ChangeKind::OutsideMetadata { fields } if fields.is_empty() => {
+                f.write_str("changed outside metadata")
+            }
+            ChangeKind::OutsideMetadata { fields } => {
+                write!(f, "changed outside metadata ({})", fields.join(" or "))
+            }
         }
     }
 }
@@ -146,15 +174,22 @@ pub fn diff_objects(old: &Object, new: &Object, redact_secret_data: bool) -> Vec
     }
     // A metadata informer sees a change of `spec`, `status` or `data` as a new resourceVersion
     // and nothing else (managedFields, which also change, are not compared); say so rather than
-    // "no change", which is what a resync looks like.
+    // "no change", which is what a resync looks like, naming the top-level fields that the
+    // writers of the change own, where managedFields say who they are.
     let outside = changes.is_empty()
         && old.is_partial_metadata()
         && new.is_partial_metadata()
         && old.resource_version() != new.resource_version();
     if outside {
+        let mut fields: Vec<String> = writers_since(Some(old), new)
+            .into_iter()
+            .flat_map(|w| w.fields)
+            .collect();
+        fields.sort();
+        fields.dedup();
         changes.push(Change {
             path: String::new(),
-            kind: ChangeKind::OutsideMetadata,
+            kind: ChangeKind::OutsideMetadata { fields },
         });
     }
     changes
@@ -283,6 +318,9 @@ fn compare(old: &Value, new: &Value, path: &mut String, ignore: Ignore, out: &mu
         }
         (Value::Array(a), Value::Array(b)) => compare_lists(a, b, path, ignore, out),
         _ if ignore == Ignore::Redact => out.push(change(path, ChangeKind::Redacted)),
+        (Value::String(old), Value::String(new)) if is_last_applied_path(path) => {
+            out.push(last_applied_change(path, old, new));
+        }
         (Value::String(old), Value::String(new)) => {
             let (old, new) = short_pair(old, new);
             out.push(change(path, ChangeKind::Changed { old, new }));
@@ -294,6 +332,35 @@ fn compare(old: &Value, new: &Value, path: &mut String, ignore: Ignore, out: &mu
                 new: short(new),
             },
         )),
+    }
+}
+
+/// Whether `path` is `metadata.annotations` of the last-applied-configuration annotation.
+fn is_last_applied_path(path: &str) -> bool {
+    path.strip_prefix("metadata.annotations[")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .and_then(|key| serde_json::from_str::<String>(key).ok())
+        .is_some_and(|key| key == LAST_APPLIED)
+}
+
+/// A changed last-applied-configuration annotation: two long JSON texts whose cut prefixes read
+/// the same, so what changed is the object it holds, compared as objects are. Text that is not
+/// JSON reads as any other string.
+fn last_applied_change(path: &str, old: &str, new: &str) -> Change {
+    match (
+        serde_json::from_str::<Value>(old),
+        serde_json::from_str::<Value>(new),
+    ) {
+        (Ok(old), Ok(new)) => change(
+            path,
+            ChangeKind::LastApplied {
+                inside: diff(&old, &new, false),
+            },
+        ),
+        _ => {
+            let (old, new) = short_pair(old, new);
+            change(path, ChangeKind::Changed { old, new })
+        }
     }
 }
 
@@ -592,7 +659,8 @@ fn short_text(raw: &str) -> String {
 }
 
 /// The first `max` changes joined with `, `, and how many more there are; `no change` when
-/// there is none.
+/// there is none. All of them (`usize::MAX`, `-o wide`) in their alternate form, which shows
+/// what changed inside a last-applied-configuration annotation.
 pub fn summary(changes: &[Change], max: usize) -> String {
     if changes.is_empty() {
         return "no change".to_owned();
@@ -602,7 +670,11 @@ pub fn summary(changes: &[Change], max: usize) -> String {
         if i > 0 {
             out.push_str(", ");
         }
-        let _ = write!(out, "{c}");
+        if max == usize::MAX {
+            let _ = write!(out, "{c:#}");
+        } else {
+            let _ = write!(out, "{c}");
+        }
     }
     if changes.len() > max {
         let _ = write!(out, " (+{} more)", changes.len() - max);

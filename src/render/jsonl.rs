@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::io::{self, Write};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -15,7 +16,7 @@ use super::{
 };
 use crate::cache::reflector::{RelistCause, WatchEndReason};
 use crate::cache::{Batch, Delta, DeltaType, Notification, QueueKind, ReflectorEventKind};
-use crate::object::Object;
+use crate::object::{Object, Writer, writers_since};
 use crate::timestamp::Rfc3339;
 
 /// Writes batches and reflector events as JSON lines.
@@ -63,6 +64,9 @@ struct DeltaRecord<'a> {
     /// repeated: a relist of 50,000 objects would be one line of hundreds of megabytes).
     #[serde(skip_serializing_if = "Option::is_none")]
     object: Option<Option<ObjectView<'a>>>,
+    /// Who wrote the change of an update, as managedFields say (docs/jsonl.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    manager: Vec<Writer>,
 }
 
 impl<'a> BatchRecord<'a> {
@@ -129,8 +133,27 @@ impl<'a> DeltaRecord<'a> {
             resource_version: delta_resource_version(delta),
             objects,
             object,
+            manager: delta_writers(batch, delta),
         }
     }
+}
+
+/// Who wrote `delta`'s object, when applying it updated an object the cache held: the newest
+/// managedFields entries of its object that the state it replaced did not have.
+fn delta_writers(batch: &Batch<Object>, delta: &Delta<Object>) -> Vec<Writer> {
+    let Some(obj) = delta.object.object() else {
+        return Vec::new();
+    };
+    batch
+        .notifications
+        .iter()
+        .find_map(|n| match n {
+            Notification::Update { old, new } if Arc::ptr_eq(new, obj) => {
+                Some(writers_since(Some(old), new))
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// One key a whole-list delta (`ReplacedAll`, `SyncAll`) touched, as the machine-readable outputs

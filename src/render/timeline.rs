@@ -52,7 +52,7 @@ use super::{
 };
 use crate::cache::reflector::RelistCause;
 use crate::cache::{Batch, Delta, DeltaType, Notification, QueueKind, ReflectorEventKind};
-use crate::object::Object;
+use crate::object::{Object, describe_writers, writers_since};
 
 /// How the timeline looks.
 #[derive(Debug, Clone)]
@@ -511,7 +511,10 @@ impl<W: Write> Timeline<W> {
             } else {
                 CHANGES_SHOWN
             };
-            let text = changes::summary(&changes, max);
+            let mut text = changes::summary(&changes, max);
+            if let Some(writers) = row_writers(&row.notifications) {
+                let _ = write!(text, "  by {writers}");
+            }
             self.line.push_str(&printable(&text));
         }
         self.flush_line()
@@ -993,6 +996,19 @@ pub(super) fn row_changes(
     let last_new = updates.next_back().map_or(first_new, |(_, new)| new);
     let redact = !show_secret_data && last_new.is_secret();
     Some(changes::diff_objects(first_old, last_new, redact))
+}
+
+/// Who wrote what a row's updates changed (`kubelet (Update, status)`), as [`row_changes`]
+/// compares: the newest managedFields entries of the state after its last update that the state
+/// before its first did not have. `None` when managedFields do not say.
+pub(super) fn row_writers(notifications: &[&Notification<Object>]) -> Option<String> {
+    let mut updates = notifications.iter().filter_map(|n| match n {
+        Notification::Update { old, new } => Some((old, new)),
+        _ => None,
+    });
+    let (first_old, first_new) = updates.next()?;
+    let last_new = updates.next_back().map_or(first_new, |(_, new)| new);
+    describe_writers(&writers_since(Some(first_old), last_new))
 }
 
 /// The controller owner, else the first owner, as `Kind/name`; `-` without owners.

@@ -26,7 +26,7 @@ use kubectl_deltas::cache::{
 };
 use kubectl_deltas::render::profile::{InformerProfile, SettingOrigin, SettingValue};
 
-pub use narrow::Glob;
+use kubectl_deltas::cache::KeyGlob;
 pub use output::OutputPlan;
 #[cfg(test)]
 pub use output::{Format, Shown};
@@ -157,7 +157,7 @@ pub struct ControllerSpec {
     /// The first N reconciles of each key matching `fail_keys` return an error.
     pub fail: u32,
     /// Which keys `fail` applies to (all when `None`).
-    pub fail_keys: Option<Glob>,
+    pub fail_keys: Option<KeyGlob>,
     /// Every success asks to be reconciled again after this long.
     pub requeue_after: Option<Duration>,
     /// The handler's own resync period, as for a handler.
@@ -192,7 +192,7 @@ impl From<&ControllerArg> for ControllerSpec {
             workers: arg.workers,
             reconcile: arg.reconcile,
             fail: arg.fail,
-            fail_keys: arg.fail_keys.as_ref().map(|g| Glob::new(g.as_str())),
+            fail_keys: arg.fail_keys.clone(),
             requeue_after: arg.requeue_after,
             resync: arg.resync,
             queue: match arg.queue {

@@ -15,6 +15,7 @@ use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Batch, DeltaType, IndexSpec, Notification};
 
 use crate::cli::narrow::{Bound, NarrowArgs, ReplayNarrowArgs};
+use kubectl_deltas::cache::KeyGlob;
 use kubectl_deltas::source::selector::{
     FieldRequirement, LabelOperator, LabelRequirement, parse_field_selector, parse_label_selector,
 };
@@ -23,7 +24,7 @@ use kubectl_deltas::source::selector::{
 #[derive(Debug, Clone, Default)]
 pub struct Narrow {
     /// `--match`: globs on the `namespace/name` key (`name` for cluster-scoped objects).
-    globs: Vec<Glob>,
+    globs: Vec<KeyGlob>,
     /// `--types`: delta types; empty for any.
     types: Vec<DeltaType>,
     /// `--tombstones`: only pops carrying a `DeletedFinalStateUnknown`.
@@ -42,7 +43,7 @@ impl Narrow {
     /// `--match`, `--types` and `--tombstones`.
     pub fn from_args(args: &NarrowArgs) -> Narrow {
         Narrow {
-            globs: args.globs.iter().map(|g| Glob::new(g)).collect(),
+            globs: args.globs.clone(),
             types: args.types.clone(),
             tombstones: args.tombstones,
             ..Narrow::default()
@@ -267,50 +268,13 @@ fn label_matches(requirement: &LabelRequirement, obj: &Object) -> bool {
     }
 }
 
-/// A shell-style glob: `*` any run of characters (`/` included, so `*/web-*` crosses
-/// namespaces), `?` one character, everything else itself. Written here rather than with a glob
-/// crate: a key is one short string, not a path, and those two wildcards are the whole grammar.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Glob(Vec<char>);
-
-impl Glob {
-    /// The glob `text`.
-    pub fn new(text: &str) -> Glob {
-        Glob(text.chars().collect())
-    }
-
-    /// The classic greedy wildcard match: on a mismatch, go back to the last `*` and let it take
-    /// one more character (no recursion, so no pattern can blow the stack).
-    pub fn matches(&self, text: &str) -> bool {
-        let (pattern, text): (&[char], Vec<char>) = (&self.0, text.chars().collect());
-        let (mut p, mut t) = (0, 0);
-        let mut star: Option<(usize, usize)> = None;
-        while t < text.len() {
-            if p < pattern.len() && (pattern[p] == '?' || pattern[p] == text[t]) {
-                p += 1;
-                t += 1;
-            } else if p < pattern.len() && pattern[p] == '*' {
-                star = Some((p, t));
-                p += 1;
-            } else if let Some((star_p, star_t)) = star {
-                p = star_p + 1;
-                t = star_t + 1;
-                star = Some((star_p, star_t + 1));
-            } else {
-                return false;
-            }
-        }
-        pattern[p..].iter().all(|c| *c == '*')
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn globs_match_whole_keys() {
-        let matches = |glob: &str, key: &str| Glob::new(glob).matches(key);
+        let matches = |glob: &str, key: &str| KeyGlob::parse(glob).unwrap().matches(key);
         assert!(matches("demo/*", "demo/worker-1"));
         assert!(matches("*/worker-?", "demo/worker-1"));
         assert!(matches("*worker*", "demo/worker-10"));
