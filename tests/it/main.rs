@@ -40,6 +40,7 @@ mod recording;
 mod recording_queues;
 mod reflector;
 mod replay_cli;
+mod replay_keeps;
 mod replay_resyncs;
 mod replay_window;
 mod replay_with;

@@ -399,6 +399,7 @@ impl Pipeline {
                 observer,
                 informer: slot,
                 inline,
+                counted,
             } = source.hooks;
             if store == StoreKind::Undelta {
                 // No queue, no consumer: each store call pushes, and writes its push.
@@ -512,6 +513,9 @@ impl Pipeline {
                 }));
             }
             output.informer_started(index, queue, batch_pop, &profile);
+            if let Some(counted) = counted {
+                counted.fill(informer.clone());
+            }
             if let Some(slot) = slot {
                 if own.is_empty() || !inline {
                     slot.fill(informer.clone());
