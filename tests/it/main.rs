@@ -36,6 +36,7 @@ mod other_stores_cli;
 mod output_files;
 mod plain_fifo_cli;
 mod plugin;
+mod real_controllers;
 mod recording;
 mod recording_queues;
 mod reflector;
