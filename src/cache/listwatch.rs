@@ -9,6 +9,7 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::object::Object;
 use futures_util::stream::BoxStream;
@@ -289,6 +290,31 @@ pub trait ListerWatcher: Send + Sync + 'static {
 
     /// What is listed and watched, for messages and for filling in `kind`/`apiVersion`.
     fn describe(&self) -> ResourceTarget;
+
+    /// What the session this source reproduces chose where the Reflector draws at random (a
+    /// recording replayed: the watch timeout and the backoff delays the live Reflector drew), so
+    /// that the Reflector takes that instead of drawing anew. Asked right before the choice is
+    /// used: for [`RandomChoice::WatchTimeout`] before the watch request it goes into, for
+    /// [`RandomChoice::Backoff`] before the wait. `None` (the default, and every live source):
+    /// the Reflector draws.
+    fn recorded_choice(
+        &self,
+        choice: RandomChoice,
+    ) -> impl Future<Output = Option<Duration>> + Send {
+        let _ = choice;
+        std::future::ready(None)
+    }
+}
+
+/// A choice the Reflector makes at random, which a replay takes from its recording
+/// ([`ListerWatcher::recorded_choice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RandomChoice {
+    /// The watch request's `timeoutSeconds` (client-go: 5 to 10 minutes).
+    WatchTimeout,
+    /// The delay before the next request after a failure (client-go's backoff manager, with
+    /// jitter).
+    Backoff,
 }
 
 #[cfg(test)]

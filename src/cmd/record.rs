@@ -26,7 +26,7 @@ use futures_util::FutureExt as _;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::{NoObserver, TokioClock};
 use kubectl_deltas::source::output_file::OutputFile;
-use kubectl_deltas::source::recording::{RecordOptions, RecordedResource, Recorder};
+use kubectl_deltas::source::recording::{InformerSlot, RecordOptions, RecordedResource, Recorder};
 use kubectl_deltas::source::{
     ListPage, ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchRequest, WatchStream,
 };
@@ -88,6 +88,9 @@ async fn record(args: RecordArgs, plan: Plan, destination: Destination) -> anyho
         },
     )
     .map_err(|e| destination.write_error(e))?;
+    // The informer the session builds: the lines carry how far its queue coalesced.
+    let informer = Arc::new(InformerSlot::default());
+    recorder.count_coalesced(informer.clone());
     let source = Source {
         name: target.resource.qualified_name(),
         lister_watcher: CreateOnSuccess {
@@ -101,6 +104,7 @@ async fn record(args: RecordArgs, plan: Plan, destination: Destination) -> anyho
         },
         hooks: Hooks {
             observer: Some(Arc::new(recorder.observer(NoObserver))),
+            counted: Some(informer),
             ..Hooks::default()
         },
     };

@@ -30,8 +30,8 @@ use kubectl_deltas::cache::{Informer, InformerError, ReflectorConfig, ReflectorE
 use kubectl_deltas::render::printable;
 use kubectl_deltas::source::ListerWatcher as _;
 use kubectl_deltas::source::recording::{
-    InformerSlot, Pace, RecordedResource, RecordingListerWatcher, RecordingReader, ResyncHook,
-    recorded_resync_period,
+    InformerSlot, Pace, RecordedResource, RecordingListerWatcher, RecordingReader, ReplaySummary,
+    ResyncHook, recorded_resync_period,
 };
 
 use super::index_at::AtSink;
@@ -120,7 +120,13 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         let _ = writeln!(std::io::stderr(), "kubectl-deltas: note: {note}");
     }
     let runtime = super::runtime()?;
-    runtime.block_on(replay(&args.file, args.speed, resync, plan))
+    runtime.block_on(replay(
+        &args.file,
+        args.speed,
+        resync,
+        plan,
+        args.view.quiet,
+    ))
 }
 
 /// The replayed informer's own resync period (client-go's `defaultEventHandlerResyncPeriod`,
@@ -409,6 +415,7 @@ async fn replay(
     speed: Option<f64>,
     resync: InformerResync,
     mut plan: Plan,
+    quiet: bool,
 ) -> anyhow::Result<()> {
     let reader = RecordingReader::open(file)?;
     // The informer the session builds for this source: drained there at each turn of an instant
@@ -444,6 +451,7 @@ async fn replay(
     // An instant replay drains the queue before its time moves on: nothing waits in it.
     informer_plan.wait_scale = Some(speed.unwrap_or(0.0));
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
+    let ended = end.clone();
     // `--from +30s` counts from the recording's start, where its clock stands until the first
     // line is handed out.
     plan.output.narrow = std::mem::take(&mut plan.output.narrow)
@@ -460,11 +468,15 @@ async fn replay(
             informer: Some(informer),
             inline: speed.is_none(),
             observer: None,
+            counted: None,
         },
     };
     let result = Pipeline::new(plan)
         .run(vec![source], clock, std::future::pending())
         .await;
+    if !quiet && let Some(Ok(summary)) = ended.get() {
+        pops_differ_note(file, summary);
+    }
     match result {
         Ok(_) => Ok(()),
         // The recording's own message: `FILE:LINE: what is wrong`.
@@ -472,6 +484,26 @@ async fn replay(
         Err(PipelineError::Reflector { error, .. }) => Err(gave_up(file, error)),
         Err(other) => Err(other.into()),
     }
+}
+
+/// Says where the replay's pops part from the recorded session's, if they do: the live queue
+/// coalesced what an instant replay pops apart (its consumer fell behind), or the other way.
+fn pops_differ_note(file: &Path, summary: ReplaySummary) {
+    let Some(at) = summary.pops_differ else {
+        return;
+    };
+    let deltas = |n: u64| format!("{n} delta{}", if n == 1 { "" } else { "s" });
+    let _ = writeln!(
+        std::io::stderr(),
+        "kubectl-deltas: note: {}:{}: the recorded queue had coalesced {} before this line, this \
+         replay's {}: from there on its pops differ from the recorded session's (an instant \
+         replay coalesces only the events of one t; live, a key's events coalesce while it waits \
+         for the consumer)",
+        file.display(),
+        at.line,
+        deltas(at.recorded),
+        deltas(at.replayed),
+    );
 }
 
 /// The replay's resync hook when the informer's period was read from the recording: its

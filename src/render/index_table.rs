@@ -196,32 +196,31 @@ fn text_width(text: &str) -> usize {
     text.chars().count()
 }
 
-/// `a, b, c, … (+7 more)` in at most `room` characters (or `… (9 items)` when not even the first
-/// item fits).
+/// `a, b, c, … (+7 more)` in at most `room` characters, or `… (9 items)` when not even the first
+/// item fits with its count. A count stands for two items or more: where it would stand for one,
+/// that item is shown instead, past `room` if need be, since `(+1 more)` hides a key in about the
+/// room the key takes (kubectl's `formatEndpoints`, pkg/printers/internalversion/printers.go,
+/// likewise shows a short list whole whatever the terminal's width).
 fn fit_list(items: &[&str], room: usize) -> String {
     let full = items.join(", ");
-    if text_width(&full) <= room {
-        return full;
-    }
-    let mut out = String::new();
+    let more = |hidden: usize| format!(", … (+{hidden} more)");
+    // The most items that fit with the count of the others (none needed after the last).
     let mut shown = 0;
-    for item in items {
-        let candidate = if shown == 0 {
-            (*item).to_owned()
-        } else {
-            format!("{out}, {item}")
-        };
-        let suffix = format!(", … (+{} more)", items.len() - shown - 1);
-        if text_width(&candidate) + text_width(&suffix) > room {
+    let mut width = 0;
+    for (i, item) in items.iter().enumerate() {
+        width += text_width(item) + if i == 0 { 0 } else { 2 };
+        if width > room {
             break;
         }
-        out = candidate;
-        shown += 1;
+        let hidden = items.len() - i - 1;
+        if hidden == 0 || width + text_width(&more(hidden)) <= room {
+            shown = i + 1;
+        }
     }
-    if shown == 0 {
-        format!("… ({})", super::count(items.len() as u64, "item"))
-    } else {
-        format!("{out}, … (+{} more)", items.len() - shown)
+    match items.len() - shown {
+        0 | 1 => full,
+        _ if shown == 0 => format!("… ({})", super::count(items.len() as u64, "item")),
+        hidden => format!("{}{}", items[..shown].join(", "), more(hidden)),
     }
 }
 
@@ -367,7 +366,17 @@ mod tests {
         let five = ["aaaa", "bbbb", "cccc", "dddd", "eeee"];
         assert_eq!(fit_list(&five, 20), "aaaa, … (+4 more)");
         assert_eq!(fit_list(&five, 28), "aaaa, bbbb, cccc, dddd, eeee");
-        assert_eq!(fit_list(&["a-very-long-key"], 5), "… (1 item)");
+        assert_eq!(fit_list(&["aaaa", "bbbb", "cccc"], 5), "… (3 items)");
+        assert_eq!(fit_list(&five, 24), "aaaa, bbbb, … (+3 more)");
+        // Never a count of one: the one key it would hide is shown.
+        assert_eq!(fit_list(&["a-very-long-key"], 5), "a-very-long-key");
+        assert_eq!(
+            fit_list(&["aa", "bbbbbbbbbbbbbbbbbbbb"], 20),
+            "aa, bbbbbbbbbbbbbbbbbbbb"
+        );
+        let last_long = ["a", "b", "a-very-very-long-key-here"];
+        assert_eq!(fit_list(&last_long, 20), "a, b, a-very-very-long-key-here");
+        assert_eq!(fit_list(&["first-long-key", "second"], 16), "… (2 items)");
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub mod selector;
 // The trait every source implements lives with the Reflector that calls it, as client-go keeps
 // `listwatch.go` in `tools/cache`; re-exported here because every source names it.
 pub use crate::cache::listwatch::{
-    ApiStatus, ListPage, ListRequest, ListerWatcher, ResourceTarget, ResourceVersionMatch,
-    SourceError, WatchEvent, WatchRequest, WatchStream,
+    ApiStatus, ListPage, ListRequest, ListerWatcher, RandomChoice, ResourceTarget,
+    ResourceVersionMatch, SourceError, WatchEvent, WatchRequest, WatchStream,
 };
 pub use kube_api::{INITIAL_EVENTS_END_ANNOTATION, KubeListerWatcher, client_without_retry};

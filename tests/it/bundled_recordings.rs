@@ -6,7 +6,9 @@
 //! deterministic, so nothing is normalised. Each test also checks that the recording still shows
 //! what `docs/recordings/README.md` says it shows.
 //!
-//! They are made by `tests/tools/generate_recordings.rs`; see `docs/recordings/README.md`.
+//! The rollout recordings are real sessions (`tests/tools/record-real-cluster.sh`: a real
+//! kube-apiserver, controller-manager, scheduler and kubelets); the others are made by
+//! `tests/tools/generate_recordings.rs` or written by hand; see `docs/recordings/README.md`.
 
 use crate::support;
 use crate::support::paths::bundled;
@@ -47,25 +49,65 @@ fn rows_with<'a>(timeline: &'a str, needle: &str) -> Vec<&'a str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rollout_pods_replay_to_their_goldens() {
-    let (timeline, jsonl) = replay_matches_goldens("rollout-pods").await;
-    // Three old pods listed, three new ones added, three old ones terminating, then gone.
-    assert_eq!(rows_with(&timeline, " initial").len(), 3, "{timeline}");
-    assert_eq!(rows_with(&timeline, "Added").len(), 3, "{timeline}");
-    assert_eq!(rows_with(&timeline, "Deleted").len(), 3, "{timeline}");
-    assert_eq!(rows_with(&jsonl, "deletionTimestamp").len(), 6, "{jsonl}");
+    let (timeline, _) = replay_matches_goldens("rollout-pods").await;
+    // Nothing listed; 3 pods created, 3 new ones rolled out as the 3 old ones go, 2 more for the
+    // scale to 5, 3 gone for the scale to 2.
+    assert_eq!(rows_with(&timeline, " initial").len(), 0, "{timeline}");
+    assert_eq!(rows_with(&timeline, "Added").len(), 8, "{timeline}");
+    assert_eq!(rows_with(&timeline, "Deleted").len(), 6, "{timeline}");
+    // Each deleted pod was first marked for deletion, with its grace period, by its ReplicaSet.
+    let marked = rows_with(&timeline, "metadata.deletionTimestamp +");
+    assert_eq!(marked.len(), 6, "{timeline}");
+    assert!(
+        marked
+            .iter()
+            .all(|row| row.contains("metadata.deletionGracePeriodSeconds +30")),
+        "{timeline}"
+    );
+    // The live consumer popped the first pod's Added and its scheduling together (its
+    // recording's `coalesced` says so), the instant replay pops them apart: without -q, the
+    // replay says where its pops part from the recorded ones.
+    let path = bundled("rollout-pods");
+    let out = run_offline(&["replay", path.to_str().unwrap()], None).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let differ: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("its pops differ from the recorded session's"))
+        .collect();
+    assert_eq!(differ.len(), 1, "{stderr}");
+    assert!(
+        differ[0].starts_with("kubectl-deltas: note: ")
+            && differ[0].contains(
+                "rollout-pods.jsonl:5: the recorded queue had coalesced 1 delta before this \
+                 line, this replay's 0 deltas"
+            ),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rollout_replicasets_replay_to_their_goldens() {
     let (timeline, _) = replay_matches_goldens("rollout-replicasets").await;
-    assert!(timeline.contains("Added"), "the new ReplicaSet: {timeline}");
-    assert!(timeline.contains("spec.replicas"), "scaling: {timeline}");
+    assert_eq!(
+        rows_with(&timeline, "Added").len(),
+        2,
+        "two ReplicaSets: {timeline}"
+    );
+    assert!(
+        !rows_with(&timeline, "spec.replicas 3→5").is_empty(),
+        "the new one scaled up: {timeline}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rollout_deployment_replays_to_its_goldens() {
     let (timeline, _) = replay_matches_goldens("rollout-deployments").await;
-    assert!(timeline.contains("containers[web].image"), "{timeline}");
+    assert!(
+        timeline.contains("containers[nginx].image nginx:1.25→nginx:1.26"),
+        "{timeline}"
+    );
+    // The watch timeout is the one the live Reflector drew, not one the replay draws.
+    assert!(timeline.contains("(timeout 7m02s)"), "{timeline}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -241,4 +283,65 @@ async fn the_controller_replays_to_its_goldens() {
     assert_eq!(starts.len(), 10, "{jsonl}");
     // Its first retry was due at 1.005 s, behind demo/limits: it waited for the worker.
     assert_eq!(starts[3], ("demo/flaky", "2026-11-24T09:00:01.500000Z"));
+}
+
+/// The README's console examples (`$ kubectl deltas replay …` and the rows it printed) are
+/// what the binary prints: each row shown is a row of its output, in order, where `…` stands for
+/// a part left out. The first one is a real cluster's rollout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_console_examples_are_the_binarys_output() {
+    let readme = include_str!("../../README.md");
+    let blocks: Vec<&str> = readme
+        .split("```console\n")
+        .skip(1)
+        .map(|rest| rest.split_once("```").unwrap().0)
+        .collect();
+    assert!(
+        blocks[0].starts_with("$ kubectl deltas replay docs/recordings/rollout-pods.jsonl "),
+        "the first example replays a real recording: {}",
+        blocks[0]
+    );
+    for block in blocks {
+        let (command, rows) = block.split_once('\n').unwrap();
+        let Some(args) = command.strip_prefix("$ kubectl deltas ") else {
+            continue;
+        };
+        let args: Vec<String> = args
+            .split_whitespace()
+            .map(|a| a.trim_matches('\'').to_owned())
+            .map(|a| {
+                if a.starts_with("docs/") {
+                    format!("{}/{a}", env!("CARGO_MANIFEST_DIR"))
+                } else {
+                    a
+                }
+            })
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run_offline(&args, None).await;
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let mut output = stdout.lines();
+        for row in rows.lines() {
+            let pieces: Vec<&str> = row.split('…').collect();
+            let shown = |line: &str| {
+                let line = line.trim_end();
+                let mut rest = match line.strip_prefix(pieces[0]) {
+                    Some(rest) => rest,
+                    None => return false,
+                };
+                for piece in &pieces[1..] {
+                    match rest.find(piece) {
+                        Some(at) => rest = &rest[at + piece.len()..],
+                        None => return false,
+                    }
+                }
+                pieces.len() > 1 || rest.is_empty()
+            };
+            assert!(
+                output.any(shown),
+                "`{command}` printed no row {row:?} (in this order):\n{stdout}"
+            );
+        }
+    }
 }

@@ -145,7 +145,7 @@ async fn index_tables_show_no_column_twice() {
             "--by",
             "owner",
             "--value",
-            "ReplicaSet/web-7b9c4d6f58",
+            "ReplicaSet/web-5d79b66554",
             "-o",
             "wide"
         ])

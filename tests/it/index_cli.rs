@@ -1343,3 +1343,25 @@ async fn index_help_shows_only_the_flags_of_a_list() {
     .await;
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// An owner with two pods lists both keys, not one and `(+1 more)`: the KEYS column shows the
+/// first three keys of a list whole, as kubectl's `formatEndpoints` shows the first three
+/// endpoints of a Service, and says `(+N more)` only of what follows them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_by_owner_shows_both_keys_of_an_owner_with_two() {
+    let path = support::paths::bundled("rollout-pods");
+    let out = support::binary::run_offline(
+        &["index", "--replay", path.to_str().unwrap(), "--by", "owner"],
+        None,
+    )
+    .await;
+    assert_ok(&out);
+    let text = stdout(&out);
+    let row = text.lines().nth(1).unwrap();
+    assert!(row.starts_with("ReplicaSet/web-5d79b66554   2 "), "{text}");
+    assert!(
+        row.contains("demo/web-5d79b66554-g2jkr") && row.contains("demo/web-5d79b66554-jbk7h"),
+        "{text}"
+    );
+    assert!(!row.contains("more)"), "{text}");
+}

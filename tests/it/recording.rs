@@ -222,7 +222,8 @@ async fn events_sharing_a_t_coalesce_into_one_batch_per_key() {
         replayed.summary(),
         ReplaySummary {
             lines: 6,
-            last_t: Duration::from_millis(30)
+            last_t: Duration::from_millis(30),
+            pops_differ: None,
         }
     );
 }

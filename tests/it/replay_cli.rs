@@ -683,10 +683,10 @@ async fn index_replay_answers_from_the_recordings_final_state() {
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let values = json_lines(&out.stdout);
-    // After the rollout only the new ReplicaSet's three pods are left.
+    // After the rollout and the scales to 5 and 2, only the new ReplicaSet's two pods are left.
     assert_eq!(values.len(), 1, "{values:#?}");
-    assert_eq!(values[0]["value"], "ReplicaSet/web-7b9c4d6f58");
-    assert_eq!(values[0]["count"], 3);
+    assert_eq!(values[0]["value"], "ReplicaSet/web-5d79b66554");
+    assert_eq!(values[0]["count"], 2);
 
     let old = run_offline(
         &[
@@ -696,7 +696,7 @@ async fn index_replay_answers_from_the_recordings_final_state() {
             "--by",
             "label:pod-template-hash",
             "--value",
-            "6d5f8b7c9d",
+            "896bb5df7",
             "--fail-empty",
         ],
         None,

@@ -25,11 +25,19 @@ use crate::cache::clock::Clock;
 use crate::cache::delta::DeltaObject;
 use crate::cache::key::object_key;
 use crate::cache::listwatch::{
-    ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest, WatchStream,
+    ListRequest, ListerWatcher, RandomChoice, ResourceTarget, SourceError, WatchEvent,
+    WatchRequest, WatchStream,
 };
 use crate::cache::store::ReflectorStore;
 
 use super::config::DEFAULT_PAGE_SIZE;
+
+/// A duration as a watch's `timeoutSeconds`: whole seconds, rounded up, at least one.
+fn whole_seconds(t: Duration) -> u32 {
+    u32::try_from(t.as_secs() + u64::from(t.subsec_nanos() > 0))
+        .unwrap_or(u32::MAX)
+        .max(1)
+}
 
 /// A watch shorter than this that delivered nothing is "very short" (client-go: 1 s).
 const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
@@ -143,8 +151,14 @@ pub(super) enum State {
     },
     /// Reading a watch stream.
     Watching(Box<Watching>),
-    /// Waiting `delay`, then going on with `next`.
-    Backoff { delay: Duration, next: Box<State> },
+    /// Publishing the failure that made it back off, waiting `delay` (or the delay the source
+    /// recorded), then going on with `next`.
+    Backoff {
+        delay: Duration,
+        phase: Phase,
+        error: SourceError,
+        next: Box<State>,
+    },
 }
 
 /// A list in progress (client-go's `tools/pager` with the Reflector's page size).
@@ -293,16 +307,13 @@ impl<L: ListerWatcher> Machine<L> {
         }
     }
 
-    /// Publishes the failure and waits the next backoff delay before `next`.
+    /// Draws the next backoff delay, to be waited (and the failure published) before `next`.
     fn back_off(&mut self, phase: Phase, error: SourceError, next: State) -> State {
         let delay = self.backoff.next_delay(self.clock.now());
-        self.publish(ReflectorEventKind::Backoff {
+        State::Backoff {
             delay,
             phase,
             error,
-        });
-        State::Backoff {
-            delay,
             next: Box::new(next),
         }
     }
@@ -330,7 +341,24 @@ impl<L: ListerWatcher> Machine<L> {
                 send_initial_events,
             } => self.open_watch(resource_version, send_initial_events).await,
             State::Watching(watching) => self.next_event(watching).await,
-            State::Backoff { delay, next } => {
+            State::Backoff {
+                delay,
+                phase,
+                error,
+                next,
+            } => {
+                // The draw above still advances the backoff's step, so that a delay the source
+                // does not know is drawn as it would have been.
+                let delay = self
+                    .lw
+                    .recorded_choice(RandomChoice::Backoff)
+                    .await
+                    .unwrap_or(delay);
+                self.publish(ReflectorEventKind::Backoff {
+                    delay,
+                    phase,
+                    error,
+                });
                 self.clock.sleep(delay).await;
                 Ok(*next)
             }
@@ -490,9 +518,7 @@ impl<L: ListerWatcher> Machine<L> {
 
     fn watch_timeout(&mut self) -> u32 {
         match self.config.watch_timeout {
-            Some(t) => u32::try_from(t.as_secs() + u64::from(t.subsec_nanos() > 0))
-                .unwrap_or(u32::MAX)
-                .max(1),
+            Some(t) => whole_seconds(t),
             None => self.rng.u32(WATCH_TIMEOUT_RANGE),
         }
     }
@@ -502,9 +528,14 @@ impl<L: ListerWatcher> Machine<L> {
         resource_version: String,
         send_initial_events: bool,
     ) -> Result<State, ReflectorError> {
+        let drawn = self.watch_timeout();
+        let timeout_seconds = match self.lw.recorded_choice(RandomChoice::WatchTimeout).await {
+            Some(recorded) => whole_seconds(recorded),
+            None => drawn,
+        };
         let req = WatchRequest {
             resource_version,
-            timeout_seconds: self.watch_timeout(),
+            timeout_seconds,
             allow_bookmarks: true,
             send_initial_events,
         };

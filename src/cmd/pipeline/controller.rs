@@ -468,6 +468,10 @@ impl Quiescence for ControllerTarget {
             }
         })
     }
+
+    fn coalesced(&self) -> Option<u64> {
+        Quiescence::coalesced(self.informer.as_ref())
+    }
 }
 
 impl ResyncHook for ControllerTarget {

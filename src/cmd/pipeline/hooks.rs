@@ -31,6 +31,10 @@ pub struct Hooks {
     /// The informer's consumer pops only when the source drains it through `informer` (an
     /// instant replay's turns), never on a thread of its own.
     pub inline: bool,
+    /// Filled with the source's informer when the session starts, only to read its queue's
+    /// counters (`record`'s lines carry how far it coalesced); unlike `informer`, it changes
+    /// nothing of how the informer runs.
+    pub counted: Option<Arc<InformerSlot>>,
 }
 
 impl fmt::Debug for Hooks {
@@ -40,6 +44,7 @@ impl fmt::Debug for Hooks {
             .field("observer", &self.observer.is_some())
             .field("informer", &self.informer.is_some())
             .field("inline", &self.inline)
+            .field("counted", &self.counted.is_some())
             .finish()
     }
 }

@@ -73,6 +73,7 @@ pub(super) fn assemble<L: ListerWatcher, C: Clock + Clone>(
         observer,
         informer: slot,
         inline,
+        counted,
     } = source.hooks;
     let plan = &stack.informer;
     if plan.store == Store::Undelta {
@@ -175,6 +176,9 @@ pub(super) fn assemble<L: ListerWatcher, C: Clock + Clone>(
         }));
     }
     lane.informer_started(queue, batch_pop, &plan.profile);
+    if let Some(counted) = counted {
+        counted.fill(informer.clone());
+    }
     if let Some(slot) = slot {
         if controllers.is_empty() || !inline {
             slot.fill(informer.clone());

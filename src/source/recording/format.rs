@@ -217,6 +217,26 @@ pub struct Record {
     pub t: Duration,
     /// What the line says.
     pub line: Line,
+    /// What the recorded session chose or did at this line, beside the server's answer.
+    pub live: LiveNotes,
+}
+
+/// What a recording keeps of the live session besides the server's answers: the random choices
+/// its Reflector made and how far its queue had coalesced, so that a replay shows those rather
+/// than drawing its own, and can tell where its pops differ. Recordings made before these fields
+/// existed have none of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LiveNotes {
+    /// `timeoutSeconds`: the watch whose first answer this line is was opened with this
+    /// timeout (the Reflector draws 5 to 10 minutes).
+    pub timeout_seconds: Option<u32>,
+    /// `backoff`: the Reflector waited this long, after a failure, before the request this
+    /// line answers.
+    pub backoff: Option<Duration>,
+    /// `coalesced`: deltas the live queue had appended to keys still queued, in all, before
+    /// this line reached it. Written where it changed; a line without it has the previous
+    /// line's.
+    pub coalesced: Option<u64>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -401,6 +421,10 @@ pub(super) struct WireLine {
     pub object: Option<FromJson>,
     pub request: Option<RequestKind>,
     pub error: Option<WireError>,
+    // What the live session chose or did (`LiveNotes`).
+    pub timeout_seconds: Option<u32>,
+    pub backoff: Option<WireT>,
+    pub coalesced: Option<u64>,
 }
 
 impl WireLine {
@@ -656,6 +680,12 @@ pub(super) struct LineOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<RequestKind>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub backoff: Option<MillisOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coalesced: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<&'a str>,
     #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
     pub continue_token: Option<&'a str>,
@@ -675,6 +705,9 @@ impl LineOut<'_> {
             t: MillisOut(t),
             type_,
             request: None,
+            backoff: None,
+            timeout_seconds: None,
+            coalesced: None,
             resource_version: None,
             continue_token: None,
             remaining_item_count: None,

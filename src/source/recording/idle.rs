@@ -24,6 +24,14 @@ pub trait Quiescence: Send + Sync + 'static {
     /// group of lines. Called only while the Reflector waits for it, so nothing is queued
     /// meanwhile.
     fn idle(&self, next: Instant) -> BoxFuture<'_, ()>;
+
+    /// Deltas the consumer's queue has appended to keys still queued, in all
+    /// (`QueueStats::coalesced`): where its pops fell, which a recording keeps of the live queue
+    /// and a replay compares with its own. `None` (the default): a consumer without such a
+    /// queue.
+    fn coalesced(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// An informer built with [`Consumption::Inline`](crate::cache::Consumption::Inline) takes its
@@ -33,6 +41,10 @@ impl Quiescence for Informer {
     fn idle(&self, next: Instant) -> BoxFuture<'_, ()> {
         self.drain_until(next);
         Box::pin(std::future::ready(()))
+    }
+
+    fn coalesced(&self) -> Option<u64> {
+        Some(self.queue_stats().coalesced)
     }
 }
 
@@ -150,6 +162,10 @@ impl Quiescence for InformerSlot {
             Some(target) => target.idle(next),
             None => Box::pin(std::future::ready(())),
         }
+    }
+
+    fn coalesced(&self) -> Option<u64> {
+        self.0.get().and_then(|target| target.coalesced())
     }
 }
 

@@ -64,10 +64,10 @@ mod writer;
 
 pub use clock::ReplayClock;
 pub use error::RecordingError;
-pub use format::{FORMAT_VERSION, Header, Line, Record, RecordedResource, RequestKind};
+pub use format::{FORMAT_VERSION, Header, Line, LiveNotes, Record, RecordedResource, RequestKind};
 pub use idle::{InformerSlot, InlineDrain, Quiescence, ReplayTarget, ResyncHook};
 pub use reader::{MAX_LINE, RecordingReader};
 pub use record::{RecordOptions, Recorder, RecordingTee, ResyncRecorder};
-pub use replay::{Pace, RecordingListerWatcher, ReplayEnd, ReplaySummary};
+pub use replay::{Pace, PopsDiffer, RecordingListerWatcher, ReplayEnd, ReplaySummary};
 pub use resync_period::recorded_resync_period;
 pub use writer::RecordingWriter;

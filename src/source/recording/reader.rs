@@ -10,7 +10,7 @@ use std::time::Duration;
 use flate2::bufread::MultiGzDecoder;
 
 use super::error::RecordingError;
-use super::format::{Header, MillisOut, Record, WireLine, WireT};
+use super::format::{Header, LiveNotes, MillisOut, Record, WireLine, WireT};
 use crate::object::without_position;
 
 /// The first bytes of every gzip stream.
@@ -53,6 +53,8 @@ pub struct RecordingReader {
     first: Option<Record>,
     line_no: u64,
     last_t: Duration,
+    /// The live queue's coalesced count as of the previous line (`LiveNotes::coalesced`).
+    last_coalesced: Option<u64>,
     buf: Vec<u8>,
 }
 
@@ -126,6 +128,7 @@ impl RecordingReader {
             first: None,
             line_no: 0,
             last_t: Duration::ZERO,
+            last_coalesced: None,
             buf: Vec::new(),
         };
         reader.skip_bom()?;
@@ -278,12 +281,33 @@ impl RecordingReader {
                 MillisOut(self.last_t)
             )));
         }
+        let backoff = match wire.backoff {
+            None => None,
+            Some(WireT::Micros(micros)) if micros <= MAX_T.as_micros() as u64 => {
+                Some(Duration::from_micros(micros))
+            }
+            Some(_) => {
+                return Err(self.malformed(
+                    "\"backoff\" is the milliseconds the Reflector waited before this request: \
+                     a number from 0 to 100 years"
+                        .to_owned(),
+                ));
+            }
+        };
+        let coalesced = wire.coalesced.or(self.last_coalesced);
+        let live = LiveNotes {
+            timeout_seconds: wire.timeout_seconds.filter(|s| *s > 0),
+            backoff,
+            coalesced,
+        };
         let line = wire.into_line().map_err(|p| self.malformed(p))?;
         self.last_t = t;
+        self.last_coalesced = coalesced;
         Ok(Record {
             line_no: self.line_no,
             t,
             line,
+            live,
         })
     }
 

@@ -2,20 +2,21 @@
 
 use std::fmt;
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use tokio::sync::watch;
 
-use super::format::{Header, LineRef, RecordedResource, RequestKind};
+use super::format::{Header, LineRef, LiveNotes, RecordedResource, RequestKind};
+use super::idle::Quiescence;
 use super::writer::RecordingWriter;
 use crate::cache::reflector::{
     Clock, ReflectorEvent, ReflectorEventKind, ReflectorObserver, TokioClock,
 };
 use crate::source::{
-    ListPage, ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest,
-    WatchStream,
+    ListPage, ListRequest, ListerWatcher, RandomChoice, ResourceTarget, SourceError, WatchEvent,
+    WatchRequest, WatchStream,
 };
 
 /// How a [`Recorder`] records.
@@ -72,6 +73,28 @@ struct Inner {
     clock: Arc<dyn Clock>,
     start: Instant,
     failed: watch::Sender<Option<Arc<io::Error>>>,
+    /// The live queue whose coalesced count the lines carry ([`Recorder::count_coalesced`]).
+    queue: OnceLock<Arc<dyn Quiescence>>,
+    live: Mutex<LiveState>,
+}
+
+/// What the next lines carry of the live session.
+#[derive(Default)]
+struct LiveState {
+    /// The backoff delay the Reflector chose, until the answer to its next request is written.
+    backoff: Option<Duration>,
+    /// The coalesced count the last line written carried (or had from the one before).
+    coalesced: Option<u64>,
+}
+
+/// What a line is, for what it carries of the live session.
+#[derive(Clone, Copy)]
+enum Answers {
+    /// The answer to a request: a list page, a failed request, or a watch's first line (which
+    /// carries the watch's timeout).
+    Request { timeout_seconds: Option<u32> },
+    /// Any other line: a watch's later lines, a resync.
+    Nothing,
 }
 
 impl fmt::Debug for Recorder {
@@ -104,6 +127,8 @@ impl Recorder {
                 start: options.clock.now(),
                 clock: options.clock,
                 failed: watch::Sender::new(None),
+                queue: OnceLock::new(),
+                live: Mutex::new(LiveState::default()),
             }),
         })
     }
@@ -116,15 +141,34 @@ impl Recorder {
         }
     }
 
+    /// Makes every line carry how many deltas `queue` (the recorded informer's) had coalesced
+    /// before it, where that changed (`coalesced`): where the live pops fell, which a replay
+    /// compares with its own. Set it before the Reflector starts; a second one is ignored.
+    pub fn count_coalesced(&self, queue: Arc<dyn Quiescence>) {
+        let _ = self.inner.queue.set(queue);
+    }
+
+    /// The Reflector backs off `delay` before its next request: the line answering that request
+    /// carries it (`backoff`), and a replay waits that, not a delay of its own drawing. Called by
+    /// the [`observer`](Recorder::observer) adapter.
+    pub fn backoff(&self, delay: Duration) {
+        self.live().backoff = Some(delay);
+    }
+
+    fn live(&self) -> MutexGuard<'_, LiveState> {
+        self.inner.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Records a resync of the FIFO, now. Call it right after `fifo.resync()`, from the task
     /// that runs the Reflector (which [`observer`](Recorder::observer) does), so that it lands
     /// between the same answers as the resync itself.
     pub fn resync(&self) {
-        self.write(LineRef::Resync);
+        self.write(LineRef::Resync, Answers::Nothing);
     }
 
-    /// Wraps a Reflector observer: resync events are recorded as `RESYNC` lines, then every
-    /// event goes on to `inner`.
+    /// Wraps a Reflector observer: resync events are recorded as `RESYNC` lines and backoff
+    /// delays on the line after them ([`backoff`](Recorder::backoff)), then every event goes on
+    /// to `inner`.
     pub fn observer<O: ReflectorObserver>(&self, inner: O) -> ResyncRecorder<O> {
         ResyncRecorder {
             recorder: self.clone(),
@@ -155,7 +199,24 @@ impl Recorder {
         self.inner.writer.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self, line: LineRef<'_>) {
+    /// What `line` carries of the live session: the watch's timeout and the backoff before the
+    /// request it answers, and the queue's coalesced count where it changed.
+    fn live_notes(&self, answers: Answers) -> LiveNotes {
+        let mut live = self.live();
+        let mut notes = LiveNotes::default();
+        if let Answers::Request { timeout_seconds } = answers {
+            notes.timeout_seconds = timeout_seconds;
+            notes.backoff = live.backoff.take();
+        }
+        let coalesced = self.inner.queue.get().and_then(|queue| queue.coalesced());
+        if coalesced.is_some() && coalesced != live.coalesced {
+            notes.coalesced = coalesced;
+            live.coalesced = coalesced;
+        }
+        notes
+    }
+
+    fn write(&self, line: LineRef<'_>, answers: Answers) {
         // To the microsecond: events a millisecond apart or less are still apart in a replay.
         let elapsed = self
             .inner
@@ -164,7 +225,8 @@ impl Recorder {
             .saturating_duration_since(self.inner.start);
         let mut writer = self.lock();
         let Some(w) = writer.as_mut() else { return };
-        if let Err(error) = w.write_ref(elapsed, line) {
+        let notes = self.live_notes(answers);
+        if let Err(error) = w.write_ref(elapsed, line, notes) {
             *writer = None;
             tracing::warn!("recording stopped: {error}");
             self.inner.failed.send_replace(Some(Arc::new(error)));
@@ -189,24 +251,34 @@ impl<L: fmt::Debug> fmt::Debug for RecordingTee<L> {
 impl<L: ListerWatcher> ListerWatcher for RecordingTee<L> {
     async fn list(&self, req: &ListRequest) -> Result<ListPage, SourceError> {
         let result = self.inner.list(req).await;
+        let answers = Answers::Request {
+            timeout_seconds: None,
+        };
         match &result {
-            Ok(page) => self.recorder.write(LineRef::List(page)),
+            Ok(page) => self.recorder.write(LineRef::List(page), answers),
             Err(error) => self
                 .recorder
-                .write(LineRef::RequestFailed(RequestKind::List, error)),
+                .write(LineRef::RequestFailed(RequestKind::List, error), answers),
         }
         result
     }
 
     async fn watch(&self, req: &WatchRequest) -> Result<WatchStream, SourceError> {
         let recorder = self.recorder.clone();
+        let answers = Answers::Request {
+            timeout_seconds: Some(req.timeout_seconds),
+        };
         match self.inner.watch(req).await {
-            Ok(stream) => Ok(recorded_stream(stream, recorder)),
+            Ok(stream) => Ok(recorded_stream(stream, recorder, answers)),
             Err(error) => {
-                recorder.write(LineRef::RequestFailed(RequestKind::Watch, &error));
+                recorder.write(LineRef::RequestFailed(RequestKind::Watch, &error), answers);
                 Err(error)
             }
         }
+    }
+
+    async fn recorded_choice(&self, choice: RandomChoice) -> Option<Duration> {
+        self.inner.recorded_choice(choice).await
     }
 
     fn describe(&self) -> ResourceTarget {
@@ -214,24 +286,25 @@ impl<L: ListerWatcher> ListerWatcher for RecordingTee<L> {
     }
 }
 
-/// Records each event as the Reflector receives it, and the end of the stream. After an ERROR
-/// event or a broken stream the Reflector stops reading, so nothing more is recorded for it.
-fn recorded_stream(stream: WatchStream, recorder: Recorder) -> WatchStream {
-    futures_util::stream::unfold(Some((stream, recorder)), |state| async move {
-        let (mut stream, recorder) = state?;
+/// Records each event as the Reflector receives it, and the end of the stream; the first line
+/// answers the watch request (`first`). After an ERROR event or a broken stream the Reflector
+/// stops reading, so nothing more is recorded for it.
+fn recorded_stream(stream: WatchStream, recorder: Recorder, first: Answers) -> WatchStream {
+    futures_util::stream::unfold(Some((stream, recorder, first)), |state| async move {
+        let (mut stream, recorder, answers) = state?;
         match stream.next().await {
             Some(Ok(event)) => {
-                recorder.write(LineRef::Event(&event));
+                recorder.write(LineRef::Event(&event), answers);
                 let ended = matches!(event, WatchEvent::Error(_));
-                let next = (!ended).then_some((stream, recorder));
+                let next = (!ended).then_some((stream, recorder, Answers::Nothing));
                 Some((Ok(event), next))
             }
             Some(Err(error)) => {
-                recorder.write(LineRef::WatchClosed(Some(&error)));
+                recorder.write(LineRef::WatchClosed(Some(&error)), answers);
                 Some((Err(error), None))
             }
             None => {
-                recorder.write(LineRef::WatchClosed(None));
+                recorder.write(LineRef::WatchClosed(None), answers);
                 None
             }
         }
@@ -239,7 +312,8 @@ fn recorded_stream(stream: WatchStream, recorder: Recorder) -> WatchStream {
     .boxed()
 }
 
-/// A Reflector observer that records resyncs; made by [`Recorder::observer`].
+/// A Reflector observer that records resyncs and backoff delays; made by
+/// [`Recorder::observer`].
 pub struct ResyncRecorder<O> {
     recorder: Recorder,
     inner: O,
@@ -253,8 +327,10 @@ impl<O> fmt::Debug for ResyncRecorder<O> {
 
 impl<O: ReflectorObserver> ReflectorObserver for ResyncRecorder<O> {
     fn observe(&self, event: ReflectorEvent) {
-        if matches!(event.kind, ReflectorEventKind::Resync { .. }) {
-            self.recorder.resync();
+        match &event.kind {
+            ReflectorEventKind::Resync { .. } => self.recorder.resync(),
+            ReflectorEventKind::Backoff { delay, .. } => self.recorder.backoff(*delay),
+            _ => {}
         }
         self.inner.observe(event);
     }

@@ -25,13 +25,13 @@ use tokio::sync::{Mutex, MutexGuard, mpsc, watch};
 
 use super::clock::ReplayClock;
 use super::error::RecordingError;
-use super::format::{Header, Line, Record, RequestKind};
+use super::format::{Header, Line, LiveNotes, Record, RequestKind};
 use super::idle::{Quiescence, ResyncHook};
 use super::reader::RecordingReader;
 use crate::cache::ReflectorConfig;
 use crate::source::{
-    ListPage, ListRequest, ListerWatcher, ResourceTarget, SourceError, WatchEvent, WatchRequest,
-    WatchStream,
+    ListPage, ListRequest, ListerWatcher, RandomChoice, ResourceTarget, SourceError, WatchEvent,
+    WatchRequest, WatchStream,
 };
 
 /// Chunks of parsed lines in flight between the reader thread and the replay. The replay reads
@@ -86,6 +86,21 @@ pub struct ReplaySummary {
     pub lines: u64,
     /// The `t` of the last of them.
     pub last_t: Duration,
+    /// The first line before which an instant replay's queue had coalesced another number of
+    /// deltas than the recorded session's (its lines' `coalesced`): from there on the replay's
+    /// pops are not the ones the live consumer popped.
+    pub pops_differ: Option<PopsDiffer>,
+}
+
+/// Where a replay's pops part from the recorded session's ([`ReplaySummary::pops_differ`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PopsDiffer {
+    /// The line.
+    pub line: u64,
+    /// Deltas the recorded queue had coalesced before it.
+    pub recorded: u64,
+    /// Deltas the replay's queue had coalesced before it.
+    pub replayed: u64,
 }
 
 type Outcome = Result<ReplaySummary, RecordingError>;
@@ -199,6 +214,14 @@ struct OpenList {
     line: u64,
     pages: usize,
     items: usize,
+}
+
+/// The answer to the Reflector's next request, seen ahead.
+struct Ahead {
+    /// It is a watch's line (an event or `WATCH_CLOSED`).
+    watch: bool,
+    /// What the live session chose there.
+    live: LiveNotes,
 }
 
 /// What the next answer is.
@@ -346,7 +369,9 @@ impl RecordingListerWatcher {
     /// `base` adjusted for this replay: resync ticker and consistency check off (the recording
     /// says when resyncs happen, and a check would ask for a list the recording cannot answer),
     /// a streaming list iff the recording starts with a watch, and a fixed seed so that the
-    /// reported watch timeouts and backoff delays are the same on every replay.
+    /// watch timeouts and backoff delays the recording does not carry (`timeoutSeconds`,
+    /// `backoff`: [`recorded_choice`](ListerWatcher::recorded_choice)) are drawn the same on
+    /// every replay.
     pub fn reflector_config(&self, base: ReflectorConfig) -> ReflectorConfig {
         let mut config = base.watch_list(self.starts_with_watch);
         config.resync = None;
@@ -462,6 +487,12 @@ impl Shared {
     /// `WATCH_CLOSED`), read without applying or handing out anything: the `RESYNC` lines stay
     /// where they are, to be applied in their turn.
     async fn watch_ahead(&self, cur: &mut Cursor) -> bool {
+        self.ahead(cur).await.is_some_and(|ahead| ahead.watch)
+    }
+
+    /// The first line ahead that is not a `RESYNC` (the answer to the Reflector's next request),
+    /// read without applying or handing out anything; `None` at the end or an unreadable line.
+    async fn ahead(&self, cur: &mut Cursor) -> Option<Ahead> {
         if let Some(record) = cur.peeked.take() {
             cur.pending.push_front(Ok(record));
         }
@@ -477,19 +508,37 @@ impl Shared {
                 )
             });
             if let Some(ahead) = ahead {
-                return matches!(
-                    ahead,
-                    Ok(Record {
-                        line: Line::Event(_) | Line::WatchClosed(_),
-                        ..
-                    })
-                );
+                let record = ahead.as_ref().ok()?;
+                return Some(Ahead {
+                    watch: matches!(record.line, Line::Event(_) | Line::WatchClosed(_)),
+                    live: record.live,
+                });
             }
             seen = cur.pending.len();
             match self.next_chunk(cur).await {
                 Some(chunk) => cur.pending.extend(chunk),
-                None => return false,
+                None => return None,
             }
+        }
+    }
+
+    /// Notes the first line where the replay's queue has coalesced another number of deltas
+    /// than the recorded one had before the same line ([`ReplaySummary::pops_differ`]): from
+    /// there on, its pops are not the live session's. Instant replays only: at `--speed` what
+    /// coalesces depends on this machine's consumer, as live.
+    fn compare_coalesced(&self, cur: &mut Cursor, record: &Record) {
+        let (Pace::Instant(queue), Some(recorded)) = (&self.pace, record.live.coalesced) else {
+            return;
+        };
+        if cur.summary.pops_differ.is_some() {
+            return;
+        }
+        if let Some(replayed) = queue.coalesced().filter(|n| *n != recorded) {
+            cur.summary.pops_differ = Some(PopsDiffer {
+                line: record.line_no,
+                recorded,
+                replayed,
+            });
         }
     }
 
@@ -519,6 +568,7 @@ impl Shared {
     async fn take(&self, cur: &mut Cursor) -> Option<Record> {
         let record = cur.peeked.take()?;
         self.gate(cur, record.t).await;
+        self.compare_coalesced(cur, &record);
         cur.open_list = match &record.line {
             Line::List(page) if page.continue_token.is_some() => {
                 let before = cur.open_list.map_or((0, 0), |l| (l.pages, l.items));
@@ -730,6 +780,22 @@ impl ListerWatcher for RecordingListerWatcher {
 
     fn describe(&self) -> ResourceTarget {
         self.target.clone()
+    }
+
+    /// The watch timeout and backoff delays the recorded Reflector chose: carried by the line
+    /// that answers the request they belong to, the next one ahead.
+    async fn recorded_choice(&self, choice: RandomChoice) -> Option<Duration> {
+        let mut cur = self.shared.cursor.lock().await;
+        if cur.over {
+            return None;
+        }
+        let live = self.shared.ahead(&mut cur).await?.live;
+        match choice {
+            RandomChoice::WatchTimeout => live
+                .timeout_seconds
+                .map(|s| Duration::from_secs(u64::from(s))),
+            RandomChoice::Backoff => live.backoff,
+        }
     }
 }
 

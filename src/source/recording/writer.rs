@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::Header;
 use super::format::{
-    HeaderOut, ItemsOut, Line, LineOut, LineRef, ObjectOut, RecordedResource, Redaction,
-    bookmark_value, error_parts, event_type, status_value,
+    HeaderOut, ItemsOut, Line, LineOut, LineRef, LiveNotes, MillisOut, ObjectOut, RecordedResource,
+    Redaction, bookmark_value, error_parts, event_type, status_value,
 };
 use crate::source::WatchEvent;
 
@@ -68,10 +68,20 @@ impl<W: Write> RecordingWriter<W> {
 
     /// Writes one line at `t` since the recording began (to the microsecond).
     pub fn write(&mut self, t: Duration, line: &Line) -> io::Result<()> {
-        self.write_ref(t, LineRef::from(line))
+        self.write_ref(t, LineRef::from(line), LiveNotes::default())
     }
 
-    pub(super) fn write_ref(&mut self, t: Duration, line: LineRef<'_>) -> io::Result<()> {
+    /// Writes one line with what the live session chose or did there.
+    pub fn write_with(&mut self, t: Duration, line: &Line, live: LiveNotes) -> io::Result<()> {
+        self.write_ref(t, LineRef::from(line), live)
+    }
+
+    pub(super) fn write_ref(
+        &mut self,
+        t: Duration,
+        line: LineRef<'_>,
+        live: LiveNotes,
+    ) -> io::Result<()> {
         let t = whole_micros(t).max(self.last_t);
         self.last_t = t;
         let redaction = self.redaction;
@@ -124,6 +134,12 @@ impl<W: Write> RecordingWriter<W> {
                 }
             }
             LineRef::Resync => LineOut::new(t, "RESYNC"),
+        };
+        let out = LineOut {
+            backoff: live.backoff.map(|d| MillisOut(whole_micros(d))),
+            timeout_seconds: live.timeout_seconds,
+            coalesced: live.coalesced,
+            ..out
         };
         serde_json::to_writer(&mut self.buf, &out)?;
         self.flush_line()
