@@ -37,19 +37,130 @@ use hashbrown::HashMap;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::workqueue::{
-    self, ControllerQueue, InlineWorkers, LOW_PRIORITY, Outcome, PriorityQueue, QueueMetrics,
+    self, ControllerQueue, Got, InlineWorkers, LOW_PRIORITY, Outcome, PriorityQueue, QueueMetrics,
     RateLimitingQueue, Reconcile, ReconcileResult, Reconciler, WorkersConfig, Workqueue,
 };
 use kubectl_deltas::cache::{Delivery, IndexerReader, Informer, ListenerHandler, Notification};
+use kubectl_deltas::render::reconcile::{ReconcileStart, ReconcileView};
 use kubectl_deltas::source::recording::{Quiescence, ResyncHook};
 
 use super::handler::ShownHandler;
 use super::output::Output;
 use crate::cli::{ControllerArg, ControllerQueueKind};
 
-/// What a reconcile read from the Indexer: the object's resourceVersion (empty if it has none),
-/// `None` when it was gone.
-type Seen = Option<String>;
+/// What a reconcile knew when it started, beyond the queue's facts.
+#[derive(Debug, Clone)]
+struct Seen {
+    /// What it read from the Indexer: the object's resourceVersion (empty if it has none),
+    /// `None` when it was gone.
+    resource_version: Option<String>,
+    /// The handler's latest add of the key before the start.
+    latest_add: Option<Instant>,
+    /// Why that add was at `LowPriority`, if it was.
+    low_priority: Option<&'static str>,
+}
+
+/// The handler's latest add of a key: when, and why at `LowPriority` if it was.
+#[derive(Debug, Clone, Copy)]
+struct LatestAdd {
+    at: Instant,
+    low_priority: Option<&'static str>,
+}
+
+/// The latest add of each key, written by the controller's handler and read by its reconciler
+/// when a worker takes the key: a queue knows when a wait began, not when its newest change came.
+type LatestAdds = Arc<Mutex<HashMap<String, LatestAdd>>>;
+
+/// Where a controller reports its reconciles: the session's output, on the session's clock.
+struct Reporter {
+    output: Arc<Output>,
+    clock: Arc<dyn Clock>,
+    /// The resource's position among the session's.
+    index: usize,
+    /// The controller's position among the resource's.
+    position: usize,
+    /// The controller's name.
+    name: String,
+}
+
+/// The queue's and the reconciler's facts of one reconcile's start.
+struct StartFacts<'a> {
+    worker: usize,
+    key: &'a str,
+    attempt: u32,
+    queued_at: Instant,
+    started_at: Instant,
+    adds: u64,
+    requeued: bool,
+    priority: Option<i32>,
+    seen: &'a Seen,
+}
+
+impl Reporter {
+    /// `facts` as every renderer is told a reconcile's start, its times on the wall.
+    fn start<'a>(&'a self, facts: &StartFacts<'a>) -> ReconcileStart<'a> {
+        let clock = self.clock.as_ref();
+        let low = facts.priority == Some(LOW_PRIORITY);
+        ReconcileStart {
+            resource: self.output.resource_name(self.index),
+            controller: &self.name,
+            worker: facts.worker,
+            key: facts.key,
+            attempt: facts.attempt,
+            queued_at: wall(clock, facts.queued_at),
+            latest_add: facts
+                .seen
+                .latest_add
+                .filter(|at| *at >= facts.queued_at)
+                .map(|at| wall(clock, at)),
+            started_at: wall(clock, facts.started_at),
+            adds: facts.adds,
+            requeued: facts.requeued,
+            resource_version: facts.seen.resource_version.as_deref(),
+            priority: facts.priority,
+            priority_reason: facts.seen.low_priority.filter(|_| low),
+        }
+    }
+
+    /// A worker took `got`: its start row.
+    fn started(&self, worker: usize, got: &Got<String>, attempt: u32, at: Instant, seen: &Seen) {
+        let start = self.start(&StartFacts {
+            worker,
+            key: &got.item,
+            attempt,
+            queued_at: got.queued_at,
+            started_at: at,
+            adds: got.adds,
+            requeued: got.requeued,
+            priority: got.priority,
+            seen,
+        });
+        self.output
+            .reconcile_started(self.index, self.position, &start);
+    }
+
+    /// `reconcile` ended: counted, and its row.
+    fn ended(&self, reconcile: &Reconcile<String, Seen>) {
+        let start = self.start(&StartFacts {
+            worker: reconcile.worker,
+            key: &reconcile.key,
+            attempt: reconcile.attempt,
+            queued_at: reconcile.queued_at,
+            started_at: reconcile.started_at,
+            adds: reconcile.adds,
+            requeued: reconcile.requeued,
+            priority: reconcile.priority,
+            seen: &reconcile.seen,
+        });
+        let view = ReconcileView {
+            start,
+            time: wall(self.clock.as_ref(), reconcile.ended_at),
+            result: reconcile.result,
+            retry_in: reconcile.retry_in,
+        };
+        self.output.reconcile(self.index, self.position, &view);
+    }
+}
 
 /// The reconcile `--controller` describes: reads the key from the Indexer, fails the first
 /// `fail` times for keys matching `fail-keys`, takes `reconcile` of the clock, and asks for a
@@ -59,6 +170,8 @@ struct SpecReconciler {
     spec: ControllerArg,
     /// Reconciles that failed so far, per key, while `fail` applies.
     failed: HashMap<String, u32>,
+    latest_adds: LatestAdds,
+    report: Arc<Reporter>,
 }
 
 impl SpecReconciler {
@@ -87,15 +200,31 @@ impl Reconciler<String> for SpecReconciler {
     type Seen = Seen;
 
     fn reconcile(&mut self, key: &String, _attempt: u32, _started_at: Instant) -> Outcome<Seen> {
-        let seen = self
+        let resource_version = self
             .indexer
             .get_by_key(key)
             .map(|obj| obj.resource_version().unwrap_or_default().to_owned());
+        let latest = lock(&self.latest_adds).get(key).copied();
         Outcome {
             result: self.result(key),
             duration: self.spec.reconcile,
-            seen,
+            seen: Seen {
+                resource_version,
+                latest_add: latest.map(|l| l.at),
+                low_priority: latest.and_then(|l| l.low_priority),
+            },
         }
+    }
+
+    fn started(
+        &mut self,
+        worker: usize,
+        got: &Got<String>,
+        attempt: u32,
+        started_at: Instant,
+        seen: &Seen,
+    ) {
+        self.report.started(worker, got, attempt, started_at, seen);
     }
 }
 
@@ -122,16 +251,17 @@ fn key_queue(kind: ControllerQueueKind) -> KeyQueue {
 /// list and for an update whose resourceVersion did not change (a resync, or a relist that
 /// found the object unchanged), 0 otherwise (deletions included). A queue without priorities
 /// ignores it, as controller-runtime's handlers do with client-go's queue.
-fn handler_priority(notification: &Notification<Object>) -> i32 {
+/// The reason names the case, as the timeline says it after `priority -100`.
+fn handler_priority(notification: &Notification<Object>) -> (i32, Option<&'static str>) {
     match notification {
         Notification::Add {
             is_in_initial_list: true,
             ..
-        } => LOW_PRIORITY,
+        } => (LOW_PRIORITY, Some("initial list")),
         Notification::Update { old, new } if old.resource_version() == new.resource_version() => {
-            LOW_PRIORITY
+            (LOW_PRIORITY, Some("unchanged resourceVersion"))
         }
-        _ => 0,
+        _ => (0, None),
     }
 }
 
@@ -139,6 +269,7 @@ fn handler_priority(notification: &Notification<Object>) -> i32 {
 /// waits for.
 struct Inline {
     workers: InlineWorkers<String, SpecReconciler, KeyQueue>,
+    report: Arc<Reporter>,
     /// The keys the handler added that no reconcile has yet succeeded for since, with their
     /// latest add: what the end of a recording still waits for. A key whose reconcile fails stays
     /// (its retry is owed); one that comes back only through its `requeue-after` is not owed, or
@@ -174,42 +305,30 @@ impl Inline {
 /// of the others' steps on the way to `t` runs the same steps as running it to `t` at once.
 pub(super) struct InlineGroup {
     output: Arc<Output>,
-    clock: Arc<dyn Clock>,
-    /// The resource's position among the session's.
-    index: usize,
-    /// By position among the resource's controllers.
+    /// By position among the resource's controllers (each reports through its own
+    /// [`Reporter`]).
     members: Mutex<Vec<Inline>>,
 }
 
 impl InlineGroup {
-    pub(super) fn new(output: Arc<Output>, clock: Arc<dyn Clock>, index: usize) -> Arc<Self> {
+    pub(super) fn new(output: Arc<Output>) -> Arc<Self> {
         Arc::new(InlineGroup {
             output,
-            clock,
-            index,
             members: Mutex::default(),
         })
     }
 
-    /// Runs member `member` through `t` (idle workers take keys at `t` too) or until `t`,
-    /// writing each reconcile as it ends; `Break` once the session stops.
-    fn step(
-        &self,
-        inline: &mut Inline,
-        member: usize,
-        t: Instant,
-        through: bool,
-    ) -> ControlFlow<()> {
-        let Inline { workers, owed } = inline;
+    /// Runs member `inline` through `t` (idle workers take keys at `t` too) or until `t`,
+    /// writing each reconcile as it starts and ends; `Break` once the session stops.
+    fn step(&self, inline: &mut Inline, t: Instant, through: bool) -> ControlFlow<()> {
+        let Inline {
+            workers,
+            owed,
+            report,
+        } = inline;
         let mut sink = |reconcile: Reconcile<String, Seen>| {
             Inline::ended_in(owed, &reconcile);
-            write(
-                &self.output,
-                self.clock.as_ref(),
-                self.index,
-                member,
-                &reconcile,
-            );
+            report.ended(&reconcile);
             if self.output.stop.requested() {
                 ControlFlow::Break(())
             } else {
@@ -236,10 +355,10 @@ impl InlineGroup {
             let Some((at, member)) = earliest else {
                 break;
             };
-            self.step(&mut members[member], member, at, true)?;
+            self.step(&mut members[member], at, true)?;
         }
-        for (member, inline) in members.iter_mut().enumerate() {
-            self.step(inline, member, t, false)?;
+        for inline in members.iter_mut() {
+            self.step(inline, t, false)?;
         }
         ControlFlow::Continue(())
     }
@@ -274,7 +393,7 @@ impl InlineGroup {
             let Some((at, member)) = earliest else {
                 break;
             };
-            if self.step(&mut members[member], member, at, true).is_break() {
+            if self.step(&mut members[member], at, true).is_break() {
                 break;
             }
         }
@@ -305,6 +424,9 @@ pub(super) struct ControllerRun {
     /// The controller's position among the resource's.
     position: usize,
     engine: Engine,
+    /// What its handler added last, per key; its reconciler reads it.
+    latest_adds: LatestAdds,
+    report: Arc<Reporter>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -321,27 +443,6 @@ fn wall(clock: &dyn Clock, at: Instant) -> SystemTime {
     }
 }
 
-/// Hands `reconcile`, of controller `position` of resource `index`, to the output, with its
-/// times on the wall.
-fn write(
-    output: &Output,
-    clock: &dyn Clock,
-    index: usize,
-    position: usize,
-    reconcile: &Reconcile<String, Seen>,
-) {
-    output.reconcile(
-        index,
-        position,
-        reconcile,
-        [
-            wall(clock, reconcile.queued_at),
-            wall(clock, reconcile.started_at),
-            wall(clock, reconcile.ended_at),
-        ],
-    );
-}
-
 impl ControllerRun {
     /// Controller `spec`, the `position`-th of resource `index`, reading `indexer`; driven inline
     /// on `clock` as a member of `inline` (an instant replay: the resource's group, which its
@@ -355,10 +456,20 @@ impl ControllerRun {
         indexer: IndexerReader<Object>,
         inline: Option<&Arc<InlineGroup>>,
     ) -> Arc<Self> {
+        let report = Arc::new(Reporter {
+            output: output.clone(),
+            clock: clock.clone(),
+            index,
+            position,
+            name: spec.name.clone(),
+        });
+        let latest_adds = LatestAdds::default();
         let reconciler = SpecReconciler {
             indexer,
             spec: spec.clone(),
             failed: HashMap::new(),
+            latest_adds: latest_adds.clone(),
+            report: report.clone(),
         };
         let queue = key_queue(spec.queue);
         let engine = if let Some(group) = inline {
@@ -372,6 +483,7 @@ impl ControllerRun {
                     reconciler,
                     clock.now(),
                 ),
+                report: report.clone(),
                 owed: HashMap::new(),
             });
             Engine::Inline(group.clone(), members.len() - 1)
@@ -389,6 +501,8 @@ impl ControllerRun {
             index,
             position,
             engine,
+            latest_adds,
+            report,
         })
     }
 
@@ -466,7 +580,12 @@ impl ControllerRun {
             }
             let attempt = live.queue.num_requeues(&got.item).saturating_add(1);
             let started_at = self.clock.now();
-            let outcome = lock(&live.reconciler).reconcile(&got.item, attempt, started_at);
+            let outcome = {
+                let mut reconciler = lock(&live.reconciler);
+                let outcome = reconciler.reconcile(&got.item, attempt, started_at);
+                reconciler.started(worker, &got, attempt, started_at, &outcome.seen);
+                outcome
+            };
             if !outcome.duration.is_zero() {
                 stop.sleep(self.clock.in_real_time(outcome.duration));
             }
@@ -496,8 +615,7 @@ impl ControllerRun {
                 retry_in,
                 priority: got.priority,
             };
-            let clock = self.clock.as_ref();
-            write(&self.output, clock, self.index, self.position, &reconcile);
+            self.report.ended(&reconcile);
         }
     }
 
@@ -547,7 +665,14 @@ impl ListenerHandler<Object> for ControllerHandler {
         self.shown.handle(delivery);
         // `MetaNamespaceKeyFunc`, or `DeletionHandlingMetaNamespaceKeyFunc` for a tombstone.
         let key = delivery.notification.key();
-        let priority = handler_priority(delivery.notification);
+        let (priority, low_priority) = handler_priority(delivery.notification);
+        lock(&self.run.latest_adds).insert(
+            key.clone(),
+            LatestAdd {
+                at: delivery.started_at,
+                low_priority,
+            },
+        );
         self.run.add(key, priority, delivery.started_at);
     }
 

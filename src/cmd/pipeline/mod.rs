@@ -459,8 +459,7 @@ impl Pipeline {
             }
             // Each controller's handler comes after the --handler ones (see controller.rs).
             let mut own = Vec::new();
-            let inline_group =
-                inline.then(|| InlineGroup::new(output.clone(), shared_clock.clone(), index));
+            let inline_group = inline.then(|| InlineGroup::new(output.clone()));
             for (position, spec) in view.controllers.iter().enumerate() {
                 let run = ControllerRun::new(
                     spec,
