@@ -12,6 +12,8 @@
 //!   line names.
 //! - [`push`]: an UndeltaStore's pushes (`--store undelta`), which every renderer writes in place
 //!   of batches.
+//! - [`reconcile`]: a controller's reconciles, as they start and as they end; [`ending`]: what a
+//!   session left unfinished, told once after its last row.
 //! - [`stats`]: what the informer did, counted (pure), drawn by [`summary`] (a table at the end)
 //!   and [`status`] (the live footer and the initial list's progress bar).
 

@@ -6,6 +6,11 @@
 //! 14:03:07.200  ── 410 → relist: the watch's resourceVersion expired
 //! ```
 //!
+//! Under a pop, its handlers' calls (`→ web  OnUpdate …`); with `--controller`, each reconcile as
+//! two rows, `⇒ web  reconcile …` where a worker took the key (what it read) and `⇐ web  returned
+//! …` where it ended, so that every row stays in time order; a session that left work undone ends
+//! with `── ended …` rows ([`super::ending`]).
+//!
 //! Columns: local time with milliseconds, pop sequence number, the resource (when several run),
 //! key, delta types oldest→newest (runs of one type collapsed as `Updated×2`, each type its own
 //! colour, tombstones marked), resourceVersion of the newest object, time the key waited in the

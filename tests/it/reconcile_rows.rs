@@ -287,3 +287,36 @@ async fn the_readmes_reconcile_rows_are_the_recordings() {
         );
     }
 }
+
+/// A live watch stopped while its Reflector backs off before a relist (the server went away: the
+/// watch ended at once, which client-go takes for a very short watch and relists after a backoff
+/// of at least 800 ms): a deletion made meanwhile was never delivered, not even as a tombstone,
+/// and the session's last row says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_stopped_in_its_backoff_before_a_relist_says_deletions_are_not_yet_seen() {
+    let (server, _dir, kubeconfig) = server_with_configmaps(2).await;
+    let mut bin = Running::spawn(&kubeconfig, &["watch", "cm"]);
+    // Gone once the watch is open: a watch that cannot be opened is retried from its
+    // resourceVersion, without a relist (and the end says only `during a … backoff after a
+    // failed watch`).
+    tokio::task::block_in_place(|| bin.read_until("the watch", |l| l.contains("── watch opened")));
+    server.refuse_connections(crate::support::binary::PATIENCE);
+    tokio::task::block_in_place(|| bin.read_until("the backoff", |l| l.contains("── backoff")));
+    server.delete("configmaps", "default", "cm-0");
+    let ended = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+    let last = ended.stdout.lines().last().unwrap();
+    assert!(
+        last.contains("── ended during a ")
+            && last.contains(" backoff before a relist (the watch was very short)")
+            && last.ends_with(": deletions during the gap are not yet seen"),
+        "{}",
+        ended.stdout
+    );
+    assert!(!ended.stdout.contains("tombstone"), "{}", ended.stdout);
+    assert!(
+        ended.stderr.contains("\nEnded during a "),
+        "the summary says it too: {}",
+        ended.stderr
+    );
+}

@@ -304,7 +304,8 @@ fn header(out: &mut String, session: &Session, command: &str, axis: &Axis, chart
     out.push_str(
         "<li><b>×N</b> deltas coalesced into one pop</li>\n<li><span class=\"swatch ini\"></span> \
          initial list</li>\n<li><span class=\"swatch agg\"></span> several marks in one bucket</li>\n\
-         <li><span class=\"swatch lag\"></span> a handler call's wait in its buffer, a key's wait for a worker</li>\n</ul>\n\
+         <li><span class=\"swatch lag\"></span> a handler call's wait in its buffer, a key's wait for a worker</li>\n\
+         <li><span class=\"swatch rec\"></span> a reconcile of the key, from its start to its end (red: it returned an error)</li>\n</ul>\n\
          </header>\n",
     );
 }
@@ -644,11 +645,7 @@ impl Chart<'_> {
                 &format!(" data-controller=\"{}\"", esc(&actor.label)),
             );
             self.label(&format!("controller {}", actor.label), 14.0, "lbl");
-            self.label(
-                &format!("reconciles · running at once (max {max})"),
-                28.0,
-                "sub",
-            );
+            self.label(&format!("reconciles at once (max {max})"), 28.0, "sub");
         } else {
             self.row_start(
                 "actor",

@@ -23,7 +23,12 @@
 //! Lanes are generic (`Lane`: marks, spans and a series): a handler is one, and so is a
 //! controller's reconciles (`--controller`, `ResourceLog::controller`); a renderer method adds
 //! its lane to `ResourceLog::actors` and pushes its marks; layout, aggregation, hover and the
-//! script need nothing more.
+//! script need nothing more. A reconcile is also a span on its key's lane, from its start to its
+//! end, so that what arrived while it ran is beside it.
+//!
+//! The caption under the title tells the session in words, from what it counted as it went
+//! (`Story`): how long the watch was lost before a relist delivered, the deletions found as
+//! tombstones, each controller's reconciles and retries, and what the session left unfinished.
 
 mod layout;
 
