@@ -218,6 +218,15 @@ async fn a_session_ending_before_its_relist_says_so() {
         ended["reflector"],
         "during the relist after 410: deletions during the gap are not yet seen"
     );
+    // The page's caption ends with it.
+    let (page, _) = replay(&path, &["-o", "html", "-q"]).await;
+    assert!(
+        page.contains(
+            "id=\"story\">ended during the relist after 410: deletions during the gap are not yet seen.</p>"
+        ),
+        "{}",
+        page.lines().find(|l| l.contains("id=\"story\"")).unwrap_or("no caption")
+    );
     // The whole recording relisted: nothing is left undone.
     let (whole, _) = replay(&bundled("expired-watch"), &["-q"]).await;
     assert!(!whole.contains("── ended"), "{whole}");
