@@ -204,7 +204,16 @@ impl Reconciler<String> for SpecReconciler {
             .indexer
             .get_by_key(key)
             .map(|obj| obj.resource_version().unwrap_or_default().to_owned());
-        let latest = lock(&self.latest_adds).get(key).copied();
+        let latest = {
+            let mut adds = lock(&self.latest_adds);
+            // A key whose object is gone leaves the map: it holds the keys of the cache and of
+            // the keys still queued, not every key a long session ever saw.
+            if resource_version.is_none() {
+                adds.remove(key)
+            } else {
+                adds.get(key).copied()
+            }
+        };
         Outcome {
             result: self.result(key),
             duration: self.spec.reconcile,
