@@ -51,10 +51,10 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler-delay -d 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l handler -d 'Register an event handler, as a controller does (repeatable)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l controller -d 'Register a controller: a handler queueing keys into a workqueue, and workers (repeatable)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l controller -d 'Register a controller: a workqueue and its workers (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l informer -d 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue\'s lock, so the Reflector waits for it)' -r -f -a "shared\t'client-go\'s SharedIndexInformer: handlers called from their own threads, through unbounded buffers'
 plain\t'client-go\'s NewInformer: one handler called inside the queue\'s pop'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l view -d 'What the output shows' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l view -d 'What is shown' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
 handlers\t'What each handler received: one row per notification'
 both\t'Pops, each followed by what the handlers received of it, and the controllers\' reconciles'
 reconciles\t'Only what the controllers\' workers did (`--controller`): one row per reconcile'"
@@ -210,10 +210,10 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -s
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l duration -d 'Stop after this long (default: until Ctrl-C)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l handler-delay -d 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l handler -d 'Register an event handler, as a controller does (repeatable)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l controller -d 'Register a controller: a handler queueing keys into a workqueue, and workers (repeatable)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l controller -d 'Register a controller: a workqueue and its workers (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l informer -d 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue\'s lock, so the Reflector waits for it)' -r -f -a "shared\t'client-go\'s SharedIndexInformer: handlers called from their own threads, through unbounded buffers'
 plain\t'client-go\'s NewInformer: one handler called inside the queue\'s pop'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l view -d 'What the output shows' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l view -d 'What is shown' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
 handlers\t'What each handler received: one row per notification'
 both\t'Pops, each followed by what the handlers received of it, and the controllers\' reconciles'
 reconciles\t'Only what the controllers\' workers did (`--controller`): one row per reconcile'"
@@ -302,10 +302,10 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l query -d 'Only batches whose old or new object is indexed under VALUE by SPEC (repeatable; a batch matching any query is shown). SPEC is an index spec as for `--index`' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler-delay -d 'How long the default event handler takes per notification (without --handler). In a shared informer its buffer grows and the queue does not; with --informer plain the pop waits for it, and deltas coalesce in the queue' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l handler -d 'Register an event handler, as a controller does (repeatable)' -r
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l controller -d 'Register a controller: a handler queueing keys into a workqueue, and workers (repeatable)' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l controller -d 'Register a controller: a workqueue and its workers (repeatable)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l informer -d 'How the informer calls its handlers: `shared` (SharedIndexInformer: each handler has its own unbounded buffer and thread) or `plain` (NewInformer: one handler, called inside the pop under the queue\'s lock, so the Reflector waits for it)' -r -f -a "shared\t'client-go\'s SharedIndexInformer: handlers called from their own threads, through unbounded buffers'
 plain\t'client-go\'s NewInformer: one handler called inside the queue\'s pop'"
-complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l view -d 'What the output shows' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l view -d 'What is shown' -r -f -a "pops\t'The queue\'s pops (batches), as today\'s timeline'
 handlers\t'What each handler received: one row per notification'
 both\t'Pops, each followed by what the handlers received of it, and the controllers\' reconciles'
 reconciles\t'Only what the controllers\' workers did (`--controller`): one row per reconcile'"

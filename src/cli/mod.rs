@@ -201,9 +201,23 @@ const WATCH_LONG_AFTER_HELP: &str = concat!(
     "  ──       the Reflector and the informer: list done, synced, watch closed, 410 → relist,\n",
     "           resync, backoff (-v adds list starts, pages and bookmarks)\n",
     "\n",
+    "\n",
+    "Tombstones: a Deleted(tombstone) reaches a Go handler's OnDelete as a\n",
+    "cache.DeletedFinalStateUnknown{Key, Obj}, not as the object (Obj is the last state the\n",
+    "cache knew): unwrap it first, `if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {\n",
+    "obj = t.Obj }`. A handler that only does `pod, ok := obj.(*v1.Pod)` and returns when !ok\n",
+    "drops the deletion silently.\n",
+    "\n",
     "With --handler or --view, `→ NAME` rows are what a handler was called with, its buffer\n",
-    "depth and how long the call waited; with --controller, `⇒ NAME reconcile` rows are what\n",
-    "its workers did with the keys its handler queued (README.md, \"Handlers and controllers\")."
+    "depth and how long the call waited. With --controller, each reconcile is two rows (README.md,\n",
+    "\"Handlers and controllers\"):\n",
+    "  ⇒ NAME reconcile  at the time a worker took the key: `priority -100 (initial list)` or\n",
+    "           `(unchanged resourceVersion)` from queue=priority, the attempt, how long the key\n",
+    "           waited since its first add, `folded N adds, latest T ago` when several changes\n",
+    "           folded, and the rv the reconcile read then (`gone`: deleted)\n",
+    "  ⇐ NAME returned   at the time it ended: how long it took, ok or error → retry in T\n",
+    "A session that ends with work undone says so last, in `── ended …` rows: a Reflector in a\n",
+    "backoff or before its relist, reconciles still running, keys still waiting."
 );
 
 const INDEX_EXAMPLES: &str = "\
@@ -324,7 +338,7 @@ pub struct AccessArgs {
     /// kubeconfig's tls-server-name (give --tls-server-name again if it is needed), and reads
     /// HOST:PORT without a scheme as https when TLS is configured (a CA, a client certificate,
     /// --insecure-skip-tls-verify), else as http. A password in it is never shown.
-    #[arg(short = 's', long, value_name = "URL")]
+    #[arg(hide_short_help = true, short = 's', long, value_name = "URL")]
     pub server: Option<String>,
     /// Bearer token for authentication to the API server.
     ///
@@ -667,7 +681,7 @@ pub struct HandlerViewArgs {
         value_parser = parse_handler
     )]
     pub handlers: Vec<HandlerArg>,
-    /// Register a controller: a handler queueing keys into a workqueue, and workers (repeatable).
+    /// Register a controller: a workqueue and its workers (repeatable).
     ///
     /// NAME[,workers=N][,reconcile=DURATION][,fail=N][,fail-keys=GLOB][,requeue-after=DURATION][,resync=DURATION][,queue=workqueue|priority].
     /// Its handler puts each notified object's key into NAME's own
@@ -686,7 +700,6 @@ pub struct HandlerViewArgs {
     /// controller-runtime up to v0.22 (docs/queues.md).
     /// A replay runs the workers on the recording's clock (at --speed X, X times real time).
     #[arg(
-        hide_short_help = true,
         help_heading = "Handlers and controllers",
         long = "controller",
         value_name = "CONTROLLER",
@@ -698,7 +711,7 @@ pub struct HandlerViewArgs {
     /// pop under the queue's lock, so the Reflector waits for it).
     #[arg(hide_short_help = true, help_heading = "Handlers and controllers", long = "informer", value_enum, default_value_t = InformerKindArg::Shared)]
     pub informer_kind: InformerKindArg,
-    /// What the output shows.
+    /// What is shown.
     ///
     /// The queue's pops, what each handler received, both, or only the controllers'
     /// reconciles. Default: both when a --handler or --controller is given or --handler-delay

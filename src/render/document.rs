@@ -97,6 +97,14 @@ impl<W: Write + Send> Renderer for Documents<W> {
     fn reconcile(&mut self, view: &super::reconcile::ReconcileView<'_>) -> io::Result<()> {
         self.document(&super::reconcile::ReconcileRecord::new(view))
     }
+
+    /// What the session left unfinished, as the `ended` JSON lines (docs/jsonl.md).
+    fn ended(&mut self, end: &super::ending::SessionEnd<'_>) -> io::Result<()> {
+        for resource in end.resources.iter().filter(|r| r.is_unfinished()) {
+            self.document(&super::ending::EndedRecord::new(end.time, resource))?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

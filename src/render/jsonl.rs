@@ -391,6 +391,15 @@ impl<W: Write + Send> Renderer for JsonLines<W> {
     fn reconcile(&mut self, view: &super::reconcile::ReconcileView<'_>) -> io::Result<()> {
         self.write_line(&super::reconcile::ReconcileRecord::new(view))
     }
+
+    /// `{"kind":"ended","time":…,"resource":…,"reflector":…,"controllers":[…]}`, one per
+    /// resource that left something unfinished.
+    fn ended(&mut self, end: &super::ending::SessionEnd<'_>) -> io::Result<()> {
+        for resource in end.resources.iter().filter(|r| r.is_unfinished()) {
+            self.write_line(&super::ending::EndedRecord::new(end.time, resource))?;
+        }
+        Ok(())
+    }
 }
 
 /// A handler's notification (docs/jsonl.md).

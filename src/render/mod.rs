@@ -12,6 +12,8 @@
 //!   line names.
 //! - [`push`]: an UndeltaStore's pushes (`--store undelta`), which every renderer writes in place
 //!   of batches.
+//! - [`reconcile`]: a controller's reconciles, as they start and as they end; [`ending`]: what a
+//!   session left unfinished, told once after its last row.
 //! - [`stats`]: what the informer did, counted (pure), drawn by [`summary`] (a table at the end)
 //!   and [`status`] (the live footer and the initial list's progress bar).
 
@@ -29,6 +31,7 @@ use crate::timestamp::Rfc3339;
 pub mod changes;
 pub mod document;
 mod duration;
+pub mod ending;
 pub mod html;
 pub mod index;
 mod index_table;
@@ -178,8 +181,19 @@ pub trait Renderer: Send {
     }
     /// Writes one push of an UndeltaStore (`--store undelta`), which runs instead of a queue.
     fn push(&mut self, push: &PushView<'_>) -> io::Result<()>;
-    /// Writes one reconcile of a controller (`--controller`); by default nothing.
+    /// Writes that a controller's worker took a key and started its reconcile; by default
+    /// nothing (the finished reconcile carries its start).
+    fn reconcile_started(&mut self, _start: &reconcile::ReconcileStart<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    /// Writes one finished reconcile of a controller (`--controller`); by default nothing.
     fn reconcile(&mut self, _reconcile: &reconcile::ReconcileView<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    /// Writes what the session left unfinished, once, after every row (only when it left
+    /// something: a Reflector in a backoff or before a relist, reconciles running, keys
+    /// waiting); by default nothing.
+    fn ended(&mut self, _end: &ending::SessionEnd<'_>) -> io::Result<()> {
         Ok(())
     }
 

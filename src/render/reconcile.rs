@@ -14,77 +14,80 @@ use super::summary::{figures_text, quantiles};
 use super::{millis, printable, rfc3339_micros};
 use crate::cache::workqueue::{QueueMetrics, ReconcileResult};
 
-/// One finished reconcile of a controller.
+/// A reconcile as it starts: a worker took the key (`Get`) and read the object. What the queue
+/// knew of the key's wait is told here, and the timeline shows it where it happened.
 #[derive(Debug, Clone, Copy)]
-pub struct ReconcileView<'a> {
+pub struct ReconcileStart<'a> {
     /// The resource, as in [`BatchView::resource`](super::BatchView::resource).
     pub resource: &'a str,
     /// The controller's name.
     pub controller: &'a str,
-    /// The worker that ran it, from 0.
+    /// The worker that runs it, from 0.
     pub worker: usize,
-    /// The key it reconciled (`namespace/name`).
+    /// The key it reconciles (`namespace/name`).
     pub key: &'a str,
     /// `NumRequeues` + 1 when it started.
     pub attempt: u32,
-    /// The first add of the wait it served.
+    /// The first add of the wait it serves: `waited` counts from here.
     pub queued_at: SystemTime,
+    /// The handler's latest add of the key before the start, when several adds folded: how long
+    /// before the start the newest change came.
+    pub latest_add: Option<SystemTime>,
     /// When the worker took the key (`Get`).
     pub started_at: SystemTime,
-    /// When it ended (`Done`).
-    pub time: SystemTime,
-    /// The adds it absorbed: the one that queued the key and those folded into it while it waited.
+    /// The adds it absorbs: the one that queued the key and those folded into it while it waited.
     pub adds: u64,
     /// The key was added while it was being reconciled before, and queued again by `Done`.
     pub requeued: bool,
     /// What the reconcile read from the Indexer when it started: the resourceVersion (empty for
     /// an object without one), `None` when the object was gone.
     pub resource_version: Option<&'a str>,
-    /// What it returned.
-    pub result: ReconcileResult,
-    /// The rate limiter's delay before the retry of an error (`AddRateLimited`).
-    pub retry_in: Option<Duration>,
     /// The priority the key was handed out with, from a priority queue (`queue=priority`):
     /// `-100` (`LowPriority`) for initial-list adds and unchanged updates, `0` otherwise.
     pub priority: Option<i32>,
+    /// Why a `LowPriority` key has it: `initial list` or `unchanged resourceVersion`, the two
+    /// cases of controller-runtime's default handlers.
+    pub priority_reason: Option<&'a str>,
 }
 
-impl ReconcileView<'_> {
-    /// How long the key waited for a worker.
+impl ReconcileStart<'_> {
+    /// How long the key waited for a worker, from its first add.
     pub fn waited(&self) -> Duration {
         self.started_at
             .duration_since(self.queued_at)
             .unwrap_or_default()
     }
 
-    /// How long the reconcile ran.
-    pub fn took(&self) -> Duration {
-        self.time
-            .duration_since(self.started_at)
-            .unwrap_or_default()
+    /// How long before the start the latest folded add came, when several adds folded.
+    pub fn since_latest_add(&self) -> Option<Duration> {
+        let latest = self.latest_add.filter(|_| self.adds > 1)?;
+        Some(self.started_at.duration_since(latest).unwrap_or_default())
     }
 
-    /// `ok`, `error` or `requeue-after`, as the JSON line's `result`.
-    pub fn result_name(&self) -> &'static str {
-        result_name(self.result)
-    }
-
-    /// The timeline's facts after the key: `attempt 2  waited 1.20s  took 100.0ms  folded 3 adds
-    /// rv 1005  error → retry in 10.0ms`; the priority first from a priority queue, the attempt
-    /// only from the second, the adds only when several folded, and why it ran when it was
-    /// re-queued mid-reconcile.
+    /// What is known when the reconcile starts: `priority -100 (initial list)  attempt 2
+    /// waited 1.20s  folded 3 adds, latest 100.0ms ago  rv 1005`; the priority only from a
+    /// priority queue (its reason when low), the attempt only from the second, the adds only when
+    /// several folded, and why it runs when it was re-queued mid-reconcile.
     pub fn facts(&self) -> String {
         let mut parts = Vec::new();
-        if let Some(priority) = self.priority {
-            parts.push(format!("priority {priority}"));
+        match (self.priority, self.priority_reason) {
+            (Some(priority), Some(reason)) => parts.push(format!("priority {priority} ({reason})")),
+            (Some(priority), None) => parts.push(format!("priority {priority}")),
+            (None, _) => {}
         }
         if self.attempt > 1 {
             parts.push(format!("attempt {}", self.attempt));
         }
         parts.push(format!("waited {}", human_duration(self.waited())));
-        parts.push(format!("took {}", human_duration(self.took())));
         if self.adds > 1 {
-            parts.push(format!("folded {} adds", self.adds));
+            match self.since_latest_add() {
+                Some(ago) => parts.push(format!(
+                    "folded {} adds, latest {} ago",
+                    self.adds,
+                    human_duration(ago)
+                )),
+                None => parts.push(format!("folded {} adds", self.adds)),
+            }
         }
         if self.requeued {
             parts.push("requeued: changed while reconciling".to_owned());
@@ -94,7 +97,44 @@ impl ReconcileView<'_> {
             Some(rv) => format!("rv {}", printable(rv)),
             None => "gone".to_owned(),
         });
-        parts.push(match (self.result, self.retry_in) {
+        parts.join("  ")
+    }
+}
+
+/// One finished reconcile of a controller: its start, and how it ended.
+#[derive(Debug, Clone, Copy)]
+pub struct ReconcileView<'a> {
+    /// What was known when it started.
+    pub start: ReconcileStart<'a>,
+    /// When it ended (`Done`).
+    pub time: SystemTime,
+    /// What it returned.
+    pub result: ReconcileResult,
+    /// The rate limiter's delay before the retry of an error (`AddRateLimited`).
+    pub retry_in: Option<Duration>,
+}
+
+impl ReconcileView<'_> {
+    /// How long the key waited for a worker.
+    pub fn waited(&self) -> Duration {
+        self.start.waited()
+    }
+
+    /// How long the reconcile ran.
+    pub fn took(&self) -> Duration {
+        self.time
+            .duration_since(self.start.started_at)
+            .unwrap_or_default()
+    }
+
+    /// `ok`, `error` or `requeue-after`, as the JSON line's `result`.
+    pub fn result_name(&self) -> &'static str {
+        result_name(self.result)
+    }
+
+    /// What is known when it ends: `took 100.0ms  error → retry in 10.0ms`.
+    pub fn outcome(&self) -> String {
+        let result = match (self.result, self.retry_in) {
             (ReconcileResult::Error, Some(delay)) => {
                 format!("error → retry in {}", human_duration(delay))
             }
@@ -103,8 +143,13 @@ impl ReconcileView<'_> {
                 format!("ok → requeue after {}", human_duration(after))
             }
             _ => "ok".to_owned(),
-        });
-        parts.join("  ")
+        };
+        format!("took {}  {result}", human_duration(self.took()))
+    }
+
+    /// Everything: the start's facts, then the outcome.
+    pub fn facts(&self) -> String {
+        format!("{}  {}", self.start.facts(), self.outcome())
     }
 }
 
@@ -131,7 +176,11 @@ pub(crate) struct ReconcileRecord<'a> {
     attempt: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     priority: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    priority_reason: Option<&'a str>,
     queued_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latest_add_at: Option<String>,
     wait_ms: f64,
     duration_ms: f64,
     adds: u64,
@@ -150,22 +199,28 @@ impl<'a> ReconcileRecord<'a> {
             ReconcileResult::RequeueAfter(after) if !after.is_zero() => Some(millis(after)),
             _ => None,
         };
+        let start = &view.start;
         ReconcileRecord {
             kind: "reconcile",
             time: rfc3339_micros(view.time),
-            started_at: rfc3339_micros(view.started_at),
-            resource: view.resource,
-            controller: view.controller,
-            worker: view.worker,
-            key: view.key,
-            attempt: view.attempt,
-            priority: view.priority,
-            queued_at: rfc3339_micros(view.queued_at),
+            started_at: rfc3339_micros(start.started_at),
+            resource: start.resource,
+            controller: start.controller,
+            worker: start.worker,
+            key: start.key,
+            attempt: start.attempt,
+            priority: start.priority,
+            priority_reason: start.priority_reason.filter(|_| start.priority.is_some()),
+            queued_at: rfc3339_micros(start.queued_at),
+            latest_add_at: start
+                .latest_add
+                .filter(|_| start.adds > 1)
+                .map(rfc3339_micros),
             wait_ms: millis(view.waited()),
             duration_ms: millis(view.took()),
-            adds: view.adds,
-            requeued: view.requeued,
-            resource_version: view.resource_version,
+            adds: start.adds,
+            requeued: start.requeued,
+            resource_version: start.resource_version,
             result: view.result_name(),
             retry_in_ms: view.retry_in.map(millis),
             requeue_after_ms: requeue_after,
@@ -222,10 +277,39 @@ impl ControllerStats {
             .max(self.work.max())
     }
 
-    /// Keys still waiting when the session ended: ready for a worker, or waiting for their time
-    /// (`AddAfter`, a retry).
-    pub fn still_waiting(&self) -> usize {
+    /// Reconciles still running when the session ended: keys a worker took and did not finish
+    /// (`Get` without `Done`).
+    pub fn running(&self) -> usize {
+        usize::try_from(self.metrics.gets.saturating_sub(self.metrics.dones)).unwrap_or(usize::MAX)
+    }
+
+    /// Keys waiting when the session ended: ready for a worker, or waiting for their time
+    /// (`AddAfter`, a retry); not those being reconciled.
+    pub fn waiting(&self) -> usize {
         self.metrics.depth + self.metrics.waiting_after
+    }
+
+    /// Keys whose work was unfinished when the session ended: those waiting and those whose
+    /// reconcile was still running (its key is no more done than a waiting one).
+    pub fn still_waiting(&self) -> usize {
+        self.waiting() + self.running()
+    }
+
+    /// `1 reconcile still running, 2 keys waiting`: what the session left unfinished; `None`
+    /// when nothing was.
+    pub fn unfinished(&self) -> Option<String> {
+        let (running, waiting) = (self.running() as u64, self.waiting() as u64);
+        let mut parts = Vec::new();
+        if running > 0 {
+            parts.push(format!(
+                "{} still running",
+                super::count(running, "reconcile")
+            ));
+        }
+        if waiting > 0 {
+            parts.push(format!("{} waiting", super::count(waiting, "key")));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
     }
 }
 
@@ -290,8 +374,9 @@ pub fn controller_table(controllers: &[(&str, &[ControllerStats])]) -> Option<St
     table.add_row(row("longest running reconcile", &|c| {
         human_duration(c.longest_running())
     }));
-    table.add_row(row("keys still waiting at exit", &|c| {
-        c.still_waiting().to_string()
+    table.add_row(row("keys still waiting at exit", &|c| match c.running() {
+        0 => c.still_waiting().to_string(),
+        running => format!("{} ({running} running)", c.still_waiting()),
     }));
     Some(figures_text(&mut table))
 }
@@ -305,20 +390,24 @@ mod tests {
     fn view(result: ReconcileResult, retry_in: Option<Duration>) -> ReconcileView<'static> {
         let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
         ReconcileView {
-            resource: "configmaps",
-            controller: "web",
-            worker: 0,
-            key: "demo/a",
-            attempt: 2,
-            queued_at: t0,
-            started_at: t0 + Duration::from_millis(1_200),
+            start: ReconcileStart {
+                resource: "configmaps",
+                controller: "web",
+                worker: 0,
+                key: "demo/a",
+                attempt: 2,
+                queued_at: t0,
+                latest_add: Some(t0 + Duration::from_millis(1_100)),
+                started_at: t0 + Duration::from_millis(1_200),
+                adds: 3,
+                requeued: false,
+                resource_version: Some("1005"),
+                priority: None,
+                priority_reason: None,
+            },
             time: t0 + Duration::from_millis(1_300),
-            adds: 3,
-            requeued: false,
-            resource_version: Some("1005"),
             result,
             retry_in,
-            priority: None,
         }
     }
 
@@ -327,7 +416,7 @@ mod tests {
         let v = view(ReconcileResult::Error, Some(Duration::from_millis(10)));
         assert_eq!(
             v.facts(),
-            "attempt 2  waited 1.20s  took 100.0ms  folded 3 adds  rv 1005  error → retry in 10.0ms"
+            "attempt 2  waited 1.20s  folded 3 adds, latest 100.0ms ago  rv 1005  took 100.0ms  error → retry in 10.0ms"
         );
         let json = serde_json::to_value(ReconcileRecord::new(&v)).unwrap();
         assert_eq!(json["result"], "error");
@@ -340,16 +429,34 @@ mod tests {
     #[test]
     fn a_missing_object_is_gone_and_null() {
         let mut v = view(ReconcileResult::Ok, None);
-        v.resource_version = None;
-        v.requeued = true;
-        v.attempt = 1;
-        v.adds = 1;
+        v.start.resource_version = None;
+        v.start.requeued = true;
+        v.start.attempt = 1;
+        v.start.adds = 1;
         assert_eq!(
             v.facts(),
-            "waited 1.20s  took 100.0ms  requeued: changed while reconciling  gone  ok"
+            "waited 1.20s  requeued: changed while reconciling  gone  took 100.0ms  ok"
         );
         let json = serde_json::to_value(ReconcileRecord::new(&v)).unwrap();
         assert_eq!(json["resourceVersion"], serde_json::Value::Null);
         assert_eq!(json["kind"], "reconcile");
+        assert!(json.get("latestAddAt").is_none(), "one add: no latest");
+    }
+
+    #[test]
+    fn a_low_priority_says_why_and_a_folded_wait_when_its_latest_add_came() {
+        let mut v = view(ReconcileResult::Ok, None);
+        v.start.priority = Some(-100);
+        v.start.priority_reason = Some("initial list");
+        assert!(
+            v.start
+                .facts()
+                .starts_with("priority -100 (initial list)  attempt 2"),
+            "{}",
+            v.start.facts()
+        );
+        let json = serde_json::to_value(ReconcileRecord::new(&v)).unwrap();
+        assert_eq!(json["priorityReason"], "initial list");
+        assert_eq!(json["latestAddAt"], "1970-01-01T00:16:41.100000Z");
     }
 }

@@ -65,6 +65,9 @@ pub struct InformerStats {
     pub undelta: bool,
     /// What its pushes carried.
     pub pushes: PushStats,
+    /// Where the Reflector stood after its latest event: what a session ending now leaves
+    /// undone.
+    pub reflector: super::ending::ReflectorState,
 }
 
 /// Counters of one event handler of a shared informer (one listener).
@@ -261,6 +264,7 @@ impl InformerStats {
 
     /// Counts one reflector event that happened at `at`.
     pub fn record_event(&mut self, event: &ReflectorEventKind, at: SystemTime) {
+        self.reflector.record(event, at);
         match event {
             ReflectorEventKind::ListStarted { .. } => {
                 self.listing = Some(ListProgress::default());

@@ -6,6 +6,11 @@
 //! 14:03:07.200  ── 410 → relist: the watch's resourceVersion expired
 //! ```
 //!
+//! Under a pop, its handlers' calls (`→ web  OnUpdate …`); with `--controller`, each reconcile as
+//! two rows, `⇒ web  reconcile …` where a worker took the key (what it read) and `⇐ web  returned
+//! …` where it ended, so that every row stays in time order; a session that left work undone ends
+//! with `── ended …` rows ([`super::ending`]).
+//!
 //! Columns: local time with milliseconds, pop sequence number, the resource (when several run),
 //! key, delta types oldest→newest (runs of one type collapsed as `Updated×2`, each type its own
 //! colour, tombstones marked), resourceVersion of the newest object, time the key waited in the
@@ -46,6 +51,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use owo_colors::{OwoColorize, Style};
 
 use super::changes::{self, Change};
+use super::ending::SessionEnd;
+use super::reconcile::ReconcileStart;
 use super::{
     BatchView, Event, EventView, NotificationView, PushView, Renderer, count,
     delta_resource_version, handler_call, plural, printable, whole_list_objects,
@@ -113,6 +120,10 @@ pub const DEFAULT_HANDLER: &str = "handler";
 /// `-o wide`'s uid column (a UUID) and generation column.
 const UID_WIDTH: usize = 36;
 const GENERATION_WIDTH: usize = "gen 12".len();
+
+/// How far rows under a pop (handler calls, reconciles) are indented past the time in a pipe:
+/// as wide as a one-digit pop number (`#9`), whatever the pop numbers reach.
+const UNDER_POP_INDENT: usize = "#9".len();
 
 /// What the header row ends with: where the legend is.
 const HEADER_HINT: &str = "(how to read a row: kubectl deltas watch --help)";
@@ -315,6 +326,23 @@ impl<W: Write> Timeline<W> {
         }
     }
 
+    /// Starts a row that reads as under a pop (a handler's call, a reconcile): its time, then
+    /// indented as far as a pop's number is wide before it grows (`#9`), or the fixed column on
+    /// a terminal. The indent never follows the pop numbers as they grow, so that these rows
+    /// stay in one column throughout a session instead of moving at `#10` and `#100`.
+    fn under_pop(&mut self, time: SystemTime, resource: &str) {
+        self.line.clear();
+        self.time(time);
+        let indent = if self.widths.fixed {
+            self.widths.seq
+        } else {
+            UNDER_POP_INDENT
+        };
+        pad(&mut self.line, indent);
+        self.line.push_str("  ");
+        self.resource(resource);
+    }
+
     fn flush_line(&mut self) -> io::Result<()> {
         let end = self.line.trim_end_matches(' ').len();
         self.line.truncate(end);
@@ -371,11 +399,22 @@ impl<W: Write> Timeline<W> {
     }
 
     fn separator(&mut self, view: &EventView<'_>, text: &str, style: Style) -> io::Result<()> {
+        self.separator_at(view.time, view.resource, text, style)
+    }
+
+    /// A `──` row of `resource` at `time`.
+    fn separator_at(
+        &mut self,
+        time: SystemTime,
+        resource: &str,
+        text: &str,
+        style: Style,
+    ) -> io::Result<()> {
         self.line.clear();
-        self.time(view.time);
+        self.time(time);
         let mut row = String::from("── ");
         if self.options.show_resource {
-            let _ = write!(row, "{}: ", view.resource);
+            let _ = write!(row, "{resource}: ");
         }
         row.push_str(text);
         self.paint(&printable(&row), style);
@@ -593,12 +632,7 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         if view.delivered.is_none() && !self.options.wide {
             return Ok(());
         }
-        self.line.clear();
-        self.time(view.time);
-        // Indented past the pop's sequence number, so that it reads as under the pop.
-        pad(&mut self.line, self.widths.seq);
-        self.line.push_str("  ");
-        self.resource(view.resource);
+        self.under_pop(view.time, view.resource);
         let arrow = if view.delivered.is_some() {
             "→ "
         } else {
@@ -659,25 +693,47 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         self.flush_line()
     }
 
-    /// `⇒ web  reconcile  demo/a  attempt 2  waited 1.20s  …  error → retry in 10.0ms`, indented
-    /// as a handler row: what the controller's worker did with the key its handler queued.
-    fn reconcile(&mut self, view: &super::reconcile::ReconcileView<'_>) -> io::Result<()> {
-        self.line.clear();
-        self.time(view.time);
-        pad(&mut self.line, self.widths.seq);
-        self.line.push_str("  ");
-        self.resource(view.resource);
+    /// `⇒ web  reconcile  demo/a  attempt 2  waited 1.20s  folded 3 adds, latest 80.0ms ago
+    /// rv 1005`, at the time a worker took the key, indented as a handler row: what the
+    /// controller's worker read and why it ran. Its `⇐ … returned` row comes when it ends.
+    fn reconcile_started(&mut self, view: &ReconcileStart<'_>) -> io::Result<()> {
+        self.under_pop(view.started_at, view.resource);
         self.paint("⇒ ", Palette::dim());
         let controller = printable(view.controller);
+        self.column(&controller, |w| &mut w.handler, Palette::key());
+        self.column("reconcile", |w| &mut w.call, Palette::key());
+        self.key(&printable(view.key));
+        self.paint(&view.facts(), Palette::dim());
+        self.flush_line()
+    }
+
+    /// `⇐ web  returned  demo/a  took 500.0ms  error → retry in 10.0ms`, at the time the
+    /// reconcile ended: how long it took and what it returned.
+    fn reconcile(&mut self, view: &super::reconcile::ReconcileView<'_>) -> io::Result<()> {
+        self.under_pop(view.time, view.start.resource);
+        self.paint("⇐ ", Palette::dim());
+        let controller = printable(view.start.controller);
         self.column(&controller, |w| &mut w.handler, Palette::key());
         let style = match view.result {
             crate::cache::workqueue::ReconcileResult::Error => Palette::delta(DeltaType::Deleted),
             _ => Palette::delta(DeltaType::Added),
         };
-        self.column("reconcile", |w| &mut w.call, style);
-        self.key(&printable(view.key));
-        self.paint(&view.facts(), Palette::dim());
+        self.column("returned", |w| &mut w.call, style);
+        self.key(&printable(view.start.key));
+        self.paint(&view.outcome(), Palette::dim());
         self.flush_line()
+    }
+
+    /// `── ended during a 29.0s backoff after 410: deletions during the gap are not yet seen`,
+    /// and a row per controller with work left: the end of a session that left something
+    /// unfinished.
+    fn ended(&mut self, end: &SessionEnd<'_>) -> io::Result<()> {
+        for resource in &end.resources {
+            for sentence in resource.sentences() {
+                self.separator_at(end.time, resource.resource, &sentence, Palette::alert())?;
+            }
+        }
+        Ok(())
     }
 
     fn push(&mut self, view: &PushView<'_>) -> io::Result<()> {

@@ -231,8 +231,12 @@ fn a_replay_whose_workers_loop_streams_them_and_stops_at_sigint() {
         ended.stderr
     );
     let text = std::fs::read_to_string(&out).unwrap();
-    let last = text.lines().last().unwrap();
-    assert!(last.contains("⇒ c  reconcile"), "{last}");
+    // The last reconcile row, then what the stop left undone.
+    let last = text.lines().rfind(|l| !l.contains("── ended")).unwrap();
+    assert!(
+        last.contains("⇒ c  reconcile") || last.contains("⇐ c  returned"),
+        "{last}"
+    );
     assert!(text.ends_with('\n'), "a line cut short");
 }
 

@@ -140,9 +140,9 @@ async fn the_reconcile_row_shows_the_priority() {
     assert_eq!(
         priority,
         [
-            "09:00:01.000 ⇒ web reconcile default/a priority -100 waited 0µs took 1.00s rv 1 ok",
-            "09:00:02.000 ⇒ web reconcile default/c priority 0 waited 1.00s took 1.00s folded 2 adds rv 4 ok",
-            "09:00:03.000 ⇒ web reconcile default/b priority -100 waited 2.00s took 1.00s rv 2 ok",
+            "09:00:00.000 ⇒ web reconcile default/a priority -100 (initial list) waited 0µs rv 1",
+            "09:00:01.000 ⇒ web reconcile default/c priority 0 waited 1.00s folded 2 adds, latest 500.0ms ago rv 4",
+            "09:00:02.000 ⇒ web reconcile default/b priority -100 (initial list) waited 2.00s rv 2",
         ]
     );
     let fifo = rows("web,reconcile=1s").await;

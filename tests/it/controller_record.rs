@@ -12,25 +12,35 @@ use crate::support::binary::{Running, json_lines, run_offline, stderr};
 use crate::support::configmaps::{cm, server_with_configmaps};
 use crate::support::paths::{hand_written, path_str, summary_row};
 
-/// The reconcile rows of a timeline, each as `key rv RV result` (its times left out).
+/// The reconciles of a timeline, each as `key rv RV result` (its times left out): the rv from
+/// the `⇒ web reconcile` row where it started, the result from the `⇐ web returned` row where it
+/// ended (in the order they ended).
 fn reconcile_rows(timeline: &str) -> Vec<String> {
-    timeline
-        .lines()
-        .filter_map(|line| {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            let at = words.iter().position(|w| *w == "reconcile")?;
-            if words.get(at.checked_sub(1)?) != Some(&"web") {
-                return None;
+    let mut started: Vec<(String, String)> = Vec::new();
+    let mut rows = Vec::new();
+    for line in timeline.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(at) = words.iter().position(|w| *w == "web") else {
+            continue;
+        };
+        match (words.get(at - 1), words.get(at + 1), words.get(at + 2)) {
+            (Some(&"⇒"), Some(&"reconcile"), Some(key)) => {
+                let Some(rv) = words.iter().position(|w| *w == "rv") else {
+                    continue;
+                };
+                started.push(((*key).to_owned(), words[rv + 1].to_owned()));
             }
-            let rv = words.iter().position(|w| *w == "rv")?;
-            Some(format!(
-                "{} rv {} {}",
-                words[at + 1],
-                words[rv + 1],
-                words.last()?
-            ))
-        })
-        .collect()
+            (Some(&"⇐"), Some(&"returned"), Some(key)) => {
+                let Some(i) = started.iter().position(|(k, _)| k == key) else {
+                    continue;
+                };
+                let (key, rv) = started.remove(i);
+                rows.push(format!("{key} rv {rv} {}", words.last().unwrap()));
+            }
+            _ => {}
+        }
+    }
+    rows
 }
 
 /// `record --controller` registers the controller on the recorded informer: its reconciles are
@@ -64,6 +74,9 @@ async fn record_shows_reconciles_and_its_recording_replays_them() {
     let rv = server.update("configmaps", cm("cm-0", "2")).to_string();
     step("the reconcile of cm-0's update", &|l| {
         l.contains("⇒ web") && l.contains("default/cm-0") && l.contains(&format!("rv {rv}"))
+    });
+    step("its end", &|l| {
+        l.contains("⇐ web") && l.contains("default/cm-0")
     });
     let live = tokio::task::block_in_place(|| bin.interrupt());
     assert_eq!(live.status.code(), Some(0), "{}", live.stderr);

@@ -16,7 +16,7 @@ use support::golden::golden;
 
 /// Replays the bundled recording `name` with `-o html -q` and `args`, from the repository's
 /// root with a relative path, so that the command line the page shows is the same everywhere.
-async fn page(name: &str, args: &[&str]) -> String {
+pub(crate) async fn page(name: &str, args: &[&str]) -> String {
     let path = format!("docs/recordings/{name}.jsonl");
     let mut all = vec!["replay", path.as_str(), "-o", "html", "-q"];
     all.extend_from_slice(args);
@@ -60,9 +60,9 @@ async fn the_expired_watch_page_matches_its_golden() {
     assert!(html.contains("410 → relist: the watch&#39;s resourceVersion expired"));
     assert!(html.contains("410, list retried"));
     assert!(html.contains("HasSynced after"));
-    // The summary table of stderr, at the bottom.
-    assert!(html.contains("<h2>Summary</h2>\n<pre>"));
-    assert!(html.contains("of which tombstones"));
+    // The summary tables of stderr, at the bottom, as HTML tables.
+    assert!(html.contains("<h2>Summary</h2>\n<table>"));
+    assert!(html.contains("<th scope=\"row\" class=\"sub\">of which tombstones</th>"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -413,7 +413,7 @@ async fn a_live_watch_writes_its_page_at_ctrl_c() {
 }
 
 /// Debian's Chromium, or `$CHROMIUM`; `None` when absent.
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("CHROMIUM") {
         return Some(PathBuf::from(path));
     }

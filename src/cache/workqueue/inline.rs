@@ -62,6 +62,19 @@ pub trait Reconciler<T> {
 
     /// Reconciles `key` at `started_at`: its `attempt`-th try (`NumRequeues` + 1).
     fn reconcile(&mut self, key: &T, attempt: u32, started_at: Instant) -> Outcome<Self::Seen>;
+
+    /// Worker `worker` took `got` at `started_at` and [`reconcile`](Reconciler::reconcile) read
+    /// `seen`: told before anything later happens, so that a caller can show a reconcile where it
+    /// starts (the queue's facts of the wait are known only here). By default nothing.
+    fn started(
+        &mut self,
+        _worker: usize,
+        _got: &Got<T>,
+        _attempt: u32,
+        _started_at: Instant,
+        _seen: &Self::Seen,
+    ) {
+    }
 }
 
 /// One finished reconcile.
@@ -262,6 +275,8 @@ impl<T: Eq + Hash + Clone, R: Reconciler<T>, Q: ControllerQueue<T>> InlineWorker
         };
         let attempt = self.queue.num_requeues(&got.item).saturating_add(1);
         let outcome = self.reconciler.reconcile(&got.item, attempt, self.now);
+        self.reconciler
+            .started(slot, &got, attempt, self.now, &outcome.seen);
         self.workers[slot] = Some(Running {
             got,
             attempt,

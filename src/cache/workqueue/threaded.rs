@@ -116,7 +116,12 @@ where
             }
             let attempt = self.queue.num_requeues(&got.item).saturating_add(1);
             let started_at = self.clock.now();
-            let outcome = lock(&self.reconciler).reconcile(&got.item, attempt, started_at);
+            let outcome = {
+                let mut reconciler = lock(&self.reconciler);
+                let outcome = reconciler.reconcile(&got.item, attempt, started_at);
+                reconciler.started(worker, &got, attempt, started_at, &outcome.seen);
+                outcome
+            };
             if !outcome.duration.is_zero() {
                 interrupt.sleep(self.clock.in_real_time(outcome.duration));
             }

@@ -37,19 +37,126 @@ use hashbrown::HashMap;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::workqueue::{
-    self, ControllerQueue, InlineWorkers, LOW_PRIORITY, Outcome, PriorityQueue, QueueMetrics,
+    self, ControllerQueue, Got, InlineWorkers, LOW_PRIORITY, Outcome, PriorityQueue, QueueMetrics,
     RateLimitingQueue, Reconcile, ReconcileResult, Reconciler, ThreadedWorkers, WorkersConfig,
 };
 use kubectl_deltas::cache::{Delivery, IndexerReader, Informer, ListenerHandler, Notification};
+use kubectl_deltas::render::reconcile::{ReconcileStart, ReconcileView};
 use kubectl_deltas::source::recording::{Quiescence, ResyncHook};
 
 use super::handler::ShownHandler;
 use super::output::{ControllerOutput, LaneOutput};
 use crate::cmd::plan::{self, ControllerSpec};
 
-/// What a reconcile read from the Indexer: the object's resourceVersion (empty if it has none),
-/// `None` when it was gone.
-type Seen = Option<String>;
+/// What a reconcile knew when it started, beyond the queue's facts.
+#[derive(Debug, Clone)]
+struct Seen {
+    /// What it read from the Indexer: the object's resourceVersion (empty if it has none),
+    /// `None` when it was gone.
+    resource_version: Option<String>,
+    /// The handler's latest add of the key before the start.
+    latest_add: Option<Instant>,
+    /// Why that add was at `LowPriority`, if it was.
+    low_priority: Option<&'static str>,
+}
+
+/// The handler's latest add of a key: when, and why at `LowPriority` if it was.
+#[derive(Debug, Clone, Copy)]
+struct LatestAdd {
+    at: Instant,
+    low_priority: Option<&'static str>,
+}
+
+/// The latest add of each key, written by the controller's handler and read by its reconciler
+/// when a worker takes the key: a queue knows when a wait began, not when its newest change came.
+type LatestAdds = Arc<Mutex<HashMap<String, LatestAdd>>>;
+
+/// Where a controller reports its reconciles: its place in the lane's output, on the session's
+/// clock.
+struct Reporter {
+    out: ControllerOutput,
+    clock: Arc<dyn Clock>,
+    /// The controller's name.
+    name: String,
+}
+
+/// The queue's and the reconciler's facts of one reconcile's start.
+struct StartFacts<'a> {
+    worker: usize,
+    key: &'a str,
+    attempt: u32,
+    queued_at: Instant,
+    started_at: Instant,
+    adds: u64,
+    requeued: bool,
+    priority: Option<i32>,
+    seen: &'a Seen,
+}
+
+impl Reporter {
+    /// `facts` as every renderer is told a reconcile's start, its times on the wall.
+    fn start<'a>(&'a self, facts: &StartFacts<'a>) -> ReconcileStart<'a> {
+        let clock = self.clock.as_ref();
+        let low = facts.priority == Some(LOW_PRIORITY);
+        ReconcileStart {
+            resource: self.out.resource_name(),
+            controller: &self.name,
+            worker: facts.worker,
+            key: facts.key,
+            attempt: facts.attempt,
+            queued_at: wall(clock, facts.queued_at),
+            latest_add: facts
+                .seen
+                .latest_add
+                .filter(|at| *at >= facts.queued_at)
+                .map(|at| wall(clock, at)),
+            started_at: wall(clock, facts.started_at),
+            adds: facts.adds,
+            requeued: facts.requeued,
+            resource_version: facts.seen.resource_version.as_deref(),
+            priority: facts.priority,
+            priority_reason: facts.seen.low_priority.filter(|_| low),
+        }
+    }
+
+    /// A worker took `got`: its start row.
+    fn started(&self, worker: usize, got: &Got<String>, attempt: u32, at: Instant, seen: &Seen) {
+        let start = self.start(&StartFacts {
+            worker,
+            key: &got.item,
+            attempt,
+            queued_at: got.queued_at,
+            started_at: at,
+            adds: got.adds,
+            requeued: got.requeued,
+            priority: got.priority,
+            seen,
+        });
+        self.out.reconcile_started(&start);
+    }
+
+    /// `reconcile` ended: counted, and its row.
+    fn ended(&self, reconcile: &Reconcile<String, Seen>) {
+        let start = self.start(&StartFacts {
+            worker: reconcile.worker,
+            key: &reconcile.key,
+            attempt: reconcile.attempt,
+            queued_at: reconcile.queued_at,
+            started_at: reconcile.started_at,
+            adds: reconcile.adds,
+            requeued: reconcile.requeued,
+            priority: reconcile.priority,
+            seen: &reconcile.seen,
+        });
+        let view = ReconcileView {
+            start,
+            time: wall(self.clock.as_ref(), reconcile.ended_at),
+            result: reconcile.result,
+            retry_in: reconcile.retry_in,
+        };
+        self.out.reconcile(&view);
+    }
+}
 
 /// The reconcile `--controller` describes: reads the key from the Indexer, fails the first
 /// `fail` times for keys matching `fail-keys`, takes `reconcile` of the clock, and asks for a
@@ -59,6 +166,8 @@ struct SpecReconciler {
     spec: ControllerSpec,
     /// Reconciles that failed so far, per key, while `fail` applies.
     failed: HashMap<String, u32>,
+    latest_adds: LatestAdds,
+    report: Arc<Reporter>,
 }
 
 impl SpecReconciler {
@@ -87,15 +196,40 @@ impl Reconciler<String> for SpecReconciler {
     type Seen = Seen;
 
     fn reconcile(&mut self, key: &String, _attempt: u32, _started_at: Instant) -> Outcome<Seen> {
-        let seen = self
+        let resource_version = self
             .indexer
             .get_by_key(key)
             .map(|obj| obj.resource_version().unwrap_or_default().to_owned());
+        let latest = {
+            let mut adds = lock(&self.latest_adds);
+            // A key whose object is gone leaves the map: it holds the keys of the cache and of
+            // the keys still queued, not every key a long session ever saw.
+            if resource_version.is_none() {
+                adds.remove(key)
+            } else {
+                adds.get(key).copied()
+            }
+        };
         Outcome {
             result: self.result(key),
             duration: self.spec.reconcile,
-            seen,
+            seen: Seen {
+                resource_version,
+                latest_add: latest.map(|l| l.at),
+                low_priority: latest.and_then(|l| l.low_priority),
+            },
         }
+    }
+
+    fn started(
+        &mut self,
+        worker: usize,
+        got: &Got<String>,
+        attempt: u32,
+        started_at: Instant,
+        seen: &Seen,
+    ) {
+        self.report.started(worker, got, attempt, started_at, seen);
     }
 }
 
@@ -122,16 +256,17 @@ fn key_queue(kind: plan::ControllerQueue) -> KeyQueue {
 /// list and for an update whose resourceVersion did not change (a resync, or a relist that
 /// found the object unchanged), 0 otherwise (deletions included). A queue without priorities
 /// ignores it, as controller-runtime's handlers do with client-go's queue.
-fn handler_priority(notification: &Notification<Object>) -> i32 {
+/// The reason names the case, as the timeline says it after `priority -100`.
+fn handler_priority(notification: &Notification<Object>) -> (i32, Option<&'static str>) {
     match notification {
         Notification::Add {
             is_in_initial_list: true,
             ..
-        } => LOW_PRIORITY,
+        } => (LOW_PRIORITY, Some("initial list")),
         Notification::Update { old, new } if old.resource_version() == new.resource_version() => {
-            LOW_PRIORITY
+            (LOW_PRIORITY, Some("unchanged resourceVersion"))
         }
-        _ => 0,
+        _ => (0, None),
     }
 }
 
@@ -139,6 +274,7 @@ fn handler_priority(notification: &Notification<Object>) -> i32 {
 /// waits for.
 struct Inline {
     workers: InlineWorkers<String, SpecReconciler, KeyQueue>,
+    report: Arc<Reporter>,
     /// The keys the handler added that no reconcile has yet succeeded for since, with their
     /// latest add: what the end of a recording still waits for. A key whose reconcile fails stays
     /// (its retry is owed); one that comes back only through its `requeue-after` is not owed, or
@@ -173,39 +309,32 @@ impl Inline {
 /// controller's own steps come in the order they would alone: stepping it through the instants
 /// of the others' steps on the way to `t` runs the same steps as running it to `t` at once.
 pub(super) struct InlineGroup {
-    /// The lane's output; each member writes as its controller there.
+    /// The lane's output, for the session's stop.
     lane: LaneOutput,
-    clock: Arc<dyn Clock>,
-    /// By position among the resource's controllers.
+    /// By position among the resource's controllers (each reports through its own
+    /// [`Reporter`]).
     members: Mutex<Vec<Inline>>,
 }
 
 impl InlineGroup {
-    pub(super) fn new(lane: LaneOutput, clock: Arc<dyn Clock>) -> Arc<Self> {
+    pub(super) fn new(lane: LaneOutput) -> Arc<Self> {
         Arc::new(InlineGroup {
             lane,
-            clock,
             members: Mutex::default(),
         })
     }
 
-    /// Runs member `member` through `t` (idle workers take keys at `t` too) or until `t`,
-    /// writing each reconcile as it ends; `Break` once the session stops.
-    fn step(
-        &self,
-        inline: &mut Inline,
-        member: usize,
-        t: Instant,
-        through: bool,
-    ) -> ControlFlow<()> {
-        let Inline { workers, owed } = inline;
+    /// Runs member `inline` through `t` (idle workers take keys at `t` too) or until `t`,
+    /// writing each reconcile as it starts and ends; `Break` once the session stops.
+    fn step(&self, inline: &mut Inline, t: Instant, through: bool) -> ControlFlow<()> {
+        let Inline {
+            workers,
+            owed,
+            report,
+        } = inline;
         let mut sink = |reconcile: Reconcile<String, Seen>| {
             Inline::ended_in(owed, &reconcile);
-            write(
-                &self.lane.controller(member),
-                self.clock.as_ref(),
-                &reconcile,
-            );
+            report.ended(&reconcile);
             if self.lane.stop().requested() {
                 ControlFlow::Break(())
             } else {
@@ -232,10 +361,10 @@ impl InlineGroup {
             let Some((at, member)) = earliest else {
                 break;
             };
-            self.step(&mut members[member], member, at, true)?;
+            self.step(&mut members[member], at, true)?;
         }
-        for (member, inline) in members.iter_mut().enumerate() {
-            self.step(inline, member, t, false)?;
+        for inline in members.iter_mut() {
+            self.step(inline, t, false)?;
         }
         ControlFlow::Continue(())
     }
@@ -270,7 +399,7 @@ impl InlineGroup {
             let Some((at, member)) = earliest else {
                 break;
             };
-            if self.step(&mut members[member], member, at, true).is_break() {
+            if self.step(&mut members[member], at, true).is_break() {
                 break;
             }
         }
@@ -289,10 +418,11 @@ enum Engine {
 
 /// One controller of one resource: its queue, its workers, and where they report.
 pub(super) struct ControllerRun {
-    /// Where its reconciles are written.
-    out: ControllerOutput,
-    clock: Arc<dyn Clock>,
     engine: Engine,
+    /// What its handler added last, per key; its reconciler reads it.
+    latest_adds: LatestAdds,
+    /// Where its reconciles are written.
+    report: Arc<Reporter>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -309,18 +439,6 @@ fn wall(clock: &dyn Clock, at: Instant) -> SystemTime {
     }
 }
 
-/// Hands `reconcile` to the controller's output, with its times on the wall.
-fn write(out: &ControllerOutput, clock: &dyn Clock, reconcile: &Reconcile<String, Seen>) {
-    out.reconcile(
-        reconcile,
-        [
-            wall(clock, reconcile.queued_at),
-            wall(clock, reconcile.started_at),
-            wall(clock, reconcile.ended_at),
-        ],
-    );
-}
-
 impl ControllerRun {
     /// Controller `spec`, writing through `out`, reading `indexer`; driven inline on `clock` as
     /// a member of `inline` (an instant replay: the lane's group, which its controllers join in
@@ -332,10 +450,19 @@ impl ControllerRun {
         indexer: IndexerReader<Object>,
         inline: Option<&Arc<InlineGroup>>,
     ) -> Arc<Self> {
+        let stop = out.stop().clone();
+        let report = Arc::new(Reporter {
+            out,
+            clock: clock.clone(),
+            name: spec.name.clone(),
+        });
+        let latest_adds = LatestAdds::default();
         let reconciler = SpecReconciler {
             indexer,
             spec: spec.clone(),
             failed: HashMap::new(),
+            latest_adds: latest_adds.clone(),
+            report: report.clone(),
         };
         let queue = key_queue(spec.queue);
         let engine = if let Some(group) = inline {
@@ -349,15 +476,19 @@ impl ControllerRun {
                     reconciler,
                     clock.now(),
                 ),
+                report: report.clone(),
                 owed: HashMap::new(),
             });
             Engine::Inline(group.clone(), members.len() - 1)
         } else {
             let requeues = spec.requeue_after.is_some();
-            let stop = out.stop().clone();
-            Engine::Live(Live::new(queue, reconciler, clock.clone(), stop), requeues)
+            Engine::Live(Live::new(queue, reconciler, clock, stop), requeues)
         };
-        Arc::new(ControllerRun { out, clock, engine })
+        Arc::new(ControllerRun {
+            engine,
+            latest_adds,
+            report,
+        })
     }
 
     /// Starts the worker threads of a live controller (`workers` of them), each writing its
@@ -367,9 +498,7 @@ impl ControllerRun {
             return Ok(());
         };
         let run = self.clone();
-        live.start(workers, move |reconcile| {
-            write(&run.out, run.clock.as_ref(), &reconcile);
-        })
+        live.start(workers, move |reconcile| run.report.ended(&reconcile))
     }
 
     /// The handler's `Add` at `priority`, at `at` (the handler call's time).
@@ -426,7 +555,7 @@ impl ControllerRun {
     pub(super) fn conclude(&self) {
         self.stopping();
         self.join();
-        self.out.metrics(self.metrics());
+        self.report.out.metrics(self.metrics());
     }
 }
 
@@ -442,7 +571,14 @@ impl ListenerHandler<Object> for ControllerHandler {
         self.shown.handle(delivery);
         // `MetaNamespaceKeyFunc`, or `DeletionHandlingMetaNamespaceKeyFunc` for a tombstone.
         let key = delivery.notification.key();
-        let priority = handler_priority(delivery.notification);
+        let (priority, low_priority) = handler_priority(delivery.notification);
+        lock(&self.run.latest_adds).insert(
+            key.clone(),
+            LatestAdd {
+                at: delivery.started_at,
+                low_priority,
+            },
+        );
         self.run.add(key, priority, delivery.started_at);
     }
 

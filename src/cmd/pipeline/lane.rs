@@ -138,7 +138,7 @@ pub(super) fn assemble<L: ListerWatcher, C: Clock + Clone>(
         );
     }
     let mut controllers = Vec::new();
-    let inline_group = inline.then(|| InlineGroup::new(lane.clone(), shared.clock.clone()));
+    let inline_group = inline.then(|| InlineGroup::new(lane.clone()));
     for (position, spec) in stack.controllers.iter().enumerate() {
         let run = ControllerRun::new(
             spec,

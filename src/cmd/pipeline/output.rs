@@ -16,13 +16,16 @@ use std::time::{Duration, Instant, SystemTime};
 
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
-use kubectl_deltas::cache::workqueue::{QueueMetrics, Reconcile};
+use kubectl_deltas::cache::workqueue::QueueMetrics;
 use kubectl_deltas::cache::{
     Batch, Consumption, Delivery, Distribution, Informer, ListenerStats, ProcessorListener, Queue,
     QueueKind, QueueStats, ReflectorEvent, ReflectorEventKind,
 };
+use kubectl_deltas::render::ending::{ControllerEnd, ResourceEnd, SessionEnd};
 use kubectl_deltas::render::profile::InformerProfile;
-use kubectl_deltas::render::reconcile::{ControllerStats, ReconcileView, controller_table};
+use kubectl_deltas::render::reconcile::{
+    ControllerStats, ReconcileStart, ReconcileView, controller_table,
+};
 use kubectl_deltas::render::stats::{CacheSize, HandlerStats, InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
 use kubectl_deltas::render::summary::summary_table;
@@ -88,6 +91,9 @@ struct State {
     synced: Vec<bool>,
     /// Each resource's controllers (`--controller`), in registration order.
     controllers: Vec<Vec<ControllerStats>>,
+    /// The latest end of a reconcile: an instant replay's workers run past the recording's last
+    /// line, and the session ends after them.
+    latest_reconcile: Option<SystemTime>,
 }
 
 /// A sync notification that the handler at `handler` (its position among the resource's
@@ -124,6 +130,7 @@ impl Output {
                 stats: vec![InformerStats::default(); n],
                 synced: vec![false; n],
                 controllers: vec![Vec::new(); n],
+                latest_reconcile: None,
             }),
             turn: Condvar::new(),
             names,
@@ -374,45 +381,44 @@ impl Output {
             .collect();
     }
 
-    /// Controller `position` of resource `index` finished `reconcile`, whose queue, start and
-    /// end times are `[queued, started, ended]` on the wall: counted, and written if the view
-    /// shows reconciles and the output is open.
-    fn reconcile(
-        &self,
-        index: usize,
-        position: usize,
-        reconcile: &Reconcile<String, Option<String>>,
-        [queued_at, started_at, time]: [SystemTime; 3],
-    ) {
+    /// The name of resource `index`, as the session's rows say it.
+    fn resource_name(&self, index: usize) -> &str {
+        &self.names[index]
+    }
+
+    /// A worker of controller `position` of resource `index` started a reconcile: written if
+    /// the view shows reconciles and the output is open.
+    fn reconcile_started(&self, index: usize, position: usize, start: &ReconcileStart<'_>) {
+        let mut state = self.lock();
+        if state.controllers[index].get(position).is_none()
+            || state.closed
+            || !self.view.shows_reconciles()
+            || !self
+                .view
+                .narrow
+                .shows_reconcile(start.key, start.started_at)
+        {
+            return;
+        }
+        self.write(&mut state, |r| r.reconcile_started(start));
+    }
+
+    /// Controller `position` of resource `index` finished a reconcile: counted, and written if
+    /// the view shows reconciles and the output is open.
+    fn reconcile(&self, index: usize, position: usize, view: &ReconcileView<'_>) {
         let mut state = self.lock();
         let Some(stats) = state.controllers[index].get_mut(position) else {
             return;
         };
-        let name = stats.name.clone();
-        let view = ReconcileView {
-            resource: &self.names[index],
-            controller: &name,
-            worker: reconcile.worker,
-            key: &reconcile.key,
-            attempt: reconcile.attempt,
-            queued_at,
-            started_at,
-            time,
-            adds: reconcile.adds,
-            requeued: reconcile.requeued,
-            resource_version: reconcile.seen.as_deref(),
-            result: reconcile.result,
-            retry_in: reconcile.retry_in,
-            priority: reconcile.priority,
-        };
-        stats.record(&view);
+        stats.record(view);
+        state.latest_reconcile = state.latest_reconcile.max(Some(view.time));
         if state.closed
             || !self.view.shows_reconciles()
-            || !self.view.narrow.shows_reconcile(view.key, view.time)
+            || !self.view.narrow.shows_reconcile(view.start.key, view.time)
         {
             return;
         }
-        self.write(&mut state, |r| r.reconcile(&view));
+        self.write(&mut state, |r| r.reconcile(view));
     }
 
     /// The metrics of controller `position` of resource `index`'s queue, for the summary.
@@ -649,6 +655,26 @@ impl Output {
             return;
         }
         let summary = self.summary_text(&state);
+        let written = {
+            let time = self.end_time(&state);
+            let State {
+                renderer,
+                stats,
+                controllers,
+                closed,
+                ..
+            } = &mut *state;
+            let end = session_end(&self.names, stats, controllers, time);
+            if end.is_unfinished() && !*closed {
+                self.status.suspend(|| renderer.ended(&end))
+            } else {
+                Ok(())
+            }
+        };
+        if let Err(error) = written {
+            self.fail(&mut state, error);
+            return;
+        }
         if let Err(error) = state.renderer.finish(&summary) {
             self.fail(&mut state, error);
         }
@@ -676,7 +702,21 @@ impl Output {
             .zip(state.controllers.iter().map(Vec::as_slice))
             .collect();
         text.extend(controller_table(&controllers));
+        let end = session_end(
+            &self.names,
+            &state.stats,
+            &state.controllers,
+            self.end_time(state),
+        );
+        text.push_str(&end.summary_lines(self.names.len() > 1));
         text
+    }
+
+    /// When the session ends: now, or the end of the latest reconcile if an instant replay's
+    /// workers ran past the recording's last line.
+    fn end_time(&self, state: &State) -> SystemTime {
+        let now = self.clock.wall();
+        state.latest_reconcile.map_or(now, |latest| latest.max(now))
     }
 
     /// The state, with the statistics completed from the informers' own counters and caches.
@@ -870,17 +910,55 @@ impl ControllerOutput {
         self.lane.stop()
     }
 
+    /// The name of the lane's resource, as the session's rows say it.
+    pub(super) fn resource_name(&self) -> &str {
+        (self.lane.output).resource_name(self.lane.index)
+    }
+
+    /// See [`Output::reconcile_started`].
+    pub(super) fn reconcile_started(&self, start: &ReconcileStart<'_>) {
+        (self.lane.output).reconcile_started(self.lane.index, self.position, start);
+    }
+
     /// See [`Output::reconcile`].
-    pub(super) fn reconcile(
-        &self,
-        reconcile: &Reconcile<String, Option<String>>,
-        times: [SystemTime; 3],
-    ) {
-        (self.lane.output).reconcile(self.lane.index, self.position, reconcile, times);
+    pub(super) fn reconcile(&self, view: &ReconcileView<'_>) {
+        (self.lane.output).reconcile(self.lane.index, self.position, view);
     }
 
     /// See [`Output::controller_metrics`].
     pub(super) fn metrics(&self, metrics: QueueMetrics) {
         (self.lane.output).controller_metrics(self.lane.index, self.position, metrics);
     }
+}
+
+/// What a session ending at `time` leaves unfinished: each resource's Reflector step and its
+/// controllers with work left.
+fn session_end<'a>(
+    names: &'a [String],
+    stats: &'a [InformerStats],
+    controllers: &'a [Vec<ControllerStats>],
+    time: SystemTime,
+) -> SessionEnd<'a> {
+    let resources = names
+        .iter()
+        .zip(stats)
+        .zip(controllers)
+        .map(|((name, stats), controllers)| ResourceEnd {
+            resource: name,
+            reflector: stats.reflector.unfinished(time),
+            controllers: controllers
+                .iter()
+                .filter_map(|c| {
+                    Some(ControllerEnd {
+                        controller: &c.name,
+                        running: c.running(),
+                        waiting: c.waiting(),
+                        text: c.unfinished()?,
+                    })
+                })
+                .collect(),
+        })
+        .filter(ResourceEnd::is_unfinished)
+        .collect();
+    SessionEnd { time, resources }
 }

@@ -184,8 +184,8 @@ impl Narrow {
         objects.peek().is_none() || objects.any(|obj| self.shows_object(obj))
     }
 
-    /// Whether a controller's reconcile of `key`, ended at `time`, is shown: by `--match` on its
-    /// key and by a `--from`/`--to` time window. A reconcile carries no delta, no object and no
+    /// Whether a row of a controller's reconcile of `key` at `time` (its start's, or its end's)
+    /// is shown: by `--match` on its key and by a `--from`/`--to` time window. A reconcile carries no delta, no object and no
     /// pop number, so `--types`, `--tombstones`, `-l`, `--field-selector` and a `#seq` bound do
     /// not apply to it.
     pub fn shows_reconcile(&self, key: &str, time: SystemTime) -> bool {

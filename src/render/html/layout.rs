@@ -145,10 +145,10 @@ pub(super) fn page(session: &Session, command: &str, table: &str) -> String {
         "<rect id=\"brush\" x=\"0\" y=\"0\" width=\"0\" height=\"0\"/>\n</svg>\n</main>\n",
     );
     out.push_str(
-        "<aside id=\"tip\" hidden></aside>\n<section class=\"summary\">\n<h2>Summary</h2>\n<pre>",
+        "<aside id=\"tip\" hidden></aside>\n<section class=\"summary\">\n<h2>Summary</h2>\n",
     );
-    out.push_str(&esc(table));
-    out.push_str("</pre>\n</section>\n<script type=\"application/json\" id=\"kd-records\">[");
+    summary_tables(&mut out, table);
+    out.push_str("</section>\n<script type=\"application/json\" id=\"kd-records\">[");
     for (i, index) in chart.records.iter().enumerate() {
         if i > 0 {
             out.push_str(",\n");
@@ -159,6 +159,67 @@ pub(super) fn page(session: &Session, command: &str, table: &str) -> String {
     out.push_str(SCRIPT);
     out.push_str("</script>\n</body>\n</html>\n");
     out
+}
+
+/// The summary printed on stderr, as HTML: each box-drawn table (comfy-table's
+/// `UTF8_FULL_CONDENSED`, the only style the summaries use) as a `<table>`, its header row as
+/// `<th>` cells and its first column as row headers, and every other line as a paragraph.
+fn summary_tables(out: &mut String, text: &str) {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut header_rows = 0;
+    let flush = |out: &mut String, rows: &mut Vec<Vec<String>>, header_rows: &mut usize| {
+        if rows.is_empty() {
+            return;
+        }
+        out.push_str("<table>\n");
+        for (i, row) in rows.iter().enumerate() {
+            out.push_str("<tr>");
+            for (j, cell) in row.iter().enumerate() {
+                let (tag, scope) = if i < *header_rows {
+                    ("th", " scope=\"col\"")
+                } else if j == 0 {
+                    ("th", " scope=\"row\"")
+                } else {
+                    ("td", "")
+                };
+                // Indented labels (`  of which errors`) keep their indent as a class.
+                let sub = if cell.starts_with("  ") {
+                    " class=\"sub\""
+                } else {
+                    ""
+                };
+                let _ = write!(out, "<{tag}{scope}{sub}>{}</{tag}>", esc(cell.trim()));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+        rows.clear();
+        *header_rows = 0;
+    };
+    for line in text.lines() {
+        let Some(first) = line.chars().next() else {
+            continue;
+        };
+        match first {
+            '┌' | '├' => {}
+            '╞' => header_rows = rows.len(),
+            '└' => flush(out, &mut rows, &mut header_rows),
+            '│' => {
+                let inner = line.trim_start_matches('│').trim_end_matches('│');
+                let cells = inner
+                    .split(['│', '┆'])
+                    .map(|cell| cell.strip_prefix(' ').unwrap_or(cell))
+                    .map(|cell| cell.trim_end().to_owned())
+                    .collect();
+                rows.push(cells);
+            }
+            _ => {
+                flush(out, &mut rows, &mut header_rows);
+                let _ = writeln!(out, "<p>{}</p>", esc(line));
+            }
+        }
+    }
+    flush(out, &mut rows, &mut header_rows);
 }
 
 /// The top of the page: what made it, the client-go profile, the time span, the legend, and
@@ -180,6 +241,9 @@ fn header(out: &mut String, session: &Session, command: &str, axis: &Axis, chart
         );
     }
     out.push_str("</dl>\n");
+    if let Some(caption) = session.story.caption() {
+        let _ = writeln!(out, "<p class=\"story\" id=\"story\">{}</p>", esc(&caption));
+    }
     if let Some((first, last)) = session.span {
         let time = |t: i64| {
             let t = std::time::UNIX_EPOCH + std::time::Duration::from_micros(t.max(0) as u64);
@@ -240,7 +304,8 @@ fn header(out: &mut String, session: &Session, command: &str, axis: &Axis, chart
     out.push_str(
         "<li><b>×N</b> deltas coalesced into one pop</li>\n<li><span class=\"swatch ini\"></span> \
          initial list</li>\n<li><span class=\"swatch agg\"></span> several marks in one bucket</li>\n\
-         <li><span class=\"swatch lag\"></span> a handler call's wait in its buffer, a key's wait for a worker</li>\n</ul>\n\
+         <li><span class=\"swatch lag\"></span> a handler call's wait in its buffer, a key's wait for a worker</li>\n\
+         <li><span class=\"swatch rec\"></span> a reconcile of the key, from its start to its end (red: it returned an error)</li>\n</ul>\n\
          </header>\n",
     );
 }
@@ -460,7 +525,7 @@ impl Chart<'_> {
             };
             self.span(span, y, height, end);
         }
-        self.marks(&log.reflector, 34.0);
+        self.band_marks(&log.reflector.marks, 34.0);
         self.body.push_str("</g></g>\n");
 
         if !log.depth.series.is_empty() {
@@ -500,33 +565,7 @@ impl Chart<'_> {
             self.body.push_str("</g>\n");
         }
         for actor in &log.actors {
-            let max = series_max(&actor.series);
-            if actor.reconciles {
-                self.row_start(
-                    "actor",
-                    ACTOR_H,
-                    &format!(" data-controller=\"{}\"", esc(&actor.label)),
-                );
-                self.label(&format!("controller {}", actor.label), 14.0, "lbl");
-                self.label("reconciles · wait for a worker", 28.0, "sub");
-            } else {
-                self.row_start(
-                    "actor",
-                    ACTOR_H,
-                    &format!(" data-actor=\"{}\"", esc(&actor.label)),
-                );
-                self.label(&format!("handler {}", actor.label), 14.0, "lbl");
-                self.label(&format!("calls · buffer depth (max {max})"), 28.0, "sub");
-            }
-            self.body.push_str("<g clip-path=\"url(#plot)\">\n");
-            for span in &actor.spans {
-                self.span(span, 11.0, 2.0, end);
-            }
-            self.body.push_str("</g>\n");
-            self.series(&actor.series, max, ACTOR_H - 2.0, 12.0, "buffer-line", true);
-            self.body.push_str("<g clip-path=\"url(#plot)\">\n");
-            self.marks(actor, 12.0);
-            self.body.push_str("</g></g>\n");
+            self.actor(actor, end);
         }
         if !log.whole.marks.is_empty() {
             let label = if log.whole.label.is_empty() {
@@ -578,10 +617,58 @@ impl Chart<'_> {
                 );
                 self.label(name, 13.0, "key");
                 self.body.push_str("<g clip-path=\"url(#plot)\">\n");
+                // A controller's reconciles of the key, as bars under its pops.
+                for span in &lane.spans {
+                    self.span(span, 3.0, 12.0, end);
+                }
                 self.marks(lane, 9.0);
                 self.body.push_str("</g></g>\n");
             }
         }
+    }
+
+    /// One handler's lane (its calls and buffer depth) or one controller's (its reconciles and
+    /// how many ran at once).
+    fn actor(&mut self, actor: &Lane, end: i64) {
+        let concurrency;
+        let series = if actor.reconciles {
+            concurrency = running_at_once(&actor.busy);
+            &concurrency
+        } else {
+            &actor.series
+        };
+        let max = series_max(series);
+        if actor.reconciles {
+            self.row_start(
+                "actor",
+                ACTOR_H,
+                &format!(" data-controller=\"{}\"", esc(&actor.label)),
+            );
+            self.label(&format!("controller {}", actor.label), 14.0, "lbl");
+            self.label(&format!("reconciles at once (max {max})"), 28.0, "sub");
+        } else {
+            self.row_start(
+                "actor",
+                ACTOR_H,
+                &format!(" data-actor=\"{}\"", esc(&actor.label)),
+            );
+            self.label(&format!("handler {}", actor.label), 14.0, "lbl");
+            self.label(&format!("calls · buffer depth (max {max})"), 28.0, "sub");
+        }
+        self.body.push_str("<g clip-path=\"url(#plot)\">\n");
+        for span in &actor.spans {
+            self.span(span, 11.0, 2.0, end);
+        }
+        self.body.push_str("</g>\n");
+        let class = if actor.reconciles {
+            "running-line"
+        } else {
+            "buffer-line"
+        };
+        self.series(series, max, ACTOR_H - 2.0, 12.0, class, true);
+        self.body.push_str("<g clip-path=\"url(#plot)\">\n");
+        self.marks(actor, 12.0);
+        self.body.push_str("</g></g>\n");
     }
 
     fn span(&mut self, span: &Span, y: f64, height: f64, end: i64) {
@@ -662,6 +749,46 @@ impl Chart<'_> {
                 ),
                 esc(&kinds.join(", "))
             );
+        }
+    }
+
+    /// The Reflector's marks, the events that explain a session on top: each [`rank`] is a layer
+    /// (`<g class="layer" data-rank>`) drawn after the ranks below it, and a mark's label makes
+    /// way for the next mark of its rank or above, never for one drawn beneath it (a 410's label
+    /// stays when a backoff starts at the same instant; the backoff's gives way).
+    fn band_marks(&mut self, marks: &[Mark], y: f64) {
+        let mut layers: BTreeMap<u8, Vec<usize>> = BTreeMap::new();
+        for (i, mark) in marks.iter().enumerate() {
+            layers.entry(rank(mark)).or_default().push(i);
+        }
+        for (&layer, members) in &layers {
+            let _ = writeln!(self.body, "<g class=\"layer\" data-rank=\"{layer}\">");
+            if self.buckets.is_some() {
+                let lane = Lane {
+                    marks: members.iter().map(|&i| marks[i].clone()).collect(),
+                    ..Lane::default()
+                };
+                self.marks(&lane, y);
+            } else {
+                for &i in members {
+                    let own = (marks[i].t, layer, i);
+                    let next = marks
+                        .iter()
+                        .enumerate()
+                        .filter(|&(j, m)| j != i && rank(m) >= layer)
+                        .map(|(j, m)| (m.t, rank(m), j))
+                        .filter(|other| {
+                            other.0 > own.0
+                                || (other.0 == own.0 && (other.1, other.2) > (own.1, own.2))
+                        })
+                        .map(|(t, _, _)| t)
+                        .min()
+                        .map(|t| self.axis.x(t));
+                    self.total += 1;
+                    self.mark(&marks[i], y, next);
+                }
+            }
+            self.body.push_str("</g>\n");
         }
     }
 
@@ -760,6 +887,41 @@ impl Chart<'_> {
             drawn.join(" ")
         );
     }
+}
+
+/// How much a Reflector mark explains the session, for the order they are drawn in (highest on
+/// top): a 410 or another relist, an error or a drift, then `HasSynced`, then the rest
+/// (backoffs, resyncs, bookmarks, list pages).
+fn rank(mark: &Mark) -> u8 {
+    mark.glyphs
+        .iter()
+        .map(|glyph| match glyph {
+            Glyph::Expired | Glyph::Relist | Glyph::Alert => 2,
+            Glyph::Synced => 1,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// How many reconciles ran at once over time, from their `(start, end)`: a step series, an end
+/// counted before a start at the same instant (a worker's next key starts as the last ends).
+fn running_at_once(busy: &[(i64, i64)]) -> Vec<(i64, f64)> {
+    let mut steps: Vec<(i64, i8)> = busy
+        .iter()
+        .flat_map(|&(from, to)| [(from, 1), (to, -1)])
+        .collect();
+    steps.sort_unstable();
+    let mut running = 0i64;
+    let mut series: Vec<(i64, f64)> = Vec::with_capacity(steps.len());
+    for (t, step) in steps {
+        running += i64::from(step);
+        match series.last_mut() {
+            Some(last) if last.0 == t => last.1 = running as f64,
+            _ => series.push((t, running as f64)),
+        }
+    }
+    series
 }
 
 /// About how wide `text` is drawn at the labels' 9.5px: the static page's guess, which the script

@@ -23,7 +23,12 @@
 //! Lanes are generic (`Lane`: marks, spans and a series): a handler is one, and so is a
 //! controller's reconciles (`--controller`, `ResourceLog::controller`); a renderer method adds
 //! its lane to `ResourceLog::actors` and pushes its marks; layout, aggregation, hover and the
-//! script need nothing more.
+//! script need nothing more. A reconcile is also a span on its key's lane, from its start to its
+//! end, so that what arrived while it ran is beside it.
+//!
+//! The caption under the title tells the session in words, from what it counted as it went
+//! (`Story`): how long the watch was lost before a relist delivered, the deletions found as
+//! tombstones, each controller's reconciles and retries, and what the session left unfinished.
 
 mod layout;
 
@@ -32,6 +37,7 @@ use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::duration::human_duration;
+use super::ending::SessionEnd;
 use super::jsonl::{BatchRecord, NotificationRecord, PushRecord, event_line};
 use super::object::ObjectMode;
 use super::reconcile::{ReconcileRecord, ReconcileView};
@@ -94,7 +100,34 @@ pub(crate) struct Session {
     pub(crate) batches: u64,
     /// The informers run an UndeltaStore (told by their `UndeltaStarted`): they push, not pop.
     pushes: bool,
+    /// What the caption tells: how the session went, in words.
+    pub(crate) story: Story,
 }
+
+/// What the page's caption tells, counted as the session went.
+#[derive(Debug, Default)]
+pub(crate) struct Story {
+    /// When the latest watch ended, until a relist decided after it is delivered.
+    watch_ended: Option<i64>,
+    /// A relist was decided since the watch ended.
+    relisting: bool,
+    /// Each stretch without a watch that a relist ended: from the watch's end to the relist's
+    /// list, in microseconds.
+    pub(crate) gaps: Vec<i64>,
+    /// Deletions delivered as tombstones.
+    pub(crate) tombstones: u64,
+    /// Reconciles and errors per controller, in the order they first reconciled.
+    pub(crate) controllers: Vec<(String, u64, u64)>,
+    /// What the session left unfinished (`ended …`), as sentences.
+    pub(crate) ended: Vec<String>,
+}
+
+/// What a tombstone is to a Go handler: the hover of a tombstone's pop and of its `OnDelete`.
+pub(crate) const TOMBSTONE_MEANING: &str = "tombstone: OnDelete gets a \
+     cache.DeletedFinalStateUnknown {Key, Obj}, not the object (a deletion a relist found; Obj is \
+     the last state the cache knew). Unwrap it: if t, ok := obj.(cache.DeletedFinalStateUnknown); \
+     ok { obj = t.Obj }. A handler that only does pod, ok := obj.(*v1.Pod) and returns when !ok \
+     silently drops this deletion.";
 
 /// What one resource's informer did.
 #[derive(Debug, Default)]
@@ -157,6 +190,9 @@ pub(crate) struct Lane {
     pub(crate) series: Vec<(i64, f64)>,
     /// A controller's reconciles (`--controller`), not a handler's calls.
     pub(crate) reconciles: bool,
+    /// A controller's reconciles as `(start, end)`, in the order they ended: its lane draws
+    /// how many ran at once over time.
+    pub(crate) busy: Vec<(i64, i64)>,
 }
 
 impl Lane {
@@ -389,6 +425,12 @@ impl Session {
         );
         let index = self.record(text);
         let wait = batch.waited();
+        let tombstones = batch
+            .deltas
+            .iter()
+            .filter(|d| d.object.is_tombstone())
+            .count();
+        self.story.tombstones += tombstones as u64;
         let log = self.resource(view.resource);
         log.depth.series.push((t, batch.queue_len as f64));
         log.wait.series.push((t, wait.as_secs_f64() * 1e3));
@@ -430,6 +472,10 @@ impl Session {
             if !changed.is_empty() {
                 title.push('\n');
                 title.push_str(changed);
+            }
+            if glyphs.contains(&Glyph::Tombstone) {
+                title.push('\n');
+                title.push_str(TOMBSTONE_MEANING);
             }
             let mark = Mark {
                 t,
@@ -548,6 +594,10 @@ impl Session {
             }
             None => title.push_str("\nnot delivered: resync not due"),
         }
+        if glyph == Glyph::Tombstone {
+            title.push('\n');
+            title.push_str(TOMBSTONE_MEANING);
+        }
         lane.marks.push(Mark {
             t,
             glyphs: vec![glyph],
@@ -559,12 +609,14 @@ impl Session {
         });
     }
 
-    /// A controller's reconcile: a mark when it ended on the controller's lane, its wait
-    /// for a worker and its run as spans.
+    /// A controller's reconcile: a bar from its start to its end on its key's lane (what
+    /// arrived while it ran is visible beside it), and on the controller's lane a mark when it
+    /// ended, its wait for a worker as a span and its run counted in the lane's concurrency.
     fn reconcile(&mut self, view: &ReconcileView<'_>) {
         let t = self.saw(view.time);
-        let started = micros(view.started_at);
-        let queued = micros(view.queued_at);
+        let start = &view.start;
+        let started = micros(start.started_at);
+        let queued = micros(start.queued_at);
         let record = json(&ReconcileRecord::new(view));
         let index = self.record(format!("{{\"reconcile\":{record}}}"));
         let glyph = match view.result {
@@ -572,14 +624,48 @@ impl Session {
             _ => Glyph::ReconcileOk,
         };
         let title = format!(
-            "{} reconcile · {} · {}\n{}",
-            printable(view.controller),
+            "{} reconcile · {} → {} · {}\n{}",
+            printable(start.controller),
+            super::rfc3339_micros(start.started_at),
             super::rfc3339_micros(view.time),
-            printable(view.key),
+            printable(start.key),
             view.facts()
         );
-        let log = self.resource(view.resource);
-        let lane = log.controller(view.controller);
+        match self
+            .story
+            .controllers
+            .iter_mut()
+            .find(|c| c.0 == start.controller)
+        {
+            Some(c) => {
+                c.1 += 1;
+                c.2 += u64::from(view.result == ReconcileResult::Error);
+            }
+            None => self.story.controllers.push((
+                start.controller.to_owned(),
+                1,
+                u64::from(view.result == ReconcileResult::Error),
+            )),
+        }
+        let log = self.resource(start.resource);
+        log.keys
+            .entry(start.key.to_owned())
+            .or_insert_with(|| Lane::labelled(start.key))
+            .spans
+            .push(Span {
+                from: started,
+                to: Some(t),
+                class: if glyph == Glyph::ReconcileError {
+                    "reconcile error"
+                } else {
+                    "reconcile"
+                },
+                title: title.clone(),
+                label: Some(printable(start.controller).into_owned()),
+                record: Some(index),
+            });
+        let lane = log.controller(start.controller);
+        lane.busy.push((started, t));
         if started > queued {
             lane.spans.push(Span {
                 from: queued,
@@ -599,6 +685,20 @@ impl Session {
             title,
             label: None,
         });
+    }
+
+    /// What the session left unfinished: the caption's last sentences.
+    fn ended(&mut self, end: &SessionEnd<'_>) {
+        let several = end.resources.len() > 1 || self.resources.len() > 1;
+        for resource in &end.resources {
+            for sentence in resource.sentences() {
+                self.story.ended.push(if several {
+                    format!("{}: {sentence}", printable(resource.resource))
+                } else {
+                    sentence
+                });
+            }
+        }
     }
 
     fn event(&mut self, view: &EventView<'_>) {
@@ -663,6 +763,7 @@ impl Session {
                     .map(|(text, _)| text)
                     .unwrap_or_default();
                 reflector_step(log, kind, t, index, &time, text, point);
+                self.story.follow(kind, t);
             }
             Event::InformerStarted { .. } | Event::UndeltaStarted => {}
         }
@@ -794,6 +895,81 @@ fn reflector_step(
     }
 }
 
+impl Story {
+    /// Follows a Reflector step: a watch that ended, a relist decided after it, and the list
+    /// that ended the gap.
+    fn follow(&mut self, kind: &ReflectorEventKind, t: i64) {
+        match kind {
+            ReflectorEventKind::WatchEnded { .. } => {
+                self.watch_ended = Some(t);
+                self.relisting = false;
+            }
+            ReflectorEventKind::Relist { cause } if !is_list_retry(cause) => {
+                self.relisting = true;
+            }
+            ReflectorEventKind::ListDone { .. } if self.relisting => {
+                if let Some(ended) = self.watch_ended.take() {
+                    self.gaps.push(t.saturating_sub(ended));
+                }
+                self.relisting = false;
+            }
+            ReflectorEventKind::WatchStarted { .. } if !self.relisting => {
+                self.watch_ended = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// The caption: `the watch was lost for 1.23s; the relist found 1 deletion, delivered as a
+    /// tombstone; web reconciled 9 times, 2 retries`, then what the session left unfinished;
+    /// `None` when nothing of it happened.
+    pub(crate) fn caption(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        let total: i64 = self.gaps.iter().sum();
+        let lost = human_duration(std::time::Duration::from_micros(total.max(0) as u64));
+        match self.gaps.len() {
+            0 => {}
+            1 => parts.push(format!("the watch was lost for {lost}")),
+            n => parts.push(format!("the watch was lost {n} times, for {lost} in all")),
+        }
+        if !self.gaps.is_empty() || self.tombstones > 0 {
+            let who = if self.gaps.len() > 1 {
+                "the relists"
+            } else {
+                "the relist"
+            };
+            parts.push(match self.tombstones {
+                0 => format!("{who} found no deletion"),
+                1 => format!("{who} found 1 deletion, delivered as a tombstone"),
+                n => format!("{who} found {n} deletions, delivered as tombstones"),
+            });
+        }
+        for (name, reconciles, errors) in &self.controllers {
+            let mut text = format!(
+                "{} reconciled {}",
+                printable(name),
+                match reconciles {
+                    1 => "once".to_owned(),
+                    n => format!("{n} times"),
+                }
+            );
+            match errors {
+                0 => {}
+                1 => text.push_str(", 1 retry"),
+                n => text.push_str(&format!(", {n} retries")),
+            }
+            parts.push(text);
+        }
+        parts.extend(self.ended.iter().cloned());
+        if parts.is_empty() {
+            return None;
+        }
+        let mut text = parts.join("; ");
+        text.push('.');
+        Some(text)
+    }
+}
+
 impl<W: Write + Send> Renderer for Html<W> {
     fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
         self.session.batch(view, &self.options);
@@ -812,6 +988,11 @@ impl<W: Write + Send> Renderer for Html<W> {
 
     fn reconcile(&mut self, view: &ReconcileView<'_>) -> io::Result<()> {
         self.session.reconcile(view);
+        Ok(())
+    }
+
+    fn ended(&mut self, end: &SessionEnd<'_>) -> io::Result<()> {
+        self.session.ended(end);
         Ok(())
     }
 

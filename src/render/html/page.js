@@ -5,7 +5,8 @@
   const svg = document.getElementById("chart");
   if (!svg) return;
   const NS = "http://www.w3.org/2000/svg";
-  const plotX = +svg.dataset.plotX, plotW = +svg.dataset.plotW, top = +svg.dataset.top;
+  const plotX = +svg.dataset.plotX, top = +svg.dataset.top;
+  let plotW = +svg.dataset.plotW;
   const full = { from: +svg.dataset.from, to: +svg.dataset.to };
   const view = { from: full.from, to: full.to };
   const records = JSON.parse(document.getElementById("kd-records").textContent);
@@ -48,6 +49,22 @@
     ticks();
   }
 
+  // The chart takes the page's whole width: the plot grows with the window, labels and marks
+  // keep their size.
+  const margin = svg.viewBox.baseVal.width - plotX - plotW;
+  function fit() {
+    const width = Math.max(plotX + margin + 200, Math.floor(svg.parentNode.clientWidth));
+    if (Math.abs(width - svg.viewBox.baseVal.width) < 1) return false;
+    plotW = width - plotX - margin;
+    svg.setAttribute("width", width);
+    svg.setAttribute("viewBox", "0 0 " + width + " " + svg.viewBox.baseVal.height);
+    svg.dataset.plotW = plotW;
+    for (const el of svg.querySelectorAll("#plot rect, .axis-bg")) el.setAttribute("width", plotW);
+    for (const el of svg.querySelectorAll("line.sep")) el.setAttribute("x2", width);
+    for (const el of svg.querySelectorAll("line.rule")) el.setAttribute("x2", plotX + plotW);
+    return true;
+  }
+
   // A label is shown where it fits: inside its span, or before the next mark of its lane.
   function declutter() {
     for (const label of svg.querySelectorAll("text.sl")) {
@@ -59,7 +76,19 @@
       const mark = label.parentNode;
       let next = mark.nextElementSibling;
       while (next && !next.classList.contains("m")) next = next.nextElementSibling;
-      const room = next ? xOf(+next.dataset.t) - xOf(+mark.dataset.t) : Infinity;
+      let room = next ? xOf(+next.dataset.t) - xOf(+mark.dataset.t) : Infinity;
+      // The Reflector's layers: a label makes way for the marks drawn over it too.
+      const layer = mark.parentNode.classList.contains("layer") ? +mark.parentNode.dataset.rank : null;
+      if (layer !== null) {
+        for (const above of mark.parentNode.parentNode.querySelectorAll("g.layer")) {
+          if (+above.dataset.rank <= layer) continue;
+          for (const other of above.querySelectorAll(".m")) {
+            if (+other.dataset.t >= +mark.dataset.t) {
+              room = Math.min(room, xOf(+other.dataset.t) - xOf(+mark.dataset.t));
+            }
+          }
+        }
+      }
       label.classList.remove("hidden");
       label.classList.toggle("hidden", room < +label.getAttribute("x") + label.getComputedTextLength() + 4);
     }
@@ -196,6 +225,12 @@
         ["buffer depth", n.bufferDepth],
         ["waited", n.waitMs == null ? null : n.waitMs + " ms"],
       ]));
+      if (n.tombstone) {
+        box.append(text("p", "tombstone: OnDelete gets a cache.DeletedFinalStateUnknown {Key, Obj}, " +
+          "not the object (a deletion a relist found; Obj is the last state the cache knew). Unwrap it: " +
+          "if t, ok := obj.(cache.DeletedFinalStateUnknown); ok { obj = t.Obj }. A handler that only does " +
+          "pod, ok := obj.(*v1.Pod) and returns when !ok silently drops this deletion.", "tombstone"));
+      }
     } else if (record.reconcile) {
       const r = record.reconcile;
       box.append(text("h3", "controller " + r.controller + " · reconcile " + r.key + " · " + r.result));
@@ -204,7 +239,9 @@
         ["started", r.startedAt],
         ["worker", r.worker],
         ["attempt", r.attempt],
+        ["priority", r.priority == null ? null : r.priority + (r.priorityReason ? " (" + r.priorityReason + ")" : "")],
         ["queued at", r.queuedAt],
+        ["latest add", r.latestAddAt],
         ["waited", r.waitMs + " ms"],
         ["took", r.durationMs + " ms"],
         ["adds absorbed", r.adds],
@@ -365,5 +402,9 @@
   }
 
   document.getElementById("controls").hidden = false;
+  if (fit()) redraw();
+  window.addEventListener("resize", () => {
+    if (fit()) redraw();
+  });
   fromHash();
 })();

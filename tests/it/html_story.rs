@@ -1,0 +1,170 @@
+//! The `-o html` page as a finished report (issue #42), checked in headless Chromium through the
+//! DOM after the page's script ran: each reconcile a bar on its key's lane, the controller's lane
+//! drawing how many ran at once, the 410 → relist mark on top of the backoff's with its label
+//! shown, the page's whole width used, the summary as HTML tables, the caption telling the
+//! session's story, and a tombstone's `OnDelete` hover saying what a Go handler gets.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::html_output::{chromium, page};
+use crate::support::binary::output;
+
+/// Runs in the page after its own script and reports, as JSON in `#kd-test`, what the DOM holds.
+const PROBE: &str = r#"<script>
+(function () {
+  const out = {};
+  const svg = document.getElementById("chart");
+  out.width = +svg.getAttribute("width");
+  out.story = (document.getElementById("story") || {}).textContent || null;
+  out.tables = document.querySelectorAll("section.summary table").length;
+  out.summaryPre = document.querySelectorAll("section.summary pre").length;
+  out.rowHeaders = Array.from(document.querySelectorAll("section.summary th[scope=row]")).map((t) => t.textContent);
+  out.bars = {};
+  for (const lane of svg.querySelectorAll("g.row.lane[data-key]")) {
+    const bars = lane.querySelectorAll("rect.span.reconcile");
+    if (bars.length) {
+      out.bars[lane.dataset.key] = {
+        all: bars.length,
+        errors: lane.querySelectorAll("rect.span.reconcile.error").length,
+      };
+    }
+  }
+  out.running = Array.from(svg.querySelectorAll("g.row.actor[data-controller] polyline.running-line")).length;
+  out.layers = Array.from(svg.querySelectorAll("g.row.band g.layer")).map((layer) =>
+    Array.from(layer.querySelectorAll(".m")).map((m) => {
+      const label = m.querySelector("text.ml");
+      return { label: label ? label.textContent : null, shown: label ? !label.classList.contains("hidden") : null };
+    }));
+  const tomb = Array.from(svg.querySelectorAll("g.row.actor[data-actor] .m use[href='#g-T']")).map((u) => u.parentNode)[0];
+  if (tomb) {
+    out.tombTitle = tomb.querySelector("title").textContent;
+    tomb.dispatchEvent(new MouseEvent("mouseover", { bubbles: true, clientX: 400, clientY: 300 }));
+    out.tombTip = document.getElementById("tip").textContent;
+  }
+  const pre = document.createElement("pre");
+  pre.id = "kd-test";
+  pre.textContent = JSON.stringify(out);
+  document.body.append(pre);
+})();
+</script>
+</body>"#;
+
+/// The probe's report on the page of replaying `name` with `args`, in a 1800-pixel-wide window;
+/// `None` without Chromium (outside CI).
+async fn probe(name: &str, args: &[&str]) -> Option<Value> {
+    let Some(chromium) = chromium() else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "Chromium is missing in CI: .ci/run installs it (apt-get install chromium)"
+        );
+        eprintln!("skipped: no Chromium (/usr/bin/chromium)");
+        return None;
+    };
+    let html = page(name, args).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("probe.html");
+    std::fs::write(&file, html.replacen("</body>", PROBE, 1)).unwrap();
+    let mut cmd = Command::new(chromium);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--window-size=1800,1000",
+    ])
+    .arg(format!(
+        "--user-data-dir={}",
+        dir.path().join("profile").display()
+    ))
+    .arg("--dump-dom")
+    .arg(format!("file://{}", file.display()));
+    let out = output(cmd).await;
+    assert!(
+        out.status.success(),
+        "chromium: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let start =
+        dom.find("<pre id=\"kd-test\">").expect("the probe ran") + "<pre id=\"kd-test\">".len();
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let text = dom[start..end]
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")))
+}
+
+/// `controller.jsonl`: ten reconciles drawn as bars on their keys' lanes (`demo/flaky`'s three
+/// errors among its four), the controller's lane as concurrency, the summary's tables, the
+/// caption, and the chart as wide as the window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconciles_are_bars_on_their_keys_lanes_and_the_page_tells_its_story() {
+    let Some(report) = probe("controller", &[]).await else {
+        return;
+    };
+    let bars = &report["bars"];
+    assert_eq!(bars["demo/app-config"]["all"], 3, "{report}");
+    assert_eq!(bars["demo/flaky"]["all"], 4, "{report}");
+    assert_eq!(bars["demo/flaky"]["errors"], 3, "{report}");
+    assert_eq!(bars["demo/limits"]["all"], 3, "{report}");
+    assert_eq!(report["running"], 1, "{report}");
+    assert!(report["width"].as_f64().unwrap() > 1500.0, "{report}");
+    assert_eq!(
+        report["tables"], 3,
+        "the informer's, the handler's and the controller's: {report}"
+    );
+    assert_eq!(report["summaryPre"], 0, "{report}");
+    let headers = report["rowHeaders"].as_array().unwrap();
+    for label in ["relists", "reconciles", "keys still waiting at exit"] {
+        assert!(headers.iter().any(|h| h == label), "{label}: {report}");
+    }
+    assert_eq!(
+        report["story"], "web reconciled 10 times, 3 retries.",
+        "{report}"
+    );
+}
+
+/// `expired-watch.jsonl` with a handler: the 410 → relist mark is drawn over the backoff that
+/// starts at the same instant, with its label shown and the backoff's hidden; the caption says
+/// how long the watch was lost and what the relist found; the handler's tombstone `OnDelete`
+/// says what a Go handler gets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_410_stays_on_top_and_a_tombstone_says_what_go_gets() {
+    let Some(report) = probe("expired-watch", &["--handler", "web"]).await else {
+        return;
+    };
+    let layers = report["layers"].as_array().unwrap();
+    let last = layers.last().unwrap().as_array().unwrap();
+    let relist = last
+        .iter()
+        .find(|m| m["label"] == "410, relist")
+        .unwrap_or_else(|| panic!("the 410 is in the top layer: {report}"));
+    assert_eq!(relist["shown"], true, "{report}");
+    let backoff = layers[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["label"] == "backoff")
+        .unwrap_or_else(|| panic!("the backoff is beneath: {report}"));
+    assert_eq!(backoff["shown"], false, "{report}");
+    assert_eq!(
+        report["story"],
+        "the watch was lost for 1.23s; the relist found 1 deletion, delivered as a tombstone.",
+        "{report}"
+    );
+    let title = report["tombTitle"].as_str().unwrap();
+    assert!(
+        title.contains("OnDelete") && title.contains("cache.DeletedFinalStateUnknown"),
+        "{title}"
+    );
+    let tip = report["tombTip"].as_str().unwrap();
+    assert!(
+        tip.contains("obj = t.Obj") && tip.contains("silently drops this deletion"),
+        "{tip}"
+    );
+}
