@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
-    Controller, DeltaFifo, IndexSpec, Indexer, ProcessError, Queue, ReflectorStore,
+    DeltaFifo, IndexSpec, Indexer, InformerQueue, ProcessError, ProcessLoop, ReflectorStore,
 };
 use serde_json::value::RawValue;
 
@@ -138,7 +138,7 @@ fn fifo_throughput(c: &mut Criterion) {
                         fifo.close();
                     })
                 };
-                let mut controller = Controller::new(fifo, indexer);
+                let mut controller = ProcessLoop::new(fifo, indexer);
                 let indexer = controller.indexer().clone();
                 let mut batches = 0;
                 while controller.process_next().is_some() {

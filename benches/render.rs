@@ -21,7 +21,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use jiff::tz::TimeZone;
 use kube::api::ApiResource;
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{Batch, Controller, DeltaFifo, Indexer, ReflectorStore};
+use kubectl_deltas::cache::{Batch, DeltaFifo, Indexer, ProcessLoop, ReflectorStore};
 use kubectl_deltas::render::document::{Documents, Format};
 use kubectl_deltas::render::jsonl::JsonLines;
 use kubectl_deltas::render::timeline::{Timeline, TimelineOptions};
@@ -68,7 +68,7 @@ fn pod(i: usize, rv: u64, phase: &str, restarts: u64) -> Arc<Object> {
 fn scenario() -> Vec<Batch<Object>> {
     let indexer = Indexer::new();
     let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer);
     let mut version = vec![0u64; PODS];
     let mut batches = Vec::with_capacity(EVENTS);
     for event in 0..EVENTS {

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant, SystemTime};
 use common::vm_hwm;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
-    Batch, Consumption, Informer, InformerConfig, InformerSink, Queue, ReflectorConfig,
+    Batch, Consumption, Informer, InformerConfig, InformerQueue, InformerSink, ReflectorConfig,
     ReflectorEvent,
 };
 use kubectl_deltas::source::recording::{Pace, RecordingListerWatcher, RecordingReader};
@@ -133,11 +133,11 @@ struct Figures {
 struct Count(AtomicU64);
 
 impl InformerSink for Count {
-    fn batch(&self, _: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {
+    fn batch(&self, _: Batch<Object>, _: SystemTime, _: &dyn InformerQueue<Object>) {
         self.0.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn event(&self, _: ReflectorEvent, _: &dyn Queue<Object>) {}
+    fn event(&self, _: ReflectorEvent, _: &dyn InformerQueue<Object>) {}
 }
 
 async fn replay(path: &Path) -> Figures {

@@ -38,7 +38,7 @@ mod common;
 #[path = "../tests/it/support/mod.rs"]
 mod support;
 
-use kubectl_deltas::cache::Queue;
+use kubectl_deltas::cache::InformerQueue;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -47,7 +47,7 @@ use common::vm_hwm;
 use kube::api::ApiResource;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
-    Controller, DeltaFifo, Indexer, Reflector, ReflectorConfig, ReflectorStore,
+    DeltaFifo, Indexer, ProcessLoop, Reflector, ReflectorConfig, ReflectorStore,
 };
 use kubectl_deltas::source::{KubeListerWatcher, client_without_retry};
 use serde_json::{Value, json};
@@ -145,7 +145,7 @@ async fn library_sync(server: &FakeApiServer) -> (Duration, usize) {
     let consumer = {
         let fifo = fifo.clone();
         std::thread::spawn(move || {
-            let mut controller = Controller::new(fifo.clone(), indexer);
+            let mut controller = ProcessLoop::new(fifo.clone(), indexer);
             while controller.process_next().is_some() {
                 if fifo.has_synced() {
                     break;

@@ -7,14 +7,16 @@
 //!
 //! The Reflector lists and watches (`KubeListerWatcher`, a `ListerWatcher` on a `kube::Client`),
 //! writes into the queue through the producer contract every queue implements
-//! (`ReflectorStore`), and a consumer thread pops it into an `Indexer` with a `Controller`, as
+//! (`ReflectorStore`), and a consumer thread pops it into an `Indexer` with a `ProcessLoop`, as
 //! `processDeltas` does. Ctrl-C ends it.
 
 use std::sync::Arc;
 
 use kube::api::ApiResource;
 use kube::discovery::{self, Scope};
-use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, Queue, Reflector, ReflectorConfig};
+use kubectl_deltas::cache::{
+    DeltaFifo, Indexer, InformerQueue, ProcessLoop, Reflector, ReflectorConfig,
+};
 use kubectl_deltas::source::KubeListerWatcher;
 
 #[tokio::main]
@@ -45,7 +47,7 @@ async fn main() -> anyhow::Result<()> {
     let consumer = {
         let fifo = fifo.clone();
         std::thread::spawn(move || {
-            let mut controller = Controller::new(fifo, indexer);
+            let mut controller = ProcessLoop::new(fifo, indexer);
             while let Some(batch) = controller.process_next() {
                 let types: Vec<String> = batch
                     .deltas

@@ -15,7 +15,7 @@
 //! use kube::api::ApiResource;
 //! use kubectl_deltas::Object;
 //! use kubectl_deltas::cache::{
-//!     Controller, DeltaFifo, DeltaType, IndexSpec, Indexer, ReflectorStore,
+//!     ProcessLoop, DeltaFifo, DeltaType, IndexSpec, Indexer, ReflectorStore,
 //! };
 //!
 //! let pods = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
@@ -33,7 +33,7 @@
 //! fifo.update(pod("web-1"));
 //! fifo.delete(pod("web-2").into());
 //!
-//! let mut controller = Controller::new(fifo.clone(), indexer);
+//! let mut controller = ProcessLoop::new(fifo.clone(), indexer);
 //! let first = controller.process_next().unwrap();
 //! assert_eq!(first.key.as_deref(), Some("default/web-1"));
 //! let types: Vec<DeltaType> = first.deltas.iter().map(|d| d.type_).collect();

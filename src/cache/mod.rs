@@ -12,8 +12,8 @@
 //! | [`listwatch`] | the `ListerWatcher` the Reflector depends on, what a source implements | `listwatch.go` |
 //! | [`reflector`] | the Reflector: an explicit state machine, its backoff, its consistency check | `reflector.go`, `wait/backoff.go` |
 //! | [`store`] (folder) | what a Reflector writes into ([`ReflectorStore`]), the [`Indexer`] and its index specs, the stores a Reflector may feed with no consumer ([`UndeltaStore`], [`ExpirationCache`]) | `store.go`, `thread_safe_store.go`, `index.go`, `undelta_store.go`, `expiration_cache.go` |
-//! | `queue/` | the [`Queue`] between the Reflector and the consumer, and its kinds ([`DeltaFifo`], [`RealFifo`], plain [`Fifo`]) | `delta_fifo.go`, `the_real_fifo.go`, `fifo.go` |
-//! | `informer/` | one resource's [`Informer`]: the consumer ([`Controller`], [`process_deltas`]) and a shared informer's handlers ([`SharedInformer`] → [`SharedProcessor`] → [`ProcessorListener`]) | `controller.go`, `shared_informer.go` |
+//! | `queue/` | the [`InformerQueue`] between the Reflector and the consumer, and its kinds ([`DeltaFifo`], [`RealFifo`], plain [`Fifo`]) | `delta_fifo.go`, `the_real_fifo.go`, `fifo.go` |
+//! | `informer/` | one resource's [`Informer`]: the consumer ([`ProcessLoop`], [`process_deltas`]) and a shared informer's handlers ([`SharedInformer`] → [`SharedProcessor`] → [`ProcessorListener`]) | `controller.go`, `shared_informer.go` |
 //! | `workqueue/` | what a controller does with its handlers' notifications: client-go's `util/workqueue` (the queue with its dirty and processing sets, the delaying heap, the rate limiters), controller-runtime's priority queue, and controller-runtime's worker loop over either, on the caller's clock | `util/workqueue`, controller-runtime's `priorityqueue` and `internal/controller` |
 //! | `triggers/` | what turns an object's change into a reconcile request in both controller runtimes: predicates, and an owned object's owners | controller-runtime's `pkg/predicate`, `pkg/handler/enqueue_owner.go`; kube-runtime's `utils/predicate.rs`, `controller/trigger.rs` |
 //! | `kube_runtime/` | what a kube-rs controller does with the same stream: kube-runtime's watcher events (translated from the Reflector's), its store, scheduler and `Controller`, on the caller's clock | kube-runtime 5.0.0 (`watcher.rs`, `reflector/store.rs`, `scheduler.rs`, `controller/`) |
@@ -56,18 +56,18 @@ pub use client_go::{ClientGoVersion, ClientGoVersionError, PreRelease};
 pub use clock::{Clock, TokioClock};
 pub use delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo};
 pub use informer::{
-    Batch, BatchHandler, ConsumerGroup, Consumption, Controller, Delivery, Dispatch, Distribution,
+    Batch, BatchHandler, ConsumerGroup, Consumption, Delivery, Dispatch, Distribution,
     HandlerResync, InPop, Informer, InformerConfig, InformerError, InformerKind, InformerSink,
     ListenerHandler, ListenerId, ListenerStats, MINIMUM_RESYNC_PERIOD, NoSink, Notification,
-    ProcessorListener, Registration, ResourceEventHandler, ResourceVersioned, ResyncPlan,
-    ResyncWarning, SharedInformer, SharedInformerError, SharedProcessor, SyncRule, UpstreamSynced,
-    determine_resync_period, is_sync, process_delta, process_deltas,
+    ProcessLoop, ProcessorListener, Registration, ResourceEventHandler, ResourceVersioned,
+    ResyncPlan, ResyncWarning, SharedInformer, SharedInformerError, SharedProcessor, SyncRule,
+    UpstreamSynced, determine_resync_period, is_sync, process_delta, process_deltas,
 };
 pub use key::{CacheObject, key_from_parts, object_key, split_key, write_object_key};
 pub use key_glob::KeyGlob;
 pub use queue::{
-    DeltaFifo, Fifo, PopError, Popped, PoppedDeltas, PoppedObject, ProcessError, Queue, QueueKind,
-    QueueStats, RealFifo, ReplaceTombstones,
+    DeltaFifo, Fifo, InformerQueue, PopError, Popped, PoppedDeltas, PoppedObject, ProcessError,
+    QueueKind, QueueStats, RealFifo, ReplaceTombstones,
 };
 pub use reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,

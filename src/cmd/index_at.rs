@@ -13,8 +13,8 @@ use std::time::SystemTime;
 
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
-    Batch, IndexSpec, Indexer, IndexerReader, InformerSink, Notification, Queue, ReflectorEvent,
-    object_key,
+    Batch, IndexSpec, Indexer, IndexerReader, InformerQueue, InformerSink, Notification,
+    ReflectorEvent, object_key,
 };
 
 use crate::cli::narrow::Bound;
@@ -92,7 +92,7 @@ impl AtSink {
 }
 
 impl InformerSink for AtSink {
-    fn batch(&self, batch: Batch<Object>, at: SystemTime, _queue: &dyn Queue<Object>) {
+    fn batch(&self, batch: Batch<Object>, at: SystemTime, _queue: &dyn InformerQueue<Object>) {
         let mut state = self.lock();
         state.pops = state.pops.max(batch.seq);
         let within = match state.bound {
@@ -116,5 +116,5 @@ impl InformerSink for AtSink {
         }
     }
 
-    fn event(&self, _event: ReflectorEvent, _queue: &dyn Queue<Object>) {}
+    fn event(&self, _event: ReflectorEvent, _queue: &dyn InformerQueue<Object>) {}
 }

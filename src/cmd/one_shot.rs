@@ -17,7 +17,7 @@ use anyhow::Context as _;
 use futures_util::StreamExt as _;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
-    Batch, Informer, InformerError, InformerSink, Queue, ReflectorConfig, ReflectorError,
+    Batch, Informer, InformerError, InformerQueue, InformerSink, ReflectorConfig, ReflectorError,
     ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::render::printable;
@@ -104,9 +104,9 @@ pub struct RetryNotes {
 }
 
 impl InformerSink for RetryNotes {
-    fn batch(&self, _: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {}
+    fn batch(&self, _: Batch<Object>, _: SystemTime, _: &dyn InformerQueue<Object>) {}
 
-    fn event(&self, event: ReflectorEvent, _: &dyn Queue<Object>) {
+    fn event(&self, event: ReflectorEvent, _: &dyn InformerQueue<Object>) {
         if !self.notes {
             return;
         }

@@ -118,7 +118,7 @@ mod tests {
     use super::*;
 
     use crate::cache::ReflectorStore;
-    use crate::cache::{Controller, DeltaFifo, Indexer};
+    use crate::cache::{DeltaFifo, Indexer, ProcessLoop};
     use crate::object::Object;
 
     fn secret_batch() -> crate::cache::Batch<Object> {
@@ -129,7 +129,7 @@ mod tests {
             .unwrap();
         let fifo = Arc::new(DeltaFifo::new());
         fifo.add(Arc::new(obj));
-        Controller::new(fifo, Indexer::new())
+        ProcessLoop::new(fifo, Indexer::new())
             .try_process_next()
             .unwrap()
     }

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use super::*;
 
 use crate::cache::test_objects::bare_cm as cm;
-use crate::cache::{Batch, Controller, DeltaFifo, Indexer, RealFifo, ReflectorStore};
+use crate::cache::{Batch, DeltaFifo, Indexer, ProcessLoop, RealFifo, ReflectorStore};
 
 fn write(out: &mut JsonLines<Vec<u8>>, batch: &Batch<Object>) {
     let view = BatchView {
@@ -26,7 +26,7 @@ fn a_batch_is_one_flushed_line_with_every_schema_field() {
     let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
     fifo.replace(vec![cm("a", "10")], "10");
     fifo.update(cm("a", "11"));
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer);
     let mut out = JsonLines::new(Vec::new(), ObjectMode::Meta, false);
     write(&mut out, &controller.try_process_next().unwrap());
     write(&mut out, &controller.try_process_next().unwrap());
@@ -77,7 +77,7 @@ fn whole_list_deltas_have_no_key_and_count_their_objects() {
     queue.replace(vec![cm("a", "1"), cm("b", "2")], "2");
     queue.bookmark("7");
     queue.resync();
-    let mut controller = Controller::new(queue.clone(), indexer);
+    let mut controller = ProcessLoop::new(queue.clone(), indexer);
     // Even with whole objects asked for: a relist is counted, not repeated.
     let mut out = JsonLines::new(Vec::new(), ObjectMode::Full, false);
     while let Some(batch) = controller.try_process_next() {
@@ -156,7 +156,7 @@ fn a_relist_of_an_atomic_queue_names_each_deletion_with_its_tombstone() {
         vec![cm("kept", "1"), cm("changed", "4"), cm("new", "5")],
         "5",
     );
-    let mut controller = Controller::new(queue.clone(), indexer);
+    let mut controller = ProcessLoop::new(queue.clone(), indexer);
     let mut out = JsonLines::new(Vec::new(), ObjectMode::None, false);
     while let Some(batch) = controller.try_process_next() {
         write(&mut out, &batch);
@@ -200,7 +200,7 @@ fn each_delta_of_a_batch_of_several_keys_has_its_own_key() {
     queue.add(cm("a", "1"));
     queue.add(cm("b", "2"));
     queue.update(cm("a", "3"));
-    let mut controller = Controller::new(queue.clone(), indexer).batch_pop(5);
+    let mut controller = ProcessLoop::new(queue.clone(), indexer).batch_pop(5);
     let mut out = JsonLines::new(Vec::new(), ObjectMode::None, false);
     while let Some(batch) = controller.try_process_next() {
         write(&mut out, &batch);
@@ -248,7 +248,7 @@ fn the_informer_line_names_the_queue_and_its_pops() {
 fn object_none_omits_the_field() {
     let fifo = Arc::new(DeltaFifo::new());
     fifo.add(cm("a", "1"));
-    let mut controller = Controller::new(fifo, Indexer::new());
+    let mut controller = ProcessLoop::new(fifo, Indexer::new());
     let mut out = JsonLines::new(Vec::new(), ObjectMode::None, false);
     write(&mut out, &controller.try_process_next().unwrap());
     let line: Value = serde_json::from_slice(&out.into_inner()).unwrap();

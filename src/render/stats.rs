@@ -506,7 +506,7 @@ mod tests {
     use crate::cache::ReflectorStore;
     use crate::cache::reflector::RelistCause;
     use crate::cache::test_objects::bare_cm as cm;
-    use crate::cache::{Controller, DeltaFifo, Indexer, Queue};
+    use crate::cache::{DeltaFifo, Indexer, InformerQueue, ProcessLoop};
 
     #[test]
     fn buckets_cover_every_value_without_gaps() {
@@ -546,7 +546,7 @@ mod tests {
         fifo.update(cm("a", "11"));
         fifo.update(cm("a", "12"));
         let mut stats = InformerStats::default();
-        let mut controller = Controller::new(fifo.clone(), indexer);
+        let mut controller = ProcessLoop::new(fifo.clone(), indexer);
         while let Some(batch) = controller.try_process_next() {
             stats.record_batch(&batch);
         }
@@ -572,7 +572,7 @@ mod tests {
         let queue = Arc::new(crate::cache::RealFifo::atomic());
         queue.replace(vec![cm("a", "10"), cm("b", "11")], "12");
         let mut stats = InformerStats::default();
-        let mut controller = Controller::new(queue.clone(), indexer);
+        let mut controller = ProcessLoop::new(queue.clone(), indexer);
         let batch = controller.try_process_next().unwrap();
         stats.record_batch(&batch);
         assert_eq!(stats.count(DeltaType::ReplacedAll), 1);

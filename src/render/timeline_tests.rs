@@ -7,7 +7,7 @@ use serde_json::json;
 use super::*;
 
 use crate::cache::ReflectorStore;
-use crate::cache::{Controller, DeltaFifo, Indexer, Queue, RealFifo};
+use crate::cache::{DeltaFifo, Indexer, InformerQueue, ProcessLoop, RealFifo};
 use crate::render::{Push, StoreCall};
 
 fn pod(name: &str, rv: &str, phase: &str) -> Arc<Object> {
@@ -29,8 +29,8 @@ fn options() -> TimelineOptions {
 }
 
 /// Renders every batch `controller`'s queue holds, then returns the text.
-fn render<Q: Queue<Object> + ?Sized>(
-    controller: &mut Controller<Object, Q>,
+fn render<Q: InformerQueue<Object> + ?Sized>(
+    controller: &mut ProcessLoop<Object, Q>,
     options: TimelineOptions,
 ) -> String {
     let mut timeline = Timeline::new(Vec::new(), options);
@@ -68,7 +68,7 @@ fn without_waits(text: &str) -> Vec<String> {
 fn rows_show_time_seq_key_types_rv_wait_initial_and_changes() {
     let indexer = Indexer::new();
     let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer);
     fifo.replace(vec![pod("web-1", "10", "Pending")], "10");
     let initial = render(&mut controller, options());
     fifo.update(pod("web-1", "11", "Pending"));
@@ -95,7 +95,7 @@ fn sync_without_change_says_so_and_tombstones_are_marked() {
     indexer.add(pod("gone", "3", "Running"));
     indexer.add(pod("kept", "4", "Running"));
     let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer);
     fifo.resync();
     let synced = render(&mut controller, options());
     assert!(
@@ -124,7 +124,7 @@ fn sync_without_change_says_so_and_tombstones_are_marked() {
 fn colours_only_when_asked_for() {
     let indexer = Indexer::new();
     let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer);
     fifo.add(pod("a", "1", "Pending"));
     let plain = render(&mut controller, options());
     assert!(!plain.contains('\x1b'), "{plain:?}");
@@ -145,7 +145,7 @@ fn colours_only_when_asked_for() {
 fn wide_rows_add_uid_generation_owner_and_every_change() {
     let indexer = Indexer::new();
     let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer);
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
     let with_owner = |rv: &str, n: i64| {
         let mut obj = Object::new("web-1", &ar).within("default");
@@ -193,7 +193,7 @@ fn wide_rows_add_uid_generation_owner_and_every_change() {
 fn secret_values_stay_out_of_change_summaries() {
     let indexer = Indexer::new();
     let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer);
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&());
     let secret = |rv: &str, password: &str| {
         let mut obj = Object::new("db", &ar).within("default");
@@ -308,7 +308,7 @@ fn whole_list_deltas_are_one_row_each_with_their_object_count() {
     );
     queue.resync();
     let text = render(
-        &mut Controller::new(queue.clone(), indexer).batch_pop(1),
+        &mut ProcessLoop::new(queue.clone(), indexer).batch_pop(1),
         options(),
     );
     assert_eq!(
@@ -335,7 +335,7 @@ fn a_batch_of_several_keys_is_a_row_per_delta_with_its_own_changes() {
     queue.add(pod("c", "4", "Pending"));
     queue.delete(pod("b", "5", "Pending").into());
     let text = render(
-        &mut Controller::new(queue.clone(), indexer).batch_pop(3),
+        &mut ProcessLoop::new(queue.clone(), indexer).batch_pop(3),
         options(),
     );
     // Rows of one pop share its number; the wait is the batch's, on its first row.

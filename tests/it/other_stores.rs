@@ -15,8 +15,8 @@ use kubectl_deltas::cache::UndeltaStore;
 use kubectl_deltas::cache::reflector::BackoffConfig;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::{
-    Controller, DeltaFifo, DeltaObject, ExpirationCache, Fifo, Indexer, IndexerReader,
-    Notification, Queue, Reflector, ReflectorConfig, ReflectorEvent, ReflectorEventKind,
+    DeltaFifo, DeltaObject, ExpirationCache, Fifo, Indexer, IndexerReader, InformerQueue,
+    Notification, ProcessLoop, Reflector, ReflectorConfig, ReflectorEvent, ReflectorEventKind,
     object_key, process_deltas,
 };
 use kubectl_deltas::source::recording::{
@@ -123,7 +123,7 @@ async fn through_delta_fifo(name: &str) -> Heard {
     let indexer = Indexer::<Object>::new();
     let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
     let calls: Log<String> = Arc::default();
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer);
     let indexer = controller.indexer().clone();
     let sink = calls.clone();
     let drain = move || {
@@ -144,7 +144,7 @@ async fn through_delta_fifo(name: &str) -> Heard {
     }
 }
 
-/// `name` through a plain FIFO, popped (in the `Queue` shape) into an indexer by the same
+/// `name` through a plain FIFO, popped (in the `InformerQueue` shape) into an indexer by the same
 /// `process_deltas`; also the FIFO's `(coalesced, dropped)` counts.
 async fn through_fifo(name: &str) -> (Heard, (u64, u64)) {
     let mut consumer_indexer = Indexer::<Object>::new();

@@ -14,9 +14,9 @@ use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::BackoffConfig;
 use kubectl_deltas::cache::reflector::{Phase, WatchEndReason};
 use kubectl_deltas::cache::{
-    Batch, Consumption, Controller, DeltaFifo, DeltaObject, Indexer, IndexerReader, Informer,
-    InformerConfig, InformerError, InformerSink, Queue, Reflector, ReflectorConfig, ReflectorError,
-    ReflectorEvent, ReflectorEventKind, ReflectorStore,
+    Batch, Consumption, DeltaFifo, DeltaObject, Indexer, IndexerReader, Informer, InformerConfig,
+    InformerError, InformerQueue, InformerSink, ProcessLoop, Reflector, ReflectorConfig,
+    ReflectorError, ReflectorEvent, ReflectorEventKind, ReflectorStore,
 };
 use kubectl_deltas::source::recording::{
     Pace, RecordOptions, RecordedResource, Recorder, RecordingError, RecordingListerWatcher,
@@ -102,14 +102,14 @@ struct Collect {
 }
 
 impl InformerSink for Collect {
-    fn batch(&self, batch: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {
+    fn batch(&self, batch: Batch<Object>, _: SystemTime, _: &dyn InformerQueue<Object>) {
         self.batches.lock().unwrap().push(show(&batch));
         if let Some(delay) = self.delay {
             std::thread::sleep(delay);
         }
     }
 
-    fn event(&self, event: ReflectorEvent, _: &dyn Queue<Object>) {
+    fn event(&self, event: ReflectorEvent, _: &dyn InformerQueue<Object>) {
         let _ = self.events.send(event);
     }
 }
@@ -794,7 +794,7 @@ impl Live {
         });
         let batches = Arc::new(Mutex::new(Vec::new()));
         let sink = batches.clone();
-        let mut controller = Controller::new(fifo.clone(), indexer);
+        let mut controller = ProcessLoop::new(fifo.clone(), indexer);
         let indexer = controller.indexer().clone();
         let consumer = std::thread::spawn(move || {
             while let Some(batch) = controller.process_next() {

@@ -22,8 +22,8 @@ use std::time::{Duration, SystemTime};
 
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
-    Batch, Consumption, Delta, DeltaObject, Informer, InformerConfig, InformerSink, Notification,
-    Queue, QueueKind, ReflectorConfig, ReflectorEvent, ReflectorEventKind,
+    Batch, Consumption, Delta, DeltaObject, Informer, InformerConfig, InformerQueue, InformerSink,
+    Notification, QueueKind, ReflectorConfig, ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::source::recording::{Pace, RecordingListerWatcher, RecordingReader};
 use tokio_util::sync::CancellationToken;
@@ -164,11 +164,11 @@ struct Keep {
 }
 
 impl InformerSink for Keep {
-    fn batch(&self, batch: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {
+    fn batch(&self, batch: Batch<Object>, _: SystemTime, _: &dyn InformerQueue<Object>) {
         self.batches.lock().unwrap().push(batch);
     }
 
-    fn event(&self, event: ReflectorEvent, _: &dyn Queue<Object>) {
+    fn event(&self, event: ReflectorEvent, _: &dyn InformerQueue<Object>) {
         self.events.lock().unwrap().push(event);
     }
 }

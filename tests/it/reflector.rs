@@ -17,8 +17,8 @@ use tokio::task::JoinHandle;
 use kubectl_deltas::cache::reflector::BackoffConfig;
 use kubectl_deltas::cache::reflector::{Phase, RelistCause, WatchEndReason};
 use kubectl_deltas::cache::{
-    Controller, DeltaFifo, DeltaType, Indexer, IndexerReader, KnownObjects, Queue, Reflector,
-    ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind, ReflectorStore,
+    DeltaFifo, DeltaType, Indexer, IndexerReader, InformerQueue, KnownObjects, ProcessLoop,
+    Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind, ReflectorStore,
 };
 use kubectl_deltas::source::{KubeListerWatcher, client_without_retry};
 use support::fake_apiserver::{FakeApiServer, Fault, Request, Verb};
@@ -95,7 +95,7 @@ impl Harness {
 
         let batches = Arc::new(Mutex::new(Vec::new()));
         let sink = batches.clone();
-        let mut controller = Controller::new(fifo.clone(), indexer);
+        let mut controller = ProcessLoop::new(fifo.clone(), indexer);
         let indexer = controller.indexer().clone();
         let consumer = std::thread::spawn(move || {
             while let Some(batch) = controller.process_next() {

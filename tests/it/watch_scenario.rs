@@ -618,7 +618,7 @@ mod schema {
     )]
     pub enum Event {
         InformerStart {
-            queue: Queue,
+            queue: InformerQueue,
             batch_pop: u32,
             profile: Profile,
         },
@@ -709,7 +709,7 @@ mod schema {
     #[derive(Debug, Deserialize)]
     #[serde(rename_all = "camelCase", deny_unknown_fields)]
     pub struct ProfileSettings {
-        pub fifo: Setting<Queue>,
+        pub fifo: Setting<InformerQueue>,
         pub batch_pop: Setting<u32>,
         pub legacy_sync: Setting<bool>,
         pub watch_list: Setting<bool>,
@@ -733,7 +733,7 @@ mod schema {
 
     #[derive(Debug, Deserialize, PartialEq, Eq)]
     #[serde(rename_all = "kebab-case")]
-    pub enum Queue {
+    pub enum InformerQueue {
         Delta,
         Real,
         Atomic,

@@ -1,7 +1,7 @@
 //! What a handler of an informer is told, and how a popped batch becomes those calls: client-go's
 //! `ResourceEventHandler` (`controller.go`) and `processDeltas`, which applies each delta to the
 //! cache and tells the handler what it did. Every consumer applies batches through
-//! [`process_deltas`]: the plain [`Controller`](crate::cache::Controller), the
+//! [`process_deltas`]: the plain [`ProcessLoop`](crate::cache::ProcessLoop), the
 //! [`SharedInformer`](crate::cache::SharedInformer)'s `HandleDeltas` and an instant replay's inline pops.
 
 use std::sync::Arc;

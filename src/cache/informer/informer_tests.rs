@@ -42,7 +42,7 @@ impl Seen {
 }
 
 impl InformerSink for Seen {
-    fn batch(&self, batch: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {
+    fn batch(&self, batch: Batch<Object>, _: SystemTime, _: &dyn InformerQueue<Object>) {
         let key = batch.key.as_deref().unwrap_or("*");
         self.lines
             .lock()
@@ -53,7 +53,7 @@ impl InformerSink for Seen {
         }
     }
 
-    fn event(&self, event: ReflectorEvent, _: &dyn Queue<Object>) {
+    fn event(&self, event: ReflectorEvent, _: &dyn InformerQueue<Object>) {
         let kind = match event.kind {
             ReflectorEventKind::Resync { keys } => format!("resynced {keys}"),
             ReflectorEventKind::ListDone { items, .. } => format!("listed {items}"),
@@ -62,7 +62,7 @@ impl InformerSink for Seen {
         self.lines.lock().unwrap().push(kind);
     }
 
-    fn resync(&self, at: SystemTime, queue: &dyn Queue<Object>) {
+    fn resync(&self, at: SystemTime, queue: &dyn InformerQueue<Object>) {
         if self.note_resyncs {
             self.lines.lock().unwrap().push("resync".into());
         }
@@ -71,7 +71,7 @@ impl InformerSink for Seen {
         self.event(ReflectorEvent { at, kind }, queue);
     }
 
-    fn synced(&self, _: SystemTime, _: &dyn Queue<Object>) {
+    fn synced(&self, _: SystemTime, _: &dyn InformerQueue<Object>) {
         self.lines.lock().unwrap().push("synced".into());
         if let Some(stop) = &self.stop_at_sync {
             stop.cancel();
@@ -247,11 +247,11 @@ async fn a_resync_goes_through_the_sink_which_queues_it() {
 struct Panics;
 
 impl InformerSink for Panics {
-    fn batch(&self, _: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {
+    fn batch(&self, _: Batch<Object>, _: SystemTime, _: &dyn InformerQueue<Object>) {
         panic!("a renderer bug");
     }
 
-    fn event(&self, _: ReflectorEvent, _: &dyn Queue<Object>) {}
+    fn event(&self, _: ReflectorEvent, _: &dyn InformerQueue<Object>) {}
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,13 +4,13 @@
 //! handing each batch to a [`InformerSink`].
 //!
 //! ```text
-//!  ListerWatcher ─▶ Reflector ─▶ Queue ─pop─▶ Controller (process_deltas ─▶ Indexer) ─▶ sink.batch
-//!                      └─ events, resync ticks ─────────────────────────────────────────▶ sink.event
+//!  ListerWatcher ─▶ Reflector ─▶ Queue ─pop─▶ ProcessLoop (process_deltas ─▶ Indexer) ─▶ sink.batch
+//!                      └─ events, resync ticks ──────────────────────────────────────────▶ sink.event
 //! ```
 //!
 //! Invariants:
 //! - The consumer is the Indexer's only writer, by type: the informer builds the [`Indexer`],
-//!   registers its indices, and moves it to the consumer when it runs (into the [`Controller`],
+//!   registers its indices, and moves it to the consumer when it runs (into the [`ProcessLoop`],
 //!   or the [`SharedInformer`] the controller applies through); everyone else, the queue's
 //!   known-objects checks included, holds an [`IndexerReader`] ([`indexer`](Informer::indexer)).
 //!   client-go's `GetIndexer()` hands out the writable store instead.
@@ -39,19 +39,19 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-mod controller;
 mod handler;
 mod listener;
+mod process_loop;
 mod processor;
 mod resync_plan;
 mod shared_informer;
 
-pub use controller::{Batch, BatchHandler, ConsumerGroup, Controller, InPop};
 pub use handler::{Notification, ResourceEventHandler, process_delta, process_deltas};
 pub use listener::{
     Delivery, Dispatch, ListenerHandler, ListenerId, ListenerStats, ProcessorListener,
     UpstreamSynced,
 };
+pub use process_loop::{Batch, BatchHandler, ConsumerGroup, InPop, ProcessLoop};
 pub use processor::{Distribution, SharedProcessor};
 pub use resync_plan::{
     HandlerResync, MINIMUM_RESYNC_PERIOD, ResyncPlan, ResyncWarning, determine_resync_period,
@@ -63,7 +63,9 @@ pub use shared_informer::{
 use crate::cache::clock::Clock;
 use crate::cache::delta::DeltaObject;
 use crate::cache::listwatch::ListerWatcher;
-use crate::cache::queue::{DeltaFifo, Queue, QueueKind, QueueStats, RealFifo, ReplaceTombstones};
+use crate::cache::queue::{
+    DeltaFifo, InformerQueue, QueueKind, QueueStats, RealFifo, ReplaceTombstones,
+};
 use crate::cache::reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorEvent, ReflectorEventKind,
     ReflectorObserver,
@@ -137,7 +139,7 @@ impl Default for InformerConfig {
 
 impl InformerConfig {
     /// The queue this configuration asks for, `known` its known objects.
-    fn build_queue(&self, known: Arc<dyn KnownObjects<Object>>) -> Arc<dyn Queue<Object>> {
+    fn build_queue(&self, known: Arc<dyn KnownObjects<Object>>) -> Arc<dyn InformerQueue<Object>> {
         match self.queue {
             QueueKind::Delta => Arc::new(
                 DeltaFifo::new()
@@ -169,15 +171,15 @@ pub trait InformerSink: Send + Sync + 'static {
     /// was popped ([`Batch::time`]); called on the consumer's thread, in pop order, outside the
     /// cache's locks. The next pop waits for it to return (client-go's `processLoop` waits only
     /// for `process`, which for a shared informer is `HandleDeltas`: keep this quick).
-    fn batch(&self, batch: Batch<Object>, at: SystemTime, queue: &dyn Queue<Object>);
+    fn batch(&self, batch: Batch<Object>, at: SystemTime, queue: &dyn InformerQueue<Object>);
 
     /// A step of the Reflector (a list, a watch, a bookmark, a backoff…), when it happens.
-    fn event(&self, event: ReflectorEvent, queue: &dyn Queue<Object>);
+    fn event(&self, event: ReflectorEvent, queue: &dyn InformerQueue<Object>);
 
     /// A resync at `at`: queue the resync (`queue.resync()`, as client-go's `store.Resync`) and
     /// report it. Overridden by a sink that must write the resync before the batches it queues
     /// can be popped.
-    fn resync(&self, at: SystemTime, queue: &dyn Queue<Object>) {
+    fn resync(&self, at: SystemTime, queue: &dyn InformerQueue<Object>) {
         let keys = queue.resync();
         let kind = ReflectorEventKind::Resync { keys };
         self.event(ReflectorEvent { at, kind }, queue);
@@ -189,7 +191,7 @@ pub trait InformerSink: Send + Sync + 'static {
     /// the Reflector's thread right after that `Replace`, once the handlers were let notice the
     /// sync ([`SharedInformer::notice_sync`]); under [`Consumption::Inline`] they are told right
     /// after this returns.
-    fn synced(&self, _at: SystemTime, _queue: &dyn Queue<Object>) {}
+    fn synced(&self, _at: SystemTime, _queue: &dyn InformerQueue<Object>) {}
 }
 
 /// A sink that drops everything: an informer only there to fill its Indexer.
@@ -197,21 +199,21 @@ pub trait InformerSink: Send + Sync + 'static {
 pub struct NoSink;
 
 impl InformerSink for NoSink {
-    fn batch(&self, _: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {}
-    fn event(&self, _: ReflectorEvent, _: &dyn Queue<Object>) {}
+    fn batch(&self, _: Batch<Object>, _: SystemTime, _: &dyn InformerQueue<Object>) {}
+    fn event(&self, _: ReflectorEvent, _: &dyn InformerQueue<Object>) {}
 }
 
 /// One resource's informer: Reflector, queue, Indexer and consumer (see the module
 /// documentation). Shared as `Arc<Informer>`: a replay source holds it to drain it and resync it.
 pub struct Informer {
-    queue: Arc<dyn Queue<Object>>,
+    queue: Arc<dyn InformerQueue<Object>>,
     /// The cache, for everyone but the consumer.
     indexer: IndexerReader<Object>,
     /// The cache's writer, from `new` until `run` moves it to the consumer.
     writer: Mutex<Option<Indexer<Object>>>,
     /// The consumer, built by `run`; locked for its life by the consumer thread, or by each
     /// `drain`.
-    controller: Mutex<Option<Controller<Object, dyn Queue<Object>>>>,
+    controller: Mutex<Option<ProcessLoop<Object, dyn InformerQueue<Object>>>>,
     /// Serializes `drain`s: one turn at a time.
     turn: Mutex<()>,
     /// Handlers registered before `run`, which registers them with the shared informer.
@@ -457,10 +459,10 @@ impl Informer {
             InformerKind::Plain => (Vec::new(), in_pop),
         };
         let mut controller = if handlers.is_empty() {
-            Controller::new(self.queue.clone(), indexer)
+            ProcessLoop::new(self.queue.clone(), indexer)
         } else {
             let shared = self.start_handlers(indexer, handlers, reflector, clock.clone())?;
-            Controller::with_shared_informer(self.queue.clone(), shared)
+            ProcessLoop::with_shared_informer(self.queue.clone(), shared)
         }
         .batch_pop(self.config.batch_pop)
         .group(self.group.clone())
@@ -729,7 +731,11 @@ impl Informer {
         }
     }
 
-    fn handle(&self, controller: &Controller<Object, dyn Queue<Object>>, batch: Batch<Object>) {
+    fn handle(
+        &self,
+        controller: &ProcessLoop<Object, dyn InformerQueue<Object>>,
+        batch: Batch<Object>,
+    ) {
         // Stamped when popped: a plain informer's handler ran inside the pop since.
         let at = batch.time;
         // The handlers hear of a sync this pop made before the sink reports the batch: a limit

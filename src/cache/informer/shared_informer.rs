@@ -129,7 +129,7 @@ struct Lifecycle {
 /// use kube::api::ApiResource;
 /// use kubectl_deltas::Object;
 /// use kubectl_deltas::cache::{
-///     DeltaFifo, Delivery, Indexer, Notification, Queue, ReflectorStore, SharedInformer, TokioClock,
+///     DeltaFifo, Delivery, Indexer, Notification, InformerQueue, ReflectorStore, SharedInformer, TokioClock,
 /// };
 ///
 /// let pods = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());

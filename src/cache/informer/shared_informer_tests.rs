@@ -8,7 +8,7 @@ use super::*;
 use crate::cache::ReflectorStore;
 use crate::cache::test_handlers::{DEADLINE, ManualClock, Recorder, describe};
 use crate::cache::test_objects::cm;
-use crate::cache::{ClientGoVersion, Delivery, Delta, DeltaFifo, Queue, ResyncWarning};
+use crate::cache::{ClientGoVersion, Delivery, Delta, DeltaFifo, InformerQueue, ResyncWarning};
 
 fn secs(s: u64) -> Duration {
     Duration::from_secs(s)
@@ -53,7 +53,7 @@ impl Fixture {
     /// Pops everything queued through `HandleDeltas`; returns the distributions.
     fn drain(&self) -> Vec<Distribution<Object>> {
         let mut all = Vec::new();
-        let fifo: &dyn Queue<Object> = self.fifo.as_ref();
+        let fifo: &dyn InformerQueue<Object> = self.fifo.as_ref();
         while fifo
             .try_pop_batch(1, &mut |deltas, initial| {
                 all.extend(self.informer.handle_deltas(deltas, initial));
@@ -568,7 +568,7 @@ fn a_late_handler_is_told_it_synced_only_after_its_on_add_for_every_cached_objec
         vec![cm("ns", "a", 1), cm("ns", "b", 1), cm("ns", "c", 1)],
         "1",
     );
-    let queue: &dyn Queue<Object> = fifo.as_ref();
+    let queue: &dyn InformerQueue<Object> = fifo.as_ref();
     while queue
         .try_pop_batch(1, &mut |deltas, initial| {
             informer.handle_deltas(deltas, initial);

@@ -12,7 +12,7 @@
 //! - `pop` runs `process` with the queue lock held, exactly as client-go does, so `process` must be
 //!   quick: it is meant to apply a batch to the [`Indexer`](crate::cache::Indexer). Anything slow (event
 //!   handlers, rendering) belongs after `pop` returns, which is what
-//!   [`Controller`](crate::cache::Controller) does. The consequence for backpressure: a slow handler does
+//!   [`ProcessLoop`](crate::cache::ProcessLoop) does. The consequence for backpressure: a slow handler does
 //!   not block the producer; deltas accumulate in the queue (coalescing per key), and
 //!   [`len`](DeltaFifo::len) shows the growth.
 //! - Deletion tombstones for known objects and resync deltas are queued in sorted key order (client-go
@@ -41,7 +41,7 @@ use std::time::Instant;
 use self::state::{Listed, State};
 use crate::cache::key::CacheObject;
 
-use super::{PopError, PoppedDeltas, ProcessError, Queue, QueueKind, QueueStats};
+use super::{InformerQueue, PopError, PoppedDeltas, ProcessError, QueueKind, QueueStats};
 use crate::cache::delta::{DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas};
 use crate::cache::store::KnownObjects;
 use crate::cache::store::ReflectorStore;
@@ -465,7 +465,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for DeltaFifo<K> {
     }
 }
 
-impl<K: CacheObject + Send + Sync> Queue<K> for DeltaFifo<K> {
+impl<K: CacheObject + Send + Sync> InformerQueue<K> for DeltaFifo<K> {
     /// Closes the FIFO: blocked and later `pop` calls drain what is queued, then return
     /// [`PopError::Closed`]. Producers may still queue; those batches are popped too.
     fn close(&self) {
@@ -516,7 +516,7 @@ impl<K: CacheObject + Send + Sync> Queue<K> for DeltaFifo<K> {
     }
 }
 
-/// A `process` function of the [`Queue`] interface, which cannot fail, as a DeltaFIFO one.
+/// A `process` function of the [`InformerQueue`] interface, which cannot fail, as a DeltaFIFO one.
 fn infallible<K>(
     process: &mut dyn FnMut(&Deltas<K>, bool),
 ) -> impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<Infallible>> + '_ {

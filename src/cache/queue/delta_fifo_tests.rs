@@ -12,7 +12,7 @@ use proptest::prelude::*;
 use super::pending::{Pending, Queued};
 use super::*;
 use crate::cache::test_objects::{cm, node, rv};
-use crate::cache::{Controller, Indexer, IndexerReader, ReplaceTombstones, object_key};
+use crate::cache::{Indexer, IndexerReader, ProcessLoop, ReplaceTombstones, object_key};
 
 type Fifo = DeltaFifo<Object>;
 
@@ -677,7 +677,7 @@ proptest! {
     fn random_operations_keep_invariants_and_converge(ops in proptest::collection::vec(op(), 1..60)) {
         let indexer = Indexer::new();
         let fifo = Arc::new(fifo_with(&indexer));
-        let mut controller = Controller::new(fifo.clone(), indexer);
+        let mut controller = ProcessLoop::new(fifo.clone(), indexer);
         let indexer = controller.indexer().clone();
         // What the server holds: key → resourceVersion.
         let mut truth: BTreeMap<String, u64> = BTreeMap::new();

@@ -11,7 +11,7 @@
 //!
 //! A [`Reflector`](crate::cache::Reflector) feeds it as the [`ReflectorStore`] it is. For a
 //! consumer written against
-//! [`Queue`](crate::cache::Queue)'s pops, [`pop_deltas`](Fifo::pop_deltas) hands each object out as a
+//! [`InformerQueue`](crate::cache::InformerQueue)'s pops, [`pop_deltas`](Fifo::pop_deltas) hands each object out as a
 //! one-delta [`Deltas`] (see there for the adaptation).
 //!
 //! ## Where this differs from client-go, and why
@@ -29,8 +29,8 @@ use std::time::Instant;
 
 use hashbrown::{HashMap, HashSet};
 
+use super::{InformerQueue, PoppedDeltas, QueueKind, QueueStats};
 use super::{PopError, ProcessError};
-use super::{PoppedDeltas, Queue, QueueKind, QueueStats};
 use crate::cache::delta::{Delta, DeltaObject, DeltaType, Deltas};
 use crate::cache::key::{CacheObject, object_key};
 use crate::cache::store::ReflectorStore;
@@ -290,7 +290,7 @@ impl<K> Fifo<K> {
         }
     }
 
-    /// [`pop`](Fifo::pop) in the shape of [`Queue::pop_batch`](crate::cache::Queue::pop_batch): the
+    /// [`pop`](Fifo::pop) in the shape of [`InformerQueue::pop_batch`](crate::cache::InformerQueue::pop_batch): the
     /// object comes as one `Sync` delta under its key, and `process` cannot fail. `Sync` is
     /// client-go's type for "the object as it is now", which is all a FIFO knows: whether the
     /// consumer has it already is for the consumer to find out, as
@@ -493,7 +493,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for Fifo<K> {
 /// [`ReflectorStore`] one, so a deletion is applied and never queued; a pop is
 /// [`pop_deltas`](Fifo::pop_deltas)'s one `Sync` delta, whatever `max` asks (a FIFO pop is one
 /// key, as a DeltaFIFO's).
-impl<K: CacheObject + Send + Sync> Queue<K> for Fifo<K> {
+impl<K: CacheObject + Send + Sync> InformerQueue<K> for Fifo<K> {
     /// Closes the FIFO: blocked and later pops drain what waits, then return
     /// [`PopError::Closed`]. Producers may still write; what they queue is popped too.
     fn close(&self) {

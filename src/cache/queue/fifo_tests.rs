@@ -477,7 +477,7 @@ fn a_blocked_pop_waits_for_an_object_not_for_an_entry() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The `Queue`-shaped pop and the Reflector's calls
+// The `InformerQueue`-shaped pop and the Reflector's calls
 
 #[test]
 fn pop_deltas_hands_out_one_sync_delta_and_process_deltas_applies_it() {

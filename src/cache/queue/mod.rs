@@ -1,4 +1,4 @@
-//! The queue between a Reflector and an informer's consumer: client-go's `Queue` (plus
+//! The queue between a Reflector and an informer's consumer: client-go's `InformerQueue` (plus
 //! `ReflectorBookmarkStore` and `QueueWithBatch`), and the queues an informer may run (see
 //! `docs/queues.md`):
 //!
@@ -107,7 +107,7 @@ pub struct PoppedDeltas<K> {
     pub enqueued_at: Instant,
     /// When they were popped.
     pub popped_at: Instant,
-    /// Entries still queued after this pop (see [`Queue::len`]).
+    /// Entries still queued after this pop (see [`InformerQueue::len`]).
     pub queue_len: usize,
 }
 
@@ -131,19 +131,19 @@ pub struct QueueStats {
     pub synced: bool,
 }
 
-/// A queue between a Reflector (producer) and a consumer, shared as `Arc<dyn Queue<K>>` or used
+/// A queue between a Reflector (producer) and a consumer, shared as `Arc<dyn InformerQueue<K>>` or used
 /// through a generic parameter. Every method takes `&self`.
 ///
 /// The producer side is [`ReflectorStore`], its supertrait, whose methods and contracts every
 /// queue implements once; what this trait adds is the consumer's side.
-pub trait Queue<K>: ReflectorStore<K> {
+pub trait InformerQueue<K>: ReflectorStore<K> {
     /// Which queue this is.
     fn kind(&self) -> QueueKind;
 
     /// Closes the queue: pops drain what is queued, then report the end.
     fn close(&self);
 
-    /// Whether [`close`](Queue::close) was called.
+    /// Whether [`close`](InformerQueue::close) was called.
     fn is_closed(&self) -> bool;
 
     /// Entries queued: keys for the DeltaFIFO, deltas for the RealFIFO.
@@ -169,7 +169,7 @@ pub trait Queue<K>: ReflectorStore<K> {
         process: &mut dyn FnMut(&Deltas<K>, bool),
     ) -> Option<PoppedDeltas<K>>;
 
-    /// Like [`pop_batch`](Queue::pop_batch) but returns `None` at once when nothing is queued
+    /// Like [`pop_batch`](InformerQueue::pop_batch) but returns `None` at once when nothing is queued
     /// (closed or not).
     fn try_pop_batch(
         &self,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::delta_fifo::DeltaFifo;
 use super::fifo::Fifo;
 use super::real_fifo::RealFifo;
-use super::{Queue, QueueKind};
+use super::{InformerQueue, QueueKind};
 use crate::cache::key::CacheObject;
 use crate::cache::store::KnownObjects;
 
@@ -20,7 +20,7 @@ impl QueueKind {
         self,
         known: Arc<dyn KnownObjects<K>>,
         emit_delta_type_replaced: bool,
-    ) -> Arc<dyn Queue<K>>
+    ) -> Arc<dyn InformerQueue<K>>
     where
         K: CacheObject + Send + Sync + 'static,
     {

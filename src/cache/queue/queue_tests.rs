@@ -1,4 +1,4 @@
-//! What the queues share: the [`Queue`] interface, and the property that the choice of informer
+//! What the queues share: the [`InformerQueue`] interface, and the property that the choice of informer
 //! queue never changes what the consumer's cache ends up holding (the plain FIFO, which never
 //! delivers a deletion, leaves every live object right and may keep deleted ones).
 
@@ -10,7 +10,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::cache::test_objects::{cm, rv};
-use crate::cache::{Controller, DeltaType, Indexer, object_key};
+use crate::cache::{DeltaType, Indexer, ProcessLoop, object_key};
 
 #[test]
 fn build_makes_the_queue_its_kind_names() {
@@ -38,7 +38,7 @@ fn build_passes_the_legacy_sync_choice_to_the_per_object_queues() {
 
 #[test]
 fn the_delta_fifo_pops_one_key_whatever_the_batch_size_and_ignores_bookmarks() {
-    let queue: Arc<dyn Queue<Object>> = Arc::new(DeltaFifo::new());
+    let queue: Arc<dyn InformerQueue<Object>> = Arc::new(DeltaFifo::new());
     queue.add(cm("ns", "a", 1));
     queue.update(cm("ns", "a", 2));
     queue.add(cm("ns", "b", 3));
@@ -141,7 +141,7 @@ fn script(ops: Vec<Op>) -> (Vec<Call>, BTreeMap<String, u64>) {
 fn run(kind: QueueKind, calls: &[Call], batch_pop: usize) -> BTreeMap<String, u64> {
     let indexer = Indexer::new();
     let queue = kind.build(Arc::new(indexer.reader()), true);
-    let mut controller = Controller::new(queue.clone(), indexer).batch_pop(batch_pop);
+    let mut controller = ProcessLoop::new(queue.clone(), indexer).batch_pop(batch_pop);
     let indexer = controller.indexer().clone();
     for call in calls {
         match call {

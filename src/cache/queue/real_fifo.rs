@@ -1,6 +1,6 @@
 //! The RealFIFO (client-go's `tools/cache/the_real_fifo.go`, v0.33–v0.36): every delta the
 //! Reflector produces, in arrival order, handed to the consumer one by one (or, with
-//! [`pop_batch`](Queue::pop_batch), a few consecutive ones at a time).
+//! [`pop_batch`](InformerQueue::pop_batch), a few consecutive ones at a time).
 //!
 //! Unlike the [`DeltaFifo`](crate::cache::DeltaFifo), nothing is merged per key and nothing is deduplicated:
 //! an object updated three times while the consumer is busy is delivered three times, and a
@@ -38,7 +38,7 @@ use std::time::Instant;
 use crate::cache::key::CacheObject;
 use hashbrown::{HashMap, HashSet};
 
-use super::{PoppedDeltas, Queue, QueueKind, QueueStats};
+use super::{InformerQueue, PoppedDeltas, QueueKind, QueueStats};
 use crate::cache::delta::{
     DeletedFinalStateUnknown, Delta, DeltaObject, DeltaType, Deltas, ListInfo,
 };
@@ -140,7 +140,7 @@ impl<K> State<K> {
 }
 
 /// A queue of deltas in arrival order (client-go's `RealFIFO`), shared as `Arc<RealFifo<K>>`
-/// between the producer and the consumer. It is used through the [`Queue`] trait.
+/// between the producer and the consumer. It is used through the [`InformerQueue`] trait.
 pub struct RealFifo<K> {
     state: Mutex<State<K>>,
     /// Signalled when a delta is queued or the FIFO is closed.
@@ -480,7 +480,7 @@ impl<K: CacheObject + Send + Sync> ReflectorStore<K> for RealFifo<K> {
     }
 }
 
-impl<K: CacheObject + Send + Sync> Queue<K> for RealFifo<K> {
+impl<K: CacheObject + Send + Sync> InformerQueue<K> for RealFifo<K> {
     fn kind(&self) -> QueueKind {
         if self.is_atomic() {
             QueueKind::Atomic

@@ -11,7 +11,7 @@ use super::*;
 use crate::cache::listwatch::{ApiStatus, ListPage};
 use crate::cache::reflector::event::NoObserver;
 use crate::cache::testing::{ManualClock, Reply, ScriptedListerWatcher};
-use crate::cache::{DeltaFifo, Queue, QueueKind};
+use crate::cache::{DeltaFifo, InformerQueue, QueueKind};
 
 fn ar() -> ApiResource {
     ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&())
@@ -34,7 +34,7 @@ fn expired() -> SourceError {
 }
 
 /// What [`Reflector::new`] feeds: the queue as a [`ReflectorStore`].
-fn store(queue: Arc<dyn Queue<Object>>) -> Arc<dyn ReflectorStore<Object>> {
+fn store(queue: Arc<dyn InformerQueue<Object>>) -> Arc<dyn ReflectorStore<Object>> {
     queue
 }
 
@@ -470,7 +470,7 @@ async fn forbidden_watch_is_terminal() {
 
 /// Steps a machine over `queue` through one watch of `events`, from resourceVersion "5".
 async fn watch_into(
-    queue: Arc<dyn Queue<Object>>,
+    queue: Arc<dyn InformerQueue<Object>>,
     send_initial_events: bool,
     events: Vec<WatchEvent>,
 ) -> Machine<ScriptedListerWatcher> {
@@ -525,7 +525,7 @@ async fn a_watch_bookmark_is_queued_by_an_atomic_queue_and_ignored_by_the_others
 
 #[tokio::test]
 async fn bookmarks_of_a_streaming_lists_initial_events_are_not_queued() {
-    let queue: Arc<dyn Queue<Object>> = Arc::new(crate::cache::RealFifo::atomic());
+    let queue: Arc<dyn InformerQueue<Object>> = Arc::new(crate::cache::RealFifo::atomic());
     watch_into(
         queue.clone(),
         true,

@@ -1,5 +1,5 @@
 //! The Reflector (client-go's `tools/cache/reflector.go`): lists a resource, delivers the list to
-//! its [`Queue`](crate::cache::queue::Queue) with one `replace`, then watches from the list's resourceVersion and queues
+//! its [`InformerQueue`](crate::cache::queue::InformerQueue) with one `replace`, then watches from the list's resourceVersion and queues
 //! every change (and every bookmark), recovering from closed watches, expired resourceVersions and unreachable servers
 //! the way client-go does.
 //!
@@ -57,7 +57,7 @@ use verify::Verifier;
 /// What a resync tick does, given the tick's time: client-go's `store.Resync()`.
 pub type ResyncFn = Arc<dyn Fn(SystemTime) + Send + Sync>;
 
-/// Lists and watches one resource into a [`Queue`](crate::cache::queue::Queue) or another [`ReflectorStore`] (client-go's
+/// Lists and watches one resource into a [`InformerQueue`](crate::cache::queue::InformerQueue) or another [`ReflectorStore`] (client-go's
 /// `Reflector`).
 pub struct Reflector<L> {
     lister_watcher: Arc<L>,
@@ -81,7 +81,7 @@ impl<L> std::fmt::Debug for Reflector<L> {
 
 impl<L: ListerWatcher> Reflector<L> {
     /// A Reflector feeding `store` from `lister_watcher`, with tokio time and no observer, as
-    /// client-go's `NewReflector` takes any store: an informer's queue (an `Arc<dyn Queue<_>>` or
+    /// client-go's `NewReflector` takes any store: an informer's queue (an `Arc<dyn InformerQueue<_>>` or
     /// an `Arc<DeltaFifo<_>>` coerces), an `UndeltaStore`, a plain `Fifo`…
     pub fn new(
         lister_watcher: L,

@@ -1,7 +1,7 @@
 //! Stores: what a Reflector writes into, and the caches a consumer keeps.
 //!
 //! - [`ReflectorStore`] is the producer contract (client-go's `ReflectorStore`, the subset of
-//!   `Store` a Reflector calls): every informer [`Queue`](crate::cache::Queue) is one, and so are
+//!   `Store` a Reflector calls): every informer [`InformerQueue`](crate::cache::InformerQueue) is one, and so are
 //!   the stores client-go lets a Reflector feed with no consumer in between.
 //! - [`Indexer`] is the informer's cache (`thread_safe_store.go`, `index.go`): one writer, by
 //!   type, and any number of cloneable [`IndexerReader`]s; [`IndexSpec`] turns command-line index

@@ -1,7 +1,7 @@
 //! What a Reflector writes into: client-go's `ReflectorStore` (`reflector.go`), with its optional
 //! `ReflectorBookmarkStore`: the one producer contract.
 //!
-//! Every informer [`Queue`](crate::cache::Queue) is one (`Queue` extends this trait); so are the
+//! Every informer [`InformerQueue`](crate::cache::InformerQueue) is one (`InformerQueue` extends this trait); so are the
 //! stores client-go lets a Reflector feed directly, with no consumer popping in between (its
 //! `UndeltaStore` and `ExpirationCache`), and its plain `FIFO`.
 
@@ -12,8 +12,8 @@ use crate::cache::delta::DeltaObject;
 
 /// What a [`Reflector`](crate::cache::Reflector) writes into, shared as
 /// `Arc<dyn ReflectorStore<K>>`; every method takes `&self`. Each informer
-/// [`Queue`](crate::cache::Queue) is one (the trait is `Queue`'s supertrait, so an
-/// `Arc<dyn Queue<K>>` is handed to a Reflector as it is), and so is every store a Reflector may
+/// [`InformerQueue`](crate::cache::InformerQueue) is one (the trait is `InformerQueue`'s supertrait, so an
+/// `Arc<dyn InformerQueue<K>>` is handed to a Reflector as it is), and so is every store a Reflector may
 /// feed without a consumer. The contracts below are the only statement of them.
 pub trait ReflectorStore<K>: Send + Sync + fmt::Debug {
     /// A watch `ADDED` event: a queue queues an `Added` delta.

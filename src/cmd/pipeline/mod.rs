@@ -344,7 +344,9 @@ impl Pipeline {
         // Whatever ended the session: a page (`-o html`) shows what came before a failure too.
         output.finish(&per_lane);
         drain(&output).await;
-        conclude(outcomes, &names, joined, &output)?;
+        if let Some(failure) = conclude(outcomes, &names, joined, &output) {
+            return Err(failure);
+        }
         let ended = stop.reason().unwrap_or(Ended::Shutdown);
         let normal = matches!(
             ended,
@@ -421,7 +423,7 @@ async fn end_of_input(
     });
 }
 
-/// The session's error, if any, from what each lane's run gave (in lane order, `names` naming
+/// The session's failure, if any, from what each lane's run gave (in lane order, `names` naming
 /// them), whether the consumers were joined, and the output: a Reflector that gave up first, then
 /// a consumer that panicked, the output's failure, and a source that ended with an error.
 fn conclude(
@@ -429,21 +431,21 @@ fn conclude(
     names: &[String],
     joined: Result<(), PipelineError>,
     output: &Output,
-) -> Result<(), PipelineError> {
+) -> Option<PipelineError> {
     let mut source_failure = None;
     for (index, (result, ran_dry)) in outcomes.into_iter().enumerate() {
         match result {
             Ok(()) => {}
             Err(InformerError::Reflector(error)) => {
-                return Err(PipelineError::Reflector {
+                return Some(PipelineError::Reflector {
                     index,
                     resource: names[index].clone(),
                     error,
                 });
             }
-            Err(InformerError::Spawn(error)) => return Err(PipelineError::Spawn(error)),
+            Err(InformerError::Spawn(error)) => return Some(PipelineError::Spawn(error)),
             Err(InformerError::Handlers(error)) => {
-                return Err(PipelineError::Handlers(error));
+                return Some(PipelineError::Handlers(error));
             }
         }
         if let Some(Err(error)) = ran_dry {
@@ -454,14 +456,13 @@ fn conclude(
             });
         }
     }
-    joined?;
+    if let Err(panicked) = joined {
+        return Some(panicked);
+    }
     if let Some(error) = output.take_failure() {
-        return Err(PipelineError::Output(error));
+        return Some(PipelineError::Output(error));
     }
-    match source_failure {
-        Some(failure) => Err(failure),
-        None => Ok(()),
-    }
+    source_failure
 }
 
 /// A task that ends with the session.

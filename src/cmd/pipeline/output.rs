@@ -18,8 +18,8 @@ use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
 use kubectl_deltas::cache::workqueue::QueueMetrics;
 use kubectl_deltas::cache::{
-    Batch, Consumption, Delivery, Distribution, Informer, ListenerStats, ProcessorListener, Queue,
-    QueueKind, QueueStats, ReflectorEvent, ReflectorEventKind,
+    Batch, Consumption, Delivery, Distribution, Informer, InformerQueue, ListenerStats,
+    ProcessorListener, QueueKind, QueueStats, ReflectorEvent, ReflectorEventKind,
 };
 use kubectl_deltas::render::ending::{ControllerEnd, ResourceEnd, SessionEnd};
 use kubectl_deltas::render::profile::InformerProfile;
@@ -609,7 +609,7 @@ impl Output {
     fn resync(
         &self,
         index: usize,
-        fifo: Option<&dyn Queue<Object>>,
+        fifo: Option<&dyn InformerQueue<Object>>,
         at: SystemTime,
     ) -> ReflectorEvent {
         let mut state = self.lock();
@@ -863,7 +863,7 @@ impl LaneOutput {
     /// See [`Output::resync`].
     pub(super) fn resync(
         &self,
-        fifo: Option<&dyn Queue<Object>>,
+        fifo: Option<&dyn InformerQueue<Object>>,
         at: SystemTime,
     ) -> ReflectorEvent {
         self.output.resync(self.index, fifo, at)

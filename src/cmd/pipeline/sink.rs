@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{
-    Batch, Informer, InformerSink, Queue, ReflectorEvent, ReflectorObserver,
+    Batch, Informer, InformerQueue, InformerSink, ReflectorEvent, ReflectorObserver,
 };
 
 use super::output::{LaneOutput, Skipped};
@@ -25,13 +25,13 @@ pub(super) struct InformerOutput {
 }
 
 impl InformerSink for InformerOutput {
-    fn batch(&self, mut batch: Batch<Object>, at: SystemTime, queue: &dyn Queue<Object>) {
+    fn batch(&self, mut batch: Batch<Object>, at: SystemTime, queue: &dyn InformerQueue<Object>) {
         batch.enqueued_at = self.enqueued_at(batch.enqueued_at, batch.popped_at);
         let skipped = self.skipped(&batch);
         self.lane.batch(&batch, at, &queue.stats(), &skipped);
     }
 
-    fn event(&self, event: ReflectorEvent, _queue: &dyn Queue<Object>) {
+    fn event(&self, event: ReflectorEvent, _queue: &dyn InformerQueue<Object>) {
         self.lane.event(&event);
         if let Some(also) = &self.also {
             also.observe(event);
@@ -39,13 +39,13 @@ impl InformerSink for InformerOutput {
     }
 
     /// An empty first list: the resource is synced without a batch to say so.
-    fn synced(&self, at: SystemTime, _queue: &dyn Queue<Object>) {
+    fn synced(&self, at: SystemTime, _queue: &dyn InformerQueue<Object>) {
         self.lane.synced_without_batch(at);
     }
 
     /// The queue's resync and its row, both under the output's lock, so that the row precedes
     /// the Sync batches it queued; then the source's observer.
-    fn resync(&self, at: SystemTime, queue: &dyn Queue<Object>) {
+    fn resync(&self, at: SystemTime, queue: &dyn InformerQueue<Object>) {
         let event = self.lane.resync(Some(queue), at);
         if let Some(also) = &self.also {
             also.observe(event);

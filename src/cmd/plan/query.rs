@@ -97,7 +97,7 @@ mod tests {
     use kube::api::ApiResource;
 
     use super::*;
-    use kubectl_deltas::cache::{Controller, DeltaFifo, Indexer, RealFifo, ReflectorStore};
+    use kubectl_deltas::cache::{DeltaFifo, Indexer, ProcessLoop, RealFifo, ReflectorStore};
 
     fn pod(name: &str, node: &str) -> Arc<Object> {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
@@ -124,7 +124,7 @@ mod tests {
     fn a_query_matches_the_old_or_the_new_object() {
         let indexer = Indexer::new();
         let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
-        let mut controller = Controller::new(fifo.clone(), indexer);
+        let mut controller = ProcessLoop::new(fifo.clone(), indexer);
         fifo.add(pod("web-1", "node-a"));
         let added = controller.try_process_next().unwrap();
         // Moved to another node: the update leaves node-a and enters node-b.
@@ -142,7 +142,7 @@ mod tests {
     fn a_query_matches_a_relist_by_its_listed_or_deleted_objects() {
         let indexer = Indexer::new();
         let queue = Arc::new(RealFifo::atomic());
-        let mut controller = Controller::new(queue.clone(), indexer);
+        let mut controller = ProcessLoop::new(queue.clone(), indexer);
         let on = |node: &str| -> Query { format!("field:spec.nodeName={node}").parse().unwrap() };
         queue.replace(vec![pod("web-1", "node-a")], "1");
         let listed = controller.try_process_next().unwrap();

@@ -22,7 +22,7 @@
 //! use std::time::SystemTime;
 //! use kubectl_deltas::Object;
 //! use kubectl_deltas::cache::{
-//!     Batch, Consumption, Informer, InformerConfig, InformerSink, Queue, ReflectorConfig,
+//!     Batch, Consumption, Informer, InformerConfig, InformerSink, InformerQueue, ReflectorConfig,
 //!     ReflectorEvent,
 //! };
 //! use kubectl_deltas::source::recording::{Pace, RecordingListerWatcher, RecordingReader};
@@ -30,10 +30,10 @@
 //!
 //! struct Print;
 //! impl InformerSink for Print {
-//!     fn batch(&self, batch: Batch<Object>, _: SystemTime, _: &dyn Queue<Object>) {
+//!     fn batch(&self, batch: Batch<Object>, _: SystemTime, _: &dyn InformerQueue<Object>) {
 //!         println!("{:?} {}", batch.key, batch.deltas.len());
 //!     }
-//!     fn event(&self, event: ReflectorEvent, _: &dyn Queue<Object>) {
+//!     fn event(&self, event: ReflectorEvent, _: &dyn InformerQueue<Object>) {
 //!         println!("{:?}", event.kind);
 //!     }
 //! }
@@ -55,19 +55,19 @@
 mod clock;
 mod error;
 mod format;
-mod idle;
 mod reader;
 mod record;
 mod replay;
 mod resync_period;
+mod turns;
 mod writer;
 
 pub use clock::ReplayClock;
 pub use error::RecordingError;
 pub use format::{FORMAT_VERSION, Header, Line, LiveNotes, Record, RecordedResource, RequestKind};
-pub use idle::{InformerSlot, InlineDrain, Quiescence, ReplayTarget, ResyncHook};
 pub use reader::{MAX_LINE, RecordingReader};
 pub use record::{RecordOptions, Recorder, RecordingTee, ResyncRecorder};
 pub use replay::{Pace, PopsDiffer, RecordingListerWatcher, ReplayEnd, ReplaySummary};
 pub use resync_period::recorded_resync_period;
+pub use turns::{InformerSlot, InlineDrain, Quiescence, ReplayTarget, ResyncHook};
 pub use writer::RecordingWriter;

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 
 use super::format::{Header, LineRef, LiveNotes, RecordedResource, RequestKind};
-use super::idle::Quiescence;
+use super::turns::Quiescence;
 use super::writer::RecordingWriter;
 use crate::cache::reflector::{
     Clock, ReflectorEvent, ReflectorEventKind, ReflectorObserver, TokioClock,

@@ -26,8 +26,8 @@ use tokio::sync::{Mutex, MutexGuard, mpsc, watch};
 use super::clock::ReplayClock;
 use super::error::RecordingError;
 use super::format::{Header, Line, LiveNotes, Record, RequestKind};
-use super::idle::{Quiescence, ResyncHook};
 use super::reader::RecordingReader;
+use super::turns::{Quiescence, ResyncHook};
 use crate::cache::ReflectorConfig;
 use crate::source::{
     ListPage, ListRequest, ListerWatcher, RandomChoice, ResourceTarget, SourceError, WatchEvent,

@@ -111,7 +111,7 @@ fn deleted_removes_the_object_and_passes_tombstones_through() {
 fn controller_applies_the_initial_list_then_a_relist_with_tombstones() {
     let indexer = Indexer::new();
     let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer);
     let indexer = controller.indexer().clone();
 
     fifo.replace(vec![cm("ns", "a", 1), cm("ns", "b", 2)], "2");
@@ -148,7 +148,7 @@ fn controller_applies_the_initial_list_then_a_relist_with_tombstones() {
 fn run_stops_when_the_handler_breaks() {
     let indexer = Indexer::new();
     let fifo = Arc::new(DeltaFifo::new().known_objects(Arc::new(indexer.reader())));
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer);
     for n in 0..3 {
         fifo.add(cm("ns", &format!("o{n}"), n));
     }
@@ -278,7 +278,7 @@ fn a_delta_whose_type_and_payload_disagree_is_skipped() {
 fn controller_pops_a_queue_chosen_at_run_time_one_delta_at_a_time() {
     let indexer = Indexer::new();
     let fifo = QueueKind::Real.build(Arc::new(indexer.reader()), true);
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer);
     let indexer = controller.indexer().clone();
     fifo.replace(vec![cm("ns", "a", 1)], "1");
     fifo.update(cm("ns", "a", 2));
@@ -296,7 +296,7 @@ fn controller_pops_a_queue_chosen_at_run_time_one_delta_at_a_time() {
 fn controller_batch_pop_applies_several_keys_in_one_batch() {
     let indexer = Indexer::new();
     let fifo = Arc::new(RealFifo::new(Arc::new(indexer.reader())));
-    let mut controller = Controller::new(fifo.clone(), indexer).batch_pop(10);
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer).batch_pop(10);
     let indexer = controller.indexer().clone();
     for n in 0..3 {
         fifo.add(cm("ns", &format!("o{n}"), n));
@@ -311,8 +311,8 @@ fn controller_batch_pop_applies_several_keys_in_one_batch() {
 #[test]
 fn controller_applies_an_atomic_relist_as_one_batch() {
     let indexer = Indexer::new();
-    let fifo: Arc<dyn Queue<Object>> = Arc::new(RealFifo::atomic());
-    let mut controller = Controller::new(fifo.clone(), indexer);
+    let fifo: Arc<dyn InformerQueue<Object>> = Arc::new(RealFifo::atomic());
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer);
     let indexer = controller.indexer().clone();
     fifo.replace(vec![cm("ns", "a", 1), cm("ns", "b", 2)], "2");
     let initial = controller.try_process_next().unwrap();
@@ -372,7 +372,7 @@ fn a_batch_is_stamped_as_its_pop_begins_before_any_notification_of_it_exists() {
                 .push(crate::cache::clock::Clock::wall(&*clock));
         })
     };
-    let mut controller = Controller::new(fifo.clone(), indexer)
+    let mut controller = ProcessLoop::new(fifo.clone(), indexer)
         .clock(clock.clone())
         .in_pop(in_pop);
     fifo.add(cm("ns", "a", 1));
@@ -392,7 +392,7 @@ fn a_batch_is_stamped_as_its_pop_begins_before_any_notification_of_it_exists() {
 /// the indexer's capacity after the first pop, after the list, and after the relist.
 fn capacities_through_a_list_and_a_relist(
     fifo: &DeltaFifo<Object>,
-    mut controller: Controller<Object>,
+    mut controller: ProcessLoop<Object>,
     n: u64,
 ) -> [usize; 3] {
     let indexer = controller.indexer().clone();
@@ -413,8 +413,11 @@ fn the_first_pop_of_the_initial_list_makes_room_for_the_whole_list_once() {
     let indexer = Indexer::new();
     let fifo = DeltaFifo::new().known_objects(Arc::new(indexer.reader()));
     let fifo = Arc::new(fifo);
-    let own =
-        capacities_through_a_list_and_a_relist(&fifo, Controller::new(fifo.clone(), indexer), 1000);
+    let own = capacities_through_a_list_and_a_relist(
+        &fifo,
+        ProcessLoop::new(fifo.clone(), indexer),
+        1000,
+    );
 
     let indexer = Indexer::new();
     let fifo = DeltaFifo::new().known_objects(Arc::new(indexer.reader()));
@@ -426,7 +429,7 @@ fn the_first_pop_of_the_initial_list_makes_room_for_the_whole_list_once() {
     ));
     let shared = capacities_through_a_list_and_a_relist(
         &fifo,
-        Controller::with_shared_informer(fifo.clone(), informer),
+        ProcessLoop::with_shared_informer(fifo.clone(), informer),
         1000,
     );
 

@@ -1,7 +1,7 @@
-//! The consumer side of an informer: pop a batch from the [`Queue`] (a [`DeltaFifo`] by default),
+//! The consumer side of an informer: pop a batch from the [`InformerQueue`] (a [`DeltaFifo`] by default),
 //! apply it to the [`Indexer`] as client-go's `processDeltas` does, and hand it to handlers.
 //!
-//! The consumer is the cache's only writer, by type: a [`Controller`] owns the [`Indexer`] (or
+//! The consumer is the cache's only writer, by type: a [`ProcessLoop`] owns the [`Indexer`] (or
 //! the [`SharedInformer`] it applies through does), its pops take `&mut self`, and what it hands
 //! out is an [`IndexerReader`]. The indexer is updated inside the pop (under the queue lock, as
 //! client-go), so `has_synced` implies the indexer holds the whole initial list. Handlers run
@@ -24,7 +24,7 @@ use super::shared_informer::{ResourceVersioned, SharedInformer};
 use crate::cache::clock::Clock;
 use crate::cache::delta::Deltas;
 use crate::cache::queue::DeltaFifo;
-use crate::cache::queue::Queue;
+use crate::cache::queue::InformerQueue;
 use crate::cache::store::{Indexer, IndexerReader};
 
 /// One popped batch after it was applied to the indexer.
@@ -42,7 +42,7 @@ pub struct Batch<K> {
     /// What applying each delta did to the indexer (old states for updates, in particular; one
     /// notification per object a whole-list delta touched).
     pub notifications: Vec<Notification<K>>,
-    /// With a shared informer ([`Controller::with_shared_informer`]): what was handed to its
+    /// With a shared informer ([`ProcessLoop::with_shared_informer`]): what was handed to its
     /// handlers, one distribution per notification, in the same order; empty otherwise.
     pub distributions: Vec<Distribution<K>>,
     /// Whether the batch belonged to the initial list.
@@ -51,7 +51,7 @@ pub struct Batch<K> {
     pub enqueued_at: Instant,
     /// When it was popped.
     pub popped_at: Instant,
-    /// When it was popped, by the controller's clock ([`Controller::clock`]; the system's
+    /// When it was popped, by the controller's clock ([`ProcessLoop::clock`]; the system's
     /// without one): taken as the pop begins, before its deltas are applied and handed to any
     /// handler, so no handler call made of them is stamped before it, and a plain informer's
     /// handler, which runs inside the pop, does not delay it.
@@ -74,7 +74,7 @@ impl<K> Batch<K> {
     }
 }
 
-/// Receives each batch after it was applied; returning `Break` stops [`Controller::run`].
+/// Receives each batch after it was applied; returning `Break` stops [`ProcessLoop::run`].
 pub trait BatchHandler<K> {
     /// Handles one batch.
     fn on_batch(&mut self, batch: &Batch<K>) -> ControlFlow<()>;
@@ -89,13 +89,13 @@ impl<K, F: FnMut(&Batch<K>) -> ControlFlow<()>> BatchHandler<K> for F {
 /// The informer's consumer: owns the pop loop over a queue that feeds an indexer, and the
 /// indexer's writer (itself, or through the shared informer it applies batches with).
 ///
-/// `Q` is the queue: a [`DeltaFifo`] unless said otherwise, any [`Queue`] implementation, or
-/// `dyn Queue<K>` when the queue is chosen at run time.
-pub struct Controller<K, Q: ?Sized = DeltaFifo<K>> {
+/// `Q` is the queue: a [`DeltaFifo`] unless said otherwise, any [`InformerQueue`] implementation, or
+/// `dyn InformerQueue<K>` when the queue is chosen at run time.
+pub struct ProcessLoop<K, Q: ?Sized = DeltaFifo<K>> {
     queue: Arc<Q>,
     /// Where each pop is applied.
     apply: Apply<K>,
-    /// What [`indexer`](Controller::indexer) hands out.
+    /// What [`indexer`](ProcessLoop::indexer) hands out.
     reader: IndexerReader<K>,
     /// Most deltas one pop takes (client-go's `PopBatch`); 1 pops one at a time.
     batch_pop: usize,
@@ -110,7 +110,7 @@ pub struct Controller<K, Q: ?Sized = DeltaFifo<K>> {
     reserved_initial_list: bool,
 }
 
-/// How a [`Controller`] applies a pop, and who holds the cache's writer.
+/// How a [`ProcessLoop`] applies a pop, and who holds the cache's writer.
 enum Apply<K> {
     /// `process_deltas` into the writer the controller owns.
     Own(Indexer<K>),
@@ -118,13 +118,13 @@ enum Apply<K> {
     Shared(Arc<SharedInformer<K>>),
 }
 
-/// What a [`Controller`] runs inside each pop: the handler of a plain informer
+/// What a [`ProcessLoop`] runs inside each pop: the handler of a plain informer
 /// (client-go's `NewInformer`), whose `Pop` calls it under the queue's lock.
 pub type InPop<K> = Arc<dyn Fn(&[Notification<K>]) + Send + Sync>;
 
-impl<K, Q: ?Sized + fmt::Debug> fmt::Debug for Controller<K, Q> {
+impl<K, Q: ?Sized + fmt::Debug> fmt::Debug for ProcessLoop<K, Q> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Controller")
+        f.debug_struct("ProcessLoop")
             .field("queue", &self.queue)
             .field("batch_pop", &self.batch_pop)
             .field("shared", &matches!(self.apply, Apply::Shared(_)))
@@ -137,7 +137,7 @@ impl<K, Q: ?Sized + fmt::Debug> fmt::Debug for Controller<K, Q> {
 /// popped batches are still being handled, so that "every queue is empty and nothing is in hand"
 /// can be observed without a race.
 ///
-/// A [`Controller`] takes its numbers and marks its batch in hand under the queue's lock, inside
+/// A [`ProcessLoop`] takes its numbers and marks its batch in hand under the queue's lock, inside
 /// the pop: whoever sees a queue empty also sees the batch just popped from it as in hand.
 #[derive(Debug, Default)]
 pub struct ConsumerGroup {
@@ -186,10 +186,10 @@ impl ConsumerGroup {
     }
 }
 
-impl<K, Q> Controller<K, Q>
+impl<K, Q> ProcessLoop<K, Q>
 where
     K: CacheObject + ResourceVersioned + Send + Sync + 'static,
-    Q: Queue<K> + ?Sized,
+    Q: InformerQueue<K> + ?Sized,
 {
     /// A consumer popping from `queue` into `indexer`, which it owns from now on: the cache's
     /// only writer (register its indices first). One batch per pop. The queue should have been
@@ -210,7 +210,7 @@ where
     }
 
     fn applying(queue: Arc<Q>, apply: Apply<K>, reader: IndexerReader<K>) -> Self {
-        Controller {
+        ProcessLoop {
             queue,
             apply,
             reader,
@@ -237,8 +237,8 @@ where
     }
 
     /// Numbers pops in `group`'s sequence, shared with other controllers, and counts this one's
-    /// batches in hand there: each batch [`process_next`](Controller::process_next) returns is in
-    /// hand until the caller reports it with [`ConsumerGroup::handled`] ([`run`](Controller::run)
+    /// batches in hand there: each batch [`process_next`](ProcessLoop::process_next) returns is in
+    /// hand until the caller reports it with [`ConsumerGroup::handled`] ([`run`](ProcessLoop::run)
     /// does).
     pub fn group(mut self, group: Arc<ConsumerGroup>) -> Self {
         self.group = group;
@@ -273,7 +273,7 @@ where
         self.next(true)
     }
 
-    /// Like [`process_next`](Controller::process_next) but returns `None` at once when nothing is
+    /// Like [`process_next`](ProcessLoop::process_next) but returns `None` at once when nothing is
     /// queued (closed or not).
     pub fn try_process_next(&mut self) -> Option<Batch<K>> {
         self.next(false)
@@ -349,5 +349,5 @@ where
 }
 
 #[cfg(test)]
-#[path = "controller_tests.rs"]
+#[path = "process_loop_tests.rs"]
 mod tests;
