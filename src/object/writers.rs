@@ -71,7 +71,9 @@ struct Entry<'a> {
 
 impl Object {
     /// The managedFields entries of the newest time (several when managers wrote within the same
-    /// second), in their order; none without managedFields or times.
+    /// second), and those without a time, in their order; none without managedFields. An entry
+    /// without a time is one the field manager wrote unstamped (v1.28's `scale` subresource):
+    /// it names a change when the previous state lacked it.
     pub fn newest_writers(&self) -> Vec<Writer> {
         let Some(entries) = self.metadata.managed_fields_json() else {
             return Vec::new();
@@ -79,17 +81,16 @@ impl Object {
         let Ok(entries) = serde_json::from_str::<Vec<Entry<'_>>>(&entries) else {
             return Vec::new();
         };
-        let stamped: Vec<(jiff::Timestamp, &Entry<'_>)> = entries
+        let stamped: Vec<Option<jiff::Timestamp>> = entries
             .iter()
-            .filter_map(|e| Some((e.time.as_ref()?.0.parse().ok()?, e)))
+            .map(|e| e.time.as_ref()?.0.parse().ok())
             .collect();
-        let Some(newest) = stamped.iter().map(|(t, _)| *t).max() else {
-            return Vec::new();
-        };
-        stamped
-            .into_iter()
-            .filter(|(t, _)| *t == newest)
-            .map(|(_, e)| writer(e))
+        let newest = stamped.iter().flatten().max().copied();
+        entries
+            .iter()
+            .zip(stamped)
+            .filter(|(_, t)| t.is_none() || *t == newest)
+            .map(|(e, _)| writer(e))
             .collect()
     }
 
@@ -97,7 +98,7 @@ impl Object {
     /// entry's `fieldsV1` cut to its top-level fields: what the timeline names a change's writer
     /// by, at a fraction of the size. No output shows them (`-o json` writes the object without
     /// managedFields, as after [`strip_managed_fields`](Self::strip_managed_fields)). Drops
-    /// managedFields without a time, and those of metadata held typed.
+    /// the managedFields of metadata held typed.
     pub fn trim_managed_fields(&mut self) {
         let writers = self.newest_writers();
         if writers.is_empty() {

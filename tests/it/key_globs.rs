@@ -9,11 +9,11 @@ fn cases() -> std::path::PathBuf {
     hand_written("controller/cases")
 }
 
-/// The keys whose first reconcile failed, as the timeline's reconcile rows say.
+/// The keys whose first reconcile failed, as the timeline's `returned` rows say.
 fn failed_keys(timeline: &str) -> Vec<String> {
     let mut keys: Vec<String> = timeline
         .lines()
-        .filter(|l| l.contains("reconcile") && l.contains("error → retry"))
+        .filter(|l| l.contains("returned") && l.contains("error → retry"))
         .filter_map(|l| l.split_whitespace().find(|w| w.starts_with("default/")))
         .map(str::to_owned)
         .collect();
