@@ -59,7 +59,7 @@ pub fn run(args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let settings = Settings::new(view, &args.informer, profile, args.store.store, reflector)?;
     settings.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
     let runtime = super::runtime()?;
-    runtime.block_on(record(args, settings, destination))
+    super::run_on_worker(&runtime, record(args, settings, destination))
 }
 
 async fn record(
