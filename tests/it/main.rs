@@ -29,6 +29,7 @@ mod hostile_objects;
 mod html_output;
 mod index_cli;
 mod jsonl_recipes;
+mod list_decoding;
 mod metadata_only;
 mod narrowing_cli;
 mod other_stores;
