@@ -14,8 +14,7 @@ use cli::exit::{Exit, classify, message, note};
 
 // jemalloc frees an object cheaply on any thread: a replay parses objects on its reader thread
 // and the consumer frees the ones the cache replaces, which glibc's malloc serialises on an arena
-// lock (twice the replay throughput), and it keeps a 50k-object cache smaller than mimalloc does
-// (docs/benchmarks.md).
+// lock; and it keeps a large cache smaller than mimalloc does (docs/benchmarks.md).
 #[cfg(feature = "jemalloc")]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

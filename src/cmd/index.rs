@@ -30,10 +30,10 @@ use super::informer::{
 use super::one_shot::RetryNotes;
 use super::plan::refuse;
 use super::{one_shot, replay, target};
-use crate::cli::IndexArgs;
 use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::profile::Profile;
 use crate::cli::type_name::resource_and_name;
+use crate::cli::{AccessArgs, IndexArgs, InformerArgs, ReflectorArgs};
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let spec: IndexSpec = args.by.parse().exit_with(Exit::Usage)?;
@@ -75,16 +75,18 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             refuse_specs_outside_metadata(&spec, &specs, recorded.metadata_only)?;
             (recorded.scope, Some(recorded.ended_at))
         }
-        (None, Some(resource)) => (
-            runtime.block_on(from_cluster(
-                &args,
-                &profile,
-                &informer,
-                resource,
-                name.as_deref(),
-            ))?,
-            None,
-        ),
+        (None, Some(resource)) => {
+            let listing = from_cluster(
+                args.access.clone(),
+                args.cache.reflector(),
+                args.cache.informer(),
+                profile.clone(),
+                Arc::clone(&informer),
+                resource.to_owned(),
+                name.clone(),
+            );
+            (super::run_on_worker(&runtime, listing)?, None)
+        }
         (None, None) => {
             return Err(anyhow!("a RESOURCE to index is needed (or --replay FILE)"))
                 .exit_with(Exit::Usage);
@@ -137,25 +139,22 @@ fn refuse_specs_outside_metadata(
 }
 
 /// Lists `resource` through `informer` into its cache, as the `profile` lists; returns the words
-/// that name what was listed (`pods in namespace "default"`).
+/// that name what was listed (`pods in namespace "default"`). Owns what it reads, to run on a
+/// worker of the runtime, as `watch` does ([`run_on_worker`](super::run_on_worker)).
 async fn from_cluster(
-    args: &IndexArgs,
-    profile: &Profile,
-    informer: &Arc<Informer>,
-    resource: &str,
-    name: Option<&str>,
+    access: AccessArgs,
+    reflector: ReflectorArgs,
+    informer_args: InformerArgs,
+    profile: Profile,
+    informer: Arc<Informer>,
+    resource: String,
+    name: Option<String>,
 ) -> anyhow::Result<String> {
-    let target = target::resolve_listable(&args.access, resource).await?;
+    let target = target::resolve_listable(&access, &resource).await?;
     one_shot::sync(
-        informer,
-        rediscovering_lister_watcher(
-            &target,
-            Need::List,
-            &args.access,
-            &args.cache.reflector(),
-            name,
-        ),
-        reflector_config(&args.cache.reflector(), &args.cache.informer(), profile),
+        &informer,
+        rediscovering_lister_watcher(&target, Need::List, &access, &reflector, name.as_deref()),
+        reflector_config(&reflector, &informer_args, &profile),
         |error| reflector_failure_while("listing", error, &target),
     )
     .await?;

@@ -51,6 +51,9 @@ fn lister_watcher_for(
     let client = target.connection.client.clone();
     let namespace = target.namespace.clone();
     let metadata_only = reflector.metadata_only;
+    // As `reflector_config` installs the transform: the list's items are stripped as they are
+    // decoded, the watch's events by the transform.
+    let strip_managed_fields = !reflector.no_strip_managed_fields;
     let request_timeout = access.request_timeout.0;
     let labels = access.selector.clone();
     // `watch pods web-1` narrows the watch to one object, as `kubectl get pods web-1 -w` does.
@@ -64,6 +67,7 @@ fn lister_watcher_for(
         let namespace = namespace.as_deref().filter(|_| resource.namespaced);
         let mut lw = KubeListerWatcher::new(client.clone(), &resource.api_resource(), namespace)
             .metadata_only(metadata_only)
+            .strip_managed_fields(strip_managed_fields)
             .request_timeout(request_timeout);
         if let Some(labels) = &labels {
             lw = lw.labels(labels.clone());

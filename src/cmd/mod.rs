@@ -33,19 +33,18 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// Runs `command` on one of `runtime`'s workers until it ends, rather than on the calling thread
-/// as `Runtime::block_on` would.
+/// as `Runtime::block_on` would. Every command that reads from a cluster runs so.
 ///
 /// hyper reads a response on its connection's task, a worker's, and hands the body over frame by
 /// frame, each hand-over waking the reader and each read waking the connection again. A reader
 /// on the calling thread is outside the workers, so each of those wakes crosses threads: a
-/// futex call and a context switch. A list that kube-apiserver 1.33+ encodes as it sends it
-/// arrives in frames of 2 KiB (net/http's chunks), 3,800 of them for 7.5 MiB, and read from the
-/// calling thread it cost about 10,000 context switches and 2.3 times the CPU of the same list in
-/// one piece (docs/benchmarks.md, "Starting up"). On a worker, the two tasks mostly hand over to
-/// each other through its LIFO slot.
-fn run_on_worker<F>(runtime: &tokio::runtime::Runtime, command: F) -> anyhow::Result<()>
+/// futex call and a context switch per frame, and a server that encodes a list as it sends it
+/// (kube-apiserver 1.33+) sends it in frames of 2 KiB. On a worker, the two tasks mostly hand over
+/// to each other through its LIFO slot.
+fn run_on_worker<F, T>(runtime: &tokio::runtime::Runtime, command: F) -> anyhow::Result<T>
 where
-    F: std::future::Future<Output = anyhow::Result<()>> + Send + 'static,
+    F: std::future::Future<Output = anyhow::Result<T>> + Send + 'static,
+    T: Send + 'static,
 {
     runtime.block_on(async {
         match runtime.spawn(command).await {

@@ -65,7 +65,7 @@ pub fn run(mut args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     )?;
     plan.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
     let runtime = super::runtime()?;
-    runtime.block_on(record(args, plan, destination))
+    super::run_on_worker(&runtime, record(args, plan, destination))
 }
 
 async fn record(args: RecordArgs, plan: Plan, destination: Destination) -> anyhow::Result<()> {

@@ -1,8 +1,7 @@
 //! `apiVersion` and `kind`, one copy shared by the objects that say the same.
 //!
-//! Every object of a list or a watch has the same two strings. Held by each object they were two
-//! allocations (48 B after the allocator's rounding, plus 48 B of the object itself) of a
-//! metadata-only cache's ~500 B per object at a million objects (issue #30). Objects hold an
+//! Every object of a list or a watch has the same two strings; held by each object they would be
+//! two allocations per object, a large share of a metadata-only cache's memory. Objects hold an
 //! `Arc<TypeMeta>` instead: the one this thread made last, when it says the same, so that the
 //! objects of a list, decoded one after the other, share one.
 

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::object::{Object, describe_raw, raw_entry, without_position};
+use crate::source::decode_thread::DecodeThread;
 use crate::source::list_body::ListDecoder;
 use futures_util::StreamExt;
 use futures_util::io::AsyncBufReadExt as _;
@@ -48,6 +49,8 @@ pub struct KubeListerWatcher {
     label_selector: Option<String>,
     field_selector: Option<String>,
     metadata_only: bool,
+    /// Whether list items are decoded without their managedFields.
+    strip_managed_fields: bool,
     /// `--request-timeout`, when given: a list that times out at it fails for good.
     request_timeout: Option<Duration>,
 }
@@ -78,6 +81,7 @@ impl KubeListerWatcher {
             label_selector: None,
             field_selector: None,
             metadata_only: false,
+            strip_managed_fields: false,
             request_timeout: None,
         }
     }
@@ -98,6 +102,15 @@ impl KubeListerWatcher {
     /// gives them, `PartialObjectMetadata`, as client-go's do.
     pub fn metadata_only(mut self, metadata_only: bool) -> Self {
         self.metadata_only = metadata_only;
+        self
+    }
+
+    /// Trims the `metadata.managedFields` of a list's items on the thread that decodes them, for
+    /// an informer whose transform trims them anyway ([`Object::trim_managed_fields`]): the
+    /// Reflector's transform then finds them trimmed after the last byte. Watch events keep
+    /// them whole: the transform trims those.
+    pub fn strip_managed_fields(mut self, strip: bool) -> Self {
+        self.strip_managed_fields = strip;
         self
     }
 
@@ -161,13 +174,15 @@ impl ListerWatcher for KubeListerWatcher {
     async fn list(&self, req: &ListRequest) -> Result<ListPage, SourceError> {
         let http_req = self.list_request(req)?;
         // `Client::request` does the same, less the decoding: items are decoded from the page's
-        // text as it arrives (`list_body`).
-        let mut decoder = ListDecoder::new();
-        read_body(&self.client, http_req, self.request_timeout, |piece| {
-            decoder.feed(piece)
-        })
-        .await?;
-        decoder.finish()
+        // text as it arrives (`list_body`), on a thread of their own (`decode_thread`), each
+        // without its managedFields when the informer would strip them.
+        let decoder = ListDecoder::new().strip_managed_fields(self.strip_managed_fields);
+        let mut decoding = DecodeThread::spawn(decoder);
+        let read = read_body(&self.client, http_req, self.request_timeout, &mut decoding).await;
+        // A failed read is the cause; what the decoder makes of the body it cut short is not.
+        let decoded = decoding.finish().await;
+        read?;
+        decoded
     }
 
     async fn watch(&self, req: &WatchRequest) -> Result<WatchStream, SourceError> {
@@ -221,17 +236,19 @@ impl ListerWatcher for KubeListerWatcher {
 }
 
 /// The response's body, read as `Client::request_text` reads it (error statuses included, as its
-/// `handle_api_errors` makes them), each piece of a success handed to `piece` as it arrives.
+/// `handle_api_errors` makes them), each piece of a success handed to `decoding` as it arrives,
+/// until the decoder stops at an error.
 ///
-/// `request_text` holds every chunk until the last, copies them into one buffer, then that buffer
-/// into a `String`: a 7.5 MiB list page took 22.5 MiB, which jemalloc does not hand back in the
-/// lifetime of a short command, nor reuse for the objects decoded next (docs/benchmarks.md). Here
-/// each chunk is handed over as it arrives and dropped, so that hyper reuses its read buffer.
+/// `request_text` holds every chunk until the last, then copies them into one buffer and that
+/// into a `String`: three copies of the page at once, memory the allocator keeps for the process
+/// rather than for the objects decoded next. Here the pieces go to the decoder as they arrive,
+/// at most [`PIECES_IN_FLIGHT`](super::decode_thread::PIECES_IN_FLIGHT) of them waiting, so the
+/// body never sits whole in memory.
 async fn read_body(
     client: &Client,
     request: http::Request<Vec<u8>>,
     request_timeout: Option<Duration>,
-    mut piece: impl FnMut(&[u8]) -> Result<(), SourceError>,
+    decoding: &mut DecodeThread,
 ) -> Result<(), SourceError> {
     use http_body_util::BodyExt as _;
     let to_source_error = |error| source_error(error, request_timeout);
@@ -247,8 +264,9 @@ async fn read_body(
         if let Ok(data) = frame.map_err(to_source_error)?.into_data() {
             if failed {
                 error_body.extend_from_slice(&data);
-            } else {
-                piece(&data)?;
+            } else if !decoding.feed(data).await {
+                // The decoder stopped at an error: the rest of the body cannot change it.
+                return Ok(());
             }
         }
     }

@@ -2,9 +2,8 @@
 //! byte is in (or, if it is shorter than the item before it, with the next piece), so that
 //! decoding the objects overlaps the transfer instead of following it.
 //!
-//! client-go reads a list page whole (`ListWatch.List` returns the decoded `runtime.Object`), and
-//! so did this tool. A page of 5000 objects took as long to decode after its last byte as a tenth
-//! of its transfer (docs/benchmarks.md, "Starting up"). [`ItemSplitter`] finds where each item
+//! client-go reads a list page whole (`ListWatch.List` returns the decoded `runtime.Object`), so
+//! all of its decoding follows the last byte. [`ItemSplitter`] finds where each item
 //! ends with a byte scanner that jumps through strings, and keeps only the bytes of the item in
 //! progress; the members other than `items` (`kind`, `apiVersion`, `metadata`) are gathered into
 //! a small object of their own, decoded at the end. Whatever the order of the members.
@@ -19,13 +18,12 @@
 //! it from its first byte (`compact_prefix`), which finds its end too, and the splitter goes on
 //! after it. An item is offered to that reader once as many of its bytes have arrived as the
 //! last item it read had, or the body has ended: the items of a list are mostly alike, so an item
-//! is rarely read up to where the bytes end and then again from its start, which cost a fifth of
-//! the decoding time of a page of pods. When that happens all the same, it is read again once
+//! is rarely read up to where the bytes end and then again from its start. When that happens all
+//! the same, it is read again once
 //! the next piece has arrived, up to [`QUICK_RETRY_LIMIT`] bytes of it (a page's pieces are
 //! ~16 KiB and an object a few); a longer item, or one the quick reader leaves (whitespace,
-//! escapes to decode, an error), is scanned to its end and decoded whole. Scanning every item and
-//! then reading it was a third of the decoding time of a page of pods (docs/benchmarks.md,
-//! "Decode rate").
+//! escapes to decode, an error), is scanned to its end and decoded whole: scanning every item
+//! before reading it would pass over each byte twice.
 
 use std::fmt;
 
@@ -41,6 +39,7 @@ use crate::object::{Object, Unread, compact_prefix, describe_raw, without_positi
 pub struct ListDecoder {
     splitter: ItemSplitter,
     items: Vec<Object>,
+    strip_managed_fields: bool,
 }
 
 impl ListDecoder {
@@ -49,21 +48,44 @@ impl ListDecoder {
         Self::default()
     }
 
+    /// Trims each item's `metadata.managedFields` as it is decoded, as the Reflector's default
+    /// transform does ([`Object::trim_managed_fields`]: only the newest writers stay).
+    pub fn strip_managed_fields(mut self, strip: bool) -> Self {
+        self.strip_managed_fields = strip;
+        self
+    }
+
     /// Takes the next piece of the body; an item that does not decode is an error naming it.
     pub fn feed(&mut self, piece: &[u8]) -> Result<(), SourceError> {
+        let decoded = self.items.len();
         self.splitter.feed_with(
             piece,
             Decoded {
                 items: &mut self.items,
             },
-        )
+        )?;
+        self.strip(decoded);
+        Ok(())
+    }
+
+    /// Trims the items from `decoded` on, if asked to, while they are still in the cache of the
+    /// core that decoded them.
+    fn strip(&mut self, decoded: usize) {
+        if self.strip_managed_fields {
+            self.items[decoded..]
+                .iter_mut()
+                .for_each(Object::trim_managed_fields);
+        }
     }
 
     /// The end of the body: the page, or why the body is not a whole list.
     pub fn finish(mut self) -> Result<ListPage, SourceError> {
-        let rest = self.splitter.finish_with(Decoded {
+        let decoded = self.items.len();
+        let splitter = std::mem::take(&mut self.splitter);
+        let rest = splitter.finish_with(Decoded {
             items: &mut self.items,
         })?;
+        self.strip(decoded);
         // Checked whole: serde_json skips the members `ListRest` ignores without checking them.
         let rest = std::str::from_utf8(&rest)
             .map_err(|e| SourceError::Stream(format!("undecodable response: {e}")))?;

@@ -2,6 +2,7 @@
 pub mod cache_file;
 pub mod cluster;
 pub mod connector;
+pub mod decode_thread;
 pub mod discovery;
 pub mod kube_api;
 pub mod list_body;

@@ -356,7 +356,7 @@ impl crate::cache::clock::Clock for Ticking {
 
 #[test]
 fn a_batch_is_stamped_as_its_pop_begins_before_any_notification_of_it_exists() {
-    // Issue #25 §5: a batch's time is when it was popped, and no handler call made of it (a
+    // A batch's time is when it was popped, and no handler call made of it (a
     // plain informer's inside the pop, a shared informer's listener after it) can read the clock
     // before that stamp.
     let clock = Arc::new(Ticking::default());

@@ -1,5 +1,5 @@
-//! Controller-runtime's worker loop over client-go's queue, on a clock the test moves: the cases
-//! issue #28 gives with exact expectations, and the three surprises.
+//! Controller-runtime's worker loop over client-go's queue, on a clock the test moves: cases with
+//! exact expectations worked out by hand, and the three surprises.
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -157,7 +157,7 @@ fn started_ms(r: &Reconcile<&str, Option<u64>>, t0: Instant) -> u128 {
     r.started_at.duration_since(t0).as_millis()
 }
 
-/// Issue #28, first case: one worker, 1.5 s reconciles, `a` and `b` listed at 0, three updates
+/// One worker, 1.5 s reconciles, `a` and `b` listed at 0, three updates
 /// of `a` at 2.0–2.2 s, `b` updated at 2.5 s: `a`@0, `b`@1.5, `a`@3.0 reading rv 5 (the three
 /// updates folded into one reconcile), `b`@4.5 (re-queued: it changed while reconciled).
 #[test]
@@ -192,7 +192,7 @@ fn a_burst_folds_and_a_change_mid_reconcile_requeues_as_reconcile_handler() {
     assert_eq!((m.adds, m.folded, m.requeued, m.gets), (4, 2, 1, 4));
 }
 
-/// Issue #28, second case: `reconcile=100ms,fail=2,fail-keys=default/a`: `a`@0 error (retry in
+/// `reconcile=100ms,fail=2,fail-keys=default/a`: `a`@0 error (retry in
 /// 5 ms), `b`@0.1 ok, `a`@0.2 error (attempt 2, retry in 10 ms), `a`@0.31 ok (attempt 3).
 #[test]
 fn a_failing_key_retries_after_the_rate_limiters_delay_as_reconcile_handler() {

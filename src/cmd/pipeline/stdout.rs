@@ -10,12 +10,10 @@
 //!
 //! Lines are never held back for later ones. Into a pipe or socket, a writer thread of its own
 //! ([`Coalescing`]) writes whatever the renderer has handed over, as soon as it is handed over: a line written while the thread is idle goes out at once, and the lines handed over while
-//! it writes go out together in its next write. A sync of 5000 objects into a pipe took 10,000
-//! system calls and as many wake-ups of the reader; it now takes a few hundred
-//! (docs/benchmarks.md, "Starting up"). A terminal is written directly, between the status bar's
-//! redraws, and so are files and /dev/null, which wake nobody: handing each line to a thread costs
-//! more there than the write (a replay into /dev/null: 555–590k events/s written directly,
-//! 350–410k handed over). [`Drain::wait`] waits until everything handed over is written: before a limit or the
+//! it writes go out together in its next write, so that a burst of lines costs a few system calls
+//! and wake-ups of the reader, not one per line. A terminal is written directly, between the
+//! status bar's redraws, and so are files and /dev/null, which wake nobody: handing each line to a
+//! thread costs more there than the write. [`Drain::wait`] waits until everything handed over is written: before a limit or the
 //! end of the input stops the session (so that a stop gives up on nothing the session finished
 //! writing), and at its end, before the summary.
 

@@ -35,9 +35,9 @@ use crate::source::{
 };
 
 /// Chunks of parsed lines in flight between the reader thread and the replay. The replay reads
-/// every object the reader thread has just decoded: with 8 chunks of 256 (~2,000 objects) they
-/// had left the caches by then; 8 of 64 (~600 KiB of objects) stay in a core's L2 and leave
-/// both threads enough slack. Measured in docs/benchmarks.md.
+/// every object the reader thread has just decoded, so what is in flight must fit in a core's
+/// L2 cache (`CHUNKS_AHEAD` chunks of [`CHUNK`] objects of a few hundred bytes) while leaving
+/// both threads enough slack not to wait on each other.
 const CHUNKS_AHEAD: usize = 8;
 
 /// Lines per chunk, at most: handing lines over one by one would wake the replay for each.
