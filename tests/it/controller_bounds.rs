@@ -174,7 +174,8 @@ fn resident_kb(pid: u32) -> u64 {
 
 /// Waits until `file` holds at least `bytes`.
 fn wait_for_size(file: &Path, bytes: u64, what: &str) {
-    let deadline = Instant::now() + crate::support::binary::PATIENCE;
+    // Only a guard against a hang: a debug build on a loaded machine writes about 1 MB/s here.
+    let deadline = Instant::now() + 4 * crate::support::binary::PATIENCE;
     while std::fs::metadata(file).map_or(0, |m| m.len()) < bytes {
         assert!(Instant::now() < deadline, "{what}");
         std::thread::sleep(Duration::from_millis(10));
@@ -208,12 +209,12 @@ fn a_replay_whose_workers_loop_streams_them_and_stops_at_sigint() {
         "no reconciles written while the workers loop",
     );
     let before = resident_kb(pid);
-    // About 100k reconciles more.
-    wait_for_size(&out, 12 << 20, "the reconciles stopped coming");
+    // About 25k reconciles more (two rows each): a reconcile kept costs over 600 bytes.
+    wait_for_size(&out, 7 << 20, "the reconciles stopped coming");
     let after = resident_kb(pid);
     assert!(
-        after < before + 32 * 1024,
-        "the memory grew from {before} kB to {after} kB over 100k reconciles"
+        after < before + 16 * 1024,
+        "the memory grew from {before} kB to {after} kB over 25k reconciles"
     );
 
     let signalled = Instant::now();
