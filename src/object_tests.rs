@@ -464,3 +464,28 @@ fn trimmed_managed_fields_name_the_newest_writers_and_stay_out_of_outputs() {
             .contains("managedFields")
     );
 }
+
+/// A previous state without managedFields (a live list's items are decoded without them) cannot
+/// tell which of the new state's entries is new: nobody is named, rather than the newest entry's
+/// manager, who may not have written this change. An entry the previous state lacked still
+/// names its writer, one without a time (v1.28's `scale` subresource) included.
+#[test]
+fn writers_are_named_only_against_a_previous_state_with_managed_fields() {
+    let with = |entries: &str| {
+        Object::from_json_text(&format!(
+            r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"managedFields":[{entries}],"name":"web","namespace":"demo","resourceVersion":"2"}}}}"#
+        ))
+        .unwrap()
+    };
+    let create = r#"{"manager":"kubectl-create","operation":"Update","time":"2026-01-05T10:00:01Z"}"#;
+    let scale = r#"{"manager":"kubectl","operation":"Update","subresource":"scale"}"#;
+    let mut listed = with(create);
+    listed.strip_managed_fields();
+    let scaled = with(&format!("{create},{scale}"));
+    assert!(writers_since(Some(&listed), &scaled).is_empty());
+    let named: Vec<String> = writers_since(Some(&with(create)), &scaled)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(named, ["kubectl (Update, scale)"]);
+}

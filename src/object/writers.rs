@@ -112,8 +112,13 @@ impl Object {
 
 /// Who wrote `new` since `old` (or, without `old`, who wrote `new` last): its newest entries
 /// that `old` does not have. Empty when every one of them was there already (a write the field
-/// manager did not stamp, or a second one within the same second), or `new` says nothing.
+/// manager did not stamp, or a second one within the same second), when `new` says nothing, or
+/// when `old` has no managedFields to tell which entry is new (a live list's items are decoded
+/// without them).
 pub fn writers_since(old: Option<&Object>, new: &Object) -> Vec<Writer> {
+    if old.is_some_and(|old| old.metadata.managed_fields_json().is_none()) {
+        return Vec::new();
+    }
     let before = old.map(Object::newest_writers).unwrap_or_default();
     let mut writers = new.newest_writers();
     writers.retain(|w| !before.contains(w));

@@ -105,10 +105,11 @@ impl KubeListerWatcher {
         self
     }
 
-    /// Trims the `metadata.managedFields` of a list's items on the thread that decodes them, for
-    /// an informer whose transform trims them anyway ([`Object::trim_managed_fields`]): the
-    /// Reflector's transform then finds them trimmed after the last byte. Watch events keep
-    /// them whole: the transform trims those.
+    /// Drops the `metadata.managedFields` of a list's items on the thread that decodes them
+    /// ([`ListDecoder::strip_managed_fields`](super::list_body::ListDecoder::strip_managed_fields)),
+    /// for an informer whose transform would trim them: the transform then finds nothing left to
+    /// do after the last byte. Watch events keep them: the transform trims those to their
+    /// newest writers.
     pub fn strip_managed_fields(mut self, strip: bool) -> Self {
         self.strip_managed_fields = strip;
         self

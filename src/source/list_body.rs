@@ -48,8 +48,11 @@ impl ListDecoder {
         Self::default()
     }
 
-    /// Trims each item's `metadata.managedFields` as it is decoded, as the Reflector's default
-    /// transform does ([`Object::trim_managed_fields`]: only the newest writers stay).
+    /// Drops each item's `metadata.managedFields` as it is decoded
+    /// ([`Object::strip_managed_fields`]). A list's items are the bulk of a start-up, and parsing
+    /// their entries to keep the newest writers (what the Reflector's transform does to every
+    /// later object) would pace it; a listed object's first change then names no writer
+    /// ([`writers_since`](crate::object::writers_since)).
     pub fn strip_managed_fields(mut self, strip: bool) -> Self {
         self.strip_managed_fields = strip;
         self
@@ -68,13 +71,13 @@ impl ListDecoder {
         Ok(())
     }
 
-    /// Trims the items from `decoded` on, if asked to, while they are still in the cache of the
+    /// Strips the items from `decoded` on, if asked to, while they are still in the cache of the
     /// core that decoded them.
     fn strip(&mut self, decoded: usize) {
         if self.strip_managed_fields {
             self.items[decoded..]
                 .iter_mut()
-                .for_each(Object::trim_managed_fields);
+                .for_each(Object::strip_managed_fields);
         }
     }
 
