@@ -477,7 +477,8 @@ fn writers_are_named_only_against_a_previous_state_with_managed_fields() {
         ))
         .unwrap()
     };
-    let create = r#"{"manager":"kubectl-create","operation":"Update","time":"2026-01-05T10:00:01Z"}"#;
+    let create =
+        r#"{"manager":"kubectl-create","operation":"Update","time":"2026-01-05T10:00:01Z"}"#;
     let scale = r#"{"manager":"kubectl","operation":"Update","subresource":"scale"}"#;
     let mut listed = with(create);
     listed.strip_managed_fields();
