@@ -454,8 +454,38 @@ const PROBE: &str = r#"<script>
 </script>
 </body>"#;
 
+/// The DOM headless Chromium leaves of `html` once its scripts ran, with `flags` beside the
+/// usual ones (`--window-size=…`).
+pub(crate) async fn dump_dom(chromium: &Path, html: &str, flags: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("probe.html");
+    std::fs::write(&file, html).unwrap();
+    let mut cmd = Command::new(chromium);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+    ])
+    .args(flags)
+    .arg(format!(
+        "--user-data-dir={}",
+        dir.path().join("profile").display()
+    ))
+    .arg("--dump-dom")
+    .arg(format!("file://{}", file.display()));
+    let out = output(cmd).await;
+    assert!(
+        out.status.success(),
+        "chromium: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The probe's report, from the DOM Chromium dumped.
-fn probe_report(dom: &str) -> Value {
+pub(crate) fn probe_report(dom: &str) -> Value {
     let start =
         dom.find("<pre id=\"kd-test\">").expect("the probe ran") + "<pre id=\"kd-test\">".len();
     let end = start + dom[start..].find("</pre>").unwrap();
@@ -480,30 +510,7 @@ async fn the_page_works_in_headless_chromium() {
         return;
     };
     let html = page("slow-handler", &[]).await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("probe.html");
-    std::fs::write(&file, html.replacen("</body>", PROBE, 1)).unwrap();
-    let mut cmd = Command::new(chromium);
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-dev-shm-usage",
-    ])
-    .arg(format!(
-        "--user-data-dir={}",
-        dir.path().join("profile").display()
-    ))
-    .arg("--dump-dom")
-    .arg(format!("file://{}", file.display()));
-    let out = output(cmd).await;
-    let dom = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "chromium: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dom = dump_dom(&chromium, &html.replacen("</body>", PROBE, 1), &[]).await;
     let report = probe_report(&dom);
     assert_eq!(report["scriptRan"], true, "{report}");
     assert_eq!(

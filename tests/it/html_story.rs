@@ -4,12 +4,9 @@
 //! shown, the page's whole width used, the summary as HTML tables, the caption telling the
 //! session's story, and a tombstone's `OnDelete` hover saying what a Go handler gets.
 
-use std::process::Command;
-
 use serde_json::Value;
 
-use super::html_output::{chromium, page};
-use crate::support::binary::output;
+use super::html_output::{chromium, dump_dom, page, probe_report};
 
 /// Runs in the page after its own script and reports, as JSON in `#kd-test`, what the DOM holds.
 const PROBE: &str = r#"<script>
@@ -63,40 +60,9 @@ async fn probe(name: &str, args: &[&str]) -> Option<Value> {
         return None;
     };
     let html = page(name, args).await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("probe.html");
-    std::fs::write(&file, html.replacen("</body>", PROBE, 1)).unwrap();
-    let mut cmd = Command::new(chromium);
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-dev-shm-usage",
-        "--window-size=1800,1000",
-    ])
-    .arg(format!(
-        "--user-data-dir={}",
-        dir.path().join("profile").display()
-    ))
-    .arg("--dump-dom")
-    .arg(format!("file://{}", file.display()));
-    let out = output(cmd).await;
-    assert!(
-        out.status.success(),
-        "chromium: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let start =
-        dom.find("<pre id=\"kd-test\">").expect("the probe ran") + "<pre id=\"kd-test\">".len();
-    let end = start + dom[start..].find("</pre>").unwrap();
-    let text = dom[start..end]
-        .replace("&quot;", "\"")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&");
-    Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")))
+    let flags = ["--window-size=1800,1000"];
+    let dom = dump_dom(&chromium, &html.replacen("</body>", PROBE, 1), &flags).await;
+    Some(probe_report(&dom))
 }
 
 /// `controller.jsonl`: ten reconciles drawn as bars on their keys' lanes (`demo/flaky`'s three
