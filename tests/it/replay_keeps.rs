@@ -61,3 +61,38 @@ async fn a_replay_shows_the_recorded_backoff_delay_and_watch_timeout() {
     assert_eq!(replayed.status.code(), Some(0), "{stdout}");
     assert_eq!(drawn_rows(&stdout), live_rows, "recording:\n{text}");
 }
+
+/// A recording is untrusted input: a recorded backoff longer than any the Reflector draws
+/// (client-go's 30 s step with full jitter: 60 s) is replayed as that longest delay, with a note,
+/// so that no row, record or page spans a year the Reflector could never have waited.
+#[tokio::test]
+async fn a_recorded_backoff_beyond_the_reflectors_longest_is_replayed_as_the_longest() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("year.jsonl");
+    let recording = std::fs::read_to_string("tests/recordings/tombstone-known.jsonl").unwrap();
+    // The relist's LIST answers the first request after the 410's backoff.
+    let year_ms = 365_u64 * 24 * 3600 * 1000;
+    let tampered = recording.replacen(
+        r#"{"t":60812,"type":"LIST""#,
+        &format!(r#"{{"t":60812,"backoff":{year_ms},"type":"LIST""#),
+        1,
+    );
+    assert_ne!(tampered, recording);
+    std::fs::write(&path, tampered).unwrap();
+
+    let replayed = run_offline(&["replay", path_str(&path), "-o", "jsonl"], None).await;
+    let stdout = String::from_utf8_lossy(&replayed.stdout);
+    let stderr = String::from_utf8_lossy(&replayed.stderr);
+    assert_eq!(replayed.status.code(), Some(0), "{stderr}");
+    let delays: Vec<f64> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["event"] == "backoff")
+        .map(|r| r["delayMs"].as_f64().unwrap())
+        .collect();
+    assert_eq!(delays, [60_000.0], "{stdout}");
+    assert!(
+        stderr.contains("a recorded backoff of") && stderr.contains("taken as its longest"),
+        "{stderr}"
+    );
+}

@@ -77,6 +77,14 @@ impl BackoffConfig {
         self.seed = Some(seed);
         self
     }
+
+    /// The longest delay [`Backoff::next_delay`] can hand out: the largest step with the most
+    /// jitter (client-go's: 30 s × 2).
+    pub fn longest_delay(&self) -> Duration {
+        self.cap
+            .max(self.initial)
+            .mul_f64(1.0 + self.jitter.max(0.0))
+    }
 }
 
 /// Exponential backoff with jitter and reset after a healthy period.

@@ -348,12 +348,21 @@ impl<L: ListerWatcher> Machine<L> {
                 next,
             } => {
                 // The draw above still advances the backoff's step, so that a delay the source
-                // does not know is drawn as it would have been.
-                let delay = self
-                    .lw
-                    .recorded_choice(RandomChoice::Backoff)
-                    .await
-                    .unwrap_or(delay);
+                // does not know is drawn as it would have been. A recorded delay is taken up to
+                // the longest this Reflector could have drawn: a recording is untrusted input,
+                // and a delay beyond that was not drawn by a Reflector like this one.
+                let longest = self.backoff.config().longest_delay();
+                let delay = match self.lw.recorded_choice(RandomChoice::Backoff).await {
+                    Some(recorded) if recorded > longest => {
+                        tracing::warn!(
+                            "a recorded backoff of {recorded:?} is longer than any this \
+                             Reflector draws: taken as its longest, {longest:?}"
+                        );
+                        longest
+                    }
+                    Some(recorded) => recorded,
+                    None => delay,
+                };
                 self.publish(ReflectorEventKind::Backoff {
                     delay,
                     phase,
