@@ -51,12 +51,12 @@ def die(message):
 
 def run(argv, env=None, until=None):
     """Runs argv to its end (or, with `until`, until a stderr line contains it, then SIGINT);
-    returns (seconds, peak RSS in KiB, stdout)."""
+    returns (seconds, peak RSS in KiB, stdout, the wall-clock time of the spawn)."""
     # The peak RSS comes from GNU time: a child that Python spawns (vfork) inherits this
     # process's high-water mark at exec, which would hide the child's own.
     peak_file = tempfile.NamedTemporaryFile(prefix="startup-real-rss-")
     argv = ["/usr/bin/time", "-f", "%M", "-o", peak_file.name] + argv
-    start = time.perf_counter()
+    spawned, start = time.time(), time.perf_counter()
     p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, start_new_session=True,
                          stderr=subprocess.PIPE if until else subprocess.DEVNULL, text=True)
     elapsed = None
@@ -77,7 +77,32 @@ def run(argv, env=None, until=None):
         die(f"{' '.join(argv)} exited {p.returncode}")
     with open(peak_file.name) as f:
         peak = int(f.read().split()[-1])
-    return elapsed, peak, out
+    return elapsed, peak, out, spawned
+
+
+def watch_phases(out, spawned, elapsed):
+    """A `watch -o jsonl` run's phases in ms, from its records' times (the wall clock, as
+    `spawned`): spawn to `list-start`, `list-start` to `list-done`, `list-done` to `synced`, and
+    `synced` to the process's exit; None without those records."""
+    times = {}
+    for line in out.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        event = record.get("event") or record.get("kind")
+        if event in ("list-start", "list-done", "synced") and event not in times:
+            times[event] = parse_time(record["time"])
+    if len(times) < 3:
+        return None
+    marks = [spawned, times["list-start"], times["list-done"], times["synced"], spawned + elapsed]
+    return [(b - a) * 1000 for a, b in zip(marks, marks[1:])]
+
+
+def parse_time(text):
+    """Seconds of an RFC 3339 UTC time with microseconds (`2026-11-29T12:33:27.711453Z`)."""
+    from datetime import datetime, timezone
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
 
 
 def main():
@@ -118,10 +143,11 @@ def main():
                               "-H", f"Accept: {accept}", server + path, "-o", "/dev/null", "-w",
                               "%{http_code} %{time_starttransfer} %{time_total} %{size_download}"],
                              capture_output=True, text=True)
+        wall = time.perf_counter() - start
         fields = out.stdout.split()
         if out.returncode != 0 or not fields or fields[0] != "200":
             die(f"{server}{path}: curl {out.returncode}, HTTP {fields[:1]}: is the server up?")
-        return float(fields[1]), time.perf_counter() - start, int(fields[3])
+        return float(fields[1]), float(fields[2]), int(fields[3]), wall
 
     def count(ns):
         out = subprocess.run(["curl", "-sk", "-A", "bench", "-H", f"Authorization: Bearer {token}",
@@ -183,16 +209,23 @@ def main():
         rss = {name: [] for name, _ in runs}
         first_byte = {"curl (JSON)": [], "curl (metadata)": []}
         size = {}
+        # Where a `watch` run's time goes, from its own records: spawn to the list's request,
+        # the list (request to its last item decoded), and the list's end to HasSynced.
+        phases = {name: [] for name, _ in runs if name.startswith("watch")}
+        curl_total = {"curl (JSON)": [], "curl (metadata)": []}
         for _ in range(rounds):
             raw = None
             for name, f in runs:
                 if f is None:
-                    ttfb, total, nbytes = curl(list_path, meta if "metadata" in name else "application/json")
+                    ttfb, total, nbytes, wall = curl(list_path, meta if "metadata" in name else "application/json")
                     first_byte[name].append(ttfb)
+                    curl_total[name].append(total)
                     size[name] = nbytes
-                    elapsed, peak = total, None
+                    elapsed, peak = wall, None
                 else:
-                    elapsed, peak, _ = f()
+                    elapsed, peak, out, spawned = f()
+                    if name in phases:
+                        phases[name].append(watch_phases(out, spawned, elapsed))
                 if name == "curl (JSON)":
                     raw = elapsed
                 times[name].append(elapsed)
@@ -213,6 +246,17 @@ def main():
             ratio = f"{statistics.median(ratios[name]):.2f}×" if ratios[name] else ""
             peak = f"{statistics.median(rss[name]) / 1024:.0f} MiB" if rss[name] else ""
             print(f"| {name} | {median:.1f} ms ({spread}){extra} | {ratio} | {peak} |")
+        print(f"\nWhere the time goes (medians, ms): `curl` from its start to its last byte "
+              f"{statistics.median(curl_total['curl (JSON)']) * 1000:.1f} (JSON), "
+              f"{statistics.median(curl_total['curl (metadata)']) * 1000:.1f} (metadata)")
+        print("| run | spawn to list request | list request to last item decoded | "
+              "list's end to HasSynced | HasSynced to exit |")
+        print("| --- | --- | --- | --- | --- |")
+        for name, rows in phases.items():
+            rows = [r for r in rows if r]
+            if rows:
+                cells = " | ".join(f"{statistics.median(col):.1f}" for col in zip(*rows))
+                print(f"| {name} | {cells} |")
     load_end = os.getloadavg()
     print(f"\n# load average {load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f} at the end")
     return 0
