@@ -41,11 +41,13 @@ use kubectl_deltas::cache::workqueue::{
     RateLimitingQueue, Reconcile, ReconcileResult, Reconciler, ThreadedWorkers, WorkersConfig,
 };
 use kubectl_deltas::cache::{Delivery, IndexerReader, Informer, ListenerHandler, Notification};
-use kubectl_deltas::render::reconcile::{ReconcileStart, ReconcileView};
+use kubectl_deltas::render::reconcile::{ReconcileStart, ReconcileView, Runtime};
 use kubectl_deltas::source::recording::{Quiescence, ResyncHook};
 
 use super::handler::ShownHandler;
+use super::kube_lane::KubeLane;
 use super::output::{ControllerOutput, LaneOutput};
+use super::spec_reconcile::{spec_result, wall};
 use crate::cmd::plan::{self, ControllerSpec};
 
 /// What a reconcile knew when it started, beyond the queue's facts.
@@ -99,6 +101,11 @@ impl Reporter {
         let clock = self.clock.as_ref();
         let low = facts.priority == Some(LOW_PRIORITY);
         ReconcileStart {
+            runtime: Runtime::ClientGo,
+            reason: None,
+            debounced: false,
+            skipped: false,
+            filtered: None,
             resource: self.out.resource_name(),
             controller: &self.name,
             worker: facts.worker,
@@ -172,23 +179,7 @@ struct SpecReconciler {
 
 impl SpecReconciler {
     fn result(&mut self, key: &str) -> ReconcileResult {
-        let fails = self.spec.fail > 0
-            && self
-                .spec
-                .fail_keys
-                .as_ref()
-                .is_none_or(|glob| glob.matches(key));
-        if fails {
-            let failed = self.failed.entry_ref(key).or_insert(0);
-            if *failed < self.spec.fail {
-                *failed += 1;
-                return ReconcileResult::Error;
-            }
-        }
-        match self.spec.requeue_after {
-            Some(after) => ReconcileResult::RequeueAfter(after),
-            None => ReconcileResult::Ok,
-        }
+        spec_result(&self.spec, &mut self.failed, key)
     }
 }
 
@@ -414,6 +405,8 @@ enum Engine {
     Inline(Arc<InlineGroup>, usize),
     /// With whether its reconciles ask for a `requeue-after`.
     Live(Arc<Live>, bool),
+    /// kube-runtime's `Controller`: its lane's, with its place among them.
+    Kube(Arc<KubeLane>, usize),
 }
 
 /// One controller of one resource: its queue, its workers, and where they report.
@@ -429,22 +422,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The wall time of `at`, an instant of `clock` (a reconcile may end later than the clock's now:
-/// the workers run ahead to the next recorded line).
-fn wall(clock: &dyn Clock, at: Instant) -> SystemTime {
-    let (now, wall) = (clock.now(), clock.wall());
-    match at.checked_duration_since(now) {
-        Some(ahead) => wall + ahead,
-        None => wall - now.duration_since(at),
-    }
-}
-
 impl ControllerRun {
-    /// Controller `spec`, writing through `out`, reading `indexer`; driven inline on `clock` as
+    /// Controller `spec` on `queue`, writing through `out`, reading `indexer`; driven inline on `clock` as
     /// a member of `inline` (an instant replay: the lane's group, which its controllers join in
     /// position order) or with worker threads.
     pub(super) fn new(
         spec: &ControllerSpec,
+        queue: plan::ControllerQueue,
         out: ControllerOutput,
         clock: Arc<dyn Clock>,
         indexer: IndexerReader<Object>,
@@ -464,7 +448,7 @@ impl ControllerRun {
             latest_adds: latest_adds.clone(),
             report: report.clone(),
         };
-        let queue = key_queue(spec.queue);
+        let queue = key_queue(queue);
         let engine = if let Some(group) = inline {
             let mut members = lock(&group.members);
             members.push(Inline {
@@ -491,11 +475,32 @@ impl ControllerRun {
         })
     }
 
+    /// Kube controller `member` of `kube`, which writes its rows itself.
+    pub(super) fn kube(
+        kube: Arc<KubeLane>,
+        member: usize,
+        out: ControllerOutput,
+        clock: Arc<dyn Clock>,
+        name: &str,
+    ) -> Arc<Self> {
+        Arc::new(ControllerRun {
+            engine: Engine::Kube(kube, member),
+            latest_adds: LatestAdds::default(),
+            report: Arc::new(Reporter {
+                out,
+                clock,
+                name: name.to_owned(),
+            }),
+        })
+    }
+
     /// Starts the worker threads of a live controller (`workers` of them), each writing its
-    /// reconciles as they end; nothing inline.
+    /// reconciles as they end, or a live kube lane's thread; nothing inline.
     pub(super) fn start(self: &Arc<Self>, workers: usize) -> std::io::Result<()> {
-        let Engine::Live(live, _) = &self.engine else {
-            return Ok(());
+        let live = match &self.engine {
+            Engine::Live(live, _) => live,
+            Engine::Kube(kube, _) => return kube.start(),
+            Engine::Inline(..) => return Ok(()),
         };
         let run = self.clone();
         live.start(workers, move |reconcile| run.report.ended(&reconcile))
@@ -506,6 +511,8 @@ impl ControllerRun {
         match &self.engine {
             Engine::Inline(group, member) => group.add(*member, key, priority, at),
             Engine::Live(live, _) => live.add_with_priority(key, priority),
+            // Never registered as a handler: kube-runtime is fed by its watcher.
+            Engine::Kube(..) => {}
         }
     }
 
@@ -513,8 +520,12 @@ impl ControllerRun {
     /// time of the next group of recorded lines (keys that become free at `next` are taken after
     /// that group's adds).
     pub(super) fn run_until(&self, next: Instant) {
-        if let Engine::Inline(group, _) = &self.engine {
-            let _ = group.run_until(&mut lock(&group.members), next);
+        match &self.engine {
+            Engine::Inline(group, _) => {
+                let _ = group.run_until(&mut lock(&group.members), next);
+            }
+            Engine::Kube(kube, _) => kube.run_until(next),
+            Engine::Live(..) => {}
         }
     }
 
@@ -525,21 +536,26 @@ impl ControllerRun {
         match &self.engine {
             Engine::Inline(group, _) => group.finish(),
             Engine::Live(live, requeues) => live.wait_settled(*requeues),
+            Engine::Kube(kube, _) => kube.finish(),
         }
     }
 
     /// At the stop, before the waits end: a live controller's metrics are taken (what is still
     /// waiting), then its queue shuts down so that idle workers leave.
     pub(super) fn stopping(&self) {
-        if let Engine::Live(live, _) = &self.engine {
-            live.stopping();
+        match &self.engine {
+            Engine::Live(live, _) => live.stopping(),
+            Engine::Kube(kube, _) => kube.stopping(),
+            Engine::Inline(..) => {}
         }
     }
 
     /// Waits for a live controller's workers to leave.
     pub(super) fn join(&self) {
-        if let Engine::Live(live, _) = &self.engine {
-            live.join();
+        match &self.engine {
+            Engine::Live(live, _) => live.join(),
+            Engine::Kube(kube, _) => kube.join(),
+            Engine::Inline(..) => {}
         }
     }
 
@@ -548,6 +564,7 @@ impl ControllerRun {
         match &self.engine {
             Engine::Inline(group, member) => lock(&group.members)[*member].workers.metrics(),
             Engine::Live(live, _) => live.metrics(),
+            Engine::Kube(kube, member) => kube.metrics(*member),
         }
     }
 

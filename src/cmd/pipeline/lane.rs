@@ -9,19 +9,21 @@
 use std::sync::{Arc, OnceLock};
 
 use kubectl_deltas::cache::reflector::Clock;
+use kubectl_deltas::cache::triggers::OwnerKind;
 use kubectl_deltas::cache::{
     ConsumerGroup, Consumption, Informer, InformerError, Reflector, ReflectorConfig,
 };
-use kubectl_deltas::source::ListerWatcher;
+use kubectl_deltas::source::{ListerWatcher, ResourceTarget};
 
 use super::controller::{ControllerHandler, ControllerRun, ControllerTarget, InlineGroup};
 use super::handler::ShownHandler;
 use super::hooks::{Hooks, SourceEnd};
+use super::kube_lane::KubeLane;
 use super::output::LaneOutput;
 use super::sink::InformerOutput;
 use super::stop::Stop;
 use super::{Ended, Source, undelta};
-use crate::cmd::plan::{StackPlan, Store};
+use crate::cmd::plan::{ControllerRuntime, ControllerSpec, StackPlan, Store};
 
 /// What every lane of a session shares.
 pub(super) struct Shared {
@@ -76,6 +78,7 @@ pub(super) fn assemble<L: ListerWatcher, C: Clock + Clone>(
         counted,
     } = source.hooks;
     let plan = &stack.informer;
+    let target = source.lister_watcher.describe();
     if plan.store == Store::Undelta {
         // No queue, no consumer: each store call pushes, and writes its push.
         let target = undelta::UndeltaResyncs {
@@ -100,11 +103,15 @@ pub(super) fn assemble<L: ListerWatcher, C: Clock + Clone>(
             end,
         });
     }
+    // One translator of the Reflector's steps for every kube-runtime controller of the lane.
+    let kube = (stack.controllers.iter().any(ControllerSpec::is_kube))
+        .then(|| KubeLane::new(lane.clone(), shared.clock.clone(), inline));
     let sink = Arc::new(InformerOutput {
         lane: lane.clone(),
         also: observer,
         wait_scale: plan.wait_scale,
         informer: OnceLock::new(),
+        kube: kube.clone(),
     });
     let consumption = if inline {
         Consumption::Inline
@@ -123,6 +130,9 @@ pub(super) fn assemble<L: ListerWatcher, C: Clock + Clone>(
         stop.token().clone(),
     );
     let _ = sink.informer.set(Arc::downgrade(&informer));
+    if let Some(kube) = &kube {
+        informer.tap_store(kube.clone());
+    }
     let handler = |position: usize, delay| ShownHandler {
         out: lane.handler(position),
         delay,
@@ -139,41 +149,46 @@ pub(super) fn assemble<L: ListerWatcher, C: Clock + Clone>(
     }
     let mut controllers = Vec::new();
     let inline_group = inline.then(|| InlineGroup::new(lane.clone()));
+    // Listeners are numbered in registration order: a kube controller registers none.
+    let mut listeners = stack.handlers.len();
+    let mut names: Vec<String> = stack.handlers.iter().map(|h| h.name.clone()).collect();
     for (position, spec) in stack.controllers.iter().enumerate() {
-        let run = ControllerRun::new(
-            spec,
-            lane.controller(position),
-            shared.clock.clone(),
-            informer.indexer().clone(),
-            inline_group.as_ref(),
-        );
-        run.start(spec.workers)?;
-        let shown = handler(stack.handlers.len() + position, None);
-        let controller = ControllerHandler {
-            shown,
-            run: run.clone(),
+        let out = lane.controller(position);
+        let run = match (spec.runtime, &kube) {
+            (ControllerRuntime::ClientGo { queue }, _) => {
+                let run = ControllerRun::new(
+                    spec,
+                    queue,
+                    out,
+                    shared.clock.clone(),
+                    informer.indexer().clone(),
+                    inline_group.as_ref(),
+                );
+                let shown = handler(listeners, None);
+                listeners += 1;
+                names.push(spec.name.clone());
+                let controller = ControllerHandler {
+                    shown,
+                    run: run.clone(),
+                };
+                informer.add_event_handler(spec.name.clone(), controller, spec.resync);
+                run
+            }
+            (ControllerRuntime::Kube { .. }, Some(kube)) => {
+                let member = kube.add(spec, out.clone(), main_kind(&target));
+                ControllerRun::kube(kube.clone(), member, out, shared.clock.clone(), &spec.name)
+            }
+            (ControllerRuntime::Kube { .. }, None) => continue,
         };
-        informer.add_event_handler(spec.name.clone(), controller, spec.resync);
+        run.start(spec.workers)?;
         controllers.push(run);
     }
-    let names: Vec<String> = (stack.handlers.iter().map(|h| h.name.clone()))
-        .chain(stack.controllers.iter().map(|c| c.name.clone()))
-        .collect();
     lane.handlers_started(&names, plan.registration_synced);
     lane.controllers_started(&stack.controllers);
     // A plain informer's handler works inside the pop, under the queue's lock; drained
     // on a replay's thread, it takes no time (the replay never waits for it).
     if let Some(delay) = stack.plain_handler_delay.filter(|_| !inline) {
-        let (stop, delay) = (stop.clone(), shared.clock.in_real_time(delay));
-        // client-go's `newInformer` calls its handler once per delta (`processDeltas`).
-        informer.handle_in_pop(Arc::new(move |notifications| {
-            for _ in notifications {
-                if stop.requested() {
-                    return;
-                }
-                stop.sleep(delay);
-            }
-        }));
+        plain_handler(&informer, delay, shared);
     }
     lane.informer_started(queue, batch_pop, &plan.profile);
     if let Some(counted) = counted {
@@ -196,6 +211,33 @@ pub(super) fn assemble<L: ListerWatcher, C: Clock + Clone>(
         reflector: plan.reflector.clone(),
         end,
     })
+}
+
+/// A plain informer's one handler, taking `delay` of the session's clock per call: client-go's
+/// `newInformer` calls its handler once per delta (`processDeltas`).
+fn plain_handler(informer: &Informer, delay: std::time::Duration, shared: &Shared) {
+    let (stop, delay) = (shared.stop.clone(), shared.clock.in_real_time(delay));
+    informer.handle_in_pop(Arc::new(move |notifications| {
+        for _ in notifications {
+            if stop.requested() {
+                return;
+            }
+            stop.sleep(delay);
+        }
+    }));
+}
+
+/// The type a controller of `target` reconciles, as owner references name it.
+fn main_kind(target: &ResourceTarget) -> OwnerKind {
+    let ar = &target.api_resource;
+    OwnerKind {
+        api_version: ar.api_version.clone(),
+        kind: ar.kind.clone(),
+        // The target does not say whether the type is namespaced; a namespace given, or
+        // objects in one, make it so, and only a cluster-scoped owner of namespaced children
+        // (rare for a controller's own type) would be named differently.
+        namespaced: true,
+    }
 }
 
 impl<L: ListerWatcher> Lane<L> {

@@ -1,0 +1,277 @@
+//! kube-runtime's `Controller` beside client-go's on the same stream, through the binary:
+//! `--controller NAME,runtime=kube` and its settings (`debounce=`, `error-requeue=`), its rows
+//! (`⇒ NAME(kube) reconcile …`, `── kube-runtime …`), its `reconcile` and `note` JSON lines,
+//! the determinism of an instant replay, and a live watch against the fake API server.
+//!
+//! The rules are kube-runtime 5.0.0's (`src/watcher.rs` `step`, `src/reflector/store.rs`
+//! `Writer::apply_watcher_event`, `src/controller/mod.rs` `Controller::new` (`trigger_self` over
+//! `applied_objects`) and `applier` (`Error::ObjectNotFound`), `src/scheduler.rs`
+//! `debounced_scheduler`), as `src/cache/kube_runtime/` models them.
+
+use serde_json::Value;
+
+use crate::support::binary::{Running, json_lines, run_offline, stderr};
+use crate::support::configmaps::{cm, server_with_configmaps};
+use crate::support::paths::{bundled, path_str, summary_row};
+
+/// Replays `name` (a bundled recording) with `args`; checks the exit code is 0; returns stdout.
+async fn replay(name: &str, args: &[&str]) -> String {
+    let path = bundled(name);
+    let mut all = vec!["replay", path_str(&path)];
+    all.extend_from_slice(args);
+    let out = run_offline(&all, None).await;
+    assert_eq!(out.status.code(), Some(0), "{all:?}: {}", stderr(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The JSON lines of `stdout` of `kind` by controller `controller`.
+fn records<'a>(all: &'a [Value], kind: &str, controller: &str) -> Vec<&'a Value> {
+    all.iter()
+        .filter(|l| l["kind"] == kind && l["controller"] == controller)
+        .collect()
+}
+
+/// A pod deleted while the watch was expired (worker-2, gone from the relist after the 410):
+/// client-go's DeltaFIFO queues a `DeletedFinalStateUnknown`, so its controller reconciles the
+/// key and finds it gone; kube-runtime's store drops it at `InitDone` without an event, so its
+/// Controller never reconciles it again, and a note says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletion_in_a_410_gap_is_reconciled_by_client_go_only() {
+    let args = ["--controller", "go", "--controller", "rs,runtime=kube"];
+    let mut jsonl = args.to_vec();
+    jsonl.extend(["-o", "jsonl"]);
+    let all = json_lines(replay("expired-watch", &jsonl).await.as_bytes());
+    let relist_at = all
+        .iter()
+        .find(|l| l["kind"] == "note" && l["text"].as_str().unwrap().contains("gone in the relist"))
+        .unwrap_or_else(|| panic!("no note of the relist: {all:#?}"));
+    assert_eq!(relist_at["runtime"], "kube");
+    assert_eq!(
+        relist_at["text"],
+        "kube-runtime: demo/worker-2 gone in the relist, without a Delete: its store drops it at \
+         InitDone and its Controller never reconciles it"
+    );
+    let after = |r: &Value| r["startedAt"].as_str() >= relist_at["time"].as_str();
+    let go: Vec<_> = records(&all, "reconcile", "go");
+    let gone: Vec<_> = go
+        .iter()
+        .filter(|r| after(r))
+        .filter(|r| r["key"] == "demo/worker-2")
+        .collect();
+    assert_eq!(
+        gone.len(),
+        1,
+        "client-go reconciles the tombstone's key: {go:#?}"
+    );
+    assert_eq!(gone[0]["resourceVersion"], Value::Null, "and finds it gone");
+    assert_eq!(gone[0]["runtime"], "client-go");
+    let rs: Vec<_> = records(&all, "reconcile", "rs");
+    assert!(rs.iter().all(|r| r["runtime"] == "kube"), "{rs:#?}");
+    let keys_after: Vec<&str> = rs
+        .iter()
+        .filter(|r| after(r))
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    // The relist's survivors (InitApply) and worker-4's update: never worker-2.
+    assert_eq!(
+        keys_after,
+        [
+            "demo/worker-1",
+            "demo/worker-3",
+            "demo/worker-4",
+            "demo/worker-4"
+        ],
+        "{rs:#?}"
+    );
+    let reasons: Vec<&str> = rs.iter().map(|r| r["reason"].as_str().unwrap()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "relist",
+            "relist",
+            "relist",
+            "object updated",
+            "relist",
+            "relist",
+            "relist",
+            "object updated"
+        ]
+    );
+
+    let timeline = replay("expired-watch", &args).await;
+    assert!(
+        timeline.contains(
+            "── kube-runtime: demo/worker-2 gone in the relist, without a Delete: its store drops \
+             it at InitDone and its Controller never reconciles it"
+        ),
+        "{timeline}"
+    );
+    let row = timeline
+        .lines()
+        .find(|l| l.contains("⇒ rs(kube)") && l.contains("demo/worker-4") && l.contains("rv 1008"))
+        .unwrap_or_else(|| panic!("{timeline}"));
+    assert!(
+        row.contains("reconcile") && row.contains("object updated"),
+        "{row}"
+    );
+}
+
+/// An instant replay of both runtimes writes the same bytes every time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instant_replay_of_both_runtimes_is_deterministic() {
+    for output in ["timeline", "jsonl"] {
+        let args = [
+            "--controller",
+            "go,reconcile=300ms,fail=1",
+            "--controller",
+            "rs,runtime=kube,reconcile=300ms,fail=1,debounce=500ms,error-requeue=1s",
+            "-o",
+            output,
+        ];
+        let first = replay("expired-watch", &args).await;
+        assert!(first.contains("rs"), "{first}");
+        for _ in 0..2 {
+            assert_eq!(replay("expired-watch", &args).await, first, "{output}");
+        }
+    }
+}
+
+/// `debounce=` postpones a request (kube-runtime's trailing-edge `debounced_scheduler`): the
+/// request for worker-2 from the first list comes due after the relist removed it from the
+/// store, and the dispatch finds nothing (`ObjectNotFound`): no reconcile, a `skipped` row.
+/// `error-requeue=` is the error policy's `Action::requeue`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debounced_request_for_an_object_gone_from_the_store_is_skipped() {
+    let args = [
+        "--controller",
+        "rs,runtime=kube,debounce=4s,fail=1,error-requeue=2s",
+    ];
+    let timeline = replay("expired-watch", &args).await;
+    let row = timeline
+        .lines()
+        .find(|l| l.contains("⇒ rs(kube)") && l.contains("demo/worker-2"))
+        .unwrap_or_else(|| panic!("{timeline}"));
+    assert!(
+        row.starts_with("17:31:42.095"),
+        "due 4 s after the first list: {row}"
+    );
+    assert!(
+        row.ends_with(
+            "relist  waited 4.00s  debounced  skipped: not in the store (ObjectNotFound)"
+        ),
+        "{row}"
+    );
+    let error = timeline
+        .lines()
+        .find(|l| l.contains("⇐ rs(kube)") && l.contains("demo/worker-1"))
+        .unwrap_or_else(|| panic!("{timeline}"));
+    assert!(error.ends_with("error → retry in 2.00s"), "{error}");
+
+    let mut jsonl = args.to_vec();
+    jsonl.extend(["-o", "jsonl", "-q"]);
+    let all = json_lines(replay("expired-watch", &jsonl).await.as_bytes());
+    let rs = records(&all, "reconcile", "rs");
+    let skipped: Vec<_> = rs.iter().filter(|r| r["skipped"] == true).collect();
+    assert_eq!(skipped.len(), 1, "{rs:#?}");
+    assert_eq!(skipped[0]["key"], "demo/worker-2");
+    assert_eq!(skipped[0]["result"], "skipped");
+    assert_eq!(skipped[0]["debounced"], true);
+    let retried = rs
+        .iter()
+        .find(|r| r["key"] == "demo/worker-1" && r["attempt"] == 2)
+        .unwrap_or_else(|| panic!("{rs:#?}"));
+    assert_eq!(retried["reason"], "error requeue");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_of_the_other_runtime_are_usage_errors_of_one_sentence() {
+    let path = bundled("expired-watch");
+    for (spec, says) in [
+        (
+            "web,runtime=kube,queue=priority",
+            "--controller web: queue=priority chooses a client-go controller's queue, and \
+             runtime=kube has none",
+        ),
+        (
+            "web,runtime=kube,resync=30s",
+            "--controller web: resync= is a client-go handler's resync period, and \
+             kube-runtime's watcher never resyncs",
+        ),
+        (
+            "web,debounce=1s",
+            "--controller web: debounce= is a kube-runtime Controller's setting",
+        ),
+        (
+            "web,error-requeue=1s",
+            "--controller web: error-requeue= is a kube-runtime Controller's setting",
+        ),
+        (
+            "web,runtime=rust",
+            r#"runtime="rust" for controller "web": expected client-go"#,
+        ),
+    ] {
+        let out = run_offline(&["replay", path_str(&path), "--controller", spec], None).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{spec}: {err}");
+        assert!(out.stdout.is_empty(), "{spec}");
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{spec}: {err}");
+        assert!(lines[0].contains(says), "{spec}: {err}");
+    }
+}
+
+/// A live watch: kube-runtime's Controller on the session's clock, driven by its own thread.
+/// Every update reaches its store and requests a reconcile; the last reconcile reads the last
+/// update, and the summary names the runtime.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_kube_controller_reconciles_the_latest_object() {
+    let (server, _dir, kubeconfig) = server_with_configmaps(1).await;
+    let args = [
+        "watch",
+        "cm",
+        "-o",
+        "jsonl",
+        "--object",
+        "none",
+        "--controller",
+        "web,runtime=kube,reconcile=100ms",
+    ];
+    let mut bin = Running::spawn(&kubeconfig, &args);
+    tokio::task::block_in_place(|| {
+        bin.read_until("the initial list's reconcile", |l| {
+            l.contains(r#""kind":"reconcile""#) && l.contains(r#""runtime":"kube""#)
+        });
+    });
+    let mut last = 0;
+    for v in 1..=3 {
+        last = server.update("configmaps", cm("cm-0", &v.to_string()));
+    }
+    let last = last.to_string();
+    tokio::task::block_in_place(|| {
+        bin.read_until("the reconcile of the last update", |l| {
+            serde_json::from_str::<Value>(l)
+                .is_ok_and(|r| r["kind"] == "reconcile" && r["resourceVersion"] == last.as_str())
+        });
+    });
+    let ended = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+    let all = json_lines(ended.stdout.as_bytes());
+    let reconciles = records(&all, "reconcile", "web");
+    assert!(
+        reconciles.iter().all(|r| r["runtime"] == "kube"),
+        "{reconciles:#?}"
+    );
+    for pair in reconciles.windows(2) {
+        assert!(
+            pair[1]["startedAt"].as_str() >= pair[0]["time"].as_str(),
+            "never two reconciles of one object at once: {pair:#?}"
+        );
+    }
+    assert_eq!(
+        summary_row(&ended.stderr, "queue, workers"),
+        ["kube-runtime scheduler, unbounded"]
+    );
+}
