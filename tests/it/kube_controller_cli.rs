@@ -275,3 +275,52 @@ async fn a_live_kube_controller_reconciles_the_latest_object() {
         ["kube-runtime scheduler, unbounded"]
     );
 }
+
+/// `predicate=generation` on a Deployment whose rollout mostly updates its status: both
+/// runtimes drop the status-only updates (generation unchanged) and reconcile the creation and
+/// each spec change (controller-runtime's `GenerationChangedPredicate.Update`; kube-runtime's
+/// `predicate_filter` with `predicates::generation`, which sees objects, so it drops an
+/// unchanged generation whatever the event).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_status_only_update_is_filtered_by_generation_in_both_runtimes() {
+    let args = [
+        "--controller",
+        "go,predicate=generation",
+        "--controller",
+        "rs,runtime=kube,predicate=generation",
+    ];
+    let mut jsonl = args.to_vec();
+    jsonl.extend(["-o", "jsonl", "-q"]);
+    let all = json_lines(replay("rollout-deployments", &jsonl).await.as_bytes());
+    for controller in ["go", "rs"] {
+        let lines = records(&all, "reconcile", controller);
+        let (filtered, ran): (Vec<&&Value>, Vec<&&Value>) =
+            lines.iter().partition(|r| r.get("filtered").is_some());
+        // Created at generation 1, then spec changes to 2, 3 and 4: four reconciles; the 22
+        // other updates change the status only.
+        let versions: Vec<&str> = ran
+            .iter()
+            .map(|r| r["resourceVersion"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            versions,
+            ["26349", "26377", "26454", "26481"],
+            "{controller}"
+        );
+        assert_eq!(filtered.len(), 22, "{controller}: {filtered:#?}");
+        assert!(
+            filtered
+                .iter()
+                .all(|r| r["filtered"] == "generation" && r["result"] == "filtered"),
+            "{controller}: {filtered:#?}"
+        );
+    }
+    let timeline = replay("rollout-deployments", &args).await;
+    for label in ["go", "rs(kube)"] {
+        let row = timeline
+            .lines()
+            .find(|l| l.contains(&format!("⇒ {label} ")) && l.contains("predicate"))
+            .unwrap_or_else(|| panic!("{label}: {timeline}"));
+        assert!(row.ends_with("demo/web  filtered by generation"), "{row}");
+    }
+}

@@ -36,6 +36,7 @@ use futures_util::future::BoxFuture;
 use hashbrown::HashMap;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
+use kubectl_deltas::cache::triggers::Predicates;
 use kubectl_deltas::cache::workqueue::{
     self, ControllerQueue, Got, InlineWorkers, LOW_PRIORITY, Outcome, PriorityQueue, QueueMetrics,
     RateLimitingQueue, Reconcile, ReconcileResult, Reconciler, ThreadedWorkers, WorkersConfig,
@@ -124,6 +125,35 @@ impl Reporter {
             priority: facts.priority,
             priority_reason: facts.seen.low_priority.filter(|_| low),
         }
+    }
+
+    /// The predicates dropped an event of `key` at `at`: its one row.
+    fn filtered(&self, key: &str, at: Instant, predicates: &Predicates) {
+        let predicates = predicates.to_string();
+        let seen = Seen {
+            resource_version: None,
+            latest_add: None,
+            low_priority: None,
+        };
+        let mut start = self.start(&StartFacts {
+            worker: 0,
+            key,
+            attempt: 1,
+            queued_at: at,
+            started_at: at,
+            adds: 0,
+            requeued: false,
+            priority: None,
+            seen: &seen,
+        });
+        start.filtered = Some(&predicates);
+        let view = ReconcileView {
+            time: start.started_at,
+            start,
+            result: ReconcileResult::Ok,
+            retry_in: None,
+        };
+        self.out.reconcile(&view);
     }
 
     /// A worker took `got`: its start row.
@@ -576,16 +606,29 @@ impl ControllerRun {
     }
 }
 
-/// A controller's handler: shown as any handler's calls are, then the key goes into the
-/// controller's queue.
+/// A controller's handler: shown as any handler's calls are, then, unless its predicates drop
+/// the event, the key goes into the controller's queue.
 pub(super) struct ControllerHandler {
     pub(super) shown: ShownHandler,
     pub(super) run: Arc<ControllerRun>,
+    /// controller-runtime's predicates (`predicate.Or` of them), asked before the queue as
+    /// `Controller.Watch`'s `predicates` are: they judge updates only (their `Create`, `Delete`
+    /// and `Generic` return true, `pkg/predicate/predicate.go`).
+    pub(super) predicates: Predicates,
 }
 
 impl ListenerHandler<Object> for ControllerHandler {
     fn handle(&mut self, delivery: &Delivery<'_, Object>) {
         self.shown.handle(delivery);
+        if let Notification::Update { old, new } = delivery.notification
+            && !self.predicates.update_passes(old, new)
+        {
+            let key = delivery.notification.key();
+            self.run
+                .report
+                .filtered(&key, delivery.started_at, &self.predicates);
+            return;
+        }
         // `MetaNamespaceKeyFunc`, or `DeletionHandlingMetaNamespaceKeyFunc` for a tombstone.
         let key = delivery.notification.key();
         let (priority, low_priority) = handler_priority(delivery.notification);

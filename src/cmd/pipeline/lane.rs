@@ -170,6 +170,7 @@ pub(super) fn assemble<L: ListerWatcher, C: Clock + Clone>(
                 let controller = ControllerHandler {
                     shown,
                     run: run.clone(),
+                    predicates: spec.predicates.clone(),
                 };
                 informer.add_event_handler(spec.name.clone(), controller, spec.resync);
                 run
