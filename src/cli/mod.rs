@@ -682,7 +682,7 @@ pub struct HandlerViewArgs {
         value_parser = parse_handler
     )]
     pub handlers: Vec<HandlerArg>,
-    /// Register a controller: a workqueue and its workers, or kube-runtime's Controller.
+    /// Register a controller: client-go's workqueue or kube-runtime's.
     ///
     /// Repeatable. NAME[,SETTING=VALUE]…:
     ///
@@ -697,6 +697,8 @@ pub struct HandlerViewArgs {
     ///   requeue-after=DUR  both       every success comes back after that long (none)
     ///   predicate=P[+P]    both       generation, resource-version, labels, annotations:
     ///                                 client-go filters updates only, kube every object
+    ///   owns=RESOURCE      both       a resource watched after the first (repeatable): its
+    ///                                 objects' changes reconcile their owner, on the first
     ///   queue=workqueue    client-go  client-go's rate-limited workqueue (default)
     ///   queue=priority     client-go  controller-runtime's priority queue (its default
     ///                                 from v0.23: initial list and resyncs at -100)

@@ -121,6 +121,18 @@ pub fn parse_handler(text: &str) -> Result<HandlerArg, String> {
     Ok(handler)
 }
 
+/// `runtime=` of controller `name`.
+fn parse_runtime(value: &str, name: &str) -> Result<ControllerRuntimeKind, String> {
+    match value.trim() {
+        "client-go" => Ok(ControllerRuntimeKind::ClientGo),
+        "kube" => Ok(ControllerRuntimeKind::Kube),
+        other => Err(format!(
+            "runtime={other:?} for controller {name:?}: expected client-go (a workqueue behind an \
+             informer's handler, the default) or kube (kube-runtime's Controller)"
+        )),
+    }
+}
+
 /// One `--controller`: a handler that queues keys into a rate-limited workqueue, and the workers
 /// that reconcile them; or with `runtime=kube` a kube-runtime `Controller`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,6 +163,8 @@ pub struct ControllerArg {
     pub error_requeue: Option<Duration>,
     /// `predicate=`: the predicates every event passes before it queues a key.
     pub predicates: Predicates,
+    /// `owns=` (repeatable): resources whose objects map to their owner's key, as typed.
+    pub owns: Vec<String>,
 }
 
 /// Whose controller machinery a `--controller` runs (`runtime=`).
@@ -198,7 +212,8 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
     const SETTINGS: &str = "workers=N, reconcile=DURATION, fail=N, fail-keys=GLOB, \
                             requeue-after=DURATION, resync=DURATION, \
                             queue=workqueue|priority, runtime=client-go|kube, \
-                            debounce=DURATION, error-requeue=DURATION or predicate=P[+P]";
+                            debounce=DURATION, error-requeue=DURATION, predicate=P[+P] or \
+                            owns=RESOURCE";
     let mut parts = text.split(',');
     let name = parts.next().unwrap_or_default().trim();
     let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
@@ -221,12 +236,13 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
         debounce: None,
         error_requeue: None,
         predicates: Predicates::default(),
+        owns: Vec::new(),
     };
     let mut seen: Vec<&str> = Vec::new();
     for part in parts {
         let (key, value) = part.split_once('=').unwrap_or((part, ""));
         let key = key.trim();
-        if seen.contains(&key) {
+        if seen.contains(&key) && key != "owns" {
             return Err(format!(
                 "{key}= is given twice for controller {name:?}: give each setting once"
             ));
@@ -304,21 +320,19 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
                     }
                 })
             }
-            "runtime" => {
-                controller.runtime = match value.trim() {
-                    "client-go" => ControllerRuntimeKind::ClientGo,
-                    "kube" => ControllerRuntimeKind::Kube,
-                    other => {
-                        return Err(format!(
-                            "runtime={other:?} for controller {name:?}: expected client-go \
-                             (a workqueue behind an informer's handler, the default) or kube \
-                             (kube-runtime's Controller)"
-                        ));
-                    }
-                }
-            }
+            "runtime" => controller.runtime = parse_runtime(value, name)?,
             "debounce" => controller.debounce = Some(period(value)?.unwrap_or_default()),
             "error-requeue" => controller.error_requeue = Some(period(value)?.unwrap_or_default()),
+            "owns" => {
+                let resource = value.trim();
+                if resource.is_empty() {
+                    return Err(format!(
+                        "owns= for controller {name:?} is empty: name a resource the session \
+                         watches after the first, such as owns=rs"
+                    ));
+                }
+                controller.owns.push(resource.to_owned());
+            }
             "predicate" => {
                 controller.predicates = Predicates::parse(value)
                     .map_err(|e| format!("predicate= for controller {name:?}: {e}"))?;

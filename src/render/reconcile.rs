@@ -44,6 +44,8 @@ pub struct ReconcileStart<'a> {
     /// Why it was requested (kube-runtime's `ReconcileReason`): `object updated`, `owned object
     /// updated`, `requeue`, `error requeue`, `relist`; `None` where the runtime does not say.
     pub reason: Option<&'a str>,
+    /// The owned object whose change requested it (`owns=`): `demo/web-7b9c (replicasets)`.
+    pub owned: Option<&'a str>,
     /// The request waited longer than asked because kube-runtime's debounce pushed it back.
     pub debounced: bool,
     /// kube-runtime dispatched the request and the object was not in its store
@@ -106,8 +108,10 @@ impl ReconcileStart<'_> {
         if let Some(filtered) = self.filtered {
             return format!("filtered by {filtered}");
         }
-        if let Some(reason) = self.reason {
-            parts.push(reason.to_owned());
+        match (self.reason, self.owned) {
+            (_, Some(owned)) => parts.push(format!("owner of {owned}")),
+            (Some(reason), None) => parts.push(reason.to_owned()),
+            (None, None) => {}
         }
         match (self.priority, self.priority_reason) {
             (Some(priority), Some(reason)) => parts.push(format!("priority {priority} ({reason})")),
@@ -234,6 +238,8 @@ pub(crate) struct ReconcileRecord<'a> {
     runtime: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owned_object: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     debounced: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -277,6 +283,7 @@ impl<'a> ReconcileRecord<'a> {
             controller: start.controller,
             runtime: start.runtime.name(),
             reason: start.reason,
+            owned_object: start.owned,
             debounced: start.debounced,
             skipped: start.skipped,
             filtered: start.filtered,
@@ -516,6 +523,7 @@ mod tests {
             start: ReconcileStart {
                 runtime: Runtime::ClientGo,
                 reason: None,
+                owned: None,
                 debounced: false,
                 skipped: false,
                 filtered: None,

@@ -324,3 +324,115 @@ async fn a_status_only_update_is_filtered_by_generation_in_both_runtimes() {
         assert!(row.ends_with("demo/web  filtered by generation"), "{row}");
     }
 }
+
+/// `owns=`: the controller runs on the first resource only, and each event of an owned object
+/// requests a reconcile of its owner: client-go's through controller-runtime's
+/// `EnqueueRequestForOwner(…, OnlyControllerOwner())` on a handler of the owned resource,
+/// kube-runtime's through `trigger_owners` on the owned resource's watcher events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owned_replica_set_reconciles_its_deployment_in_both_runtimes() {
+    let server = crate::support::fake_apiserver::FakeApiServer::start().await;
+    server.create(
+        "deployments.apps",
+        serde_json::json!({"metadata": {"name": "web", "namespace": "default"}}),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let args = [
+        "watch",
+        "deploy,rs",
+        "-o",
+        "jsonl",
+        "--object",
+        "none",
+        "--controller",
+        "go,owns=rs",
+        "--controller",
+        "rs,runtime=kube,owns=rs",
+    ];
+    let mut bin = Running::spawn(&kubeconfig, &args);
+    let reconciled = |l: &str, runtime: &str, reason: Option<&str>| {
+        serde_json::from_str::<Value>(l).is_ok_and(|r| {
+            r["kind"] == "reconcile"
+                && r["runtime"] == runtime
+                && r["key"] == "default/web"
+                && reason.is_none_or(|reason| r["reason"] == reason)
+        })
+    };
+    let seen = std::cell::RefCell::new(Vec::<String>::new());
+    tokio::task::block_in_place(|| {
+        bin.read_until("both controllers' first reconcile of default/web", |l| {
+            seen.borrow_mut().push(l.to_owned());
+            let lines = seen.borrow();
+            lines.iter().any(|l| reconciled(l, "client-go", None))
+                && lines.iter().any(|l| reconciled(l, "kube", None))
+        });
+    });
+    server.create(
+        "replicasets.apps",
+        serde_json::json!({"metadata": {
+            "name": "web-7b9c",
+            "namespace": "default",
+            "ownerReferences": [{
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "name": "web",
+                "uid": "d-1",
+                "controller": true
+            }]
+        }}),
+    );
+    let owned = "owned object updated";
+    tokio::task::block_in_place(|| {
+        bin.read_until("both controllers' reconcile for the ReplicaSet", |l| {
+            seen.borrow_mut().push(l.to_owned());
+            let lines = seen.borrow();
+            lines
+                .iter()
+                .any(|l| reconciled(l, "client-go", Some(owned)))
+                && lines.iter().any(|l| reconciled(l, "kube", Some(owned)))
+        });
+    });
+    let ended = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+    let all = json_lines(ended.stdout.as_bytes());
+    let reconciles: Vec<&Value> = all.iter().filter(|l| l["kind"] == "reconcile").collect();
+    assert!(
+        reconciles.iter().all(|r| r["key"] == "default/web"),
+        "only the owner is reconciled, on the first resource: {reconciles:#?}"
+    );
+    for r in reconciles.iter().filter(|r| r["reason"] == owned) {
+        assert!(
+            r["ownedObject"]
+                .as_str()
+                .is_some_and(|o| o.starts_with("default/web-7b9c (replicasets")),
+            "{r:#?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owns_must_name_a_later_resource_of_the_session() {
+    let path = bundled("expired-watch");
+    for (args, says) in [
+        (
+            vec!["replay", path_str(&path), "--controller", "web,owns=rs"],
+            "--controller web: owns=rs needs a second resource, and a replay has one",
+        ),
+        (
+            vec!["watch", "deploy,rs", "--controller", "web,owns=po"],
+            "--controller web: owns=po names no resource of this watch (deploy, rs)",
+        ),
+        (
+            vec!["watch", "deploy,rs", "--controller", "web,owns=deploy"],
+            "--controller web: owns=deploy names the controller's own resource",
+        ),
+    ] {
+        let out = run_offline(&args, None).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {err}");
+        assert!(lines[0].contains(says), "{args:?}: {err}");
+    }
+}

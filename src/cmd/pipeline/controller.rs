@@ -36,7 +36,7 @@ use futures_util::future::BoxFuture;
 use hashbrown::HashMap;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
-use kubectl_deltas::cache::triggers::Predicates;
+use kubectl_deltas::cache::triggers::{OwnerKind, Predicates, controller_owner_keys};
 use kubectl_deltas::cache::workqueue::{
     self, ControllerQueue, Got, InlineWorkers, LOW_PRIORITY, Outcome, PriorityQueue, QueueMetrics,
     RateLimitingQueue, Reconcile, ReconcileResult, Reconciler, ThreadedWorkers, WorkersConfig,
@@ -61,13 +61,17 @@ struct Seen {
     latest_add: Option<Instant>,
     /// Why that add was at `LowPriority`, if it was.
     low_priority: Option<&'static str>,
+    /// The owned object that add came from (`demo/web-7b9c (replicasets)`), if it did.
+    owned: Option<String>,
 }
 
-/// The handler's latest add of a key: when, and why at `LowPriority` if it was.
-#[derive(Debug, Clone, Copy)]
+/// The handler's latest add of a key: when, why at `LowPriority` if it was, and the owned
+/// object it came from if it did.
+#[derive(Debug, Clone)]
 struct LatestAdd {
     at: Instant,
     low_priority: Option<&'static str>,
+    owned: Option<String>,
 }
 
 /// The latest add of each key, written by the controller's handler and read by its reconciler
@@ -101,9 +105,11 @@ impl Reporter {
     fn start<'a>(&'a self, facts: &StartFacts<'a>) -> ReconcileStart<'a> {
         let clock = self.clock.as_ref();
         let low = facts.priority == Some(LOW_PRIORITY);
+        let owned = facts.seen.owned.as_deref();
         ReconcileStart {
             runtime: Runtime::ClientGo,
-            reason: None,
+            reason: owned.map(|_| "owned object updated"),
+            owned,
             debounced: false,
             skipped: false,
             filtered: None,
@@ -134,6 +140,7 @@ impl Reporter {
             resource_version: None,
             latest_add: None,
             low_priority: None,
+            owned: None,
         };
         let mut start = self.start(&StartFacts {
             worker: 0,
@@ -228,7 +235,7 @@ impl Reconciler<String> for SpecReconciler {
             if resource_version.is_none() {
                 adds.remove(key)
             } else {
-                adds.get(key).copied()
+                adds.get(key).cloned()
             }
         };
         Outcome {
@@ -236,8 +243,9 @@ impl Reconciler<String> for SpecReconciler {
             duration: self.spec.reconcile,
             seen: Seen {
                 resource_version,
-                latest_add: latest.map(|l| l.at),
-                low_priority: latest.and_then(|l| l.low_priority),
+                latest_add: latest.as_ref().map(|l| l.at),
+                low_priority: latest.as_ref().and_then(|l| l.low_priority),
+                owned: latest.and_then(|l| l.owned),
             },
         }
     }
@@ -637,9 +645,71 @@ impl ListenerHandler<Object> for ControllerHandler {
             LatestAdd {
                 at: delivery.started_at,
                 low_priority,
+                owned: None,
             },
         );
         self.run.add(key, priority, delivery.started_at);
+    }
+
+    fn synced(&mut self, at: Instant) {
+        self.shown.synced(at);
+    }
+}
+
+/// A client-go controller's handler on a resource it owns (`owns=`): shown as any handler's
+/// calls are, then each event's object maps to its controller owner of the controller's type,
+/// whose key goes into the controller's queue (controller-runtime's `Owns`:
+/// `EnqueueRequestForOwner(…, OnlyControllerOwner())`, `pkg/handler/enqueue_owner.go`; an update
+/// maps the old and the new object, each owner once). The controller's predicates judge the
+/// updates first, as `WithEventFilter`'s do for every watch of a controller.
+pub(super) struct OwnedHandler {
+    pub(super) shown: ShownHandler,
+    pub(super) run: Arc<ControllerRun>,
+    pub(super) predicates: Predicates,
+    /// The controller's own type.
+    pub(super) main: OwnerKind,
+    /// The owned resource, as the rows name it.
+    pub(super) resource: String,
+}
+
+impl ListenerHandler<Object> for OwnedHandler {
+    fn handle(&mut self, delivery: &Delivery<'_, Object>) {
+        self.shown.handle(delivery);
+        let notification = delivery.notification;
+        let objects: Vec<&Object> = match notification {
+            Notification::Update { old, new } => {
+                if !self.predicates.update_passes(old, new) {
+                    let key = notification.key();
+                    self.run
+                        .report
+                        .filtered(&key, delivery.started_at, &self.predicates);
+                    return;
+                }
+                vec![old, new]
+            }
+            Notification::Add { obj, .. } => vec![obj],
+            Notification::Delete { obj } => obj.object().map(|o| &**o).into_iter().collect(),
+        };
+        let mut owners: Vec<String> = Vec::new();
+        for obj in objects {
+            for key in controller_owner_keys(&self.main, obj) {
+                if !owners.contains(&key) {
+                    owners.push(key);
+                }
+            }
+        }
+        let owned = format!("{} ({})", notification.key(), self.resource);
+        for owner in owners {
+            lock(&self.run.latest_adds).insert(
+                owner.clone(),
+                LatestAdd {
+                    at: delivery.started_at,
+                    low_priority: None,
+                    owned: Some(owned.clone()),
+                },
+            );
+            self.run.add(owner, 0, delivery.started_at);
+        }
     }
 
     fn synced(&mut self, at: Instant) {

@@ -27,7 +27,8 @@ use std::time::{Duration, Instant};
 
 use hashbrown::HashMap;
 use kubectl_deltas::cache::kube_runtime::{
-    ControllerConfig, KubeController, Record, ReflectorStep, Scheduled, WatcherTranslator,
+    ControllerConfig, KubeController, Reason, Record, ReflectorStep, Scheduled, WatcherEvent,
+    WatcherTranslator,
 };
 use kubectl_deltas::cache::reflector::{Clock, Phase};
 use kubectl_deltas::cache::triggers::OwnerKind;
@@ -71,6 +72,8 @@ struct Wait {
 #[derive(Debug, Clone)]
 struct Started {
     reason: String,
+    /// The owned object that requested it: `demo/web-7b9c (replicasets)`.
+    owned: Option<String>,
     wait: Wait,
     resource_version: Option<String>,
 }
@@ -92,6 +95,9 @@ struct Member {
 struct State {
     translator: WatcherTranslator,
     members: Vec<Member>,
+    /// Controllers of another lane that own this lane's objects (`owns=`), each with its
+    /// place among its lane's members; this lane's watcher events are their owned stream.
+    owners: Vec<(Arc<KubeLane>, usize)>,
     stopped: bool,
 }
 
@@ -118,6 +124,7 @@ impl KubeLane {
             state: Mutex::new(State {
                 translator: WatcherTranslator::new(),
                 members: Vec::new(),
+                owners: Vec::new(),
                 stopped: false,
             }),
             wake: Condvar::new(),
@@ -202,6 +209,31 @@ impl KubeLane {
             }
             self.flush(member);
         }
+        // Owners are always of the session's first lane, which owns no lane before it: locks
+        // are taken in one order.
+        let resource = self.lane.resource_name();
+        for (owner, member) in &state.owners {
+            owner.owned_events(*member, resource, &translation.events, now);
+        }
+        drop(state);
+        self.wake.notify_all();
+    }
+
+    /// Controller `member` of another lane owns this lane's objects: it is told their events.
+    pub(super) fn add_owner(&self, owner: Arc<KubeLane>, member: usize) {
+        lock(&self.state).owners.push((owner, member));
+    }
+
+    /// Watcher events of `resource`, which controller `member` owns (`owned_event`, kube-runtime's
+    /// `owns`: `trigger_owners` over `touched_objects`), at `now`.
+    fn owned_events(&self, member: usize, resource: &str, events: &[WatcherEvent], now: Instant) {
+        let mut state = lock(&self.state);
+        if let Some(m) = state.members.get_mut(member) {
+            for event in events {
+                m.controller.owned_event(resource, event, now);
+            }
+            self.flush(m);
+        }
         drop(state);
         self.wake.notify_all();
     }
@@ -236,6 +268,7 @@ impl KubeLane {
                 } => {
                     member.metrics.gets += 1;
                     let started = Started {
+                        owned: owned_object(&reason),
                         reason: reason.to_string(),
                         wait: member.waits.remove(&key).unwrap_or(Wait {
                             first: at,
@@ -266,6 +299,7 @@ impl KubeLane {
                 }
                 Record::Skipped { at, key, reason } => {
                     let started = Started {
+                        owned: owned_object(&reason),
                         reason: reason.to_string(),
                         wait: member.waits.remove(&key).unwrap_or(Wait {
                             first: at,
@@ -285,6 +319,7 @@ impl KubeLane {
                     ..
                 } => {
                     let started = Started {
+                        owned: None,
                         reason: String::new(),
                         wait: Wait {
                             first: at,
@@ -324,6 +359,7 @@ impl KubeLane {
         ReconcileStart {
             runtime: Runtime::Kube,
             reason: Some(started.reason.as_str()).filter(|r| !r.is_empty()),
+            owned: started.owned.as_deref(),
             debounced: started.wait.debounced,
             skipped: false,
             filtered: None,
@@ -464,6 +500,14 @@ impl KubeLane {
             depth: m.controller.waiting(),
             ..m.metrics
         }
+    }
+}
+
+/// `demo/web-7b9c (replicasets)` for a request an owned object made.
+fn owned_object(reason: &Reason) -> Option<String> {
+    match reason {
+        Reason::OwnedObjectUpdated { resource, key } => Some(format!("{key} ({resource})")),
+        _ => None,
     }
 }
 

@@ -267,6 +267,7 @@ impl Pipeline {
             clock: Arc::new(clock.clone()),
             group: idle.group(),
             stop: stop.clone(),
+            owners: lane::Owners::default(),
         };
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
         let output = Arc::new(Output::new(

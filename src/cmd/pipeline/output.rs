@@ -806,6 +806,11 @@ impl LaneOutput {
         self.output.resource_name(self.index)
     }
 
+    /// The lane's place among the session's resources, from 0.
+    pub(super) fn index(&self) -> usize {
+        self.index
+    }
+
     /// See [`Output::controller_note`].
     pub(super) fn controller_note(&self, note: &ControllerNote<'_>) {
         self.output.controller_note(note);

@@ -172,6 +172,12 @@ pub struct ControllerSpec {
     pub runtime: ControllerRuntime,
     /// The predicates an event passes before it requests a reconcile (none: all pass).
     pub predicates: Predicates,
+    /// The resources it owns (`owns=`), as typed; resolved into [`owned`](Self::owned).
+    pub owns: Vec<String>,
+    /// The sources its owned resources are, by their place among the session's resources
+    /// (never 0: the first is the controller's own). A controller that owns any runs on the
+    /// first resource only.
+    pub owned: Vec<usize>,
 }
 
 /// Whose machinery a controller runs.
@@ -260,11 +266,32 @@ impl From<&ControllerArg> for ControllerSpec {
             resync: arg.resync,
             runtime,
             predicates: arg.predicates.clone(),
+            owns: arg.owns.clone(),
+            owned: Vec::new(),
         }
     }
 }
 
 impl Plan {
+    /// Resolves each controller's `owns=` into the place of that resource among `names`, the
+    /// resources of the session as typed (`watch deploy,rs`: `["deploy", "rs"]`); `session`
+    /// names the session for the refusal (`this watch`, `a replay`). Refused (exit 2) when it
+    /// names no resource after the first.
+    pub fn resolve_owns(&mut self, names: &[String], session: &str) -> anyhow::Result<()> {
+        for spec in &mut self.stack.controllers {
+            let mut owned = Vec::new();
+            for resource in &spec.owns {
+                let at = refuse::owned_resource(&spec.name, resource, names, session)?;
+                if !owned.contains(&at) {
+                    owned.push(at);
+                }
+            }
+            spec.owned = owned;
+        }
+        self.output.controllers.clone_from(&self.stack.controllers);
+        Ok(())
+    }
+
     /// The plan of `output` and the informer flags: the flags an UndeltaStore or the queue has no
     /// use for are refused first (so that this is the line a user sees), then the profile
     /// (`--client-go` with the informer's flags and `watch_list` over it) is resolved, the

@@ -268,6 +268,36 @@ pub(super) fn controllers(controllers: &[ControllerArg]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The place of `resource` (an `owns=` of controller `name`) among `names`, the session's
+/// resources as typed: refused (exit 2, one sentence) unless it is one after the first, which is
+/// the controller's own.
+pub fn owned_resource(
+    name: &str,
+    resource: &str,
+    names: &[String],
+    session: &str,
+) -> anyhow::Result<usize> {
+    let why = match names.iter().position(|n| n == resource) {
+        Some(0) => format!(
+            "--controller {name}: owns={resource} names the controller's own resource (the \
+             first of {session}): name one watched after it, as in watch deploy,rs --controller \
+             {name},owns=rs"
+        ),
+        Some(at) => return Ok(at),
+        None if names.len() < 2 => format!(
+            "--controller {name}: owns={resource} needs a second resource, and {session} has \
+             one: watch the owner first and what it owns after it, as in watch deploy,rs \
+             --controller {name},owns=rs"
+        ),
+        None => format!(
+            "--controller {name}: owns={resource} names no resource of {session} ({}): give it \
+             as typed after the first, as in watch deploy,rs --controller {name},owns=rs",
+            names.join(", ")
+        ),
+    };
+    Err(anyhow!(why)).exit_with(Exit::Usage)
+}
+
 /// Refuses handler flags that contradict each other or the informer kind.
 pub(super) fn handlers(args: &HandlerViewArgs) -> anyhow::Result<()> {
     let usage = |message: String| Err(anyhow::anyhow!(message)).exit_with(Exit::Usage);
