@@ -129,7 +129,11 @@ async fn an_instant_replay_of_both_runtimes_is_deterministic() {
             output,
         ];
         let first = replay("expired-watch", &args).await;
-        assert!(first.contains("rs"), "{first}");
+        let kube = match output {
+            "timeline" => "⇐ rs(kube)  returned",
+            _ => r#""controller":"rs","runtime":"kube""#,
+        };
+        assert!(first.contains(kube), "{first}");
         for _ in 0..2 {
             assert_eq!(replay("expired-watch", &args).await, first, "{output}");
         }
