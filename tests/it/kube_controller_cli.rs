@@ -440,3 +440,52 @@ async fn owns_must_name_a_later_resource_of_the_session() {
         assert!(lines[0].contains(says), "{args:?}: {err}");
     }
 }
+
+/// `record --controller NAME,runtime=kube` runs kube-runtime's Controller on the recorded
+/// stream (its rows on the stderr timeline) and writes the flag into the header's `replayWith`,
+/// so that `replay FILE` runs it again on the recording's clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_runs_a_kube_controller_and_its_recording_replays_it() {
+    let (server, dir, kubeconfig) = server_with_configmaps(1).await;
+    let path = dir.path().join("kube.jsonl");
+    let mut bin = Running::spawn(
+        &kubeconfig,
+        &[
+            "record",
+            "cm",
+            "-f",
+            path_str(&path),
+            "--controller",
+            "rs,runtime=kube",
+        ],
+    );
+    tokio::task::block_in_place(|| {
+        bin.read_stderr_until("the initial list's reconcile", |l| {
+            l.contains("⇐ rs(kube)") && l.contains("default/cm-0")
+        })
+    });
+    let rv = server.update("configmaps", cm("cm-0", "2")).to_string();
+    tokio::task::block_in_place(|| {
+        bin.read_stderr_until("the update's reconcile", |l| {
+            l.contains("⇒ rs(kube)")
+                && l.contains("object updated  waited")
+                && l.contains(&format!("rv {rv}"))
+        })
+    });
+    let live = tokio::task::block_in_place(|| bin.interrupt());
+    assert_eq!(live.status.code(), Some(0), "{}", live.stderr);
+    let replayed = run_offline(&["replay", path_str(&path), "-q"], None).await;
+    assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
+    let timeline = String::from_utf8(replayed.stdout).unwrap();
+    let kube: Vec<&str> = timeline
+        .lines()
+        .filter(|l| l.contains("⇒ rs(kube)  reconcile"))
+        .collect();
+    assert_eq!(kube.len(), 2, "{timeline}");
+    assert!(kube[0].contains("default/cm-0  relist"), "{}", kube[0]);
+    assert!(
+        kube[1].contains("default/cm-0  object updated") && kube[1].ends_with(&format!("rv {rv}")),
+        "{}",
+        kube[1]
+    );
+}
