@@ -5,7 +5,7 @@
 //! to its reflector store and triggers at once. So a lane's kube controllers are fed from its
 //! Reflector, not from the informer's notifications: every write of the Reflector into the
 //! queue ([`StoreTap`]) and every step it reports (bookmarks, watch ends, relists, failed
-//! lists: [`observe`](KubeLane::observe)) goes through ONE [`WatcherTranslator`] per lane, whose
+//! lists: [`observe`](KubeLane::observe)) goes through one [`WatcherTranslator`] per lane, whose
 //! watcher events every kube controller of the lane applies (`main_event`), at the session
 //! clock's time of the write. Where kube-runtime would behave differently from the client-go
 //! Reflector, the translator's and the controllers' notes are written as `── kube-runtime …`
@@ -38,7 +38,7 @@ use kubectl_deltas::render::reconcile::{ControllerNote, ReconcileStart, Reconcil
 
 use super::output::{ControllerOutput, LaneOutput};
 use super::spec_reconcile::{spec_result, wall};
-use crate::cmd::plan::{ControllerRuntime, ControllerSpec};
+use crate::cmd::plan::ControllerSpec;
 
 /// What a reconcile of a kube controller does: `reconcile=`, `fail=`, `requeue-after=` of its
 /// spec, as for a client-go controller.
@@ -135,21 +135,16 @@ impl KubeLane {
         })
     }
 
-    /// Adds controller `spec` (a kube one), writing through `out`, with `main` the type its
-    /// owner references must name; returns its place among the lane's kube controllers.
+    /// Adds controller `spec`, with kube-runtime's `debounce` and an error policy that
+    /// requeues after `error_requeue`, writing through `out`, with `main` the type its owner
+    /// references must name; returns its place among the lane's kube controllers.
     pub(super) fn add(
         &self,
         spec: &ControllerSpec,
+        (debounce, error_requeue): (Duration, Duration),
         out: ControllerOutput,
         main: OwnerKind,
     ) -> usize {
-        let (debounce, error_requeue) = match spec.runtime {
-            ControllerRuntime::Kube {
-                debounce,
-                error_requeue,
-            } => (debounce, error_requeue),
-            ControllerRuntime::ClientGo { .. } => (Duration::ZERO, Duration::ZERO),
-        };
         let config = ControllerConfig {
             concurrency: u16::try_from(spec.workers).unwrap_or(u16::MAX),
             debounce,
@@ -414,7 +409,9 @@ impl KubeLane {
     pub(super) fn finish(&self) {
         let mut state = lock(&self.state);
         if !self.inline {
-            while !state.stopped && state.members.iter().any(|m| m.controller.owes_work()) {
+            // Work owed with nothing ever due (a store never ready) is not waited for, as inline.
+            let owed = |m: &Member| m.controller.owes_work() && m.controller.next_due().is_some();
+            while !state.stopped && state.members.iter().any(owed) {
                 state = self.wake.wait(state).unwrap_or_else(|e| e.into_inner());
             }
             return;

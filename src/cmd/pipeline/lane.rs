@@ -312,8 +312,15 @@ impl<H: Fn(usize, Option<std::time::Duration>) -> ShownHandler> Registering<'_, 
                         .register(spec, main, OwnerEngine::ClientGo(run.clone()));
                     run
                 }
-                (ControllerRuntime::Kube { .. }, Some(kube)) => {
-                    let member = kube.add(spec, out.clone(), main.clone());
+                (
+                    ControllerRuntime::Kube {
+                        debounce,
+                        error_requeue,
+                    },
+                    Some(kube),
+                ) => {
+                    let timing = (debounce, error_requeue);
+                    let member = kube.add(spec, timing, out.clone(), main.clone());
                     let engine = OwnerEngine::Kube(kube.clone(), member);
                     shared.owners.register(spec, main, engine);
                     ControllerRun::kube(kube.clone(), member, out, shared.clock.clone(), &spec.name)
