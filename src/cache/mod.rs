@@ -60,8 +60,9 @@ pub use informer::{
     HandlerResync, InPop, Informer, InformerConfig, InformerError, InformerKind, InformerSink,
     ListenerHandler, ListenerId, ListenerStats, MINIMUM_RESYNC_PERIOD, NoSink, Notification,
     ProcessLoop, ProcessorListener, Registration, ResourceEventHandler, ResourceVersioned,
-    ResyncPlan, ResyncWarning, SharedInformer, SharedInformerError, SharedProcessor, SyncRule,
-    UpstreamSynced, determine_resync_period, is_sync, process_delta, process_deltas,
+    ResyncPlan, ResyncWarning, SharedInformer, SharedInformerError, SharedProcessor, StoreTap,
+    StoreWrite, SyncRule, UpstreamSynced, determine_resync_period, is_sync, process_delta,
+    process_deltas,
 };
 pub use key::{CacheObject, key_from_parts, object_key, split_key, write_object_key};
 pub use key_glob::KeyGlob;

@@ -163,20 +163,21 @@ fn durations_parse_like_kubectl_flags() {
 #[test]
 fn a_controller_has_controller_runtimes_defaults() {
     let c = values::parse_controller("web").unwrap();
-    // controller-runtime's MaxConcurrentReconciles defaults to 1; nothing fails or requeues.
+    // Nothing fails or requeues; the worker count and the queue are the runtime's defaults,
+    // which the plan resolves.
     assert_eq!(
         (c.workers, c.reconcile, c.fail, c.requeue_after, c.resync),
-        (1, Duration::ZERO, 0, None, None)
+        (None, Duration::ZERO, 0, None, None)
     );
-    // client-go's workqueue unless asked: controller-runtime's priority queue is `queue=priority`.
-    assert_eq!(c.queue, values::ControllerQueueKind::Workqueue);
+    assert_eq!(c.queue, None);
+    assert_eq!(c.runtime, values::ControllerRuntimeKind::ClientGo);
     let c = values::parse_controller(
         "web,workers=4,reconcile=1.5s,fail=2,fail-keys=demo/*,requeue-after=30s,resync=0,\
          queue=priority",
     )
     .unwrap();
-    assert_eq!(c.queue, values::ControllerQueueKind::Priority);
-    assert_eq!(c.workers, 4);
+    assert_eq!(c.queue, Some(values::ControllerQueueKind::Priority));
+    assert_eq!(c.workers, Some(4));
     assert_eq!(c.reconcile, Duration::from_millis(1500));
     assert_eq!(c.requeue_after, Some(Duration::from_secs(30)));
     assert_eq!(c.resync, Some(Duration::ZERO));

@@ -25,8 +25,9 @@ pub use shorthand::with_watch_shorthand;
 #[cfg(test)]
 pub use values::parse_controller;
 pub use values::{
-    ControllerArg, ControllerQueueKind, HandlerArg, Period, parse_field_selector, parse_handler,
-    parse_label_selector, parse_namespace, parse_period, parse_request_timeout, parse_speed,
+    ControllerArg, ControllerQueueKind, ControllerRuntimeKind, HandlerArg, Period,
+    parse_field_selector, parse_handler, parse_label_selector, parse_namespace, parse_period,
+    parse_request_timeout, parse_speed,
 };
 
 const ROOT_AFTER_HELP: &str = "\
@@ -681,28 +682,40 @@ pub struct HandlerViewArgs {
         value_parser = parse_handler
     )]
     pub handlers: Vec<HandlerArg>,
-    /// Register a controller: a workqueue and its workers (repeatable).
+    /// Register a controller: client-go's workqueue or kube-runtime's.
     ///
-    /// NAME[,workers=N][,reconcile=DURATION][,fail=N][,fail-keys=GLOB][,requeue-after=DURATION][,resync=DURATION][,queue=workqueue|priority].
-    /// Its handler puts each notified object's key into NAME's own
-    /// rate-limited workqueue (client-go's util/workqueue with DefaultControllerRateLimiter:
-    /// adds of a waiting key fold, a key changed while being reconciled is queued again when it
-    /// is done); `workers` (default 1) take keys and reconcile each for `reconcile` (default 0),
-    /// reading the object from the Indexer when they start; `fail=N` makes the first N
-    /// reconciles of each key (matching `fail-keys`, a glob as `--match` reads it; default all)
-    /// fail, so that the rate
-    /// limiter's retries show; `requeue-after` makes every success come back after that long.
-    /// `reconcile` and `requeue-after` are 0 or at least 1ms; `fail` is at most 100.
-    /// `queue=priority` runs controller-runtime's priority queue instead, its default from
-    /// v0.23: initial-list adds and unchanged updates (resyncs) wait at priority -100 behind
-    /// real changes, retries keep their priority, and the rate limiter is per key only. The
-    /// default stays `workqueue`, the queue of client-go's own controllers and of
-    /// controller-runtime up to v0.22 (docs/queues.md).
-    /// A replay runs the workers on the recording's clock (at --speed X, X times real time).
+    /// Repeatable. NAME[,SETTING=VALUE]…:
+    ///
+    ///   setting            runtime    what it does (default)
+    ///   runtime=client-go  -          a handler on the shared informer queues keys (default)
+    ///   runtime=kube       -          kube-runtime 5.0.0's Controller, fed by its watcher:
+    ///                                 no tombstones, a deleted object is never reconciled
+    ///   workers=N          both       reconciles at once (client-go 1, kube unbounded)
+    ///   reconcile=DUR      both       how long each reconcile takes (0, else >= 1ms)
+    ///   fail=N             both       the first N reconciles of each key fail (0; <= 100)
+    ///   fail-keys=GLOB     both       the keys fail=N applies to, as --match reads it (all)
+    ///   requeue-after=DUR  both       every success comes back after that long (none)
+    ///   predicate=P[+P]    both       generation, resource-version, labels, annotations:
+    ///                                 client-go filters updates only, kube every object
+    ///   owns=RESOURCE      both       a resource watched after the first (repeatable): its
+    ///                                 objects' changes reconcile their owner, on the first
+    ///   queue=workqueue    client-go  client-go's rate-limited workqueue (default)
+    ///   queue=priority     client-go  controller-runtime's priority queue (its default
+    ///                                 from v0.23: initial list and resyncs at -100)
+    ///   resync=DUR         client-go  the handler's own resync period (the informer's)
+    ///   debounce=DUR       kube       the scheduler waits that long after a request (0)
+    ///   error-requeue=DUR  kube       the error policy's Action::requeue (5s)
+    ///
+    /// A client-go controller's handler puts each notified key into its own queue: adds of a
+    /// waiting key fold, a key changed while reconciled is queued again when done, errors are
+    /// retried by the rate limiter; workers read the Indexer when they start. A kube
+    /// controller's rows say NAME(kube), its notes `── kube-runtime …` (docs/queues.md). A
+    /// replay runs every controller on the recording's clock (--speed X: X times real time).
     #[arg(
         help_heading = "Handlers and controllers",
         long = "controller",
         value_name = "CONTROLLER",
+        verbatim_doc_comment,
         value_parser = values::parse_controller
     )]
     pub controllers: Vec<ControllerArg>,

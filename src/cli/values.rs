@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::duration;
 pub use kubectl_deltas::cache::KeyGlob;
+use kubectl_deltas::cache::triggers::Predicates;
 
 /// A duration flag where `0` means "off".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -120,14 +121,27 @@ pub fn parse_handler(text: &str) -> Result<HandlerArg, String> {
     Ok(handler)
 }
 
+/// `runtime=` of controller `name`.
+fn parse_runtime(value: &str, name: &str) -> Result<ControllerRuntimeKind, String> {
+    match value.trim() {
+        "client-go" => Ok(ControllerRuntimeKind::ClientGo),
+        "kube" => Ok(ControllerRuntimeKind::Kube),
+        other => Err(format!(
+            "runtime={other:?} for controller {name:?}: expected client-go (a workqueue behind an \
+             informer's handler, the default) or kube (kube-runtime's Controller)"
+        )),
+    }
+}
+
 /// One `--controller`: a handler that queues keys into a rate-limited workqueue, and the workers
-/// that reconcile them.
+/// that reconcile them; or with `runtime=kube` a kube-runtime `Controller`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControllerArg {
     /// How rows and JSON lines name it (and its handler).
     pub name: String,
-    /// `workers=`: controller-runtime's `MaxConcurrentReconciles` (1 there by default).
-    pub workers: usize,
+    /// `workers=`: controller-runtime's `MaxConcurrentReconciles` (1 there by default), or
+    /// kube-runtime's `Config::concurrency` (unbounded there by default); `None` when not given.
+    pub workers: Option<usize>,
     /// `reconcile=`: how long each reconcile takes.
     pub reconcile: Duration,
     /// `fail=`: the first N reconciles of each key matching `fail_keys` return an error.
@@ -135,12 +149,33 @@ pub struct ControllerArg {
     /// `fail-keys=`: which keys `fail` applies to (all by default).
     pub fail_keys: Option<KeyGlob>,
     /// `requeue-after=`: every success asks to be reconciled again after this long
-    /// (controller-runtime's `Result{RequeueAfter}`).
+    /// (controller-runtime's `Result{RequeueAfter}`, kube-runtime's `Action::requeue`).
     pub requeue_after: Option<Duration>,
     /// `resync=`: the handler's own resync period, as for `--handler`.
     pub resync: Option<Duration>,
-    /// `queue=`: the queue between the handler and the workers.
-    pub queue: ControllerQueueKind,
+    /// `queue=`: the queue between the handler and the workers; `None` when not given.
+    pub queue: Option<ControllerQueueKind>,
+    /// `runtime=`: whose controller machinery runs.
+    pub runtime: ControllerRuntimeKind,
+    /// `debounce=`: kube-runtime's `Config::debounce`.
+    pub debounce: Option<Duration>,
+    /// `error-requeue=`: the requeue kube-runtime's error policy returns.
+    pub error_requeue: Option<Duration>,
+    /// `predicate=`: the predicates every event passes before it queues a key.
+    pub predicates: Predicates,
+    /// `owns=` (repeatable): resources whose objects map to their owner's key, as typed.
+    pub owns: Vec<String>,
+}
+
+/// Whose controller machinery a `--controller` runs (`runtime=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ControllerRuntimeKind {
+    /// `client-go`: a handler on the shared informer, client-go's workqueue and
+    /// controller-runtime's worker loop.
+    #[default]
+    ClientGo,
+    /// `kube`: kube-runtime 5.0.0's `Controller`, fed by its watcher's events.
+    Kube,
 }
 
 /// Which queue a `--controller` runs (`queue=`).
@@ -171,11 +206,14 @@ pub const MAX_FAILURES: u32 = 100;
 pub const MIN_CONTROLLER_DURATION: Duration = Duration::from_millis(1);
 
 /// Parses `NAME[,workers=N][,reconcile=DUR][,fail=N][,fail-keys=GLOB][,requeue-after=DUR]
-/// [,resync=DUR][,queue=workqueue|priority]`.
+/// [,resync=DUR][,queue=workqueue|priority][,runtime=client-go|kube][,debounce=DUR]
+/// [,error-requeue=DUR][,predicate=P+P]`.
 pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
     const SETTINGS: &str = "workers=N, reconcile=DURATION, fail=N, fail-keys=GLOB, \
-                            requeue-after=DURATION, resync=DURATION or \
-                            queue=workqueue|priority";
+                            requeue-after=DURATION, resync=DURATION, \
+                            queue=workqueue|priority, runtime=client-go|kube, \
+                            debounce=DURATION, error-requeue=DURATION, predicate=P[+P] or \
+                            owns=RESOURCE";
     let mut parts = text.split(',');
     let name = parts.next().unwrap_or_default().trim();
     let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
@@ -187,19 +225,24 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
     }
     let mut controller = ControllerArg {
         name: name.to_owned(),
-        workers: 1,
+        workers: None,
         reconcile: Duration::ZERO,
         fail: 0,
         fail_keys: None,
         requeue_after: None,
         resync: None,
-        queue: ControllerQueueKind::Workqueue,
+        queue: None,
+        runtime: ControllerRuntimeKind::ClientGo,
+        debounce: None,
+        error_requeue: None,
+        predicates: Predicates::default(),
+        owns: Vec::new(),
     };
     let mut seen: Vec<&str> = Vec::new();
     for part in parts {
         let (key, value) = part.split_once('=').unwrap_or((part, ""));
         let key = key.trim();
-        if seen.contains(&key) {
+        if seen.contains(&key) && key != "owns" {
             return Err(format!(
                 "{key}= is given twice for controller {name:?}: give each setting once"
             ));
@@ -235,7 +278,7 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
                          {MAX_WORKERS} workers"
                     ));
                 }
-                controller.workers = n as usize;
+                controller.workers = Some(n as usize);
             }
             "reconcile" => {
                 controller.reconcile = at_least_a_millisecond(period(value)?)?.unwrap_or_default()
@@ -265,7 +308,7 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
             "requeue-after" => controller.requeue_after = at_least_a_millisecond(period(value)?)?,
             "resync" => controller.resync = Some(period(value)?.unwrap_or_default()),
             "queue" => {
-                controller.queue = match value.trim() {
+                controller.queue = Some(match value.trim() {
                     "workqueue" => ControllerQueueKind::Workqueue,
                     "priority" => ControllerQueueKind::Priority,
                     other => {
@@ -275,7 +318,24 @@ pub fn parse_controller(text: &str) -> Result<ControllerArg, String> {
                              priority queue, its default from v0.23)"
                         ));
                     }
+                })
+            }
+            "runtime" => controller.runtime = parse_runtime(value, name)?,
+            "debounce" => controller.debounce = Some(period(value)?.unwrap_or_default()),
+            "error-requeue" => controller.error_requeue = Some(period(value)?.unwrap_or_default()),
+            "owns" => {
+                let resource = value.trim();
+                if resource.is_empty() {
+                    return Err(format!(
+                        "owns= for controller {name:?} is empty: name a resource the session \
+                         watches after the first, such as owns=rs"
+                    ));
                 }
+                controller.owns.push(resource.to_owned());
+            }
+            "predicate" => {
+                controller.predicates = Predicates::parse(value)
+                    .map_err(|e| format!("predicate= for controller {name:?}: {e}"))?;
             }
             other => {
                 return Err(format!(

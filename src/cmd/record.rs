@@ -56,13 +56,14 @@ pub fn run(mut args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     }
     let destination = Destination::new(&args.file, args.force)?;
     let output = OutputPlan::stderr_timeline(global, args.quiet, &args.handling)?;
-    let plan = Plan::resolve(
+    let mut plan = Plan::resolve(
         output,
         &args.informer,
         args.store.store,
         args.reflector.watch_list,
         |profile| reflector_config(&args.reflector, &args.informer, profile),
     )?;
+    plan.resolve_owns(&[], "a recording")?;
     plan.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
     let runtime = super::runtime()?;
     super::run_on_worker(&runtime, record(args, plan, destination))

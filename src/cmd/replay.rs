@@ -112,9 +112,10 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     }
     // `replay` has no `--watch-list`: the recording says how the initial list came. Before any
     // note: a flag the store refuses is the one line on stderr.
-    let plan = Plan::resolve(view, &args.informer, args.store.store, None, |profile| {
+    let mut plan = Plan::resolve(view, &args.informer, args.store.store, None, |profile| {
         base_config().client_go(profile.version)
     })?;
+    plan.resolve_owns(&[], "a replay")?;
     for note in notes {
         // Not `eprintln!`, which panics when stderr is a closed pipe.
         let _ = writeln!(std::io::stderr(), "kubectl-deltas: note: {note}");

@@ -22,13 +22,14 @@ pub fn run(mut args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     let names = resource_names(&args.resources).exit_with(Exit::Usage)?;
     // Every flag is checked before the cluster is contacted.
     let output = OutputPlan::from_args(&args.view, global)?;
-    let plan = Plan::resolve(
+    let mut plan = Plan::resolve(
         output,
         &args.informer,
         args.store.store,
         args.reflector.watch_list,
         |profile| reflector_config(&args.reflector, &args.informer, profile),
     )?;
+    plan.resolve_owns(&names, "this watch")?;
     plan.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
     let runtime = super::runtime()?;
     super::run_on_worker(&runtime, watch(args, names, plan))

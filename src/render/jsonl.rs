@@ -392,6 +392,10 @@ impl<W: Write + Send> Renderer for JsonLines<W> {
         self.write_line(&super::reconcile::ReconcileRecord::new(view))
     }
 
+    fn controller_note(&mut self, note: &super::reconcile::ControllerNote<'_>) -> io::Result<()> {
+        self.write_line(&super::reconcile::NoteRecord::new(note))
+    }
+
     /// `{"kind":"ended","time":…,"resource":…,"reflector":…,"controllers":[…]}`, one per
     /// resource that left something unfinished.
     fn ended(&mut self, end: &super::ending::SessionEnd<'_>) -> io::Result<()> {

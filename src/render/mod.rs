@@ -190,6 +190,11 @@ pub trait Renderer: Send {
     fn reconcile(&mut self, _reconcile: &reconcile::ReconcileView<'_>) -> io::Result<()> {
         Ok(())
     }
+    /// Writes where kube-runtime's `Controller` parts from the client-go rows
+    /// (`--controller …,runtime=kube`); by default nothing.
+    fn controller_note(&mut self, _note: &reconcile::ControllerNote<'_>) -> io::Result<()> {
+        Ok(())
+    }
     /// Writes what the session left unfinished, once, after every row (only when it left
     /// something: a Reflector in a backoff or before a relist, reconciles running, keys
     /// waiting); by default nothing.

@@ -14,10 +14,45 @@ use super::summary::{figures_text, quantiles};
 use super::{millis, printable, rfc3339_micros};
 use crate::cache::workqueue::{QueueMetrics, ReconcileResult};
 
+/// Whose machinery ran a controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Runtime {
+    /// client-go's workqueue behind an informer's handler (controller-runtime's worker loop).
+    #[default]
+    ClientGo,
+    /// kube-runtime's `Controller`.
+    Kube,
+}
+
+impl Runtime {
+    /// `client-go` or `kube`, as the JSON line's `runtime`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::ClientGo => "client-go",
+            Runtime::Kube => "kube",
+        }
+    }
+}
+
 /// A reconcile as it starts: a worker took the key (`Get`) and read the object. What the queue
-/// knew of the key's wait is told here, and the timeline shows it where it happened.
+/// knew of the key's wait is told here, and the timeline shows it where it happened. A request
+/// that did not become a reconcile (`skipped`, `filtered`) is told as a start that ends at once.
 #[derive(Debug, Clone, Copy)]
 pub struct ReconcileStart<'a> {
+    /// Whose machinery ran it.
+    pub runtime: Runtime,
+    /// Why it was requested (kube-runtime's `ReconcileReason`): `object updated`, `owned object
+    /// updated`, `requeue`, `error requeue`, `relist`; `None` where the runtime does not say.
+    pub reason: Option<&'a str>,
+    /// The owned object whose change requested it (`owns=`): `demo/web-7b9c (replicasets)`.
+    pub owned: Option<&'a str>,
+    /// The request waited longer than asked because kube-runtime's debounce pushed it back.
+    pub debounced: bool,
+    /// kube-runtime dispatched the request and the object was not in its store
+    /// (`Error::ObjectNotFound`): nothing ran.
+    pub skipped: bool,
+    /// The predicates that dropped the event (`generation+labels`): nothing was queued.
+    pub filtered: Option<&'a str>,
     /// The resource, as in [`BatchView::resource`](super::BatchView::resource).
     pub resource: &'a str,
     /// The controller's name.
@@ -70,6 +105,14 @@ impl ReconcileStart<'_> {
     /// several folded, and why it runs when it was re-queued mid-reconcile.
     pub fn facts(&self) -> String {
         let mut parts = Vec::new();
+        if let Some(filtered) = self.filtered {
+            return format!("filtered by {filtered}");
+        }
+        match (self.reason, self.owned) {
+            (_, Some(owned)) => parts.push(format!("owner of {owned}")),
+            (Some(reason), None) => parts.push(reason.to_owned()),
+            (None, None) => {}
+        }
         match (self.priority, self.priority_reason) {
             (Some(priority), Some(reason)) => parts.push(format!("priority {priority} ({reason})")),
             (Some(priority), None) => parts.push(format!("priority {priority}")),
@@ -79,14 +122,26 @@ impl ReconcileStart<'_> {
             parts.push(format!("attempt {}", self.attempt));
         }
         parts.push(format!("waited {}", human_duration(self.waited())));
+        if self.debounced {
+            parts.push("debounced".to_owned());
+        }
+        if self.skipped {
+            parts.push("skipped: not in the store (ObjectNotFound)".to_owned());
+            return parts.join("  ");
+        }
+        // kube-runtime's scheduler merges requests where client-go's queue folds adds.
+        let adds = match self.runtime {
+            Runtime::ClientGo => "adds",
+            Runtime::Kube => "requests",
+        };
         if self.adds > 1 {
             match self.since_latest_add() {
                 Some(ago) => parts.push(format!(
-                    "folded {} adds, latest {} ago",
+                    "folded {} {adds}, latest {} ago",
                     self.adds,
                     human_duration(ago)
                 )),
-                None => parts.push(format!("folded {} adds", self.adds)),
+                None => parts.push(format!("folded {} {adds}", self.adds)),
             }
         }
         if self.requeued {
@@ -149,7 +204,16 @@ impl ReconcileView<'_> {
 
     /// Everything: the start's facts, then the outcome.
     pub fn facts(&self) -> String {
-        format!("{}  {}", self.start.facts(), self.outcome())
+        if self.ran() {
+            format!("{}  {}", self.start.facts(), self.outcome())
+        } else {
+            self.start.facts()
+        }
+    }
+
+    /// Whether a reconcile ran: not one `skipped` or `filtered`.
+    pub fn ran(&self) -> bool {
+        !self.start.skipped && self.start.filtered.is_none()
     }
 }
 
@@ -171,6 +235,17 @@ pub(crate) struct ReconcileRecord<'a> {
     started_at: String,
     resource: &'a str,
     controller: &'a str,
+    runtime: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owned_object: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    debounced: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    skipped: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    filtered: Option<&'a str>,
     worker: usize,
     key: &'a str,
     attempt: u32,
@@ -206,6 +281,12 @@ impl<'a> ReconcileRecord<'a> {
             started_at: rfc3339_micros(start.started_at),
             resource: start.resource,
             controller: start.controller,
+            runtime: start.runtime.name(),
+            reason: start.reason,
+            owned_object: start.owned,
+            debounced: start.debounced,
+            skipped: start.skipped,
+            filtered: start.filtered,
             worker: start.worker,
             key: start.key,
             attempt: start.attempt,
@@ -221,9 +302,54 @@ impl<'a> ReconcileRecord<'a> {
             adds: start.adds,
             requeued: start.requeued,
             resource_version: start.resource_version,
-            result: view.result_name(),
+            result: match (start.skipped, start.filtered) {
+                (true, _) => "skipped",
+                (_, Some(_)) => "filtered",
+                _ => view.result_name(),
+            },
             retry_in_ms: view.retry_in.map(millis),
             requeue_after_ms: requeue_after,
+        }
+    }
+}
+
+/// Where kube-runtime's `Controller` parts from what the timeline's client-go rows show, in one
+/// sentence: a `── kube-runtime …` row and a `note` JSON line (docs/jsonl.md).
+#[derive(Debug, Clone, Copy)]
+pub struct ControllerNote<'a> {
+    /// The resource, as in [`ReconcileStart::resource`].
+    pub resource: &'a str,
+    /// The controller it is about; `None` for every kube-runtime controller of the resource
+    /// (what its watcher does).
+    pub controller: Option<&'a str>,
+    /// When.
+    pub time: SystemTime,
+    /// The sentence, starting with `kube-runtime`.
+    pub text: &'a str,
+}
+
+/// A controller's note (docs/jsonl.md, `kind: "note"`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct NoteRecord<'a> {
+    kind: &'static str,
+    time: String,
+    resource: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    controller: Option<&'a str>,
+    runtime: &'static str,
+    text: &'a str,
+}
+
+impl<'a> NoteRecord<'a> {
+    pub(crate) fn new(note: &ControllerNote<'a>) -> Self {
+        NoteRecord {
+            kind: "note",
+            time: rfc3339_micros(note.time),
+            resource: note.resource,
+            controller: note.controller,
+            runtime: Runtime::Kube.name(),
+            text: note.text,
         }
     }
 }
@@ -261,8 +387,11 @@ impl ControllerStats {
         }
     }
 
-    /// Counts one finished reconcile.
+    /// Counts one finished reconcile (one that did not run is not counted).
     pub fn record(&mut self, view: &ReconcileView<'_>) {
+        if !view.ran() {
+            return;
+        }
         self.reconciles += 1;
         self.errors += u64::from(view.result == ReconcileResult::Error);
         self.queue_wait.record(view.waited());
@@ -345,8 +474,9 @@ pub fn controller_table(controllers: &[(&str, &[ControllerStats])]) -> Option<St
         cells.extend(columns.iter().map(|(_, c)| value(c)));
         cells
     };
-    table.add_row(row("queue, workers", &|c| {
-        format!("{}, {}", c.queue, c.workers)
+    table.add_row(row("queue, workers", &|c| match c.workers {
+        0 => format!("{}, unbounded", c.queue),
+        n => format!("{}, {n}", c.queue),
     }));
     table.add_row(row("reconciles", &|c| c.reconciles.to_string()));
     table.add_row(row("  of which errors", &|c| c.errors.to_string()));
@@ -391,6 +521,12 @@ mod tests {
         let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
         ReconcileView {
             start: ReconcileStart {
+                runtime: Runtime::ClientGo,
+                reason: None,
+                owned: None,
+                debounced: false,
+                skipped: false,
+                filtered: None,
                 resource: "configmaps",
                 controller: "web",
                 worker: 0,

@@ -52,7 +52,7 @@ use owo_colors::{OwoColorize, Style};
 
 use super::changes::{self, Change};
 use super::ending::SessionEnd;
-use super::reconcile::ReconcileStart;
+use super::reconcile::{ReconcileStart, Runtime};
 use super::{
     BatchView, Event, EventView, NotificationView, PushView, Renderer, count,
     delta_resource_version, handler_call, plural, printable, whole_list_objects,
@@ -422,6 +422,14 @@ impl<W: Write> Timeline<W> {
     }
 }
 
+/// A controller as its rows name it: `web`, or `web(kube)` for kube-runtime's `Controller`.
+fn controller_label<'a>(start: &ReconcileStart<'a>) -> Cow<'a, str> {
+    match start.runtime {
+        Runtime::ClientGo => printable(start.controller),
+        Runtime::Kube => Cow::Owned(format!("{}(kube)", printable(start.controller))),
+    }
+}
+
 /// One timeline row: a whole batch, or one delta of a batch of several keys (also the `-o html`
 /// page's marks, one per row).
 pub(super) struct Row<'a> {
@@ -699,9 +707,13 @@ impl<W: Write + Send> Renderer for Timeline<W> {
     fn reconcile_started(&mut self, view: &ReconcileStart<'_>) -> io::Result<()> {
         self.under_pop(view.started_at, view.resource);
         self.paint("⇒ ", Palette::dim());
-        let controller = printable(view.controller);
+        let controller = controller_label(view);
         self.column(&controller, |w| &mut w.handler, Palette::key());
-        self.column("reconcile", |w| &mut w.call, Palette::key());
+        let call = match view.filtered {
+            Some(_) => "predicate",
+            None => "reconcile",
+        };
+        self.column(call, |w| &mut w.call, Palette::key());
         self.key(&printable(view.key));
         self.paint(&view.facts(), Palette::dim());
         self.flush_line()
@@ -710,9 +722,13 @@ impl<W: Write + Send> Renderer for Timeline<W> {
     /// `⇐ web  returned  demo/a  took 500.0ms  error → retry in 10.0ms`, at the time the
     /// reconcile ended: how long it took and what it returned.
     fn reconcile(&mut self, view: &super::reconcile::ReconcileView<'_>) -> io::Result<()> {
+        if !view.ran() {
+            // Nothing ran: its one row says what became of the request.
+            return self.reconcile_started(&view.start);
+        }
         self.under_pop(view.time, view.start.resource);
         self.paint("⇐ ", Palette::dim());
-        let controller = printable(view.start.controller);
+        let controller = controller_label(&view.start);
         self.column(&controller, |w| &mut w.handler, Palette::key());
         let style = match view.result {
             crate::cache::workqueue::ReconcileResult::Error => Palette::delta(DeltaType::Deleted),
@@ -722,6 +738,16 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         self.key(&printable(view.start.key));
         self.paint(&view.outcome(), Palette::dim());
         self.flush_line()
+    }
+
+    /// `── kube-runtime: demo/b gone in the relist, without a Delete: …`: where kube-runtime's
+    /// `Controller` parts from the client-go rows.
+    fn controller_note(&mut self, note: &super::reconcile::ControllerNote<'_>) -> io::Result<()> {
+        let text = match note.controller {
+            Some(controller) => format!("{}(kube): {}", printable(controller), note.text),
+            None => note.text.to_owned(),
+        };
+        self.separator_at(note.time, note.resource, &text, Palette::dim())
     }
 
     /// `── ended during a 29.0s backoff after 410: deletions during the gap are not yet seen`,

@@ -292,6 +292,49 @@ async fn the_controller_replays_to_its_goldens() {
     assert_eq!(starts[3], ("demo/flaky", "2026-11-24T09:00:01.500000Z"));
 }
 
+/// `controller-runtimes.jsonl`, replayed with the flags its header names (a client-go and a
+/// kube-runtime controller, both with `predicate=generation`): the story docs/recordings/README.md
+/// and README.md ("Go or Rust") tell.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_controller_runtimes_replay_to_their_goldens() {
+    let (timeline, jsonl) = replay_matches_goldens("controller-runtimes").await;
+    // The status-only update of demo/web at 1 s is filtered by both.
+    for label in ["⇒ go ", "⇒ rs(kube) "] {
+        let rows: Vec<&str> = rows_with(&timeline, label)
+            .into_iter()
+            .filter(|r| r.starts_with("09:00:01.000"))
+            .collect();
+        assert_eq!(rows.len(), 1, "{label}: {timeline}");
+        assert!(
+            rows[0].ends_with("demo/web    filtered by generation"),
+            "{}",
+            rows[0]
+        );
+    }
+    let lines = support::binary::json_lines(jsonl.as_bytes());
+    let reconciled = |controller: &str, key: &str| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| l["kind"] == "reconcile" && l["controller"] == controller)
+            .filter(|l| l["key"] == key && l.get("filtered").is_none())
+            .map(|l| l["resourceVersion"].to_string())
+            .collect()
+    };
+    // The spec change is reconciled by both; batch, deleted during the expired watch, is
+    // reconciled as gone (null) by client-go only.
+    assert_eq!(reconciled("go", "demo/web"), ["\"1003\"", "\"1005\""]);
+    assert_eq!(reconciled("rs", "demo/web"), ["\"1003\"", "\"1005\""]);
+    assert_eq!(reconciled("go", "demo/batch"), ["\"1002\"", "null"]);
+    assert_eq!(reconciled("rs", "demo/batch"), ["\"1002\""]);
+    assert!(
+        timeline.contains(
+            "── kube-runtime: demo/batch gone in the relist, without a Delete: its store drops it \
+             at InitDone and its Controller never reconciles it"
+        ),
+        "{timeline}"
+    );
+}
+
 /// The README's console examples (`$ kubectl deltas replay …` and the rows it printed) are
 /// what the binary prints: each row shown is a row of its output, in order, where `…` stands for
 /// a part left out. The first one is a real cluster's rollout.

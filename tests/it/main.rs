@@ -31,6 +31,7 @@ mod html_story;
 mod index_cli;
 mod jsonl_recipes;
 mod key_globs;
+mod kube_controller_cli;
 mod list_decoding;
 mod metadata_only;
 mod narrowing_cli;

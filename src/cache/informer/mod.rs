@@ -194,6 +194,28 @@ pub trait InformerSink: Send + Sync + 'static {
     fn synced(&self, _at: SystemTime, _queue: &dyn InformerQueue<Object>) {}
 }
 
+/// What the Reflector writes into the informer's queue, told as each write is made (before the
+/// queue takes it), on the Reflector's task and in its order (between the [`InformerSink::event`]s around it): a
+/// consumer with no queue of its own, such as kube-runtime's watcher, sees the server's answers
+/// here as the Reflector applied them, before any pop.
+pub trait StoreTap: Send + Sync + 'static {
+    /// One write.
+    fn written(&self, write: StoreWrite<'_>);
+}
+
+/// One write of the Reflector into its store ([`ReflectorStore`]).
+#[derive(Debug, Clone, Copy)]
+pub enum StoreWrite<'a> {
+    /// `add`: a watch's ADDED.
+    Add(&'a Arc<Object>),
+    /// `update`: a watch's MODIFIED.
+    Update(&'a Arc<Object>),
+    /// `delete`: a watch's DELETED.
+    Delete(&'a DeltaObject<Object>),
+    /// `replace`: a list, or a streaming list's initial events, complete.
+    Replace(&'a [Arc<Object>]),
+}
+
 /// A sink that drops everything: an informer only there to fill its Indexer.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoSink;
@@ -244,6 +266,8 @@ pub struct Informer {
     progress_waiters: AtomicUsize,
     /// The queue's `HasSynced` was seen true, and told (see `notice_sync`).
     sync_noticed: AtomicBool,
+    /// Told every write of the Reflector, once set ([`tap_store`](Informer::tap_store)).
+    tap: OnceLock<Arc<dyn StoreTap>>,
 }
 
 impl std::fmt::Debug for Informer {
@@ -306,6 +330,7 @@ impl Informer {
             progress: Notify::new(),
             progress_waiters: AtomicUsize::new(0),
             sync_noticed: AtomicBool::new(false),
+            tap: OnceLock::new(),
         })
     }
 
@@ -332,6 +357,12 @@ impl Informer {
     /// [`run`](Informer::run).
     pub fn handle_in_pop(&self, handler: InPop<Object>) {
         *lock(&self.in_pop) = Some(handler);
+    }
+
+    /// Tells `tap` every write of the Reflector into the queue, from the next one on; set once
+    /// (a second tap is ignored).
+    pub fn tap_store(&self, tap: Arc<dyn StoreTap>) {
+        let _ = self.tap.set(tap);
     }
 
     /// The shared informer of the handlers, once running with at least one.
@@ -790,24 +821,36 @@ impl std::fmt::Debug for Producer {
     }
 }
 
+impl Producer {
+    fn tap(&self, write: StoreWrite<'_>) {
+        if let Some(tap) = self.0.tap.get() {
+            tap.written(write);
+        }
+    }
+}
+
 impl ReflectorStore<Object> for Producer {
     fn add(&self, obj: Arc<Object>) {
+        self.tap(StoreWrite::Add(&obj));
         self.0.queue.add(obj);
         self.0.notice_sync();
     }
 
     fn update(&self, obj: Arc<Object>) {
+        self.tap(StoreWrite::Update(&obj));
         self.0.queue.update(obj);
         self.0.notice_sync();
     }
 
     fn delete(&self, obj: DeltaObject<Object>) -> bool {
+        self.tap(StoreWrite::Delete(&obj));
         let queued = self.0.queue.delete(obj);
         self.0.notice_sync();
         queued
     }
 
     fn replace(&self, list: Vec<Arc<Object>>, resource_version: &str) {
+        self.tap(StoreWrite::Replace(&list));
         // Only a first list that finds nothing can sync the queue here, where no pop reports it
         // (any other sync is a pop's, which the consumer reports after its batch).
         let first_and_empty = list.is_empty() && !self.0.queue.stats().populated;

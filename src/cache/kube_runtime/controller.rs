@@ -132,6 +132,19 @@ pub enum Record<S> {
         /// The request's reason.
         reason: Reason,
     },
+    /// A reconcile started (the `Runner` took the request and the store had the object).
+    Started {
+        /// When.
+        at: Instant,
+        /// The object.
+        key: String,
+        /// The request's reason.
+        reason: Reason,
+        /// 1 + the object's failures in a row before it.
+        attempt: u32,
+        /// The resourceVersion of the store's object it was handed.
+        resource_version: Option<String>,
+    },
     /// A reconcile ended.
     Reconciled(KubeReconcile<S>),
     /// Where kube-runtime differs from what the recording's times show.
@@ -386,6 +399,13 @@ impl<R: Reconciler<String>> KubeController<R> {
         let resource_version = obj.resource_version().map(str::to_owned);
         let attempt = self.failures.get(&key).copied().unwrap_or(0) + 1;
         let outcome = self.reconciler.reconcile(&key, attempt, self.now);
+        self.records.push(Record::Started {
+            at: self.now,
+            key: key.clone(),
+            reason: reason.clone(),
+            attempt,
+            resource_version: resource_version.clone(),
+        });
         self.running.insert(
             key,
             Running {
@@ -444,6 +464,18 @@ impl<R: Reconciler<String>> KubeController<R> {
     pub fn next_due(&self) -> Option<Instant> {
         let far = self.now + Duration::from_secs(86400 * 365 * 100);
         self.next_step(far, true).map(|(at, _)| at)
+    }
+
+    /// Whether work is left that the end of an input still waits for: a reconcile running, or
+    /// a request other than a reconciler's own `Action::requeue` (which would come back for
+    /// ever).
+    pub fn owes_work(&self) -> bool {
+        !self.running.is_empty() || self.scheduler.any_reason(|r| *r != Reason::Requeue)
+    }
+
+    /// Requests in the scheduler: waiting for their time, or due and held.
+    pub fn waiting(&self) -> usize {
+        self.scheduler.len()
     }
 
     /// The Controller's time.

@@ -176,6 +176,11 @@ impl Scheduler {
             .min()
     }
 
+    /// Whether a slot or a pending message has a reason `f` accepts.
+    pub fn any_reason(&self, f: impl Fn(&Reason) -> bool) -> bool {
+        self.scheduled.values().any(|s| f(&s.reason)) || self.pending.values().any(|(r, _)| f(r))
+    }
+
     /// When the slot of `key` is due, if it has one.
     pub fn due(&self, key: &str) -> Option<Instant> {
         self.scheduled.get(key).map(|s| s.run_at)

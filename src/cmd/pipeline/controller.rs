@@ -36,16 +36,19 @@ use futures_util::future::BoxFuture;
 use hashbrown::HashMap;
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::reflector::Clock;
+use kubectl_deltas::cache::triggers::{OwnerKind, Predicates, controller_owner_keys};
 use kubectl_deltas::cache::workqueue::{
     self, ControllerQueue, Got, InlineWorkers, LOW_PRIORITY, Outcome, PriorityQueue, QueueMetrics,
     RateLimitingQueue, Reconcile, ReconcileResult, Reconciler, ThreadedWorkers, WorkersConfig,
 };
 use kubectl_deltas::cache::{Delivery, IndexerReader, Informer, ListenerHandler, Notification};
-use kubectl_deltas::render::reconcile::{ReconcileStart, ReconcileView};
+use kubectl_deltas::render::reconcile::{ReconcileStart, ReconcileView, Runtime};
 use kubectl_deltas::source::recording::{Quiescence, ResyncHook};
 
 use super::handler::ShownHandler;
+use super::kube_lane::KubeLane;
 use super::output::{ControllerOutput, LaneOutput};
+use super::spec_reconcile::{spec_result, wall};
 use crate::cmd::plan::{self, ControllerSpec};
 
 /// What a reconcile knew when it started, beyond the queue's facts.
@@ -58,13 +61,17 @@ struct Seen {
     latest_add: Option<Instant>,
     /// Why that add was at `LowPriority`, if it was.
     low_priority: Option<&'static str>,
+    /// The owned object that add came from (`demo/web-7b9c (replicasets)`), if it did.
+    owned: Option<String>,
 }
 
-/// The handler's latest add of a key: when, and why at `LowPriority` if it was.
-#[derive(Debug, Clone, Copy)]
+/// The handler's latest add of a key: when, why at `LowPriority` if it was, and the owned
+/// object it came from if it did.
+#[derive(Debug, Clone)]
 struct LatestAdd {
     at: Instant,
     low_priority: Option<&'static str>,
+    owned: Option<String>,
 }
 
 /// The latest add of each key, written by the controller's handler and read by its reconciler
@@ -98,7 +105,14 @@ impl Reporter {
     fn start<'a>(&'a self, facts: &StartFacts<'a>) -> ReconcileStart<'a> {
         let clock = self.clock.as_ref();
         let low = facts.priority == Some(LOW_PRIORITY);
+        let owned = facts.seen.owned.as_deref();
         ReconcileStart {
+            runtime: Runtime::ClientGo,
+            reason: owned.map(|_| "owned object updated"),
+            owned,
+            debounced: false,
+            skipped: false,
+            filtered: None,
             resource: self.out.resource_name(),
             controller: &self.name,
             worker: facts.worker,
@@ -117,6 +131,36 @@ impl Reporter {
             priority: facts.priority,
             priority_reason: facts.seen.low_priority.filter(|_| low),
         }
+    }
+
+    /// The predicates dropped an event of `key` at `at`: its one row.
+    fn filtered(&self, key: &str, at: Instant, predicates: &Predicates) {
+        let predicates = predicates.to_string();
+        let seen = Seen {
+            resource_version: None,
+            latest_add: None,
+            low_priority: None,
+            owned: None,
+        };
+        let mut start = self.start(&StartFacts {
+            worker: 0,
+            key,
+            attempt: 1,
+            queued_at: at,
+            started_at: at,
+            adds: 0,
+            requeued: false,
+            priority: None,
+            seen: &seen,
+        });
+        start.filtered = Some(&predicates);
+        let view = ReconcileView {
+            time: start.started_at,
+            start,
+            result: ReconcileResult::Ok,
+            retry_in: None,
+        };
+        self.out.reconcile(&view);
     }
 
     /// A worker took `got`: its start row.
@@ -172,23 +216,7 @@ struct SpecReconciler {
 
 impl SpecReconciler {
     fn result(&mut self, key: &str) -> ReconcileResult {
-        let fails = self.spec.fail > 0
-            && self
-                .spec
-                .fail_keys
-                .as_ref()
-                .is_none_or(|glob| glob.matches(key));
-        if fails {
-            let failed = self.failed.entry_ref(key).or_insert(0);
-            if *failed < self.spec.fail {
-                *failed += 1;
-                return ReconcileResult::Error;
-            }
-        }
-        match self.spec.requeue_after {
-            Some(after) => ReconcileResult::RequeueAfter(after),
-            None => ReconcileResult::Ok,
-        }
+        spec_result(&self.spec, &mut self.failed, key)
     }
 }
 
@@ -207,7 +235,7 @@ impl Reconciler<String> for SpecReconciler {
             if resource_version.is_none() {
                 adds.remove(key)
             } else {
-                adds.get(key).copied()
+                adds.get(key).cloned()
             }
         };
         Outcome {
@@ -215,8 +243,9 @@ impl Reconciler<String> for SpecReconciler {
             duration: self.spec.reconcile,
             seen: Seen {
                 resource_version,
-                latest_add: latest.map(|l| l.at),
-                low_priority: latest.and_then(|l| l.low_priority),
+                latest_add: latest.as_ref().map(|l| l.at),
+                low_priority: latest.as_ref().and_then(|l| l.low_priority),
+                owned: latest.and_then(|l| l.owned),
             },
         }
     }
@@ -414,6 +443,8 @@ enum Engine {
     Inline(Arc<InlineGroup>, usize),
     /// With whether its reconciles ask for a `requeue-after`.
     Live(Arc<Live>, bool),
+    /// kube-runtime's `Controller`: its lane's, with its place among them.
+    Kube(Arc<KubeLane>, usize),
 }
 
 /// One controller of one resource: its queue, its workers, and where they report.
@@ -429,22 +460,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The wall time of `at`, an instant of `clock` (a reconcile may end later than the clock's now:
-/// the workers run ahead to the next recorded line).
-fn wall(clock: &dyn Clock, at: Instant) -> SystemTime {
-    let (now, wall) = (clock.now(), clock.wall());
-    match at.checked_duration_since(now) {
-        Some(ahead) => wall + ahead,
-        None => wall - now.duration_since(at),
-    }
-}
-
 impl ControllerRun {
-    /// Controller `spec`, writing through `out`, reading `indexer`; driven inline on `clock` as
+    /// Controller `spec` on `queue`, writing through `out`, reading `indexer`; driven inline on `clock` as
     /// a member of `inline` (an instant replay: the lane's group, which its controllers join in
     /// position order) or with worker threads.
     pub(super) fn new(
         spec: &ControllerSpec,
+        queue: plan::ControllerQueue,
         out: ControllerOutput,
         clock: Arc<dyn Clock>,
         indexer: IndexerReader<Object>,
@@ -464,7 +486,7 @@ impl ControllerRun {
             latest_adds: latest_adds.clone(),
             report: report.clone(),
         };
-        let queue = key_queue(spec.queue);
+        let queue = key_queue(queue);
         let engine = if let Some(group) = inline {
             let mut members = lock(&group.members);
             members.push(Inline {
@@ -491,11 +513,32 @@ impl ControllerRun {
         })
     }
 
+    /// Kube controller `member` of `kube`, which writes its rows itself.
+    pub(super) fn kube(
+        kube: Arc<KubeLane>,
+        member: usize,
+        out: ControllerOutput,
+        clock: Arc<dyn Clock>,
+        name: &str,
+    ) -> Arc<Self> {
+        Arc::new(ControllerRun {
+            engine: Engine::Kube(kube, member),
+            latest_adds: LatestAdds::default(),
+            report: Arc::new(Reporter {
+                out,
+                clock,
+                name: name.to_owned(),
+            }),
+        })
+    }
+
     /// Starts the worker threads of a live controller (`workers` of them), each writing its
-    /// reconciles as they end; nothing inline.
+    /// reconciles as they end, or a live kube lane's thread; nothing inline.
     pub(super) fn start(self: &Arc<Self>, workers: usize) -> std::io::Result<()> {
-        let Engine::Live(live, _) = &self.engine else {
-            return Ok(());
+        let live = match &self.engine {
+            Engine::Live(live, _) => live,
+            Engine::Kube(kube, _) => return kube.start(),
+            Engine::Inline(..) => return Ok(()),
         };
         let run = self.clone();
         live.start(workers, move |reconcile| run.report.ended(&reconcile))
@@ -506,6 +549,8 @@ impl ControllerRun {
         match &self.engine {
             Engine::Inline(group, member) => group.add(*member, key, priority, at),
             Engine::Live(live, _) => live.add_with_priority(key, priority),
+            // Never registered as a handler: kube-runtime is fed by its watcher.
+            Engine::Kube(..) => {}
         }
     }
 
@@ -513,8 +558,12 @@ impl ControllerRun {
     /// time of the next group of recorded lines (keys that become free at `next` are taken after
     /// that group's adds).
     pub(super) fn run_until(&self, next: Instant) {
-        if let Engine::Inline(group, _) = &self.engine {
-            let _ = group.run_until(&mut lock(&group.members), next);
+        match &self.engine {
+            Engine::Inline(group, _) => {
+                let _ = group.run_until(&mut lock(&group.members), next);
+            }
+            Engine::Kube(kube, _) => kube.run_until(next),
+            Engine::Live(..) => {}
         }
     }
 
@@ -525,21 +574,26 @@ impl ControllerRun {
         match &self.engine {
             Engine::Inline(group, _) => group.finish(),
             Engine::Live(live, requeues) => live.wait_settled(*requeues),
+            Engine::Kube(kube, _) => kube.finish(),
         }
     }
 
     /// At the stop, before the waits end: a live controller's metrics are taken (what is still
     /// waiting), then its queue shuts down so that idle workers leave.
     pub(super) fn stopping(&self) {
-        if let Engine::Live(live, _) = &self.engine {
-            live.stopping();
+        match &self.engine {
+            Engine::Live(live, _) => live.stopping(),
+            Engine::Kube(kube, _) => kube.stopping(),
+            Engine::Inline(..) => {}
         }
     }
 
     /// Waits for a live controller's workers to leave.
     pub(super) fn join(&self) {
-        if let Engine::Live(live, _) = &self.engine {
-            live.join();
+        match &self.engine {
+            Engine::Live(live, _) => live.join(),
+            Engine::Kube(kube, _) => kube.join(),
+            Engine::Inline(..) => {}
         }
     }
 
@@ -548,6 +602,7 @@ impl ControllerRun {
         match &self.engine {
             Engine::Inline(group, member) => lock(&group.members)[*member].workers.metrics(),
             Engine::Live(live, _) => live.metrics(),
+            Engine::Kube(kube, member) => kube.metrics(*member),
         }
     }
 
@@ -559,16 +614,29 @@ impl ControllerRun {
     }
 }
 
-/// A controller's handler: shown as any handler's calls are, then the key goes into the
-/// controller's queue.
+/// A controller's handler: shown as any handler's calls are, then, unless its predicates drop
+/// the event, the key goes into the controller's queue.
 pub(super) struct ControllerHandler {
     pub(super) shown: ShownHandler,
     pub(super) run: Arc<ControllerRun>,
+    /// controller-runtime's predicates (`predicate.Or` of them), asked before the queue as
+    /// `Controller.Watch`'s `predicates` are: they judge updates only (their `Create`, `Delete`
+    /// and `Generic` return true, `pkg/predicate/predicate.go`).
+    pub(super) predicates: Predicates,
 }
 
 impl ListenerHandler<Object> for ControllerHandler {
     fn handle(&mut self, delivery: &Delivery<'_, Object>) {
         self.shown.handle(delivery);
+        if let Notification::Update { old, new } = delivery.notification
+            && !self.predicates.update_passes(old, new)
+        {
+            let key = delivery.notification.key();
+            self.run
+                .report
+                .filtered(&key, delivery.started_at, &self.predicates);
+            return;
+        }
         // `MetaNamespaceKeyFunc`, or `DeletionHandlingMetaNamespaceKeyFunc` for a tombstone.
         let key = delivery.notification.key();
         let (priority, low_priority) = handler_priority(delivery.notification);
@@ -577,9 +645,71 @@ impl ListenerHandler<Object> for ControllerHandler {
             LatestAdd {
                 at: delivery.started_at,
                 low_priority,
+                owned: None,
             },
         );
         self.run.add(key, priority, delivery.started_at);
+    }
+
+    fn synced(&mut self, at: Instant) {
+        self.shown.synced(at);
+    }
+}
+
+/// A client-go controller's handler on a resource it owns (`owns=`): shown as any handler's
+/// calls are, then each event's object maps to its controller owner of the controller's type,
+/// whose key goes into the controller's queue (controller-runtime's `Owns`:
+/// `EnqueueRequestForOwner(…, OnlyControllerOwner())`, `pkg/handler/enqueue_owner.go`; an update
+/// maps the old and the new object, each owner once). The controller's predicates judge the
+/// updates first, as `WithEventFilter`'s do for every watch of a controller.
+pub(super) struct OwnedHandler {
+    pub(super) shown: ShownHandler,
+    pub(super) run: Arc<ControllerRun>,
+    pub(super) predicates: Predicates,
+    /// The controller's own type.
+    pub(super) main: OwnerKind,
+    /// The owned resource, as the rows name it.
+    pub(super) resource: String,
+}
+
+impl ListenerHandler<Object> for OwnedHandler {
+    fn handle(&mut self, delivery: &Delivery<'_, Object>) {
+        self.shown.handle(delivery);
+        let notification = delivery.notification;
+        let objects: Vec<&Object> = match notification {
+            Notification::Update { old, new } => {
+                if !self.predicates.update_passes(old, new) {
+                    let key = notification.key();
+                    self.run
+                        .report
+                        .filtered(&key, delivery.started_at, &self.predicates);
+                    return;
+                }
+                vec![old, new]
+            }
+            Notification::Add { obj, .. } => vec![obj],
+            Notification::Delete { obj } => obj.object().map(|o| &**o).into_iter().collect(),
+        };
+        let mut owners: Vec<String> = Vec::new();
+        for obj in objects {
+            for key in controller_owner_keys(&self.main, obj) {
+                if !owners.contains(&key) {
+                    owners.push(key);
+                }
+            }
+        }
+        let owned = format!("{} ({})", notification.key(), self.resource);
+        for owner in owners {
+            lock(&self.run.latest_adds).insert(
+                owner.clone(),
+                LatestAdd {
+                    at: delivery.started_at,
+                    low_priority: None,
+                    owned: Some(owned.clone()),
+                },
+            );
+            self.run.add(owner, 0, delivery.started_at);
+        }
     }
 
     fn synced(&mut self, at: Instant) {

@@ -57,11 +57,13 @@ mod controller;
 mod handler;
 mod hooks;
 mod idle;
+mod kube_lane;
 mod lane;
 mod output;
 mod page_file;
 mod reader;
 mod sink;
+mod spec_reconcile;
 mod stdout;
 mod stop;
 mod undelta;
@@ -265,6 +267,7 @@ impl Pipeline {
             clock: Arc::new(clock.clone()),
             group: idle.group(),
             stop: stop.clone(),
+            owners: lane::Owners::default(),
         };
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
         let output = Arc::new(Output::new(

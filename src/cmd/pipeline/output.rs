@@ -24,7 +24,7 @@ use kubectl_deltas::cache::{
 use kubectl_deltas::render::ending::{ControllerEnd, ResourceEnd, SessionEnd};
 use kubectl_deltas::render::profile::InformerProfile;
 use kubectl_deltas::render::reconcile::{
-    ControllerStats, ReconcileStart, ReconcileView, controller_table,
+    ControllerNote, ControllerStats, ReconcileStart, ReconcileView, controller_table,
 };
 use kubectl_deltas::render::stats::{CacheSize, HandlerStats, InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
@@ -377,7 +377,7 @@ impl Output {
     fn controllers_started(&self, index: usize, controllers: &[ControllerSpec]) {
         self.lock().controllers[index] = controllers
             .iter()
-            .map(|c| ControllerStats::new(&c.name, c.queue.as_str(), c.workers))
+            .map(|c| ControllerStats::new(&c.name, c.queue_name(), c.workers))
             .collect();
     }
 
@@ -419,6 +419,16 @@ impl Output {
             return;
         }
         self.write(&mut state, |r| r.reconcile(view));
+    }
+
+    /// A kube-runtime controller's note: written if the view shows reconciles and the output is
+    /// open.
+    fn controller_note(&self, note: &ControllerNote<'_>) {
+        let mut state = self.lock();
+        if state.closed || !self.view.shows_reconciles() {
+            return;
+        }
+        self.write(&mut state, |r| r.controller_note(note));
     }
 
     /// The metrics of controller `position` of resource `index`'s queue, for the summary.
@@ -791,6 +801,21 @@ impl LaneOutput {
         &self.output.stop
     }
 
+    /// The name of the lane's resource, as the session's rows say it.
+    pub(super) fn resource_name(&self) -> &str {
+        self.output.resource_name(self.index)
+    }
+
+    /// The lane's place among the session's resources, from 0.
+    pub(super) fn index(&self) -> usize {
+        self.index
+    }
+
+    /// See [`Output::controller_note`].
+    pub(super) fn controller_note(&self, note: &ControllerNote<'_>) {
+        self.output.controller_note(note);
+    }
+
     /// The handle of the lane's `position`-th handler (its place among the lane's listeners).
     pub(super) fn handler(&self, position: usize) -> HandlerOutput {
         HandlerOutput {
@@ -899,6 +924,7 @@ impl HandlerOutput {
 }
 
 /// What one controller of a lane writes through.
+#[derive(Clone)]
 pub(super) struct ControllerOutput {
     lane: LaneOutput,
     position: usize,

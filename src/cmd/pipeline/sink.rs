@@ -10,6 +10,7 @@ use kubectl_deltas::cache::{
     Batch, Informer, InformerQueue, InformerSink, ReflectorEvent, ReflectorObserver,
 };
 
+use super::kube_lane::KubeLane;
 use super::output::{LaneOutput, Skipped};
 
 pub(super) struct InformerOutput {
@@ -22,6 +23,8 @@ pub(super) struct InformerOutput {
     pub(super) wait_scale: Option<f64>,
     /// The informer this is the sink of, set once it exists: its handlers, in order.
     pub(super) informer: OnceLock<Weak<Informer>>,
+    /// The lane's kube-runtime controllers, told the Reflector's steps after the output.
+    pub(super) kube: Option<Arc<KubeLane>>,
 }
 
 impl InformerSink for InformerOutput {
@@ -33,6 +36,9 @@ impl InformerSink for InformerOutput {
 
     fn event(&self, event: ReflectorEvent, _queue: &dyn InformerQueue<Object>) {
         self.lane.event(&event);
+        if let Some(kube) = &self.kube {
+            kube.observe(&event);
+        }
         if let Some(also) = &self.also {
             also.observe(event);
         }

@@ -27,12 +27,16 @@ use kubectl_deltas::cache::{
 use kubectl_deltas::render::profile::{InformerProfile, SettingOrigin, SettingValue};
 
 use kubectl_deltas::cache::KeyGlob;
+use kubectl_deltas::cache::kube_runtime::DEFAULT_ERROR_REQUEUE;
+use kubectl_deltas::cache::triggers::Predicates;
 pub use output::OutputPlan;
 #[cfg(test)]
 pub use output::{Format, Shown};
 
 use crate::cli::profile::Profile;
-use crate::cli::{ControllerArg, ControllerQueueKind, HandlerArg, InformerArgs, StoreKind};
+use crate::cli::{
+    ControllerArg, ControllerQueueKind, ControllerRuntimeKind, HandlerArg, InformerArgs, StoreKind,
+};
 
 /// A resolved session: what it shows, and the stack each resource runs.
 #[derive(Debug, Clone)]
@@ -145,12 +149,14 @@ impl From<&HandlerArg> for HandlerSpec {
     }
 }
 
-/// One controller: a handler that queues keys, and the workers that reconcile them.
+/// One controller: a handler that queues keys, and the workers that reconcile them; or
+/// kube-runtime's `Controller` on the same stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControllerSpec {
     /// How rows and JSON lines name it (and its handler).
     pub name: String,
-    /// controller-runtime's `MaxConcurrentReconciles`.
+    /// controller-runtime's `MaxConcurrentReconciles`, or kube-runtime's `Config::concurrency`
+    /// (0: unbounded, its default).
     pub workers: usize,
     /// How long each reconcile takes.
     pub reconcile: Duration,
@@ -162,8 +168,51 @@ pub struct ControllerSpec {
     pub requeue_after: Option<Duration>,
     /// The handler's own resync period, as for a handler.
     pub resync: Option<Duration>,
-    /// The queue between the handler and the workers.
-    pub queue: ControllerQueue,
+    /// Whose machinery turns the stream into reconciles.
+    pub runtime: ControllerRuntime,
+    /// The predicates an event passes before it requests a reconcile (none: all pass).
+    pub predicates: Predicates,
+    /// The resources it owns (`owns=`), as typed; resolved into [`owned`](Self::owned).
+    pub owns: Vec<String>,
+    /// The sources its owned resources are, by their place among the session's resources
+    /// (never 0: the first is the controller's own). A controller that owns any runs on the
+    /// first resource only.
+    pub owned: Vec<usize>,
+}
+
+/// Whose machinery a controller runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControllerRuntime {
+    /// A handler on the shared informer queues keys into `queue`; controller-runtime's worker
+    /// loop reconciles them.
+    ClientGo {
+        /// The queue between the handler and the workers.
+        queue: ControllerQueue,
+    },
+    /// kube-runtime 5.0.0's `Controller`, fed by its watcher's events (translated from the
+    /// lane's Reflector), with its scheduler's `debounce` and an error policy that requeues
+    /// after `error_requeue`.
+    Kube {
+        /// `Config::debounce`.
+        debounce: Duration,
+        /// The error policy's `Action::requeue`.
+        error_requeue: Duration,
+    },
+}
+
+impl ControllerSpec {
+    /// The name of its queue, as the summary shows it.
+    pub fn queue_name(&self) -> &'static str {
+        match self.runtime {
+            ControllerRuntime::ClientGo { queue } => queue.as_str(),
+            ControllerRuntime::Kube { .. } => "kube-runtime scheduler",
+        }
+    }
+
+    /// Whether it is kube-runtime's `Controller`.
+    pub fn is_kube(&self) -> bool {
+        matches!(self.runtime, ControllerRuntime::Kube { .. })
+    }
 }
 
 /// The queue a controller runs.
@@ -186,24 +235,63 @@ impl ControllerQueue {
 }
 
 impl From<&ControllerArg> for ControllerSpec {
+    /// The spec of `arg`, whose combinations [`refuse::controllers`] has checked: a kube
+    /// controller runs unbounded unless `workers=` is given (kube-runtime's
+    /// `Config::concurrency` defaults to 0), a client-go one runs one worker
+    /// (`MaxConcurrentReconciles`).
     fn from(arg: &ControllerArg) -> Self {
+        let runtime = match arg.runtime {
+            ControllerRuntimeKind::ClientGo => ControllerRuntime::ClientGo {
+                queue: match arg.queue.unwrap_or_default() {
+                    ControllerQueueKind::Workqueue => ControllerQueue::Workqueue,
+                    ControllerQueueKind::Priority => ControllerQueue::Priority,
+                },
+            },
+            ControllerRuntimeKind::Kube => ControllerRuntime::Kube {
+                debounce: arg.debounce.unwrap_or_default(),
+                error_requeue: arg.error_requeue.unwrap_or(DEFAULT_ERROR_REQUEUE),
+            },
+        };
+        let default_workers = match arg.runtime {
+            ControllerRuntimeKind::ClientGo => 1,
+            ControllerRuntimeKind::Kube => 0,
+        };
         ControllerSpec {
             name: arg.name.clone(),
-            workers: arg.workers,
+            workers: arg.workers.unwrap_or(default_workers),
             reconcile: arg.reconcile,
             fail: arg.fail,
             fail_keys: arg.fail_keys.clone(),
             requeue_after: arg.requeue_after,
             resync: arg.resync,
-            queue: match arg.queue {
-                ControllerQueueKind::Workqueue => ControllerQueue::Workqueue,
-                ControllerQueueKind::Priority => ControllerQueue::Priority,
-            },
+            runtime,
+            predicates: arg.predicates.clone(),
+            owns: arg.owns.clone(),
+            owned: Vec::new(),
         }
     }
 }
 
 impl Plan {
+    /// Resolves each controller's `owns=` into the place of that resource among `names`, the
+    /// resources of the session as typed (`watch deploy,rs`: `["deploy", "rs"]`); `session`
+    /// names the session for the refusal (`this watch`, `a replay`). Refused (exit 2) when it
+    /// names no resource after the first.
+    pub fn resolve_owns(&mut self, names: &[String], session: &str) -> anyhow::Result<()> {
+        for spec in &mut self.stack.controllers {
+            let mut owned = Vec::new();
+            for resource in &spec.owns {
+                let at = refuse::owned_resource(&spec.name, resource, names, session)?;
+                if !owned.contains(&at) {
+                    owned.push(at);
+                }
+            }
+            spec.owned = owned;
+        }
+        self.output.controllers.clone_from(&self.stack.controllers);
+        Ok(())
+    }
+
     /// The plan of `output` and the informer flags: the flags an UndeltaStore or the queue has no
     /// use for are refused first (so that this is the line a user sees), then the profile
     /// (`--client-go` with the informer's flags and `watch_list` over it) is resolved, the

@@ -11,8 +11,8 @@ use super::OutputPlan;
 use super::output::Shown;
 use crate::cli::exit::{Exit, WithExit};
 use crate::cli::{
-    FifoKind, HandlerViewArgs, InformerArgs, InformerKindArg, StoreKind, ViewArgs, ViewKind,
-    WatchOutput,
+    ControllerArg, ControllerQueueKind, ControllerRuntimeKind, FifoKind, HandlerViewArgs,
+    InformerArgs, InformerKindArg, StoreKind, ViewArgs, ViewKind, WatchOutput,
 };
 use kubectl_deltas::cache::InformerKind;
 
@@ -217,6 +217,87 @@ pub(super) fn page_file(args: &ViewArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Refuses controller settings that belong to the other runtime: `queue=` and `resync=` are a
+/// client-go controller's (kube-runtime has no workqueue and no resync), `debounce=` and
+/// `error-requeue=` a kube-runtime one's (client-go's workqueue neither debounces nor has an
+/// error policy: its rate limiter times retries). One sentence each, exit 2.
+pub(super) fn controllers(controllers: &[ControllerArg]) -> anyhow::Result<()> {
+    for c in controllers {
+        let name = &c.name;
+        let refused = match c.runtime {
+            ControllerRuntimeKind::Kube => {
+                if let Some(queue) = c.queue {
+                    let queue = match queue {
+                        ControllerQueueKind::Workqueue => "workqueue",
+                        ControllerQueueKind::Priority => "priority",
+                    };
+                    Some(format!(
+                        "--controller {name}: queue={queue} chooses a client-go controller's \
+                         queue, and runtime=kube has none (kube-runtime's scheduler keeps one \
+                         slot per object): leave queue= out, or drop runtime=kube"
+                    ))
+                } else if c.resync.is_some() {
+                    Some(format!(
+                        "--controller {name}: resync= is a client-go handler's resync period, \
+                         and kube-runtime's watcher never resyncs: leave resync= out, or drop \
+                         runtime=kube"
+                    ))
+                } else {
+                    None
+                }
+            }
+            ControllerRuntimeKind::ClientGo => {
+                let kube_only = match (c.debounce, c.error_requeue) {
+                    (Some(_), _) => Some("debounce="),
+                    (None, Some(_)) => Some("error-requeue="),
+                    (None, None) => None,
+                };
+                kube_only.map(|setting| {
+                    format!(
+                        "--controller {name}: {setting} is a kube-runtime Controller's setting \
+                         (client-go's workqueue times retries with its rate limiter): add \
+                         runtime=kube, or leave {setting} out"
+                    )
+                })
+            }
+        };
+        if let Some(why) = refused {
+            return Err(anyhow!(why)).exit_with(Exit::Usage);
+        }
+    }
+    Ok(())
+}
+
+/// The place of `resource` (an `owns=` of controller `name`) among `names`, the session's
+/// resources as typed: refused (exit 2, one sentence) unless it is one after the first, which is
+/// the controller's own.
+pub fn owned_resource(
+    name: &str,
+    resource: &str,
+    names: &[String],
+    session: &str,
+) -> anyhow::Result<usize> {
+    let why = match names.iter().position(|n| n == resource) {
+        Some(0) => format!(
+            "--controller {name}: owns={resource} names the controller's own resource (the \
+             first of {session}): name one watched after it, as in watch deploy,rs --controller \
+             {name},owns=rs"
+        ),
+        Some(at) => return Ok(at),
+        None if names.len() < 2 => format!(
+            "--controller {name}: owns={resource} needs a second resource, and {session} has \
+             one: watch the owner first and what it owns after it, as in watch deploy,rs \
+             --controller {name},owns=rs"
+        ),
+        None => format!(
+            "--controller {name}: owns={resource} names no resource of {session} ({}): give it \
+             as typed after the first, as in watch deploy,rs --controller {name},owns=rs",
+            names.join(", ")
+        ),
+    };
+    Err(anyhow!(why)).exit_with(Exit::Usage)
+}
+
 /// Refuses handler flags that contradict each other or the informer kind.
 pub(super) fn handlers(args: &HandlerViewArgs) -> anyhow::Result<()> {
     let usage = |message: String| Err(anyhow::anyhow!(message)).exit_with(Exit::Usage);
@@ -247,6 +328,7 @@ pub(super) fn handlers(args: &HandlerViewArgs) -> anyhow::Result<()> {
             ));
         }
     }
+    controllers(&args.controllers)?;
     if args.view_kind == Some(ViewKind::Reconciles) && args.controllers.is_empty() {
         return usage(
             "--view reconciles shows what controllers' workers did: give a --controller NAME"

@@ -987,7 +987,9 @@ impl<W: Write + Send> Renderer for Html<W> {
     }
 
     fn reconcile(&mut self, view: &ReconcileView<'_>) -> io::Result<()> {
-        self.session.reconcile(view);
+        if view.ran() {
+            self.session.reconcile(view);
+        }
         Ok(())
     }
 
