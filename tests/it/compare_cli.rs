@@ -392,3 +392,94 @@ proptest::proptest! {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_summary_shows_each_stack_side_by_side_without_a_total() {
+    let file = path(EXPIRED);
+    let out = run_offline(
+        &[
+            "replay",
+            &file,
+            "--handler",
+            "h",
+            "--compare",
+            "1.32,latest",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(5));
+    let summary = stderr(&out);
+    let header = summary.lines().nth(1).unwrap();
+    assert!(
+        header.contains("pods [1.32]") && header.contains("pods [latest]"),
+        "{summary}"
+    );
+    assert!(!header.contains(" all "), "{summary}");
+    assert!(
+        summary.contains("compare 1.32 vs latest: pods: handler h: same calls, different order"),
+        "{summary}"
+    );
+}
+
+/// What controller `web` did, reconcile by reconcile: what the comparison compares of one.
+fn reconciled(stdout: &[u8], stack: Option<&str>) -> Vec<Value> {
+    json_lines(stdout)
+        .into_iter()
+        .filter(|r| r["kind"] == "reconcile" && r["controller"] == "web")
+        .filter(|r| stack.is_none_or(|stack| r["stack"] == stack))
+        .map(|r| json!([r["key"], r["startedAt"], r["resourceVersion"], r["result"]]))
+        .collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 12, ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// With a controller, a stack may change the controllers (`queue=priority`) rather than the
+    /// informer: every pair is reported alike exactly when the separate runs tell the handler
+    /// and the controller's handler the same calls and the controller reconciles the same keys,
+    /// reading the same resourceVersions, at the same times.
+    #[test]
+    fn with_a_controller_no_difference_exactly_when_separate_runs_agree(
+        initial in 0u8..4,
+        ops in proptest::collection::vec(crate::other_stores_cli::server_op(), 0..15),
+    ) {
+        let (recording, _) = crate::other_stores_cli::recording_of(initial, &ops);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("random.jsonl");
+        std::fs::write(&file, recording).unwrap();
+        let file = file.to_str().unwrap();
+        let controller = "web,reconcile=5ms";
+        let stacks: [(&str, &[&str]); 3] = [
+            ("1.32", &["--controller", controller]),
+            ("latest", &["--controller", controller, "--client-go", "latest"]),
+            ("queue=priority", &["--controller", "web,reconcile=5ms,queue=priority"]),
+        ];
+        let alone: Vec<(Vec<Value>, Vec<Value>)> = stacks
+            .iter()
+            .map(|(_, args)| {
+                let mut all = vec!["replay", file, "-q", "--handler", "h", "-o", "jsonl"];
+                all.extend_from_slice(args);
+                let (code, stdout) = run_blocking(&all);
+                assert_eq!(code, Some(0));
+                (told(&stdout, None), reconciled(&stdout, None))
+            })
+            .collect();
+        for i in 0..stacks.len() {
+            for j in i + 1..stacks.len() {
+                let pair = format!("{},{}", stacks[i].0, stacks[j].0);
+                let (code, stdout) = run_blocking(&[
+                    "replay", file, "-q", "--handler", "h", "-o", "jsonl", "--controller",
+                    controller, "--compare", &pair,
+                ]);
+                proptest::prop_assert!(code == Some(0) || code == Some(5), "{pair}: {code:?}");
+                proptest::prop_assert_eq!(code == Some(0), alone[i] == alone[j], "{}", pair);
+                let compared = |stack| (told(&stdout, Some(stack)), reconciled(&stdout, Some(stack)));
+                proptest::prop_assert_eq!(&compared(stacks[i].0), &alone[i]);
+                proptest::prop_assert_eq!(&compared(stacks[j].0), &alone[j]);
+            }
+        }
+    }
+}

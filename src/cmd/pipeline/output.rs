@@ -28,7 +28,7 @@ use kubectl_deltas::render::reconcile::{
 };
 use kubectl_deltas::render::stats::{CacheSize, HandlerStats, InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
-use kubectl_deltas::render::summary::summary_table;
+use kubectl_deltas::render::summary::{side_by_side_table, summary_table};
 use kubectl_deltas::render::{
     BatchView, Delivered, Event, EventView, NotificationView, Push, PushView, Renderer,
 };
@@ -772,7 +772,11 @@ impl Output {
         let names: Vec<String> = (0..self.names.len()).map(|i| self.lane_name(i)).collect();
         let pairs: Vec<(&str, &InformerStats)> =
             names.iter().map(String::as_str).zip(&state.stats).collect();
-        let mut text = summary_table(&pairs);
+        let mut text = if state.compared.is_some() {
+            side_by_side_table(&pairs)
+        } else {
+            summary_table(&pairs)
+        };
         let controllers: Vec<(&str, &[ControllerStats])> = names
             .iter()
             .map(String::as_str)
