@@ -67,8 +67,8 @@ async fn stacks_that_cannot_be_compared_are_refused_with_a_sentence() {
         ),
         (&["--compare", "1.32,speed=2"], "is not a stack term"),
         (
-            &["--compare", "1.32,latest", "-o", "html"],
-            "-o html does not: use one of those",
+            &["--compare", "1.32,latest", "-o", "yaml"],
+            "-o yaml does not: use one of those",
         ),
     ] {
         let (code, stdout, stderr) = replay(EXPIRED, args).await;

@@ -319,14 +319,13 @@ pub fn compare(
     let format = match view.output {
         super::output::Format::Json => Some("json"),
         super::output::Format::Yaml => Some("yaml"),
-        super::output::Format::Html => Some("html"),
         _ => None,
     };
     if let Some(format) = format {
         return usage(format!(
             "--compare names each row's stack and says where the stacks differ in the \
-             timeline (-o timeline, -o wide) and in JSON lines (-o jsonl); -o {format} does \
-             not: use one of those"
+             timeline (-o timeline, -o wide), in JSON lines (-o jsonl) and on the page (-o \
+             html); -o {format} does not: use one of those"
         ));
     }
     if store == StoreKind::Undelta {
