@@ -19,7 +19,11 @@ const EXPIRED: &str = "docs/recordings/expired-watch.jsonl";
 
 /// Runs `replay FILE -q ARGS`; the exit code, stdout and stderr.
 async fn replay(file: &str, args: &[&str]) -> (Option<i32>, String, String) {
-    let file = path(file);
+    let file = if file.starts_with('/') {
+        file.to_owned()
+    } else {
+        path(file)
+    };
     let mut all = vec!["replay", file.as_str(), "-q"];
     all.extend_from_slice(args);
     let out = run_offline(&all, None).await;
@@ -481,5 +485,39 @@ proptest::proptest! {
                 proptest::prop_assert_eq!(&compared(stacks[j].0), &alone[j]);
             }
         }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_each_stack_left_unfinished_names_its_stack() {
+    let text = std::fs::read_to_string(path(EXPIRED)).unwrap();
+    let mut kept = Vec::new();
+    for line in text.lines() {
+        kept.push(line);
+        if line.contains("\"code\":410") {
+            break;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(&cut, kept.join("\n") + "\n").unwrap();
+    let cut = cut.to_str().unwrap();
+    let args = ["--handler", "h", "--compare", "1.32,latest"];
+    let (_, stdout, _) = replay(cut, &[&args[..], &["-o", "jsonl"]].concat()).await;
+    let ended: Vec<Value> = json_lines(stdout.as_bytes())
+        .into_iter()
+        .filter(|r| r["kind"] == "ended")
+        .map(|r| json!([r["stack"], r["resource"]]))
+        .collect();
+    assert_eq!(ended, [json!(["1.32", "pods"]), json!(["latest", "pods"])]);
+    let (_, timeline, _) = replay(cut, &args).await;
+    for stack in ["1.32", "latest"] {
+        assert!(
+            timeline
+                .lines()
+                .any(|l| l.starts_with(&format!("{stack} │ "))
+                    && l.contains("── ended during the relist after 410")),
+            "{timeline}"
+        );
     }
 }

@@ -733,10 +733,26 @@ impl Output {
                 ..
             } = &mut *state;
             let end = session_end(&self.names, stats, controllers, time);
-            if end.is_unfinished() && !*closed {
-                self.status.suspend(|| renderer.ended(&end))
-            } else {
-                Ok(())
+            match self.stacks.get() {
+                _ if !end.is_unfinished() || *closed => Ok(()),
+                None => self.status.suspend(|| renderer.ended(&end)),
+                // Each lane's end with its stack named.
+                Some(stacks) => self.status.suspend(|| {
+                    for (lane, stack) in stacks.iter().enumerate() {
+                        let at = lane..lane + 1;
+                        let end = session_end(
+                            &self.names[at.clone()],
+                            &stats[at.clone()],
+                            &controllers[at],
+                            time,
+                        );
+                        if end.is_unfinished() {
+                            renderer.stack(stack.as_deref());
+                            renderer.ended(&end)?;
+                        }
+                    }
+                    Ok(())
+                }),
             }
         };
         if let Err(error) = written {

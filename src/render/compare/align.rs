@@ -213,7 +213,11 @@ pub fn compare_stacks(
         ));
     }
     for i in (0..a.len()).filter(|i| a_free[*i]) {
-        let what = "not made".to_owned();
+        let what = if a[i].is_deletion_reconcile() {
+            "the deletion never reconciled".to_owned()
+        } else {
+            "not made".to_owned()
+        };
         differences.push(difference(
             DifferenceKind::Missing,
             i,

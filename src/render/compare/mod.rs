@@ -101,6 +101,11 @@ impl Call {
             && self.result == other.result
     }
 
+    /// A reconcile that found its object gone: a deletion reconciled.
+    pub fn is_deletion_reconcile(&self) -> bool {
+        self.kind == "reconcile" && self.resource_version.is_none()
+    }
+
     /// What differs between two calls of the same key, named as a user asks about it.
     fn what_differs(&self, other: &Call) -> &'static str {
         if self.kind != other.kind {

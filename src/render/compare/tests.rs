@@ -105,3 +105,18 @@ fn a_reconcile_at_another_time_is_named() {
     assert_eq!(compared.verdict, Verdict::DifferentTimes);
     assert_eq!(compared.differences[0].what, "made 500ms later");
 }
+
+#[test]
+fn a_deletion_one_stack_never_reconciles_is_named() {
+    let mut gone = call("reconcile", "a", 0);
+    gone.result = Some("ok".into());
+    let a = [call("reconcile", "b", 0), gone];
+    let b = [call("reconcile", "b", 0)];
+    let compared = verdict(&a, &b);
+    assert_eq!(compared.verdict, Verdict::DifferentCalls);
+    assert_eq!(compared.differences[0].kind, DifferenceKind::Missing);
+    assert_eq!(
+        compared.differences[0].what,
+        "the deletion never reconciled"
+    );
+}
