@@ -583,6 +583,14 @@ impl<W: Write + Send> Renderer for Timeline<W> {
             for difference in &comparison.differences {
                 let _ = writeln!(text, "{}", difference_row(comparison, difference));
             }
+            if comparison.unnamed > 0 {
+                let _ = writeln!(
+                    text,
+                    "{}  … and {} more",
+                    comparison.subject.describe(),
+                    count(comparison.unnamed as u64, "difference")
+                );
+            }
         }
         for comparison in comparisons {
             let resource = if self.options.show_resource {

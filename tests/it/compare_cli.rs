@@ -181,29 +181,39 @@ async fn live_stacks_share_one_list_and_one_watch() {
     }
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = server.write_kubeconfig(dir.path());
-    let out = run(
-        kubeconfig,
+    let stacks = ["1.32", "1.33", "latest+watch-list=false"];
+    let mut running = crate::support::binary::Running::spawn(
+        &kubeconfig,
         &[
             "watch",
             "cm",
-            "--until-synced",
             "-q",
             "-o",
             "jsonl",
             "--compare",
-            "1.32,1.33,latest+watch-list=false",
+            &stacks.join(","),
         ],
-    )
-    .await;
-    // Without handlers the pops are compared, and a DeltaFIFO's are not a RealFIFO's.
-    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
-    let records = json_lines(&out.stdout);
-    for stack in ["1.32", "1.33", "latest+watch-list=false"] {
-        let synced = records
-            .iter()
-            .any(|r| r["stack"] == stack && r["event"] == "synced");
-        assert!(synced, "{stack}: {records:#?}");
+    );
+    // Each stack has synced, then each sees, through the one watch, an object made after.
+    for stack in stacks {
+        running.seen_or_read_until("a stack's sync", |line| {
+            line.contains(&format!("\"stack\":\"{stack}\"")) && line.contains("\"synced\"")
+        });
     }
+    server.create(
+        "configmaps",
+        json!({"metadata": {"name": "c", "namespace": "default"}, "data": {"k": "v"}}),
+    );
+    for stack in stacks {
+        running.seen_or_read_until("the new object's batch", |line| {
+            line.contains(&format!("\"stack\":\"{stack}\""))
+                && line.contains("\"kind\":\"batch\"")
+                && line.contains("default/c")
+        });
+    }
+    let ended = running.interrupt();
+    // Without handlers the pops are compared, and a DeltaFIFO's are not a RealFIFO's.
+    assert_eq!(ended.status.code(), Some(5), "{}", ended.stderr);
     let requests = server.requests();
     let on_configmaps =
         |r: &&crate::support::fake_apiserver::Request| r.path.contains("configmaps");

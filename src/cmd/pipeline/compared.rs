@@ -40,6 +40,13 @@ impl Compared {
         Some(self.calls.get_mut(lane)?.entry(subject).or_default())
     }
 
+    /// Lane `lane` has these handlers or controllers: they are compared, calls or none.
+    pub(super) fn registered(&mut self, lane: usize, subjects: impl Iterator<Item = Subject>) {
+        for subject in subjects {
+            self.lane(lane, subject);
+        }
+    }
+
     /// Lane `lane` popped `batch`.
     pub(super) fn pop(&mut self, lane: usize, batch: &Batch<Object>) {
         if let Some(calls) = self.lane(lane, Subject::Pops) {

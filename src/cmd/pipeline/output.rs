@@ -38,6 +38,7 @@ use super::compared::Compared;
 use super::stdout::{Drain, GaveUp};
 use super::stop::Stop;
 use crate::cmd::plan::{ControllerSpec, OutputPlan};
+use kubectl_deltas::render::compare::Subject;
 
 /// How often a wait for a turn looks at the stop.
 const TURN_CHECK: Duration = Duration::from_millis(50);
@@ -421,7 +422,12 @@ impl Output {
     /// `registration_synced`: the client-go version imitated has per-handler `HasSynced`
     /// (1.27 onwards).
     fn handlers_started(&self, index: usize, names: &[String], registration_synced: bool) {
-        self.lock().stats[index].handlers = names
+        let mut state = self.lock();
+        if let Some(compared) = &mut state.compared {
+            let handlers = names.iter().map(|name| Subject::Handler(name.clone()));
+            compared.registered(index, handlers);
+        }
+        state.stats[index].handlers = names
             .iter()
             .map(|n| HandlerStats {
                 synced_unknown: !registration_synced,
@@ -432,7 +438,14 @@ impl Output {
 
     /// Resource `index` has these controllers, in registration order.
     fn controllers_started(&self, index: usize, controllers: &[ControllerSpec]) {
-        self.lock().controllers[index] = controllers
+        let mut state = self.lock();
+        if let Some(compared) = &mut state.compared {
+            let names = controllers
+                .iter()
+                .map(|c| Subject::Controller(c.name.clone()));
+            compared.registered(index, names);
+        }
+        state.controllers[index] = controllers
             .iter()
             .map(|c| ControllerStats::new(&c.name, c.queue.as_str(), c.workers))
             .collect();

@@ -203,7 +203,7 @@ pub fn compare_stacks(
         };
         a_free[i] = false;
         b_free[j] = false;
-        let what = format!("{} instead ({})", b[j].text, a[i].what_differs(&b[j]));
+        let what = format!("{} instead ({})", b[j].text(), a[i].what_differs(&b[j]));
         differences.push(difference(
             DifferenceKind::Changed,
             i,

@@ -13,25 +13,15 @@ pub fn pop_calls(batch: &Batch<Object>) -> Vec<Call> {
     batch
         .deltas
         .iter()
-        .map(|delta| {
-            let key = delta.key().unwrap_or_else(|| "*".to_owned());
-            let kind = delta.type_.as_str().to_owned();
-            let tombstone = delta.object.is_tombstone();
-            let mut text = format!("{kind} {key}");
-            if tombstone {
-                text.push_str(" (tombstone)");
-            }
-            Call {
-                text,
-                key,
-                kind,
-                tombstone,
-                is_sync: false,
-                resource_version: delta_resource_version(delta).map(str::to_owned),
-                result: None,
-                pop: batch.seq,
-                time: batch.time,
-            }
+        .map(|delta| Call {
+            key: delta.key().unwrap_or_else(|| "*".to_owned()),
+            kind: delta.type_.as_str(),
+            tombstone: delta.object.is_tombstone(),
+            is_sync: false,
+            resource_version: delta_resource_version(delta).map(str::to_owned),
+            result: None,
+            pop: batch.seq,
+            time: batch.time,
         })
         .collect()
 }
@@ -67,18 +57,9 @@ pub fn notification_call(view: &NotificationView<'_>) -> Call {
             obj.object().and_then(|o| rv(o)),
         ),
     };
-    let key = view.notification.key();
-    let mut text = format!("{kind} {key}");
-    if view.is_sync {
-        text = format!("{kind} (resync) {key}");
-    }
-    if tombstone {
-        text.push_str(" (tombstone)");
-    }
     Call {
-        text,
-        key,
-        kind: kind.to_owned(),
+        key: view.notification.key(),
+        kind,
         tombstone,
         is_sync: view.is_sync,
         resource_version,
@@ -90,21 +71,13 @@ pub fn notification_call(view: &NotificationView<'_>) -> Call {
 
 /// A reconcile: its key, the resourceVersion it read, its result, when it started.
 pub fn reconcile_call(view: &ReconcileView<'_>) -> Call {
-    let key = view.start.key.to_owned();
-    let read = view.start.resource_version.map(str::to_owned);
-    let text = format!(
-        "reconcile {key} (read {}) {}",
-        read.as_deref().map_or("nothing: gone", |rv| rv),
-        view.result_name()
-    );
     Call {
-        text,
-        key,
-        kind: "reconcile".to_owned(),
+        key: view.start.key.to_owned(),
+        kind: "reconcile",
         tombstone: false,
         is_sync: false,
-        resource_version: read,
-        result: Some(view.result_name().to_owned()),
+        resource_version: view.start.resource_version.map(str::to_owned),
+        result: Some(view.result_name()),
         pop: 0,
         time: view.start.started_at,
     }

@@ -70,12 +70,10 @@ impl Subject {
 /// One call one stack made: a delta popped, a handler's notification, a reconcile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
-    /// What it was, as a row says it: `OnDelete demo/worker-2 (tombstone)`.
-    pub text: String,
     /// The object's key (`*` for a whole-list delta).
     pub key: String,
-    /// Its type: `Replaced`, `OnUpdate`, `reconcile`.
-    pub kind: String,
+    /// Its type: `Replaced`, `OnUpdate`, `OnAdd (initial)`, `reconcile`.
+    pub kind: &'static str,
     /// A tombstone rather than the object.
     pub tombstone: bool,
     /// A resync's call (isSync).
@@ -83,7 +81,7 @@ pub struct Call {
     /// The resourceVersion it carries (read, for a reconcile).
     pub resource_version: Option<String>,
     /// A reconcile's result (`ok`, `error`, `requeue-after`).
-    pub result: Option<String>,
+    pub result: Option<&'static str>,
     /// The pop it came from.
     pub pop: u64,
     /// When it was made.
@@ -91,6 +89,28 @@ pub struct Call {
 }
 
 impl Call {
+    /// What it was, as a row says it: `OnDelete demo/worker-2 (tombstone)`, `reconcile
+    /// demo/a (read 1004) ok`. Made when shown: a session keeps every call of every stack.
+    pub fn text(&self) -> String {
+        let key = &self.key;
+        if self.kind == "reconcile" {
+            let read = self.resource_version.as_deref().unwrap_or("nothing: gone");
+            return format!(
+                "reconcile {key} (read {read}) {}",
+                self.result.unwrap_or_default()
+            );
+        }
+        let mut text = if self.is_sync {
+            format!("{} (resync) {key}", self.kind)
+        } else {
+            format!("{} {key}", self.kind)
+        };
+        if self.tombstone {
+            text.push_str(" (tombstone)");
+        }
+        text
+    }
+
     /// The same call: what the receiver could act on is alike (not its time or pop).
     pub fn same_call(&self, other: &Call) -> bool {
         self.kind == other.kind
@@ -162,14 +182,28 @@ pub struct SubjectComparison {
     pub verdict: Verdict,
     /// Each stack's number of calls, in stack order.
     pub calls: Vec<(String, usize)>,
-    /// Every difference, stack by stack, in the baseline's order.
+    /// The differences named, stack by stack, in the baseline's order: the first
+    /// [`NAMED_PER_STACK`] of each stack.
     pub differences: Vec<Difference>,
+    /// How many differences of each kind there were, named or not.
+    pub counts: Vec<(DifferenceKind, usize)>,
+    /// Differences counted and not named (beyond [`NAMED_PER_STACK`] for a stack).
+    pub unnamed: usize,
 }
+
+/// How many differences of one stack from the baseline are named; the rest are counted. Two
+/// queues that pop a long stream apart differ at almost every pop, and a list of a million
+/// differences says no more than its first ones and its count.
+pub const NAMED_PER_STACK: usize = 100;
 
 impl SubjectComparison {
     /// Differences of `kind`.
     pub fn count(&self, kind: DifferenceKind) -> usize {
-        self.differences.iter().filter(|d| d.kind == kind).count()
+        self.counts
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, n)| n)
+            .sum()
     }
 
     /// `handler h: different calls (latest: 1 missing, 2 extra, 1 changed)`.
@@ -208,17 +242,23 @@ pub fn compare_subject(
     times: bool,
 ) -> SubjectComparison {
     let mut differences = Vec::new();
+    let mut counts: Vec<(DifferenceKind, usize)> = Vec::new();
+    let mut unnamed = 0;
     if let Some(((baseline, base_calls), others)) = stacks.split_first() {
         for (stack, calls) in others {
-            differences.extend(compare_stacks(
-                (baseline, base_calls),
-                (stack, calls),
-                batches,
-                times,
-            ));
+            let mut found = compare_stacks((baseline, base_calls), (stack, calls), batches, times);
+            for difference in &found {
+                match counts.iter_mut().find(|(k, _)| *k == difference.kind) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((difference.kind, 1)),
+                }
+            }
+            unnamed += found.len().saturating_sub(NAMED_PER_STACK);
+            found.truncate(NAMED_PER_STACK);
+            differences.extend(found);
         }
     }
-    let has = |kind| differences.iter().any(|d: &Difference| d.kind == kind);
+    let has = |kind| counts.iter().any(|(k, n)| *k == kind && *n > 0);
     let verdict = if has(DifferenceKind::Missing)
         || has(DifferenceKind::Extra)
         || has(DifferenceKind::Changed)
@@ -242,6 +282,8 @@ pub fn compare_subject(
             .map(|(stack, calls)| ((*stack).to_owned(), calls.len()))
             .collect(),
         differences,
+        counts,
+        unnamed,
     }
 }
 

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::{Difference, DifferenceKind, SubjectComparison};
+use super::{Call, Difference, DifferenceKind, SubjectComparison};
 
 /// What one stack did in a difference.
 #[derive(Serialize)]
@@ -10,7 +10,7 @@ pub struct StackDid<'a> {
     /// The stack.
     pub stack: &'a str,
     /// What it did: the call as a row says it, `null` for nothing.
-    pub did: Option<&'a str>,
+    pub did: Option<String>,
 }
 
 /// `{"kind":"difference",…}`: one difference between the baseline and another stack.
@@ -37,6 +37,8 @@ pub struct VerdictRecord<'a> {
     verdict: &'static str,
     /// Each stack with its number of calls, in stack order.
     calls: Vec<StackCalls<'a>>,
+    /// Every difference, named by a `difference` line or not (beyond the first hundred of a
+    /// stack).
     differences: usize,
 }
 
@@ -59,11 +61,11 @@ impl<'a> DifferenceRecord<'a> {
             difference: difference.kind.as_str(),
             baseline: StackDid {
                 stack: &difference.baseline_stack,
-                did: difference.baseline.as_ref().map(|c| c.text.as_str()),
+                did: difference.baseline.as_ref().map(Call::text),
             },
             other: StackDid {
                 stack: &difference.stack,
-                did: difference.other.as_ref().map(|c| c.text.as_str()),
+                did: difference.other.as_ref().map(Call::text),
             },
             what: &difference.what,
         }
@@ -85,7 +87,7 @@ impl<'a> VerdictRecord<'a> {
                     calls: *calls,
                 })
                 .collect(),
-            differences: comparison.differences.len(),
+            differences: comparison.counts.iter().map(|(_, n)| n).sum(),
         }
     }
 }
@@ -98,11 +100,13 @@ pub fn difference_row(comparison: &SubjectComparison, difference: &Difference) -
     match (difference.kind, &difference.baseline, &difference.other) {
         (DifferenceKind::Extra, _, Some(call)) => format!(
             "{subject}  {base} ─ │ {other} │ {} ({})",
-            call.text, difference.what
+            call.text(),
+            difference.what
         ),
         (_, Some(call), _) => format!(
             "{subject}  {base} │ {} │ {other} ─ ({})",
-            call.text, difference.what
+            call.text(),
+            difference.what
         ),
         _ => format!("{subject}  {base} │ {other} ─ ({})", difference.what),
     }

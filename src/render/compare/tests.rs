@@ -2,11 +2,10 @@ use std::time::{Duration, SystemTime};
 
 use super::*;
 
-fn call(kind: &str, key: &str, pop: u64) -> Call {
+fn call(kind: &'static str, key: &str, pop: u64) -> Call {
     Call {
-        text: format!("{kind} {key}"),
         key: key.to_owned(),
-        kind: kind.to_owned(),
+        kind,
         tombstone: false,
         is_sync: false,
         resource_version: None,
@@ -109,7 +108,7 @@ fn a_reconcile_at_another_time_is_named() {
 #[test]
 fn a_deletion_one_stack_never_reconciles_is_named() {
     let mut gone = call("reconcile", "a", 0);
-    gone.result = Some("ok".into());
+    gone.result = Some("ok");
     let a = [call("reconcile", "b", 0), gone];
     let b = [call("reconcile", "b", 0)];
     let compared = verdict(&a, &b);
@@ -118,5 +117,23 @@ fn a_deletion_one_stack_never_reconciles_is_named() {
     assert_eq!(
         compared.differences[0].what,
         "the deletion never reconciled"
+    );
+}
+
+#[test]
+fn beyond_a_hundred_differences_the_rest_are_counted_not_named() {
+    let a: Vec<Call> = (0..300)
+        .map(|i| call("Updated", &format!("k{i}"), 1))
+        .collect();
+    let b: Vec<Call> = (0..300)
+        .map(|i| call("Updated", &format!("k{i}"), i + 1))
+        .collect();
+    let compared = verdict(&a, &b);
+    assert_eq!(compared.count(DifferenceKind::Batch), 299);
+    assert_eq!(compared.differences.len(), NAMED_PER_STACK);
+    assert_eq!(compared.unnamed, 299 - NAMED_PER_STACK);
+    assert_eq!(
+        compared.summary_line(),
+        "handler h: same calls, different batches (299 in other pops)"
     );
 }
