@@ -14,6 +14,9 @@
 //!   of batches.
 //! - [`reconcile`]: a controller's reconciles, as they start and as they end; [`ending`]: what a
 //!   session left unfinished, told once after its last row.
+//! - [`compare`]: where `--compare`'s stacks differ: each stack's calls aligned with the first
+//!   stack's, each difference named, a verdict per handler and controller (pure), which every
+//!   renderer writes last ([`Renderer::comparison`]).
 //! - [`stats`]: what the informer did, counted (pure), drawn by [`summary`] (a table at the end)
 //!   and [`status`] (the live footer and the initial list's progress bar).
 
