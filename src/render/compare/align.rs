@@ -1,8 +1,9 @@
 //! Two stacks' calls aligned, and each difference named (see the invariants in `mod.rs`).
 
+use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
-use super::Call;
+use super::{Call, Identity};
 
 /// What kind of difference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,17 +116,43 @@ fn lcs(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
     pairs
 }
 
-/// Each call of `a` paired with the next same call of `b`, if any.
+/// Each call of `a` paired with the next same call of `b`, if any: found through an index of
+/// `b`'s calls, so that a long run of calls only one side made costs no scan of the other.
 fn greedy(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
+    let mut positions: HashMap<Identity<'_>, Vec<usize>> = HashMap::new();
+    for (j, call) in b.iter().enumerate() {
+        positions.entry(call.identity()).or_default().push(j);
+    }
     let mut pairs = Vec::new();
     let mut from = 0;
     for (i, call) in a.iter().enumerate() {
-        if let Some(offset) = b[from..].iter().position(|other| call.same_call(other)) {
-            pairs.push((i, from + offset));
-            from += offset + 1;
+        let Some(at) = positions.get(&call.identity()) else {
+            continue;
+        };
+        if let Some(&j) = at.get(at.partition_point(|&j| j < from)) {
+            pairs.push((i, j));
+            from = j + 1;
         }
     }
     pairs
+}
+
+/// For each of `len` calls, how many of the `aligned` ones (in order) come before it: the gap
+/// between aligned calls it sits in.
+fn gaps(len: usize, aligned: impl Iterator<Item = usize>) -> Vec<usize> {
+    let mut is_aligned = vec![false; len];
+    for k in aligned {
+        is_aligned[k] = true;
+    }
+    let mut before = 0;
+    is_aligned
+        .into_iter()
+        .map(|aligned| {
+            let gap = before;
+            before += usize::from(aligned);
+            gap
+        })
+        .collect()
 }
 
 fn calls(n: usize) -> String {
@@ -160,20 +187,28 @@ pub fn compare_stacks(
             at,
         };
     let mut differences = Vec::new();
+    let (gap_a, gap_b) = (
+        gaps(a.len(), pairs.iter().map(|p| p.0)),
+        gaps(b.len(), pairs.iter().map(|p| p.1)),
+    );
     // Where, in the baseline's order, each call of `b` sits: after the aligned call before it.
-    let place_of_b = |j: usize| {
-        pairs
-            .iter()
-            .take_while(|(_, pj)| *pj < j)
-            .last()
-            .map_or(0, |(pi, _)| pi + 1)
+    let place_of_b = |j: usize| match gap_b[j] {
+        0 => 0,
+        gap => pairs[gap - 1].0 + 1,
     };
     // The same call elsewhere: a change of order.
+    let mut elsewhere: HashMap<Identity<'_>, VecDeque<usize>> = HashMap::new();
+    for j in (0..b.len()).filter(|j| b_free[*j]) {
+        elsewhere.entry(b[j].identity()).or_default().push_back(j);
+    }
     for i in 0..a.len() {
         if !a_free[i] {
             continue;
         }
-        let Some(j) = (0..b.len()).find(|&j| b_free[j] && a[i].same_call(&b[j])) else {
+        let Some(j) = elsewhere
+            .get_mut(&a[i].identity())
+            .and_then(VecDeque::pop_front)
+        else {
             continue;
         };
         a_free[i] = false;
@@ -192,13 +227,19 @@ pub fn compare_stacks(
             what,
         ));
     }
-    // A call of the same key at the same place: a changed call.
+    // A call of the same key between the same aligned calls: a changed call.
+    let mut here: HashMap<(&str, usize), VecDeque<usize>> = HashMap::new();
+    for j in (0..b.len()).filter(|j| b_free[*j]) {
+        here.entry((&b[j].key, gap_b[j])).or_default().push_back(j);
+    }
     for i in 0..a.len() {
         if !a_free[i] {
             continue;
         }
-        let here = |j: &usize| b_free[*j] && b[*j].key == a[i].key && place_of_b(*j) == i;
-        let Some(j) = (0..b.len()).find(here) else {
+        let Some(j) = here
+            .get_mut(&(a[i].key.as_str(), gap_a[i]))
+            .and_then(VecDeque::pop_front)
+        else {
             continue;
         };
         a_free[i] = false;

@@ -88,7 +88,29 @@ pub struct Call {
     pub time: SystemTime,
 }
 
+/// What makes two calls the same call ([`Call::same_call`]), hashable.
+pub(crate) type Identity<'a> = (
+    &'a str,
+    &'a str,
+    bool,
+    bool,
+    Option<&'a str>,
+    Option<&'static str>,
+);
+
 impl Call {
+    /// What makes it the same call as another: equal exactly when [`same_call`](Call::same_call).
+    pub(crate) fn identity(&self) -> Identity<'_> {
+        (
+            self.kind,
+            &self.key,
+            self.tombstone,
+            self.is_sync,
+            self.resource_version.as_deref(),
+            self.result,
+        )
+    }
+
     /// What it was, as a row says it: `OnDelete demo/worker-2 (tombstone)`, `reconcile
     /// demo/a (read 1004) ok`. Made when shown: a session keeps every call of every stack.
     pub fn text(&self) -> String {
@@ -113,12 +135,7 @@ impl Call {
 
     /// The same call: what the receiver could act on is alike (not its time or pop).
     pub fn same_call(&self, other: &Call) -> bool {
-        self.kind == other.kind
-            && self.key == other.key
-            && self.tombstone == other.tombstone
-            && self.is_sync == other.is_sync
-            && self.resource_version == other.resource_version
-            && self.result == other.result
+        self.identity() == other.identity()
     }
 
     /// A reconcile that found its object gone: a deletion reconciled.
