@@ -379,7 +379,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__record)
-            opts="-f -q -n -A -l -s -v -h --file --force --quiet --show-secret-data --duration --handler-delay --handler --controller --informer --view --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --verbose --color --help"
+            opts="-f -q -n -A -l -s -v -h --file --force --quiet --show-secret-data --duration --handler-delay --handler --controller --informer --view --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --compare --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -585,6 +585,10 @@ _kubectl__deltas() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --compare)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -597,7 +601,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__replay)
-            opts="-o -f -q -l -v -h --speed --output --file --object --show-secret-data --since-now --until-synced --no-headers --max-batches --query --quiet --handler-delay --handler --controller --informer --view --match --types --tombstones --selector --field-selector --from --to --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --verbose --color --help"
+            opts="-o -f -q -l -v -h --speed --output --file --object --show-secret-data --since-now --until-synced --no-headers --max-batches --query --quiet --handler-delay --handler --controller --informer --view --match --types --tombstones --selector --field-selector --from --to --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --compare --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -737,6 +741,10 @@ _kubectl__deltas() {
                     COMPREPLY=($(compgen -W "informer undelta" -- "${cur}"))
                     return 0
                     ;;
+                --compare)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -749,7 +757,7 @@ _kubectl__deltas() {
             return 0
             ;;
         kubectl__deltas__subcmd__watch)
-            opts="-o -f -q -n -A -l -s -v -h --duration --output --file --object --show-secret-data --since-now --until-synced --no-headers --max-batches --query --quiet --handler-delay --handler --controller --informer --view --match --types --tombstones --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --verbose --color --help"
+            opts="-o -f -q -n -A -l -s -v -h --duration --output --file --object --show-secret-data --since-now --until-synced --no-headers --max-batches --query --quiet --handler-delay --handler --controller --informer --view --match --types --tombstones --kubeconfig --context --cluster --user --cache-dir --namespace --all-namespaces --selector --field-selector --request-timeout --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --insecure-skip-tls-verify --tls-server-name --client-go --resync --legacy-sync --unlock-while-processing --index --fifo --batch-pop --store --page-size --consistent-list --watch-timeout --watch-list --verify-every --no-strip-managed-fields --metadata-only --compare --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1002,6 +1010,10 @@ _kubectl__deltas() {
                     return 0
                     ;;
                 --verify-every)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compare)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -117,6 +117,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l 
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses (default: on from `--client-go 1.35`, as WatchListClient; `--watch-list=false` lists in pages whatever the version)' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l verify-every -d 'Every DURATION, list at the resourceVersion the cache has reached (resourceVersionMatch=Exact) and report every key missing, extra or at another resourceVersion in the cache (`0` disables; below 1s means 1s). Modelled on client-go\'s data consistency detector, but periodic, and reported instead of panicking. Once the server has compacted that resourceVersion (etcd compacts every 5 minutes), the check lists at "" instead and, if that differs from the cache, waits for the watch to deliver up to the list\'s resourceVersion (bookmarks move a quiet resource on) before comparing' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l compare -d 'Run several stacks side by side on one stream, and show where they differ' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand watch" -l color -d 'When to use colours' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
@@ -274,6 +275,7 @@ complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l watch-list -d 'Stream the initial list through a watch (sendInitialEvents), falling back to list+watch when the server refuses (default: on from `--client-go 1.35`, as WatchListClient; `--watch-list=false` lists in pages whatever the version)' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l verify-every -d 'Every DURATION, list at the resourceVersion the cache has reached (resourceVersionMatch=Exact) and report every key missing, extra or at another resourceVersion in the cache (`0` disables; below 1s means 1s). Modelled on client-go\'s data consistency detector, but periodic, and reported instead of panicking. Once the server has compacted that resourceVersion (etcd compacts every 5 minutes), the check lists at "" instead and, if that differs from the cache, waits for the watch to deliver up to the list\'s resourceVersion (bookmarks move a quiet resource on) before comparing' -r
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l compare -d 'Refused with a sentence: a recording is the server\'s answers, whatever reads them' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand record" -l color -d 'When to use colours' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"
@@ -349,6 +351,7 @@ plain\t'client-go\'s plain FIFO: the latest object per key, no delta types; dele
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l batch-pop -d 'With `--fifo real|atomic`: pop up to N consecutive deltas at once, as client-go\'s PopBatch (default: 1000 from `--client-go 1.35` on, as client-go\'s batch size; else 1)' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l store -d 'What the Reflector feeds: an informer (its `--fifo` queue, popped into an Indexer), or an UndeltaStore, which pushes its whole content after every change, as the kubelet\'s pod source does (docs/queues.md). `undelta` has no queue, no consumer and no Indexer, so it refuses the flags about them: `--fifo`, `--batch-pop`, `--legacy-sync`, `--index`, `--handler-delay`, `--query` and `--resync`' -r -f -a "informer\t'An informer: the `--fifo` queue, popped into an Indexer; one row per popped batch'
 undelta\t'client-go\'s UndeltaStore (the kubelet\'s pod source): one row per push of the whole list'"
+complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l compare -d 'Run several stacks side by side on one stream, and show where they differ' -r
 complete -c kubectl-deltas -n "__fish_kubectl_deltas_using_subcommand replay" -l color -d 'When to use colours' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
 always\t'Always'
 never\t'Never'"

@@ -47,7 +47,12 @@ fn main() -> ExitCode {
                 // `kubectl deltas … | head`: the reader has all it wanted.
                 return Exit::Success.into();
             }
-            let _ = writeln!(io::stderr(), "kubectl-deltas: error: {}", message(&error));
+            // `--compare`'s stacks differing is an answer, not an error.
+            let kind = match classify(&error) {
+                Exit::Differ => "",
+                _ => "error: ",
+            };
+            let _ = writeln!(io::stderr(), "kubectl-deltas: {kind}{}", message(&error));
             if let Some(note) = note(&error) {
                 let _ = writeln!(io::stderr(), "kubectl-deltas: note: {note}");
             }

@@ -308,7 +308,7 @@ pub trait ListerWatcher: Send + Sync + 'static {
 
 /// A choice the Reflector makes at random, which a replay takes from its recording
 /// ([`ListerWatcher::recorded_choice`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RandomChoice {
     /// The watch request's `timeoutSeconds` (client-go: 5 to 10 minutes).
     WatchTimeout,

@@ -10,6 +10,7 @@
 //! | folder / file | what it is | client-go |
 //! |---|---|---|
 //! | [`listwatch`] | the `ListerWatcher` the Reflector depends on, what a source implements | `listwatch.go` |
+//! | [`fan_out`] | one `ListerWatcher` read by several Reflectors in lock step (`--compare`'s stacks on one stream) | |
 //! | [`reflector`] | the Reflector: an explicit state machine, its backoff, its consistency check | `reflector.go`, `wait/backoff.go` |
 //! | [`store`] (folder) | what a Reflector writes into ([`ReflectorStore`]), the [`Indexer`] and its index specs, the stores a Reflector may feed with no consumer ([`UndeltaStore`], [`ExpirationCache`]) | `store.go`, `thread_safe_store.go`, `index.go`, `undelta_store.go`, `expiration_cache.go` |
 //! | `queue/` | the [`InformerQueue`] between the Reflector and the consumer, and its kinds ([`DeltaFifo`], [`RealFifo`], plain [`Fifo`]) | `delta_fifo.go`, `the_real_fifo.go`, `fifo.go` |
@@ -35,6 +36,7 @@
 mod client_go;
 mod clock;
 mod delta;
+pub mod fan_out;
 pub mod informer;
 mod key;
 mod key_glob;

@@ -19,6 +19,21 @@ pub enum Exit {
     ClusterAccess = 3,
     /// `index --fail-empty` found nothing.
     Empty = 4,
+    /// `--compare`: the stacks were told different things (not an error: the answer).
+    Differ = 5,
+}
+
+/// `--compare`'s answer when the stacks differ: exit 5, with a sentence that says where to look.
+pub fn stacks_differ() -> anyhow::Error {
+    Failure {
+        exit: Exit::Differ,
+        error: anyhow::anyhow!(
+            "the stacks differ: where, and each handler's and controller's verdict, are at the \
+             end of the output"
+        ),
+        note: None,
+    }
+    .into()
 }
 
 impl From<Exit> for ExitCode {

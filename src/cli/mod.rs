@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use kubectl_deltas::cache::QueueKind;
 use kubectl_deltas::render::index::IndexFormat;
 
+pub mod compare;
 pub mod duration;
 pub mod exit;
 pub mod given;
@@ -48,7 +49,8 @@ Exit codes:
   2  usage error (bad flag, unknown resource, bad index spec)
   3  cluster access error (unreachable, bad kubeconfig, 401 Unauthorized, 403 Forbidden,
      404 Not Found)
-  4  `index --fail-empty` found nothing";
+  4  `index --fail-empty` found nothing
+  5  `--compare`: the stacks differ";
 
 /// Watch the inner life of a Kubernetes informer: the Reflector's List and Watch, the DeltaFIFO's
 /// batches and the Indexer's contents, as client-go's `tools/cache` sees them.
@@ -608,6 +610,24 @@ pub struct WatchArgs {
     pub store: StoreArgs,
     #[command(flatten)]
     pub reflector: ReflectorArgs,
+    #[command(flatten)]
+    pub compare: CompareArgs,
+}
+
+/// `--compare`, on `watch` and `replay`.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Informer")]
+pub struct CompareArgs {
+    /// Run several stacks side by side on one stream, and show where they differ.
+    ///
+    /// STACK[,STACK…]: each stack is a client-go version (`1.32`, `0.35.1`, `latest`), optionally
+    /// with `+` overrides of what it sets (`+fifo=real`, `+batch-pop=1`, `+legacy-sync`,
+    /// `+unlock-while-processing`, `+watch-list`), or a change to every --controller
+    /// (`queue=priority`); each takes the command line's other flags. Every stack runs its own
+    /// informer, handlers and controllers on the same recorded stream, on the same clock, and
+    /// every row and JSON line names its stack (`"stack"`).
+    #[arg(hide_short_help = true, long, value_name = "STACKS", value_parser = compare::parse_stacks)]
+    pub compare: Option<compare::Stacks>,
 }
 
 /// What `watch` and `replay` show of the popped batches, and how the consumer behaves.
@@ -937,6 +957,9 @@ pub struct RecordArgs {
     pub store: StoreArgs,
     #[command(flatten)]
     pub reflector: ReflectorArgs,
+    /// Refused with a sentence: a recording is the server's answers, whatever reads them.
+    #[arg(long, hide = true, value_name = "STACKS")]
+    pub compare: Option<String>,
 }
 
 /// `replay`.
@@ -960,6 +983,8 @@ pub struct ReplayArgs {
     pub informer: InformerArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub compare: CompareArgs,
 }
 
 /// `completion`.

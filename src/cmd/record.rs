@@ -42,6 +42,7 @@ use crate::cli::type_name::resource_and_name;
 use crate::cli::{GlobalArgs, RecordArgs};
 
 pub fn run(mut args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
+    super::plan::refuse::compare_on_record(args.compare.as_deref())?;
     // Every flag is checked before the cluster is contacted.
     (args.resource, args.name) = resource_and_name("record", &args.resource, args.name.as_deref())
         .map_err(anyhow::Error::msg)

@@ -114,7 +114,15 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     // note: a flag the store refuses is the one line on stderr.
     let mut plan = Plan::resolve(view, &args.informer, args.store.store, None, |profile| {
         base_config().client_go(profile.version)
-    })?;
+    })?
+    .compare(
+        args.compare.compare.as_ref(),
+        &args.informer,
+        args.store.store,
+        None,
+        true,
+        |profile| base_config().client_go(profile.version),
+    )?;
     plan.resolve_owns(&[], "a replay")?;
     for note in notes {
         // Not `eprintln!`, which panics when stderr is a closed pipe.
@@ -192,8 +200,10 @@ fn informer_resync(args: &ReplayArgs, view: &OutputPlan) -> anyhow::Result<Infor
 /// it stops: given alone, they leave the recording's `replayWith` in force, since the informer,
 /// its handlers and controllers do the same work with or without them. Every argument of
 /// `replay` is in this list or in [`INFORMER`] (a test checks it).
-const PRESENTATION: [&str; 22] = [
+const PRESENTATION: [&str; 23] = [
     "file",
+    // Each compared stack takes the other flags, the recording's among them.
+    "compare",
     "output",
     "page_file",
     "object",
@@ -439,18 +449,20 @@ async fn replay(
     plan.refuse_secret_queries(secrets, plan.output.show_secret_data)?;
     // As `record --metadata-only` refused them.
     plan.refuse_outside_metadata_queries(lister_watcher.metadata_only())?;
-    let informer_plan = &mut plan.stack.informer;
-    informer_plan.reflector = lister_watcher.reflector_config(informer_plan.reflector.clone());
-    // The informer's own resync period; its timer ticks on the recording's clock (see
-    // `InformerConfig::external_resync`), never the Reflector's. Not raised to a second: only
-    // handlers' periods are, by the shared informer.
-    informer_plan.reflector.resync = match resync {
-        InformerResync::Off => None,
-        InformerResync::Given(period) | InformerResync::Recorded(period) => Some(period),
-    };
-    informer_plan.replayed(lister_watcher.starts_with_watch());
-    // An instant replay drains the queue before its time moves on: nothing waits in it.
-    informer_plan.wait_scale = Some(speed.unwrap_or(0.0));
+    for stack in plan.stacks_mut() {
+        let informer_plan = &mut stack.informer;
+        informer_plan.reflector = lister_watcher.reflector_config(informer_plan.reflector.clone());
+        // The informer's own resync period; its timer ticks on the recording's clock (see
+        // `InformerConfig::external_resync`), never the Reflector's. Not raised to a second:
+        // only handlers' periods are, by the shared informer.
+        informer_plan.reflector.resync = match resync {
+            InformerResync::Off => None,
+            InformerResync::Given(period) | InformerResync::Recorded(period) => Some(period),
+        };
+        informer_plan.replayed(lister_watcher.starts_with_watch());
+        // An instant replay drains the queue before its time moves on: nothing waits in it.
+        informer_plan.wait_scale = Some(speed.unwrap_or(0.0));
+    }
     let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
     let ended = end.clone();
     // `--from +30s` counts from the recording's start, where its clock stands until the first
@@ -472,13 +484,18 @@ async fn replay(
             counted: None,
         },
     };
-    let result = Pipeline::new(plan)
+    let pipeline = Pipeline::new(plan);
+    let stacks_differ = pipeline.stacks_differ();
+    let result = pipeline
         .run(vec![source], clock, std::future::pending())
         .await;
     if !quiet && let Some(Ok(summary)) = ended.get() {
         pops_differ_note(file, summary);
     }
     match result {
+        Ok(_) if stacks_differ.load(std::sync::atomic::Ordering::Relaxed) => {
+            Err(exit::stacks_differ())
+        }
         Ok(_) => Ok(()),
         // The recording's own message: `FILE:LINE: what is wrong`.
         Err(PipelineError::Source { error, .. }) => Err(anyhow!(error.to_string())),

@@ -28,6 +28,14 @@ pub fn run(mut args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         args.store.store,
         args.reflector.watch_list,
         |profile| reflector_config(&args.reflector, &args.informer, profile),
+    )?
+    .compare(
+        args.compare.compare.as_ref(),
+        &args.informer,
+        args.store.store,
+        args.reflector.watch_list,
+        false,
+        |profile| reflector_config(&args.reflector, &args.informer, profile),
     )?;
     plan.resolve_owns(&names, "this watch")?;
     plan.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
@@ -73,8 +81,13 @@ async fn watch(args: WatchArgs, names: Vec<String>, plan: Plan) -> anyhow::Resul
             None => std::future::pending().await,
         }
     };
-    let result = Pipeline::new(plan).run(sources, TokioClock, elapsed).await;
+    let pipeline = Pipeline::new(plan);
+    let stacks_differ = pipeline.stacks_differ();
+    let result = pipeline.run(sources, TokioClock, elapsed).await;
     match result {
+        Ok(_) if stacks_differ.load(std::sync::atomic::Ordering::Relaxed) => {
+            Err(crate::cli::exit::stacks_differ())
+        }
         Ok(_) => Ok(()),
         Err(error) => Err(failure(error, &targets)),
     }

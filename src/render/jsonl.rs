@@ -30,6 +30,8 @@ pub struct JsonLines<W> {
     /// The informers run an UndeltaStore (told by their `UndeltaStarted`): `synced` counts
     /// pushes.
     pushes: bool,
+    /// `--compare`: the stack of the records that follow, each record's first field.
+    stack: Option<Vec<u8>>,
 }
 
 /// A batch as the machine-readable outputs carry it (`-o jsonl`, `-o json`, `-o yaml`).
@@ -323,6 +325,7 @@ impl<W: Write> JsonLines<W> {
             show_secret_data,
             line: Vec::with_capacity(1024),
             pushes: false,
+            stack: None,
         }
     }
 
@@ -330,6 +333,7 @@ impl<W: Write> JsonLines<W> {
     pub fn write_line(&mut self, line: &impl Serialize) -> io::Result<()> {
         self.line.clear();
         serde_json::to_writer(&mut self.line, line).map_err(io::Error::from)?;
+        self.stack_field(0);
         self.line.push(b'\n');
         self.out.write_all(&self.line)?;
         self.out.flush()
@@ -345,7 +349,9 @@ impl<W: Write> JsonLines<W> {
         }
         self.line.clear();
         for item in &items {
+            let start = self.line.len();
             serde_json::to_writer(&mut self.line, item).map_err(io::Error::from)?;
+            self.stack_field(start);
             self.line.push(b'\n');
             if self.line.len() >= CHUNK {
                 self.out.write_all(&self.line)?;
@@ -360,9 +366,44 @@ impl<W: Write> JsonLines<W> {
     pub fn into_inner(self) -> W {
         self.out
     }
+
+    /// Puts `"stack":…,` first in the record that starts at `start` of the line, when comparing.
+    fn stack_field(&mut self, start: usize) {
+        if let Some(field) = &self.stack
+            && self.line.get(start) == Some(&b'{')
+        {
+            self.line
+                .splice(start + 1..start + 1, field.iter().copied());
+        }
+    }
 }
 
 impl<W: Write + Send> Renderer for JsonLines<W> {
+    /// `{"kind":"difference",…}` for every difference, then `{"kind":"verdict",…}` for every
+    /// handler and controller (docs/jsonl.md).
+    fn comparison(&mut self, comparisons: &[super::compare::SubjectComparison]) -> io::Result<()> {
+        use super::compare::records::{DifferenceRecord, VerdictRecord};
+        for comparison in comparisons {
+            for difference in &comparison.differences {
+                self.write_line(&DifferenceRecord::new(comparison, difference))?;
+            }
+        }
+        for comparison in comparisons {
+            self.write_line(&VerdictRecord::new(comparison))?;
+        }
+        Ok(())
+    }
+
+    /// Every record that follows starts with `"stack":"1.32"`.
+    fn stack(&mut self, stack: Option<&str>) {
+        self.stack = stack.map(|stack| {
+            let mut field = b"\"stack\":".to_vec();
+            serde_json::to_writer(&mut field, stack).expect("a string serializes");
+            field.push(b',');
+            field
+        });
+    }
+
     fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
         let record = BatchRecord::new(view, self.object_mode, self.show_secret_data, true);
         self.write_line(&record)?;

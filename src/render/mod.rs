@@ -14,6 +14,9 @@
 //!   of batches.
 //! - [`reconcile`]: a controller's reconciles, as they start and as they end; [`ending`]: what a
 //!   session left unfinished, told once after its last row.
+//! - [`compare`]: where `--compare`'s stacks differ: each stack's calls aligned with the first
+//!   stack's, each difference named, a verdict per handler and controller (pure), which every
+//!   renderer writes last ([`Renderer::comparison`]).
 //! - [`stats`]: what the informer did, counted (pure), drawn by [`summary`] (a table at the end)
 //!   and [`status`] (the live footer and the initial list's progress bar).
 
@@ -29,6 +32,7 @@ use crate::object::Object;
 use crate::timestamp::Rfc3339;
 
 pub mod changes;
+pub mod compare;
 pub mod document;
 mod duration;
 pub mod ending;
@@ -201,6 +205,17 @@ pub trait Renderer: Send {
     fn ended(&mut self, _end: &ending::SessionEnd<'_>) -> io::Result<()> {
         Ok(())
     }
+
+    /// How `--compare`'s stacks compared, once the session has ended (before
+    /// [`finish`](Renderer::finish)): every difference, and a verdict per handler and
+    /// controller. By default nothing.
+    fn comparison(&mut self, _comparisons: &[compare::SubjectComparison]) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// The stack (`--compare`) whose rows follow, until told another; `None` when not comparing.
+    /// By default ignored.
+    fn stack(&mut self, _stack: Option<&str>) {}
 
     /// The session has ended, however it ended: writes what the renderer keeps for the end (the
     /// `-o html` page), with `summary`, the summary table the session prints on stderr. By

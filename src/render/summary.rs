@@ -11,11 +11,21 @@ use crate::cache::DeltaType;
 
 /// The summary of `informers` (`(resource, stats)`), as text ending with a newline.
 pub fn summary_table(informers: &[(&str, &InformerStats)]) -> String {
+    table_of(informers, true)
+}
+
+/// The summary of informers that each ran the same stream (`--compare`'s stacks), side by side:
+/// without the total, which would count the stream once per stack.
+pub fn side_by_side_table(informers: &[(&str, &InformerStats)]) -> String {
+    table_of(informers, false)
+}
+
+fn table_of(informers: &[(&str, &InformerStats)], total: bool) -> String {
     let mut columns: Vec<(String, InformerStats)> = informers
         .iter()
         .map(|(name, stats)| ((*name).to_owned(), (*stats).clone()))
         .collect();
-    if informers.len() > 1 {
+    if total && informers.len() > 1 {
         let all = InformerStats::merged(informers.iter().map(|(_, s)| *s));
         columns.push(("all".to_owned(), all));
     }

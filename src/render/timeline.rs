@@ -145,6 +145,8 @@ pub struct Timeline<W> {
     /// The header row is still to be written, before the first row (when the first event has
     /// said whether rows are pops or pushes).
     header_due: bool,
+    /// `--compare`: what each row of the stack whose rows follow starts with (`1.32 │ `).
+    stack: Option<String>,
 }
 
 /// Widths of the variable columns: fixed on a terminal, else growing to the widest value seen.
@@ -249,6 +251,7 @@ impl<W: Write> Timeline<W> {
             plain_fifo: false,
             pushes: false,
             header_due,
+            stack: None,
         }
     }
 
@@ -346,6 +349,9 @@ impl<W: Write> Timeline<W> {
     fn flush_line(&mut self) -> io::Result<()> {
         let end = self.line.trim_end_matches(' ').len();
         self.line.truncate(end);
+        if let Some(stack) = &self.stack {
+            self.line.insert_str(0, stack);
+        }
         self.line.push('\n');
         if self.header_due {
             self.header_due = false;
@@ -569,6 +575,48 @@ impl<W: Write> Timeline<W> {
 }
 
 impl<W: Write + Send> Renderer for Timeline<W> {
+    /// Where the stacks differ, one row per difference, then one verdict per handler and
+    /// controller: `── handler h: same calls, different order (1 moved)`.
+    fn comparison(&mut self, comparisons: &[super::compare::SubjectComparison]) -> io::Result<()> {
+        use super::compare::records::difference_row;
+        let Some(first) = comparisons.first() else {
+            return Ok(());
+        };
+        let baseline = first.calls.first().map_or("", |(stack, _)| stack.as_str());
+        let mut text = String::new();
+        if comparisons.iter().any(|c| !c.differences.is_empty()) {
+            let _ = writeln!(text, "── where the stacks differ from {baseline}:");
+        }
+        for comparison in comparisons {
+            for difference in &comparison.differences {
+                let _ = writeln!(text, "{}", difference_row(comparison, difference));
+            }
+            if comparison.unnamed > 0 {
+                let _ = writeln!(
+                    text,
+                    "{}  … and {} more",
+                    comparison.subject.describe(),
+                    count(comparison.unnamed as u64, "difference")
+                );
+            }
+        }
+        for comparison in comparisons {
+            let resource = if self.options.show_resource {
+                format!("{}  ", comparison.resource)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(text, "── {resource}{}", comparison.summary_line());
+        }
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()
+    }
+
+    /// Every row that follows starts with the stack's label: `1.32 │ `.
+    fn stack(&mut self, stack: Option<&str>) {
+        self.stack = stack.map(|stack| format!("{stack} │ "));
+    }
+
     fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
         for row in rows(view.batch) {
             self.row(view, &row)?;

@@ -134,3 +134,87 @@ async fn the_410_stays_on_top_and_a_tombstone_says_what_go_gets() {
         "{tip}"
     );
 }
+
+/// Reports the stacks' sections, the differences listed under the caption and the highlighted
+/// key lanes of a `--compare` page.
+const COMPARE_PROBE: &str = r##"<script>
+(function () {
+  const out = {};
+  out.sections = Array.from(document.querySelectorAll("dl dt")).map((t) => t.textContent);
+  out.differences = Array.from(document.querySelectorAll("#differences li.difference")).map((l) => l.textContent);
+  out.verdicts = Array.from(document.querySelectorAll("#differences li.verdict.differ")).map((l) => l.textContent);
+  out.highlighted = Array.from(document.querySelectorAll("#chart g.row.lane.differs")).map((g) => g.dataset.key);
+  out.highlightColor = (() => {
+    const text = document.querySelector("#chart g.row.lane.differs text.key");
+    return text ? getComputedStyle(text).fill : null;
+  })();
+  const pre = document.createElement("pre");
+  pre.id = "kd-test";
+  pre.textContent = JSON.stringify(out);
+  document.body.append(pre);
+})();
+</script>
+</body>"##;
+
+/// `--compare 1.32,latest` on `expired-watch.jsonl`: one section per stack, so every key has one
+/// lane per stack; the difference listed under the caption and its key's lanes highlighted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compare_page_shows_each_stack_and_highlights_where_they_differ() {
+    let Some(chromium) = chromium() else {
+        eprintln!("skipped: no Chromium (/usr/bin/chromium)");
+        return;
+    };
+    let mut cmd = crate::support::binary::offline_command(&[
+        "replay",
+        "docs/recordings/expired-watch.jsonl",
+        "-o",
+        "html",
+        "-q",
+        "--handler",
+        "h",
+        "--compare",
+        "1.32,latest",
+    ]);
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    let out = crate::support::binary::output_blocking(cmd);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = String::from_utf8(out.stdout).unwrap();
+    let flags = ["--window-size=1800,1000"];
+    let dom = dump_dom(
+        &chromium,
+        &html.replacen("</body>", COMPARE_PROBE, 1),
+        &flags,
+    )
+    .await;
+    let report = probe_report(&dom);
+    assert_eq!(
+        report["sections"],
+        serde_json::json!(["pods [1.32]", "pods [latest]"]),
+        "{report}"
+    );
+    assert_eq!(
+        report["differences"],
+        serde_json::json!([
+            "handler h  1.32 │ OnDelete demo/worker-2 (tombstone) │ latest ─ (delivered 3 calls earlier)"
+        ]),
+        "{report}"
+    );
+    assert_eq!(
+        report["verdicts"],
+        serde_json::json!(["handler h: same calls, different order (1 moved)"]),
+        "{report}"
+    );
+    // The key's lane in each stack's section that has one (a ReplacedAll's keys have theirs in
+    // the whole-list lane).
+    let highlighted = report["highlighted"].as_array().unwrap();
+    assert!(
+        !highlighted.is_empty() && highlighted.iter().all(|k| k == "demo/worker-2"),
+        "{report}"
+    );
+    assert_eq!(report["highlightColor"], "rgb(213, 94, 0)", "{report}");
+}

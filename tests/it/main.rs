@@ -13,6 +13,7 @@ mod bundled_recordings;
 mod cli;
 mod client_go_cli;
 mod cluster_access;
+mod compare_cli;
 mod connection_flags;
 mod controller_bounds;
 mod controller_cli;

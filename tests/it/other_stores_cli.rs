@@ -509,7 +509,7 @@ async fn record_shows_the_pushes_that_its_recording_replays_to() {
 
 /// What happens on the server between two moments of a recording.
 #[derive(Debug, Clone)]
-enum Server {
+pub(crate) enum Server {
     /// Creates or modifies an object; the watch reports it.
     Write(u8),
     /// Deletes an object (if it exists); the watch reports it.
@@ -519,7 +519,7 @@ enum Server {
     Gap(Vec<(u8, bool)>),
 }
 
-fn server_op() -> impl Strategy<Value = Server> {
+pub(crate) fn server_op() -> impl Strategy<Value = Server> {
     prop_oneof![
         4 => (0u8..6).prop_map(Server::Write),
         2 => (0u8..6).prop_map(Server::Remove),
@@ -534,7 +534,7 @@ fn cm(name: &str, rv: u64) -> Value {
 
 /// A recording of `ops` after an initial list of `initial` objects, and the server's content at
 /// its end, as `key@rv`.
-fn recording_of(initial: u8, ops: &[Server]) -> (String, Vec<String>) {
+pub(crate) fn recording_of(initial: u8, ops: &[Server]) -> (String, Vec<String>) {
     let mut server: std::collections::BTreeMap<String, u64> = Default::default();
     let mut rv = 1;
     for n in 0..initial {

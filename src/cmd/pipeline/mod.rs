@@ -53,6 +53,8 @@
 //! ([`Ended::EndOfInput`]), or with [`PipelineError::Source`] if a source ended with an error
 //! (a bad line in a recording): either way, everything before was written.
 
+mod branches;
+mod compared;
 mod controller;
 mod handler;
 mod hooks;
@@ -71,6 +73,7 @@ mod undelta;
 use std::future::Future;
 use std::io::{self, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::future::join_all;
@@ -177,6 +180,8 @@ pub enum PipelineError {
 #[derive(Debug)]
 pub struct Pipeline {
     plan: Plan,
+    /// Set once a session with `--compare` has ended and its stacks differ.
+    stacks_differ: Arc<AtomicBool>,
     /// Requested once, by whatever ends the session; it ends every wait of the session.
     stop: Arc<Stop>,
     idle: Idle,
@@ -191,9 +196,16 @@ impl Pipeline {
         let stop = Arc::new(Stop::default());
         Pipeline {
             plan,
+            stacks_differ: Arc::default(),
             idle: Idle::new(Arc::new(ConsumerGroup::default()), stop.clone()),
             stop,
         }
+    }
+
+    /// Set once the session has ended if `--compare`'s stacks differ; take it before
+    /// [`run`](Pipeline::run).
+    pub fn stacks_differ(&self) -> Arc<AtomicBool> {
+        self.stacks_differ.clone()
     }
 
     /// The handle on the consumers' progress; take it before [`run`](Pipeline::run) to give it
@@ -259,7 +271,12 @@ impl Pipeline {
         out: stdout::Stdout,
         reader_gone: impl Future<Output = ()>,
     ) -> Result<Ended, PipelineError> {
-        let Pipeline { plan, stop, idle } = self;
+        let Pipeline {
+            plan,
+            stop,
+            idle,
+            stacks_differ,
+        } = self;
         // Handled from here on, before anything is written: a signal sent once the session shows
         // its first line ends it as Ctrl-C, never by the signal's default.
         let signal = super::signals::stop_requested();
@@ -270,18 +287,30 @@ impl Pipeline {
             owners: lane::Owners::default(),
         };
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
+        // One lane per stack per resource, a resource's lanes side by side.
+        let stacks = plan.stacks();
+        let lane_names: Vec<String> = (names.iter())
+            .flat_map(|name| stacks.iter().map(move |_| name.clone()))
+            .collect();
         let output = Arc::new(Output::new(
             renderer(&plan, out.writer, &names),
-            names.clone(),
+            lane_names.clone(),
             plan.output.clone(),
             StatusBar::new(plan.output.status, plan.output.stdout_is_terminal),
             stop.clone(),
             out.drain,
             shared.clock.clone(),
         ));
+        if !plan.compared.is_empty() {
+            let labels =
+                (names.iter()).flat_map(|_| stacks.iter().map(|(l, _)| l.map(|l| l.0.clone())));
+            output.set_stacks(labels.collect(), stacks.len());
+        }
         let mut lanes = Vec::new();
-        for (index, source) in sources.into_iter().enumerate() {
-            let lane = lane::assemble(source, &plan.stack, output.lane(index), &clock, &shared);
+        let branched = (sources.into_iter()).flat_map(|s| branches::branches(s, stacks.len()));
+        for (index, source) in branched.enumerate() {
+            let (_, stack) = stacks[index % stacks.len()];
+            let lane = lane::assemble(source, stack, output.lane(index), &clock, &shared);
             lanes.push(lane.map_err(PipelineError::Spawn)?);
         }
         // Each lane's informer (none for an UndeltaStore), in the output's lane order.
@@ -346,8 +375,9 @@ impl Pipeline {
         output.status.clear();
         // Whatever ended the session: a page (`-o html`) shows what came before a failure too.
         output.finish(&per_lane);
+        stacks_differ.store(output.stacks_differ(), Ordering::Relaxed);
         drain(&output).await;
-        if let Some(failure) = conclude(outcomes, &names, joined, &output) {
+        if let Some(failure) = conclude(outcomes, &lane_names, stacks.len(), joined, &output) {
             return Err(failure);
         }
         let ended = stop.reason().unwrap_or(Ended::Shutdown);
@@ -427,22 +457,25 @@ async fn end_of_input(
 }
 
 /// The session's failure, if any, from what each lane's run gave (in lane order, `names` naming
-/// them), whether the consumers were joined, and the output: a Reflector that gave up first, then
-/// a consumer that panicked, the output's failure, and a source that ended with an error.
+/// them, `per_source` lanes to a source), whether the consumers were joined, and the output: a
+/// Reflector that gave up first, then a consumer that panicked, the output's failure, and a
+/// source that ended with an error.
 fn conclude(
     outcomes: Vec<LaneOutcome>,
     names: &[String],
+    per_source: usize,
     joined: Result<(), PipelineError>,
     output: &Output,
 ) -> Option<PipelineError> {
     let mut source_failure = None;
-    for (index, (result, ran_dry)) in outcomes.into_iter().enumerate() {
+    for (lane, (result, ran_dry)) in outcomes.into_iter().enumerate() {
+        let index = lane / per_source.max(1);
         match result {
             Ok(()) => {}
             Err(InformerError::Reflector(error)) => {
                 return Some(PipelineError::Reflector {
                     index,
-                    resource: names[index].clone(),
+                    resource: names[lane].clone(),
                     error,
                 });
             }
@@ -454,7 +487,7 @@ fn conclude(
         if let Some(Err(error)) = ran_dry {
             source_failure.get_or_insert(PipelineError::Source {
                 index,
-                resource: names[index].clone(),
+                resource: names[lane].clone(),
                 error,
             });
         }

@@ -28,15 +28,17 @@ use kubectl_deltas::render::reconcile::{
 };
 use kubectl_deltas::render::stats::{CacheSize, HandlerStats, InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
-use kubectl_deltas::render::summary::summary_table;
+use kubectl_deltas::render::summary::{side_by_side_table, summary_table};
 use kubectl_deltas::render::{
     BatchView, Delivered, Event, EventView, NotificationView, Push, PushView, Renderer,
 };
 
 use super::Ended;
+use super::compared::Compared;
 use super::stdout::{Drain, GaveUp};
 use super::stop::Stop;
 use crate::cmd::plan::{ControllerSpec, OutputPlan};
+use kubectl_deltas::render::compare::Subject;
 
 /// How often a wait for a turn looks at the stop.
 const TURN_CHECK: Duration = Duration::from_millis(50);
@@ -60,6 +62,8 @@ pub(super) struct Output {
     informers: OnceLock<Vec<Weak<Informer>>>,
     /// The handlers taking their delay now, as (resource, handler) positions.
     delaying: Mutex<HashSet<(usize, usize)>>,
+    /// With `--compare`: each lane's stack, which the renderer is told before each of its rows.
+    stacks: OnceLock<Vec<Option<String>>>,
 }
 
 struct State {
@@ -94,6 +98,8 @@ struct State {
     /// The latest end of a reconcile: an instant replay's workers run past the recording's last
     /// line, and the session ends after them.
     latest_reconcile: Option<SystemTime>,
+    /// With `--compare`: each lane's calls, and how the stacks compare once the session ended.
+    compared: Option<Compared>,
 }
 
 /// A sync notification that the handler at `handler` (its position among the resource's
@@ -131,6 +137,7 @@ impl Output {
                 synced: vec![false; n],
                 controllers: vec![Vec::new(); n],
                 latest_reconcile: None,
+                compared: None,
             }),
             turn: Condvar::new(),
             names,
@@ -142,6 +149,7 @@ impl Output {
             started,
             informers: OnceLock::new(),
             delaying: Mutex::default(),
+            stacks: OnceLock::new(),
         }
     }
 
@@ -202,6 +210,53 @@ impl Output {
             std::thread::sleep(Duration::from_millis(1));
         }
         self.stop.request(reason);
+    }
+
+    /// Each lane's stack (`--compare`), in lane order: the renderer names it on every row of the
+    /// lane.
+    pub(super) fn set_stacks(&self, stacks: Vec<Option<String>>, per_resource: usize) {
+        let labels = stacks
+            .iter()
+            .map(|s| s.clone().unwrap_or_default())
+            .collect();
+        self.lock().compared = Some(Compared::new(labels, per_resource));
+        let _ = self.stacks.set(stacks);
+    }
+
+    /// With `--compare`, once the session has ended: whether the stacks differ.
+    pub(super) fn stacks_differ(&self) -> bool {
+        let mut state = self.lock();
+        let names = &self.names;
+        state.compared.as_mut().is_some_and(|compared| {
+            compared.conclude(names);
+            compared.differ()
+        })
+    }
+
+    /// [`write`](Output::write) of a row of lane `index`, the renderer told its stack first.
+    fn write_lane(
+        &self,
+        index: usize,
+        state: &mut State,
+        write: impl FnOnce(&mut dyn Renderer) -> io::Result<()>,
+    ) {
+        if let Some(stack) = self.stacks.get().and_then(|stacks| stacks.get(index)) {
+            state.renderer.stack(stack.as_deref());
+        }
+        self.write(state, write);
+    }
+
+    /// How the summary and the footer name lane `index`: its resource, and its stack when
+    /// compared (`pods [1.32]`).
+    fn lane_name(&self, index: usize) -> String {
+        match self
+            .stacks
+            .get()
+            .and_then(|stacks| stacks.get(index)?.as_deref())
+        {
+            Some(stack) => format!("{} [{stack}]", self.names[index]),
+            None => self.names[index].clone(),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -285,6 +340,9 @@ impl Output {
             state = self.wait_for_turn(state);
         }
         state.stats[index].record_batch(batch);
+        if let Some(compared) = &mut state.compared {
+            compared.pop(index, batch);
+        }
         if self.view.narrows() {
             *state.stats[index].shown.get_or_insert(0) += u64::from(shown);
         }
@@ -297,7 +355,7 @@ impl Output {
                     time,
                     batch,
                 };
-                self.write(&mut state, |r| r.batch(&view));
+                self.write_lane(index, &mut state, |r| r.batch(&view));
             }
             // `--max-batches` counts pops, shown or not (`--view handlers`).
             state.shown += 1;
@@ -319,7 +377,7 @@ impl Output {
                 is_sync: skip.distribution.is_sync,
                 delivered: None,
             };
-            self.write(&mut state, |r| r.notification(&view));
+            self.write_lane(index, &mut state, |r| r.notification(&view));
         }
         if !state.closed && shown && self.view.max_batches.is_some_and(|max| state.shown >= max) {
             self.close(&mut state, Ended::MaxBatches);
@@ -354,7 +412,7 @@ impl Output {
             time,
             event: Event::Synced { batches, after },
         };
-        self.write(state, |r| r.event(&view));
+        self.write_lane(index, state, |r| r.event(&view));
         if self.view.until_synced && !state.closed && state.synced.iter().all(|s| *s) {
             self.close(state, Ended::UntilSynced);
         }
@@ -364,7 +422,12 @@ impl Output {
     /// `registration_synced`: the client-go version imitated has per-handler `HasSynced`
     /// (1.27 onwards).
     fn handlers_started(&self, index: usize, names: &[String], registration_synced: bool) {
-        self.lock().stats[index].handlers = names
+        let mut state = self.lock();
+        if let Some(compared) = &mut state.compared {
+            let handlers = names.iter().map(|name| Subject::Handler(name.clone()));
+            compared.registered(index, handlers);
+        }
+        state.stats[index].handlers = names
             .iter()
             .map(|n| HandlerStats {
                 synced_unknown: !registration_synced,
@@ -375,7 +438,14 @@ impl Output {
 
     /// Resource `index` has these controllers, in registration order.
     fn controllers_started(&self, index: usize, controllers: &[ControllerSpec]) {
-        self.lock().controllers[index] = controllers
+        let mut state = self.lock();
+        if let Some(compared) = &mut state.compared {
+            let names = controllers
+                .iter()
+                .map(|c| Subject::Controller(c.name.clone()));
+            compared.registered(index, names);
+        }
+        state.controllers[index] = controllers
             .iter()
             .map(|c| ControllerStats::new(&c.name, c.queue_name(), c.workers))
             .collect();
@@ -400,7 +470,7 @@ impl Output {
         {
             return;
         }
-        self.write(&mut state, |r| r.reconcile_started(start));
+        self.write_lane(index, &mut state, |r| r.reconcile_started(start));
     }
 
     /// Controller `position` of resource `index` finished a reconcile: counted, and written if
@@ -411,6 +481,9 @@ impl Output {
             return;
         };
         stats.record(view);
+        if let Some(compared) = &mut state.compared {
+            compared.reconcile(index, view);
+        }
         state.latest_reconcile = state.latest_reconcile.max(Some(view.time));
         if state.closed
             || !self.view.shows_reconciles()
@@ -418,7 +491,7 @@ impl Output {
         {
             return;
         }
-        self.write(&mut state, |r| r.reconcile(view));
+        self.write_lane(index, &mut state, |r| r.reconcile(view));
     }
 
     /// A kube-runtime controller's note: written if the view shows reconciles and the output is
@@ -462,11 +535,6 @@ impl Output {
             delivery.depth,
         );
         let name = stats.name.clone();
-        let written = !state.closed || state.rows_through.is_some_and(|s| delivery.batch <= s);
-        if !written || !self.view.shows_handlers() || !self.view.shows_notification(delivery, time)
-        {
-            return;
-        }
         let view = NotificationView {
             resource: &self.names[index],
             handler: &name,
@@ -479,7 +547,15 @@ impl Output {
                 waited: delivery.waited(),
             }),
         };
-        self.write(&mut state, |r| r.notification(&view));
+        if let Some(compared) = &mut state.compared {
+            compared.notification(index, &view);
+        }
+        let written = !state.closed || state.rows_through.is_some_and(|s| delivery.batch <= s);
+        if !written || !self.view.shows_handlers() || !self.view.shows_notification(delivery, time)
+        {
+            return;
+        }
+        self.write_lane(index, &mut state, |r| r.notification(&view));
     }
 
     /// Handler `handler` of resource `index` has synced, at `at` (the session clock's instant;
@@ -510,7 +586,7 @@ impl Output {
                 after,
             },
         };
-        self.write(&mut state, |r| r.event(&view));
+        self.write_lane(index, &mut state, |r| r.event(&view));
     }
 
     /// Says which queue resource `index` runs, how it is popped and the `profile` it imitates: its
@@ -535,7 +611,7 @@ impl Output {
                 profile: Some(profile),
             },
         };
-        self.write(&mut state, |r| r.event(&view));
+        self.write_lane(index, &mut state, |r| r.event(&view));
     }
 
     /// Says that resource `index` runs an UndeltaStore instead of a queue: its first line.
@@ -550,7 +626,7 @@ impl Output {
             time: self.clock.wall(),
             event: Event::UndeltaStarted,
         };
-        self.write(&mut state, |r| r.event(&view));
+        self.write_lane(index, &mut state, |r| r.event(&view));
     }
 
     /// Handles a push of resource `index`'s UndeltaStore, made at `time`: numbers it (one
@@ -569,7 +645,7 @@ impl Output {
                 time,
                 push: &push,
             };
-            self.write(&mut state, |r| r.push(&view));
+            self.write_lane(index, &mut state, |r| r.push(&view));
             state.shown += 1;
             if !state.closed && self.view.max_batches.is_some_and(|max| state.shown >= max) {
                 self.close(&mut state, Ended::MaxBatches);
@@ -596,7 +672,7 @@ impl Output {
             time: event.at,
             event: Event::Reflector(&event.kind),
         };
-        self.write(&mut state, |r| r.event(&view));
+        self.write_lane(index, &mut state, |r| r.event(&view));
     }
 
     /// Resource `index` synced at `at` with no batch to report it: an empty first list, which the
@@ -635,7 +711,7 @@ impl Output {
                 time: event.at,
                 event: Event::Reflector(&event.kind),
             };
-            self.write(&mut state, |r| r.event(&view));
+            self.write_lane(index, &mut state, |r| r.event(&view));
         }
         event
     }
@@ -652,8 +728,9 @@ impl Output {
             }
             state.stats.clone()
         };
+        let names: Vec<String> = (0..self.names.len()).map(|i| self.lane_name(i)).collect();
         let pairs: Vec<(&str, &InformerStats)> =
-            self.names.iter().map(String::as_str).zip(&stats).collect();
+            names.iter().map(String::as_str).zip(&stats).collect();
         self.status.update(&pairs, self.clock.wall());
     }
 
@@ -663,6 +740,10 @@ impl Output {
         let mut state = self.final_stats(informers);
         if state.failed.is_some() {
             return;
+        }
+        let names = &self.names;
+        if let Some(compared) = &mut state.compared {
+            compared.conclude(names);
         }
         let summary = self.summary_text(&state);
         let written = {
@@ -675,15 +756,44 @@ impl Output {
                 ..
             } = &mut *state;
             let end = session_end(&self.names, stats, controllers, time);
-            if end.is_unfinished() && !*closed {
-                self.status.suspend(|| renderer.ended(&end))
-            } else {
-                Ok(())
+            match self.stacks.get() {
+                _ if !end.is_unfinished() || *closed => Ok(()),
+                None => self.status.suspend(|| renderer.ended(&end)),
+                // Each lane's end with its stack named.
+                Some(stacks) => self.status.suspend(|| {
+                    for (lane, stack) in stacks.iter().enumerate() {
+                        let at = lane..lane + 1;
+                        let end = session_end(
+                            &self.names[at.clone()],
+                            &stats[at.clone()],
+                            &controllers[at],
+                            time,
+                        );
+                        if end.is_unfinished() {
+                            renderer.stack(stack.as_deref());
+                            renderer.ended(&end)?;
+                        }
+                    }
+                    Ok(())
+                }),
             }
         };
         if let Err(error) = written {
             self.fail(&mut state, error);
             return;
+        }
+        let State {
+            renderer, compared, ..
+        } = &mut *state;
+        if let Some(compared) = compared {
+            renderer.stack(None);
+            if let Err(error) = self
+                .status
+                .suspend(|| renderer.comparison(compared.results()))
+            {
+                self.fail(&mut state, error);
+                return;
+            }
         }
         if let Err(error) = state.renderer.finish(&summary) {
             self.fail(&mut state, error);
@@ -698,15 +808,15 @@ impl Output {
 
     /// The summary tables of `state`: the informers', then the controllers' if any.
     fn summary_text(&self, state: &State) -> String {
-        let pairs: Vec<(&str, &InformerStats)> = self
-            .names
-            .iter()
-            .map(String::as_str)
-            .zip(&state.stats)
-            .collect();
-        let mut text = summary_table(&pairs);
-        let controllers: Vec<(&str, &[ControllerStats])> = self
-            .names
+        let names: Vec<String> = (0..self.names.len()).map(|i| self.lane_name(i)).collect();
+        let pairs: Vec<(&str, &InformerStats)> =
+            names.iter().map(String::as_str).zip(&state.stats).collect();
+        let mut text = if state.compared.is_some() {
+            side_by_side_table(&pairs)
+        } else {
+            summary_table(&pairs)
+        };
+        let controllers: Vec<(&str, &[ControllerStats])> = names
             .iter()
             .map(String::as_str)
             .zip(state.controllers.iter().map(Vec::as_slice))
@@ -719,6 +829,9 @@ impl Output {
             self.end_time(state),
         );
         text.push_str(&end.summary_lines(self.names.len() > 1));
+        if let Some(compared) = &state.compared {
+            text.push_str(&compared.summary_lines());
+        }
         text
     }
 

@@ -105,6 +105,7 @@ fn plan_with(view: OutputPlan, queue: QueueKind) -> Plan {
     Plan {
         stack: StackPlan::new(&view, informer),
         output: view,
+        compared: Vec::new(),
     }
 }
 

@@ -13,6 +13,9 @@
 //!   [`InformerPlan`] with the client-go profile, queue, store and indices, and the handlers and
 //!   controllers registered on it). A lane is one stack on one resource, so several stacks on
 //!   one stream are several lanes per resource, each built from its own `StackPlan`.
+//! - `--compare` resolves each of its stacks as the command line's own flags would be resolved
+//!   with that stack's terms over them ([`Plan::compare`]): a compared stack differs from the
+//!   command line's only in what its terms name.
 
 mod narrow;
 mod output;
@@ -33,6 +36,7 @@ pub use output::OutputPlan;
 #[cfg(test)]
 pub use output::{Format, Shown};
 
+use crate::cli::compare::{ControllerChangeArg, Stacks};
 use crate::cli::profile::Profile;
 use crate::cli::{
     ControllerArg, ControllerQueueKind, ControllerRuntimeKind, HandlerArg, InformerArgs, StoreKind,
@@ -43,8 +47,68 @@ use crate::cli::{
 pub struct Plan {
     /// What is shown, and when the session stops.
     pub output: OutputPlan,
-    /// What runs on each resource.
+    /// What runs on each resource (without `--compare`).
     pub stack: StackPlan,
+    /// With `--compare`: what runs on each resource instead of `stack`, two or more stacks side
+    /// by side, each with its label. Empty without it.
+    pub compared: Vec<(StackLabel, StackPlan)>,
+}
+
+/// How rows, JSON lines and verdicts name a compared stack: what the user typed for it
+/// (`1.32`, `latest+fifo=delta`, `queue=priority`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackLabel(pub String);
+
+impl StackLabel {
+    /// The label as typed.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A change a compared stack makes to every controller: one arm per setting a stack may vary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControllerChange {
+    /// A client-go controller on this queue (`queue=`).
+    Queue(ControllerQueue),
+    /// The controller runs on client-go (its queue as given, else the workqueue) or on
+    /// kube-runtime (its `debounce` and `error-requeue` as given, else kube-runtime's defaults)
+    /// (`runtime=`). Its workers, reconciles, failures, predicates and owned resources stay as
+    /// given, so that the stacks differ in the runtime only.
+    Runtime(ControllerRuntimeKind),
+}
+
+impl ControllerChange {
+    /// `spec` with this change made.
+    pub fn apply(self, spec: &mut ControllerSpec) {
+        spec.runtime = match (self, spec.runtime) {
+            (ControllerChange::Queue(queue), _) => ControllerRuntime::ClientGo { queue },
+            (ControllerChange::Runtime(ControllerRuntimeKind::ClientGo), runtime) => {
+                match runtime {
+                    ControllerRuntime::Kube { .. } => ControllerRuntime::ClientGo {
+                        queue: ControllerQueue::Workqueue,
+                    },
+                    client_go => client_go,
+                }
+            }
+            (ControllerChange::Runtime(ControllerRuntimeKind::Kube), runtime) => match runtime {
+                ControllerRuntime::ClientGo { .. } => ControllerRuntime::Kube {
+                    debounce: Duration::ZERO,
+                    error_requeue: DEFAULT_ERROR_REQUEUE,
+                },
+                kube => kube,
+            },
+        };
+    }
+}
+
+impl From<ControllerChangeArg> for ControllerChange {
+    fn from(arg: ControllerChangeArg) -> Self {
+        match arg {
+            ControllerChangeArg::Queue(kind) => ControllerChange::Queue(kind.into()),
+            ControllerChangeArg::Runtime(kind) => ControllerChange::Runtime(kind),
+        }
+    }
 }
 
 /// One stack: an informer and what is registered on it, for one resource.
@@ -272,6 +336,15 @@ impl From<&ControllerArg> for ControllerSpec {
     }
 }
 
+impl From<ControllerQueueKind> for ControllerQueue {
+    fn from(kind: ControllerQueueKind) -> Self {
+        match kind {
+            ControllerQueueKind::Workqueue => ControllerQueue::Workqueue,
+            ControllerQueueKind::Priority => ControllerQueue::Priority,
+        }
+    }
+}
+
 impl Plan {
     /// Resolves each controller's `owns=` into the place of that resource among `names`, the
     /// resources of the session as typed (`watch deploy,rs`: `["deploy", "rs"]`); `session`
@@ -304,26 +377,104 @@ impl Plan {
         reflector: impl FnOnce(&Profile) -> ReflectorConfig,
     ) -> anyhow::Result<Plan> {
         refuse::store_flags(store, informer, &output)?;
-        let profile = Profile::resolve(informer, watch_list)?;
-        let reflector = reflector(&profile);
-        let indices = refuse::index_specs(informer)?;
-        let store = match store {
-            StoreKind::Informer => Store::Informer,
-            StoreKind::Undelta => Store::Undelta,
-        };
-        let informer = InformerPlan {
-            store,
-            config: profile.informer_config(&indices, Consumption::Thread),
-            kind: output.informer,
-            reflector,
-            profile: profile.describe(),
-            registration_synced: profile.has_registration_synced(),
-            wait_scale: None,
-        };
+        let (informer, _) = informer_plan(&output, informer, store, watch_list, reflector)?;
         Ok(Plan {
             stack: StackPlan::new(&output, informer),
             output,
+            compared: Vec::new(),
         })
+    }
+
+    /// The plan with `--compare`'s stacks (`stacks`; nothing changes without it): each resolved
+    /// as [`resolve`](Plan::resolve) resolved the command line's flags (`informer`, `store`,
+    /// `watch_list`, `reflector`), with the stack's terms over them. A list of one stack, a stack
+    /// given twice or the same as another, and a stack that means nothing with the rest of the
+    /// command line are refused ([`refuse::compare`]). `replay` passes `replay` true: a
+    /// recording says how its initial list came.
+    pub fn compare(
+        mut self,
+        stacks: Option<&Stacks>,
+        informer: &InformerArgs,
+        store: StoreKind,
+        watch_list: Option<bool>,
+        replay: bool,
+        reflector: impl Fn(&Profile) -> ReflectorConfig,
+    ) -> anyhow::Result<Plan> {
+        let Some(Stacks(stacks)) = stacks else {
+            return Ok(self);
+        };
+        refuse::compare(stacks, store, &self.output, replay)?;
+        let mut profiles: Vec<(&str, Profile)> = Vec::new();
+        for stack in stacks {
+            let args = stack.informer_args(informer);
+            refuse::queue_flags(&args).map_err(|error| refuse::in_stack(&stack.label, error))?;
+            let (plan, profile) = informer_plan(
+                &self.output,
+                &args,
+                store,
+                stack.watch_list(watch_list),
+                &reflector,
+            )
+            .map_err(|error| refuse::in_stack(&stack.label, error))?;
+            let mut controllers = self.output.controllers.clone();
+            for change in stack
+                .controllers
+                .iter()
+                .copied()
+                .map(ControllerChange::from)
+            {
+                controllers.iter_mut().for_each(|spec| change.apply(spec));
+            }
+            for (given, changed) in self.output.controllers.iter().zip(&controllers) {
+                refuse::stack_runtime(&stack.label, given, changed)?;
+            }
+            let same = profiles
+                .iter()
+                .find(|(_, other)| same_informer(other, &profile));
+            let same_controllers = |label: &str| {
+                self.compared
+                    .iter()
+                    .find(|(l, _)| l.as_str() == label)
+                    .is_some_and(|(_, plan)| plan.controllers == controllers)
+            };
+            if let Some((other, _)) = same.filter(|(label, _)| same_controllers(label)) {
+                return refuse::same_stack(other, &stack.label);
+            }
+            profiles.push((&stack.label, profile));
+            let plan = StackPlan {
+                controllers,
+                ..StackPlan::new(&self.output, plan)
+            };
+            self.compared.push((StackLabel(stack.label.clone()), plan));
+        }
+        if !replay {
+            let first = &profiles[0];
+            if let Some(other) =
+                (profiles.iter()).find(|p| p.1.watch_list.value != first.1.watch_list.value)
+            {
+                return refuse::different_lists(first.0, other.0);
+            }
+        }
+        Ok(self)
+    }
+
+    /// The stacks that run on each resource, in order, each with its label when compared.
+    pub fn stacks(&self) -> Vec<(Option<&StackLabel>, &StackPlan)> {
+        if self.compared.is_empty() {
+            vec![(None, &self.stack)]
+        } else {
+            self.compared.iter().map(|(l, s)| (Some(l), s)).collect()
+        }
+    }
+
+    /// Every stack that runs, to adjust them all alike (a replay's recording decides some of
+    /// their settings).
+    pub fn stacks_mut(&mut self) -> Vec<&mut StackPlan> {
+        if self.compared.is_empty() {
+            vec![&mut self.stack]
+        } else {
+            self.compared.iter_mut().map(|(_, s)| s).collect()
+        }
     }
 
     /// The `--query` and `--index` specs of the session, each with its flag.
@@ -346,4 +497,43 @@ impl Plan {
     pub fn refuse_outside_metadata_queries(&self, metadata_only: bool) -> anyhow::Result<()> {
         refuse::outside_metadata(self.specs(), metadata_only)
     }
+}
+
+/// The informer of the profile `informer` and `watch_list` resolve to, with its Reflector
+/// configured by `reflector` and the `--index` specs parsed; and that profile.
+fn informer_plan(
+    output: &OutputPlan,
+    informer: &InformerArgs,
+    store: StoreKind,
+    watch_list: Option<bool>,
+    reflector: impl FnOnce(&Profile) -> ReflectorConfig,
+) -> anyhow::Result<(InformerPlan, Profile)> {
+    let profile = Profile::resolve(informer, watch_list)?;
+    let reflector = reflector(&profile);
+    let indices = refuse::index_specs(informer)?;
+    let store = match store {
+        StoreKind::Informer => Store::Informer,
+        StoreKind::Undelta => Store::Undelta,
+    };
+    let plan = InformerPlan {
+        store,
+        config: profile.informer_config(&indices, Consumption::Thread),
+        kind: output.informer,
+        reflector,
+        profile: profile.describe(),
+        registration_synced: profile.has_registration_synced(),
+        wait_scale: None,
+    };
+    Ok((plan, profile))
+}
+
+/// Two profiles build the same informer: the same version and every setting alike, whoever
+/// chose it.
+fn same_informer(a: &Profile, b: &Profile) -> bool {
+    a.version == b.version
+        && a.fifo.value == b.fifo.value
+        && a.batch_pop.value == b.batch_pop.value
+        && a.legacy_sync.value == b.legacy_sync.value
+        && a.watch_list.value == b.watch_list.value
+        && a.unlock_while_processing.value == b.unlock_while_processing.value
 }

@@ -7,14 +7,16 @@ use anyhow::{Context as _, anyhow};
 use kubectl_deltas::cache::IndexSpec;
 use kubectl_deltas::source::output_file::OutputFile;
 
-use super::OutputPlan;
 use super::output::Shown;
-use crate::cli::exit::{Exit, WithExit};
+use super::{ControllerRuntime, ControllerSpec, OutputPlan};
+use crate::cli::compare::StackArg;
+use crate::cli::exit::{Exit, Failure, WithExit};
 use crate::cli::{
     ControllerArg, ControllerQueueKind, ControllerRuntimeKind, FifoKind, HandlerViewArgs,
     InformerArgs, InformerKindArg, StoreKind, ViewArgs, ViewKind, WatchOutput,
 };
 use kubectl_deltas::cache::InformerKind;
+use kubectl_deltas::cache::kube_runtime::DEFAULT_ERROR_REQUEUE;
 
 /// Refuses, with `--store undelta`, the flags about a queue, its consumer, an Indexer or
 /// handlers, which an UndeltaStore does not have: a usage error of one line. Called before
@@ -217,6 +219,41 @@ pub(super) fn page_file(args: &ViewArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Refuses a stack of `--compare` that moves a controller to the other runtime while it has a
+/// setting only its own runtime has: `resync=` (client-go's) for `runtime=kube`, `debounce=` or
+/// `error-requeue=` (kube-runtime's) for a client-go queue. `given` is the controller as the
+/// command line gave it, `changed` as the stack `label` runs it. Exit 2.
+pub(super) fn stack_runtime(
+    label: &str,
+    given: &ControllerSpec,
+    changed: &ControllerSpec,
+) -> anyhow::Result<()> {
+    let name = &given.name;
+    let dropped = match (given.runtime, changed.runtime) {
+        (ControllerRuntime::ClientGo { .. }, ControllerRuntime::Kube { .. })
+            if given.resync.is_some() =>
+        {
+            "resync= (a client-go handler's; kube-runtime's watcher never resyncs)"
+        }
+        (
+            ControllerRuntime::Kube {
+                debounce,
+                error_requeue,
+            },
+            ControllerRuntime::ClientGo { .. },
+        ) if !debounce.is_zero() || error_requeue != DEFAULT_ERROR_REQUEUE => {
+            "debounce= or error-requeue= (kube-runtime's; client-go's workqueue times retries \
+             with its rate limiter)"
+        }
+        _ => return Ok(()),
+    };
+    Err(anyhow!(
+        "stack {label:?} of --compare runs --controller {name} on the other runtime, which has \
+         no {dropped}: leave the setting out to compare the runtimes"
+    ))
+    .exit_with(Exit::Usage)
+}
+
 /// Refuses controller settings that belong to the other runtime: `queue=` and `resync=` are a
 /// client-go controller's (kube-runtime has no workqueue and no resync), `debounce=` and
 /// `error-requeue=` a kube-runtime one's (client-go's workqueue neither debounces nor has an
@@ -369,4 +406,114 @@ pub(super) fn handlers(args: &HandlerViewArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Refuses a `--compare` that cannot compare: one stack (nothing to compare it with), a stack
+/// given twice, an UndeltaStore (no handler or controller is told anything), a stack that
+/// changes every `--controller` when none is given, and, on a `replay`, a stack that sets
+/// `watch-list` (the recording says how its initial list came). One line each, exit 2.
+pub fn compare(
+    stacks: &[StackArg],
+    store: StoreKind,
+    view: &OutputPlan,
+    replay: bool,
+) -> anyhow::Result<()> {
+    let usage = |message: String| Err(anyhow!(message)).exit_with(Exit::Usage);
+    if let [one] = stacks {
+        return usage(format!(
+            "--compare {} names one stack, and comparing needs two or more: add the stack to \
+             compare it with, comma-separated (--compare 1.32,latest)",
+            one.label
+        ));
+    }
+    for (i, stack) in stacks.iter().enumerate() {
+        if stacks[..i].iter().any(|s| s.label == stack.label) {
+            return usage(format!(
+                "--compare names the stack {} twice: give each stack once",
+                stack.label
+            ));
+        }
+    }
+    let format = match view.output {
+        super::output::Format::Json => Some("json"),
+        super::output::Format::Yaml => Some("yaml"),
+        _ => None,
+    };
+    if let Some(format) = format {
+        return usage(format!(
+            "--compare names each row's stack and says where the stacks differ in the \
+             timeline (-o timeline, -o wide), in JSON lines (-o jsonl) and on the page (-o \
+             html); -o {format} does not: use one of those"
+        ));
+    }
+    if store == StoreKind::Undelta {
+        return usage(
+            "--store undelta: --compare shows where stacks' handlers and controllers were told \
+             different things, and an UndeltaStore has neither"
+                .to_owned(),
+        );
+    }
+    if let Some(stack) = stacks.iter().find(|s| !s.controllers.is_empty())
+        && view.controllers.is_empty()
+    {
+        return usage(format!(
+            "--compare stack {} changes every --controller, and none is given: add \
+             --controller NAME",
+            stack.label
+        ));
+    }
+    if replay && let Some(stack) = stacks.iter().find(|s| s.watch_list.is_some()) {
+        return usage(format!(
+            "--compare stack {}: a replay's initial list comes as the recording has it, \
+             streamed or listed, whatever watch-list says: leave watch-list out",
+            stack.label
+        ));
+    }
+    Ok(())
+}
+
+/// `error`, met while resolving the `--compare` stack `label`, with the stack named and its exit
+/// code kept.
+pub fn in_stack(label: &str, error: anyhow::Error) -> anyhow::Error {
+    let exit = crate::cli::exit::classify(&error);
+    Failure {
+        exit,
+        error: anyhow!(
+            "--compare stack {label}: {}",
+            crate::cli::exit::message(&error)
+        ),
+        note: None,
+    }
+    .into()
+}
+
+/// Refuses two `--compare` stacks that run the same informer and controllers (`1.35` and
+/// `v0.35`): they could never differ.
+pub fn same_stack<T>(first: &str, second: &str) -> anyhow::Result<T> {
+    Err(anyhow!(
+        "--compare stacks {first} and {second} run the same informer and controllers, so they \
+         cannot differ: give stacks that change something"
+    ))
+    .exit_with(Exit::Usage)
+}
+
+/// Refuses `--compare` on `record`, which writes what the server sent, whatever reads it.
+pub fn compare_on_record(given: Option<&str>) -> anyhow::Result<()> {
+    match given {
+        Some(stacks) => Err(anyhow!(
+            "--compare {stacks}: record writes what the server sent, which is the same for every \
+             stack: record once, then compare on the recording (replay FILE --compare {stacks})"
+        ))
+        .exit_with(Exit::Usage),
+        None => Ok(()),
+    }
+}
+
+/// Refuses, live, two `--compare` stacks whose Reflectors list differently (one streams its
+/// initial list, the other pages it): one stream against the server cannot answer both.
+pub fn different_lists<T>(first: &str, second: &str) -> anyhow::Result<T> {
+    Err(anyhow!(
+        "--compare stacks {first} and {second} make different initial lists (one streams it,          watch-list), and the stacks share one list and one watch: give --watch-list or          --watch-list=false to make them alike"
+    ))
+    .exit_with(Exit::Usage)
 }

@@ -110,6 +110,7 @@ pub(super) fn page(session: &Session, command: &str, table: &str) -> String {
         y: AXIS_H,
         drawn: 0,
         total: 0,
+        differing: &session.comparison.keys,
     };
     for log in &session.resources {
         chart.resource(log);
@@ -243,6 +244,22 @@ fn header(out: &mut String, session: &Session, command: &str, axis: &Axis, chart
     out.push_str("</dl>\n");
     if let Some(caption) = session.story.caption() {
         let _ = writeln!(out, "<p class=\"story\" id=\"story\">{}</p>", esc(&caption));
+    }
+    let compared = &session.comparison;
+    if !compared.verdicts.is_empty() {
+        out.push_str("<section class=\"differences\" id=\"differences\"><ul>\n");
+        for row in &compared.rows {
+            let _ = writeln!(out, "<li class=\"difference\">{}</li>", esc(row));
+        }
+        for (verdict, same) in &compared.verdicts {
+            let class = if *same {
+                "verdict same"
+            } else {
+                "verdict differ"
+            };
+            let _ = writeln!(out, "<li class=\"{class}\">{}</li>", esc(verdict));
+        }
+        out.push_str("</ul></section>\n");
     }
     if let Some((first, last)) = session.span {
         let time = |t: i64| {
@@ -464,6 +481,8 @@ struct Chart<'a> {
     /// Marks drawn, and marks there were.
     drawn: usize,
     total: usize,
+    /// `--compare`: the keys where the stacks differ, whose lanes are highlighted.
+    differing: &'a std::collections::BTreeSet<String>,
 }
 
 impl Chart<'_> {
@@ -605,8 +624,13 @@ impl Chart<'_> {
                 } else {
                     format!("{ns}/{name}")
                 };
+                let class = if self.differing.contains(&key) {
+                    "lane differs"
+                } else {
+                    "lane"
+                };
                 self.row_start(
-                    "lane",
+                    class,
                     LANE_H,
                     &format!(" data-g=\"{group}\" data-key=\"{}\"", esc(&key)),
                 );

@@ -102,6 +102,22 @@ pub(crate) struct Session {
     pushes: bool,
     /// What the caption tells: how the session went, in words.
     pub(crate) story: Story,
+    /// `--compare`: the stack whose rows come now; each stack's resource is a section of its own
+    /// (`pods [1.32]`), so that every key has one lane per stack.
+    stack: Option<String>,
+    /// `--compare`: where the stacks differ, shown under the caption.
+    pub(crate) comparison: ComparisonLog,
+}
+
+/// Where `--compare`'s stacks differ, as the page shows it.
+#[derive(Debug, Default)]
+pub(crate) struct ComparisonLog {
+    /// One row per difference, as the timeline writes it.
+    pub(crate) rows: Vec<String>,
+    /// One verdict per handler and controller, and whether it is `same calls`.
+    pub(crate) verdicts: Vec<(String, bool)>,
+    /// The keys where they differ: their lanes are highlighted.
+    pub(crate) keys: std::collections::BTreeSet<String>,
 }
 
 /// What the page's caption tells, counted as the session went.
@@ -368,6 +384,14 @@ impl Session {
     }
 
     fn resource(&mut self, name: &str) -> &mut ResourceLog {
+        let stacked;
+        let name = match &self.stack {
+            Some(stack) => {
+                stacked = format!("{name} [{stack}]");
+                stacked.as_str()
+            }
+            None => name,
+        };
         let at = match self.resources.iter().position(|r| r.name == name) {
             Some(at) => at,
             None => {
@@ -971,6 +995,25 @@ impl Story {
 }
 
 impl<W: Write + Send> Renderer for Html<W> {
+    fn stack(&mut self, stack: Option<&str>) {
+        self.session.stack = stack.map(str::to_owned);
+    }
+
+    fn comparison(&mut self, comparisons: &[super::compare::SubjectComparison]) -> io::Result<()> {
+        let log = &mut self.session.comparison;
+        for comparison in comparisons {
+            for difference in &comparison.differences {
+                log.rows.push(super::compare::records::difference_row(
+                    comparison, difference,
+                ));
+                log.keys.insert(difference.key.clone());
+            }
+            let same = comparison.verdict == super::compare::Verdict::Same;
+            log.verdicts.push((comparison.summary_line(), same));
+        }
+        Ok(())
+    }
+
     fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
         self.session.batch(view, &self.options);
         Ok(())

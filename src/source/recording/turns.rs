@@ -186,3 +186,49 @@ impl ResyncHook for InformerSlot {
         }
     }
 }
+
+/// Several targets fed by one replay (`--compare`'s stacks on one recording): each takes its
+/// turn, in order, after each group of lines, and each resyncs where the recording says. Turns
+/// are taken one target after the other on the replay's thread, so the pops of the targets are
+/// numbered in that order at every turn.
+pub struct ReplayTargets(pub Vec<Arc<InformerSlot>>);
+
+impl fmt::Debug for ReplayTargets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ReplayTargets").field(&self.0.len()).finish()
+    }
+}
+
+impl Quiescence for ReplayTargets {
+    fn idle(&self, next: Instant) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            for target in &self.0 {
+                target.idle(next).await;
+            }
+        })
+    }
+
+    /// The first target's: a recording keeps the coalescing of one queue.
+    fn coalesced(&self) -> Option<u64> {
+        self.0.first().and_then(|target| target.coalesced())
+    }
+}
+
+impl ResyncHook for ReplayTargets {
+    fn resync(&self, at: SystemTime) {
+        for target in &self.0 {
+            target.resync(at);
+        }
+    }
+
+    /// The first target's: every target of one replay has the same period.
+    fn period(&self) -> Option<Duration> {
+        self.0.first().and_then(|target| target.period())
+    }
+
+    fn tick(&self, at: SystemTime) {
+        for target in &self.0 {
+            target.tick(at);
+        }
+    }
+}
