@@ -489,3 +489,27 @@ async fn record_runs_a_kube_controller_and_its_recording_replays_it() {
         kube[1]
     );
 }
+
+/// `| head`: the write of a kube controller's row fails, the session stops from inside that
+/// write, and the stop reaches the controller's own lane, which must not wait for itself. The
+/// replay exits quietly (bounded by `timeout`, so that a hang fails rather than blocks the suite).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kube_controllers_replay_piped_into_head_exits_quietly() {
+    let path = bundled("controller-runtimes");
+    for extra in ["", "--compare runtime=client-go,runtime=kube"] {
+        let mut bash = std::process::Command::new("bash");
+        bash.arg("-c")
+            .arg(format!(
+                "timeout 60 '{}' replay '{}' -q --view reconciles --controller web,runtime=kube \
+                 {extra} | head -2; exit ${{PIPESTATUS[0]}}",
+                env!("CARGO_BIN_EXE_kubectl-deltas"),
+                path.display()
+            ))
+            .env_remove("RUST_BACKTRACE");
+        let out = crate::support::binary::output(bash).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{extra}: {stderr}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+        assert!(!stderr.contains("error"), "{extra}: {stderr}");
+    }
+}

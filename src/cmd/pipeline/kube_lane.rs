@@ -21,6 +21,7 @@
 //!   sleeps until the earliest time something is due ([`KubeController::next_due`]) or a write
 //!   wakes it, never polling.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -98,7 +99,41 @@ struct State {
     /// Controllers of another lane that own this lane's objects (`owns=`), each with its
     /// place among its lane's members; this lane's watcher events are their owned stream.
     owners: Vec<(Arc<KubeLane>, usize)>,
-    stopped: bool,
+}
+
+thread_local! {
+    /// The lanes whose state this thread holds while it may write rows. A write that fails (the
+    /// reader of the output went away) stops the session from inside that lock, and the stop
+    /// tells every lane ([`KubeLane::stopping`]): a lane this thread holds must not be locked
+    /// again (a `Mutex` is not reentrant), and needs no wake (its holder is not waiting).
+    static HOLDING: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// This thread holds a lane's state until it is dropped (see [`HOLDING`]).
+struct Holding(usize);
+
+impl Holding {
+    fn enter(lane: &KubeLane) -> Self {
+        let at = std::ptr::from_ref(lane) as usize;
+        HOLDING.with(|h| h.borrow_mut().push(at));
+        Holding(at)
+    }
+
+    fn held(lane: &KubeLane) -> bool {
+        let at = std::ptr::from_ref(lane) as usize;
+        HOLDING.with(|h| h.borrow().contains(&at))
+    }
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        HOLDING.with(|h| {
+            let mut h = h.borrow_mut();
+            if let Some(i) = h.iter().rposition(|at| *at == self.0) {
+                h.remove(i);
+            }
+        });
+    }
 }
 
 /// The kube controllers of one lane and their translator (see the module doc).
@@ -111,6 +146,8 @@ pub(super) struct KubeLane {
     /// An instant replay: driven by the replay's turns, no thread.
     inline: bool,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Set at the stop; read under `state`'s lock before every wait.
+    stopped: AtomicBool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -125,13 +162,13 @@ impl KubeLane {
                 translator: WatcherTranslator::new(),
                 members: Vec::new(),
                 owners: Vec::new(),
-                stopped: false,
             }),
             wake: Condvar::new(),
             clock,
             lane,
             inline,
             thread: Mutex::new(None),
+            stopped: AtomicBool::new(false),
         })
     }
 
@@ -194,6 +231,7 @@ impl KubeLane {
     fn step(&self, step: ReflectorStep<'_>) {
         let now = self.clock.now();
         let mut state = lock(&self.state);
+        let _holding = Holding::enter(self);
         let translation = state.translator.step(step);
         if let Some(text) = &translation.note {
             self.note(None, now, text);
@@ -223,6 +261,7 @@ impl KubeLane {
     /// `owns`: `trigger_owners` over `touched_objects`), at `now`.
     fn owned_events(&self, member: usize, resource: &str, events: &[WatcherEvent], now: Instant) {
         let mut state = lock(&self.state);
+        let _holding = Holding::enter(self);
         if let Some(m) = state.members.get_mut(member) {
             for event in events {
                 m.controller.owned_event(resource, event, now);
@@ -397,6 +436,7 @@ impl KubeLane {
     /// An instant replay's turn: every controller runs up to `next`, the next group's time.
     pub(super) fn run_until(&self, next: Instant) {
         let mut state = lock(&self.state);
+        let _holding = Holding::enter(self);
         for member in &mut state.members {
             member.controller.run_until(next);
             self.flush(member);
@@ -408,10 +448,11 @@ impl KubeLane {
     /// same.
     pub(super) fn finish(&self) {
         let mut state = lock(&self.state);
+        let _holding = Holding::enter(self);
         if !self.inline {
             // Work owed with nothing ever due (a store never ready) is not waited for, as inline.
             let owed = |m: &Member| m.controller.owes_work() && m.controller.next_due().is_some();
-            while !state.stopped && state.members.iter().any(owed) {
+            while !self.stopped.load(Ordering::SeqCst) && state.members.iter().any(owed) {
                 state = self.wake.wait(state).unwrap_or_else(|e| e.into_inner());
             }
             return;
@@ -449,13 +490,18 @@ impl KubeLane {
     /// is due or a write or the stop wakes it.
     fn live(&self) {
         let mut state = lock(&self.state);
-        while !state.stopped {
+        let _holding = Holding::enter(self);
+        while !self.stopped.load(Ordering::SeqCst) {
             let now = self.clock.now();
             for member in &mut state.members {
                 member.controller.run_through(now);
                 self.flush(member);
             }
             self.wake.notify_all();
+            // A failed write in the flush may have stopped the session.
+            if self.stopped.load(Ordering::SeqCst) {
+                break;
+            }
             let due = (state.members.iter())
                 .filter_map(|m| m.controller.next_due())
                 .min();
@@ -475,7 +521,13 @@ impl KubeLane {
 
     /// At the stop: the live thread leaves at its next wake, which this is.
     pub(super) fn stopping(&self) {
-        lock(&self.state).stopped = true;
+        self.stopped.store(true, Ordering::SeqCst);
+        if Holding::held(self) {
+            return;
+        }
+        // Taken and let go, so that a thread between its check of `stopped` and its wait has
+        // begun waiting before the wake.
+        drop(lock(&self.state));
         self.wake.notify_all();
     }
 
