@@ -16,6 +16,11 @@
 //! peak RSS (its own `VmHWM`, sampled every 2 ms while it runs: see
 //! `benches/sync.rs` for why not `getrusage`). Build it first with `cargo build --release`;
 //! `KUBECTL_DELTAS_BIN` points elsewhere.
+//!
+//! `cargo bench --bench replay -- compare` measures what `--compare` costs: the release binary's
+//! `replay FILE -o jsonl --object meta -q` of one stack (`--client-go 1.32`) against
+//! `--compare 1.28,1.32,1.35,latest` (four informers on the one stream, and the comparison at the
+//! end), on the 100-per-`t` recording, into /dev/null.
 
 // The binary's allocator, so that the figures are the binary's.
 #[cfg(feature = "jemalloc")]
@@ -222,6 +227,49 @@ fn binary_replay(path: &Path, into: Destination) -> (Duration, u64) {
     (elapsed, peak)
 }
 
+/// Runs the release binary's replay of `path` with `args` into /dev/null; returns its wall time
+/// and peak RSS in bytes. `--compare` exits 5 when the stacks differ: a finished run too.
+fn binary_replay_with(path: &Path, args: &[&str]) -> (Duration, u64) {
+    let started = Instant::now();
+    let mut child = common::spawn(
+        Command::new(common::release_binary())
+            .arg("replay")
+            .arg(path)
+            .args(["-o", "jsonl", "--object", "meta", "-q"])
+            .args(args)
+            .stdout(Stdio::from(std::fs::File::create("/dev/null").unwrap())),
+    );
+    let (_, peak) = common::wait_with_peak(&mut child);
+    let code = child.wait().unwrap().code();
+    assert!(matches!(code, Some(0 | 5)), "the replay of {path:?} failed");
+    (started.elapsed(), peak)
+}
+
+/// `-- compare`: one stack against four on the same recording, twice each, alternating.
+fn compare(dir: &Path, n: usize) {
+    let path = dir.join("replay-compare.jsonl");
+    generate(&path, n, 100);
+    let one: &[&str] = &["--client-go", "1.32"];
+    let four: &[&str] = &["--compare", "1.28,1.32,1.35,latest"];
+    for run in 1..=2 {
+        let mut seconds = [0.0; 2];
+        for (i, (label, args)) in [("1 stack", one), ("4 stacks", four)].iter().enumerate() {
+            let (elapsed, peak) = binary_replay_with(&path, args);
+            seconds[i] = elapsed.as_secs_f64();
+            println!(
+                "replay/compare/{label} (run {run}): {n} events + a {KEYS}-item LIST, 100 per t, \
+                 in {:.2} s; peak RSS {:.0} MiB",
+                elapsed.as_secs_f64(),
+                peak as f64 / (1024.0 * 1024.0),
+            );
+        }
+        println!(
+            "replay/compare (run {run}): 4 stacks cost {:.2}x one",
+            seconds[1] / seconds[0]
+        );
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` runs this with no argument.
     if !std::env::args().any(|a| a == "--bench") {
@@ -229,6 +277,10 @@ fn main() {
     }
     let n = events();
     let dir = tempfile::tempdir().unwrap();
+    if std::env::args().any(|a| a == "compare") {
+        compare(dir.path(), n);
+        return;
+    }
     if std::env::args().any(|a| a == "binary") {
         for events_per_t in [1, 100] {
             let path = dir.path().join(format!("replay-{events_per_t}.jsonl"));

@@ -277,6 +277,34 @@ pub fn compare_stacks(
             what,
         ));
     }
+    differences.extend(aligned_differences(
+        a,
+        b,
+        &pairs,
+        batches,
+        times,
+        &difference,
+    ));
+    differences.sort_by_key(|d| d.at);
+    differences
+}
+
+/// Makes a difference of its kind, its place in the baseline, what each side did and in words.
+type MakeDifference<'a> =
+    dyn Fn(DifferenceKind, usize, Option<&Call>, Option<&Call>, String) -> Difference + 'a;
+
+/// Of the aligned calls (`pairs` of `a` and `b`): those popped with the call before on one side
+/// and apart from it on the other (`batches`), and those made at another time (`times`), each
+/// made a difference by `difference`.
+fn aligned_differences(
+    a: &[Call],
+    b: &[Call],
+    pairs: &[(usize, usize)],
+    batches: bool,
+    times: bool,
+    difference: &MakeDifference<'_>,
+) -> Vec<Difference> {
+    let mut differences = Vec::new();
     for window in pairs.windows(2) {
         let ((i0, j0), (i, j)) = (window[0], window[1]);
         if !batches || i != i0 + 1 || j != j0 + 1 {
@@ -299,7 +327,7 @@ pub fn compare_stacks(
         }
     }
     if times {
-        for &(i, j) in &pairs {
+        for &(i, j) in pairs {
             if a[i].time == b[j].time {
                 continue;
             }
@@ -316,7 +344,6 @@ pub fn compare_stacks(
             ));
         }
     }
-    differences.sort_by_key(|d| d.at);
     differences
 }
 
