@@ -947,6 +947,12 @@ pub struct ReplayArgs {
     /// changes the informer (any but the output, narrowing and layout flags, --speed and
     /// --view), and a note says so (docs/recording.md).
     pub file: PathBuf,
+    /// More recordings, one resource each, replayed with the first as one session: one lane per
+    /// recording, on one clock (each line at its header's startedAt + t), the first file's
+    /// resource the controllers' own (`owns=` names the others). The first file's replayWith
+    /// applies.
+    #[arg(value_name = "FILE")]
+    pub more: Vec<PathBuf>,
     /// Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the
     /// consumer popping concurrently as live, on a clock running X times real time (handler
     /// delays and a controller's reconciles and retries then count in recorded time).
