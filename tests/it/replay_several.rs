@@ -149,3 +149,34 @@ async fn recordings_that_cannot_share_a_clock_are_refused() {
         assert!(lines[0].contains(says), "{args:?}: {err}");
     }
 }
+
+/// `--speed X`: the recordings run on the one clock running at X times real time, the second
+/// one's update at its `startedAt + t` (5 s on the session's clock, 100 ms of real time at
+/// 50×), between the first one's at 3 s and 7 s (40 ms of real time on either side).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_speed_the_recordings_share_the_running_clock() {
+    let stdout = replay_owned(&["--no-headers", "--speed", "50"]).await;
+    let pops: Vec<(&str, &str)> = stdout
+        .lines()
+        .filter(|l| l.contains("Updated"))
+        .map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            (&words[0][..7], words[2])
+        })
+        .collect();
+    assert_eq!(
+        pops,
+        [
+            ("09:00:0", "deployments.apps"),
+            ("09:00:0", "replicasets.apps"),
+            ("09:00:0", "deployments.apps"),
+        ],
+        "{stdout}"
+    );
+    let seconds: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("Updated"))
+        .map(|l| &l[6..8])
+        .collect();
+    assert_eq!(seconds, ["03", "05", "07"], "{stdout}");
+}
