@@ -103,11 +103,15 @@ impl TurnArbiter {
     /// Replay `index`'s turn at `next`: once granted, every consumer drains, then every one
     /// settles, up to `next`.
     async fn turn(&self, index: usize, next: Instant) {
-        let mut changed = self.changed.subscribe();
-        self.set(index, Member::Waiting(next));
-        while !self.grant(index, next) {
-            // The sender lives as long as `self`.
-            let _ = changed.changed().await;
+        // Alone, a replay always goes: a replay of one recording, a group per event, pays
+        // nothing for the others.
+        if self.consumers.len() > 1 {
+            let mut changed = self.changed.subscribe();
+            self.set(index, Member::Waiting(next));
+            while !self.grant(index, next) {
+                // The sender lives as long as `self`.
+                let _ = changed.changed().await;
+            }
         }
         for consumer in &self.consumers {
             consumer.consume(next).await;
