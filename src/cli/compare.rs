@@ -181,8 +181,8 @@ fn parse_stack(text: &str) -> Result<StackArg, String> {
             }
         }
     }
-    let kube = (stack.controllers.iter())
-        .any(|c| *c == ControllerChangeArg::Runtime(ControllerRuntimeKind::Kube));
+    let kube =
+        (stack.controllers).contains(&ControllerChangeArg::Runtime(ControllerRuntimeKind::Kube));
     let queue = (stack.controllers.iter()).any(|c| matches!(c, ControllerChangeArg::Queue(_)));
     if kube && queue {
         return Err(format!(

@@ -623,9 +623,10 @@ pub struct CompareArgs {
     /// STACK[,STACK…]: each stack is a client-go version (`1.32`, `0.35.1`, `latest`), optionally
     /// with `+` overrides of what it sets (`+fifo=real`, `+batch-pop=1`, `+legacy-sync`,
     /// `+unlock-while-processing`, `+watch-list`), or a change to every --controller
-    /// (`queue=priority`); each takes the command line's other flags. Every stack runs its own
-    /// informer, handlers and controllers on the same recorded stream, on the same clock, and
-    /// every row and JSON line names its stack (`"stack"`).
+    /// (`queue=priority`, `runtime=kube` or `runtime=client-go`); each takes the command line's
+    /// other flags. Every stack runs its own informer, handlers and controllers on the same
+    /// recorded stream, on the same clock, and every row and JSON line names its stack
+    /// (`"stack"`). Exit status 5 when the stacks differ.
     #[arg(hide_short_help = true, long, value_name = "STACKS", value_parser = compare::parse_stacks)]
     pub compare: Option<compare::Stacks>,
 }
@@ -970,6 +971,12 @@ pub struct ReplayArgs {
     /// changes the informer (any but the output, narrowing and layout flags, --speed and
     /// --view), and a note says so (docs/recording.md).
     pub file: PathBuf,
+    /// More recordings, one resource each, replayed with the first as one session: one lane per
+    /// recording, on one clock (each line at its header's startedAt + t), the first file's
+    /// resource the controllers' own (`owns=` names the others). The first file's replayWith
+    /// applies.
+    #[arg(value_name = "FILE")]
+    pub more: Vec<PathBuf>,
     /// Replay in real time divided by X (`--speed 1` is real time) instead of instantly, with the
     /// consumer popping concurrently as live, on a clock running X times real time (handler
     /// delays and a controller's reconciles and retries then count in recorded time).

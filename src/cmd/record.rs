@@ -50,7 +50,7 @@ pub fn run(mut args: RecordArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     if args.resource.contains(',') {
         return Err(anyhow!(
             "record takes one resource per recording, not {:?}: record each into a file of its \
-             own (a replay has one informer)",
+             own, started together, and replay them together (replay a.jsonl b.jsonl)",
             args.resource
         ))
         .exit_with(Exit::Usage);

@@ -17,9 +17,9 @@
 
 use std::ffi::OsString;
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::anyhow;
 use clap::parser::ValueSource;
@@ -30,14 +30,14 @@ use kubectl_deltas::cache::{Informer, InformerError, ReflectorConfig, ReflectorE
 use kubectl_deltas::render::printable;
 use kubectl_deltas::source::ListerWatcher as _;
 use kubectl_deltas::source::recording::{
-    InformerSlot, Pace, RecordedResource, RecordingListerWatcher, RecordingReader, ReplaySummary,
-    ResyncHook, recorded_resync_period,
+    InformerSlot, Pace, Quiescence, RecordedResource, RecordingListerWatcher, RecordingReader,
+    ReplayClock, ReplaySummary, ResyncHook, TurnArbiter, recorded_resync_period,
 };
 
 use super::index_at::AtSink;
 use super::informer::strip_managed_fields;
 use super::pipeline::{Hooks, Pipeline, PipelineError, Source};
-use super::plan::{OutputPlan, Plan};
+use super::plan::{OutputPlan, Plan, refuse};
 use crate::cli::exit::{self, Exit, Failure, WithExit};
 use crate::cli::{self, GlobalArgs, Period, ReplayArgs};
 
@@ -123,19 +123,143 @@ pub fn run(args: ReplayArgs, global: &GlobalArgs) -> anyhow::Result<()> {
         true,
         |profile| base_config().client_go(profile.version),
     )?;
-    plan.resolve_owns(&[], "a replay")?;
-    for note in notes {
-        // Not `eprintln!`, which panics when stderr is a closed pipe.
-        let _ = writeln!(std::io::stderr(), "kubectl-deltas: note: {note}");
-    }
+    let files: Vec<PathBuf> = std::iter::once(args.file.clone())
+        .chain(args.more.iter().cloned())
+        .collect();
+    refuse::replayed_from_stdin(&files)?;
+    let write_notes = |notes: Vec<std::borrow::Cow<'static, str>>| {
+        for note in notes {
+            // Not `eprintln!`, which panics when stderr is a closed pipe.
+            let _ = writeln!(std::io::stderr(), "kubectl-deltas: note: {note}");
+        }
+    };
+    // A recording that cannot be read is the replay's failure, after its notes.
+    let session = match Session::open(&files, args.speed, resync, &plan) {
+        Ok(session) => session,
+        Err(error) => {
+            write_notes(notes);
+            return Err(error);
+        }
+    };
+    session.refuse_unshared()?;
+    owned_as_named(&mut plan, &session.recordings);
+    let names: Vec<String> = (session.recordings.iter())
+        .map(|r| r.lister_watcher.describe().resource())
+        .collect();
+    plan.resolve_owns(&names, "a replay")?;
+    write_notes(notes);
     let runtime = super::runtime()?;
-    runtime.block_on(replay(
-        &args.file,
-        args.speed,
-        resync,
-        plan,
-        args.view.quiet,
-    ))
+    runtime.block_on(replay(session, args.speed, plan, args.view.quiet))
+}
+
+/// The recordings of one replay, each on its way to a lane, on the session's one clock.
+struct Session {
+    recordings: Vec<Replayed>,
+    clock: ReplayClock,
+    resync: InformerResync,
+}
+
+/// One recording of a [`Session`].
+struct Replayed {
+    file: PathBuf,
+    lister_watcher: RecordingListerWatcher,
+    /// The informer the pipeline builds for it: drained at each turn of an instant replay,
+    /// resynced at its RESYNC lines.
+    informer: Arc<InformerSlot>,
+}
+
+impl Session {
+    /// Opens `files` as one session: a clock starting at the earliest `startedAt`, and, in an
+    /// instant replay, one [`TurnArbiter`] that lets the recordings hand out their groups of
+    /// lines in time order, each after every informer and controller of the session had its
+    /// turn.
+    fn open(
+        files: &[PathBuf],
+        speed: Option<f64>,
+        resync: InformerResync,
+        plan: &Plan,
+    ) -> anyhow::Result<Session> {
+        let readers = (files.iter())
+            .map(|file| RecordingReader::open(file))
+            .collect::<Result<Vec<_>, _>>()?;
+        let started_at = (readers.iter())
+            .map(|r| r.header().map_or(UNIX_EPOCH, |h| h.started_at))
+            .min()
+            .unwrap_or(UNIX_EPOCH);
+        let clock = match speed {
+            None => ReplayClock::new(started_at),
+            Some(factor) => ReplayClock::running(started_at, factor),
+        };
+        let slots: Vec<Arc<InformerSlot>> = files.iter().map(|_| Arc::default()).collect();
+        let arbiter = TurnArbiter::new(
+            (slots.iter())
+                .map(|slot| slot.clone() as Arc<dyn Quiescence>)
+                .collect(),
+        );
+        let explicit_handler_periods = plan.stack.handlers.iter().any(|h| h.resync.is_some())
+            || plan.stack.controllers.iter().any(|c| c.resync.is_some());
+        let mut recordings = Vec::new();
+        for (index, (reader, informer)) in readers.into_iter().zip(slots).enumerate() {
+            let pace = match speed {
+                None => Pace::Instant(arbiter.member(index)),
+                Some(factor) => Pace::Speed(factor),
+            };
+            let lister_watcher = RecordingListerWatcher::on_clock(reader, pace, &clock)?;
+            let lister_watcher = match resync {
+                InformerResync::Recorded(_) if !explicit_handler_periods => {
+                    lister_watcher.on_resync(Arc::new(RecordedTicks(informer.clone())))
+                }
+                _ => lister_watcher.on_resync(informer.clone()),
+            };
+            recordings.push(Replayed {
+                file: files[index].clone(),
+                lister_watcher,
+                informer,
+            });
+        }
+        Ok(Session {
+            recordings,
+            clock,
+            resync,
+        })
+    }
+
+    /// Refuses recordings that cannot share the session's clock
+    /// ([`refuse::replayed_together`]).
+    fn refuse_unshared(&self) -> anyhow::Result<()> {
+        let described: Vec<refuse::ReplayedRecording<'_>> = (self.recordings.iter())
+            .map(|r| refuse::ReplayedRecording {
+                file: &r.file,
+                resource: r.lister_watcher.describe().resource(),
+                started_at: r.lister_watcher.header().map(|h| h.started_at),
+                streamed: r.lister_watcher.starts_with_watch(),
+            })
+            .collect();
+        refuse::replayed_together(&described)
+    }
+}
+
+/// The `owns=` of each controller written as the resource of the recording it names (`rs`,
+/// `replicaset`, `ReplicaSet` for a recording of `replicasets.apps`: any name the recording's
+/// header accepts, as `index RESOURCE --replay`), so that the plan finds it among the session's
+/// resources as the timeline names them. One that names none is left as typed, for the plan's
+/// refusal to quote.
+fn owned_as_named(plan: &mut Plan, recordings: &[Replayed]) {
+    for spec in &mut plan.stack.controllers {
+        for owned in &mut spec.owns {
+            let named = recordings.iter().find(|r| {
+                let lister_watcher = &r.lister_watcher;
+                match lister_watcher.header() {
+                    Some(header) => header.resource.is_named(owned),
+                    None => RecordedResource::new(&lister_watcher.describe().api_resource, true)
+                        .is_named(owned),
+                }
+            });
+            if let Some(recording) = named {
+                *owned = recording.lister_watcher.describe().resource();
+            }
+        }
+    }
 }
 
 /// The replayed informer's own resync period (client-go's `defaultEventHandlerResyncPeriod`,
@@ -200,10 +324,11 @@ fn informer_resync(args: &ReplayArgs, view: &OutputPlan) -> anyhow::Result<Infor
 /// it stops: given alone, they leave the recording's `replayWith` in force, since the informer,
 /// its handlers and controllers do the same work with or without them. Every argument of
 /// `replay` is in this list or in [`INFORMER`] (a test checks it).
-const PRESENTATION: [&str; 23] = [
+const PRESENTATION: [&str; 24] = [
     "file",
     // Each compared stack takes the other flags, the recording's among them.
     "compare",
+    "more",
     "output",
     "page_file",
     "object",
@@ -422,36 +547,32 @@ fn base_config() -> ReflectorConfig {
 }
 
 async fn replay(
-    file: &Path,
+    session: Session,
     speed: Option<f64>,
-    resync: InformerResync,
     mut plan: Plan,
     quiet: bool,
 ) -> anyhow::Result<()> {
-    let reader = RecordingReader::open(file)?;
-    // The informer the session builds for this source: drained there at each turn of an instant
-    // replay, resynced at each RESYNC line.
-    let informer = Arc::new(InformerSlot::default());
-    let pace = match speed {
-        None => Pace::Instant(informer.clone()),
-        Some(factor) => Pace::Speed(factor),
-    };
-    let lister_watcher = RecordingListerWatcher::new(reader, pace)?;
-    let explicit_handler_periods = plan.stack.handlers.iter().any(|h| h.resync.is_some())
-        || plan.stack.controllers.iter().any(|c| c.resync.is_some());
-    let lister_watcher = match resync {
-        InformerResync::Recorded(_) if !explicit_handler_periods => {
-            lister_watcher.on_resync(Arc::new(RecordedTicks(informer.clone())))
-        }
-        _ => lister_watcher.on_resync(informer.clone()),
-    };
-    let secrets = Object::is_secret_resource(&lister_watcher.describe().api_resource);
-    plan.refuse_secret_queries(secrets, plan.output.show_secret_data)?;
-    // As `record --metadata-only` refused them.
-    plan.refuse_outside_metadata_queries(lister_watcher.metadata_only())?;
+    let Session {
+        recordings,
+        clock,
+        resync,
+    } = session;
+    for recording in &recordings {
+        let lister_watcher = &recording.lister_watcher;
+        let secrets = Object::is_secret_resource(&lister_watcher.describe().api_resource);
+        plan.refuse_secret_queries(secrets, plan.output.show_secret_data)?;
+        // As `record --metadata-only` refused them.
+        plan.refuse_outside_metadata_queries(lister_watcher.metadata_only())?;
+    }
     for stack in plan.stacks_mut() {
         let informer_plan = &mut stack.informer;
-        informer_plan.reflector = lister_watcher.reflector_config(informer_plan.reflector.clone());
+        // The recordings all start alike (`refuse::replayed_together`): the first says how.
+        if let Some(first) = recordings.first() {
+            let lister_watcher = &first.lister_watcher;
+            informer_plan.reflector =
+                lister_watcher.reflector_config(informer_plan.reflector.clone());
+            informer_plan.replayed(lister_watcher.starts_with_watch());
+        }
         // The informer's own resync period; its timer ticks on the recording's clock (see
         // `InformerConfig::external_resync`), never the Reflector's. Not raised to a second:
         // only handlers' periods are, by the shared informer.
@@ -459,38 +580,48 @@ async fn replay(
             InformerResync::Off => None,
             InformerResync::Given(period) | InformerResync::Recorded(period) => Some(period),
         };
-        informer_plan.replayed(lister_watcher.starts_with_watch());
         // An instant replay drains the queue before its time moves on: nothing waits in it.
         informer_plan.wait_scale = Some(speed.unwrap_or(0.0));
     }
-    let (clock, end) = (lister_watcher.clock(), lister_watcher.end());
-    let ended = end.clone();
-    // `--from +30s` counts from the recording's start, where its clock stands until the first
+    // `--from +30s` counts from the session's start, where its clock stands until the first
     // line is handed out.
     plan.output.narrow = std::mem::take(&mut plan.output.narrow)
         .starting_at(clock.wall())
         .map_err(|e| anyhow!(e))
         .exit_with(Exit::Usage)?;
-    let source = Source {
-        name: lister_watcher.describe().resource(),
-        lister_watcher,
-        hooks: Hooks {
-            end: Some(Box::pin(async move {
-                end.wait().await.map(drop).map_err(Into::into)
-            })),
-            informer: Some(informer),
-            inline: speed.is_none(),
-            observer: None,
-            counted: None,
-        },
-    };
+    let mut files = Vec::new();
+    let mut ends = Vec::new();
+    let mut sources = Vec::new();
+    for recording in recordings {
+        let Replayed {
+            file,
+            lister_watcher,
+            informer,
+        } = recording;
+        let end = lister_watcher.end();
+        ends.push(end.clone());
+        files.push(file);
+        sources.push(Source {
+            name: lister_watcher.describe().resource(),
+            lister_watcher,
+            hooks: Hooks {
+                end: Some(Box::pin(async move {
+                    end.wait().await.map(drop).map_err(Into::into)
+                })),
+                informer: Some(informer),
+                inline: speed.is_none(),
+                observer: None,
+                counted: None,
+            },
+        });
+    }
     let pipeline = Pipeline::new(plan);
     let stacks_differ = pipeline.stacks_differ();
-    let result = pipeline
-        .run(vec![source], clock, std::future::pending())
-        .await;
-    if !quiet && let Some(Ok(summary)) = ended.get() {
-        pops_differ_note(file, summary);
+    let result = pipeline.run(sources, clock, std::future::pending()).await;
+    for (file, ended) in files.iter().zip(&ends) {
+        if !quiet && let Some(Ok(summary)) = ended.get() {
+            pops_differ_note(file, summary);
+        }
     }
     match result {
         Ok(_) if stacks_differ.load(std::sync::atomic::Ordering::Relaxed) => {
@@ -499,7 +630,7 @@ async fn replay(
         Ok(_) => Ok(()),
         // The recording's own message: `FILE:LINE: what is wrong`.
         Err(PipelineError::Source { error, .. }) => Err(anyhow!(error.to_string())),
-        Err(PipelineError::Reflector { error, .. }) => Err(gave_up(file, error)),
+        Err(PipelineError::Reflector { error, index, .. }) => Err(gave_up(&files[index], error)),
         Err(other) => Err(other.into()),
     }
 }

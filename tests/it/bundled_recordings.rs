@@ -398,3 +398,44 @@ async fn the_readme_console_examples_are_the_binarys_output() {
         }
     }
 }
+
+/// `controller-runtimes-replicasets.jsonl`, replayed after `controller-runtimes.jsonl` on one
+/// clock with `owns=rs` in both runtimes: the story docs/recordings/README.md and README.md
+/// ("Go or Rust") tell. Each change of `demo/web-7b9c4d6f58` (2.001 s, 4 s) reconciles
+/// `demo/web` as the Deployment cache held it then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owned_replicasets_reconcile_their_deployments_to_their_goldens() {
+    let companion = bundled("controller-runtimes-replicasets");
+    let args = [
+        companion.to_str().unwrap(),
+        "--controller",
+        "go,owns=rs",
+        "--controller",
+        "rs,runtime=kube,owns=rs",
+    ];
+    let timeline = replay("controller-runtimes", &args).await;
+    golden("replay_controller-runtimes-owned.timeline.txt", &timeline);
+    for label in ["⇒ go ", "⇒ rs(kube) "] {
+        let owned: Vec<&str> = rows_with(&timeline, label)
+            .into_iter()
+            .filter(|r| {
+                let words: Vec<&str> = r.split_whitespace().collect();
+                words.windows(5).any(|w| {
+                    w == [
+                        "demo/web",
+                        "owner",
+                        "of",
+                        "demo/web-7b9c4d6f58",
+                        "(replicasets.apps)",
+                    ]
+                })
+            })
+            .map(|r| r.split_whitespace().next().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            owned,
+            ["09:00:00.000", "09:00:02.001", "09:00:04.000"],
+            "{label}: {timeline}"
+        );
+    }
+}

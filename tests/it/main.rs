@@ -50,6 +50,7 @@ mod reflector;
 mod replay_cli;
 mod replay_keeps;
 mod replay_resyncs;
+mod replay_several;
 mod replay_window;
 mod replay_with;
 mod stopping_cli;

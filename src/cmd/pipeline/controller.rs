@@ -738,6 +738,16 @@ impl Quiescence for ControllerTarget {
     fn coalesced(&self) -> Option<u64> {
         Quiescence::coalesced(self.informer.as_ref())
     }
+
+    fn consume(&self, next: Instant) -> BoxFuture<'_, ()> {
+        self.informer.idle(next)
+    }
+
+    fn settle(&self, next: Instant) {
+        for controller in &self.controllers {
+            controller.run_until(next);
+        }
+    }
 }
 
 impl ResyncHook for ControllerTarget {

@@ -472,6 +472,38 @@ pub fn compare(
     Ok(())
 }
 
+/// One of the recordings `replay FILE FILE…` replays together, as its header describes it.
+#[derive(Debug)]
+pub struct ReplayedRecording<'a> {
+    /// As given.
+    pub file: &'a std::path::Path,
+    /// Its resource, as the timeline names it.
+    pub resource: String,
+    /// Its header's `startedAt`; `None` without a header.
+    pub started_at: Option<std::time::SystemTime>,
+    /// It starts with a streaming list (`record --watch-list`).
+    pub streamed: bool,
+}
+
+/// How far apart the `startedAt`s of recordings replayed together may be. They share one clock
+/// to show how one session's resources played together (an owned object's change reconciling
+/// its owner); recordings a day apart are not of one session, and a replay at `--speed` would
+/// wait out the gap.
+pub const REPLAYED_TOGETHER_WITHIN: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Refuses `-` (stdin) among several recordings: stdin is read alone, as a stream that may
+/// still be written, whose next line the others cannot wait for.
+pub fn replayed_from_stdin(files: &[std::path::PathBuf]) -> anyhow::Result<()> {
+    if files.len() > 1 && files.iter().any(|f| f.as_os_str() == "-") {
+        return Err(anyhow!(
+            "replay reads several recordings from files only: give - (stdin) alone, or save it \
+             to a file first"
+        ))
+        .exit_with(Exit::Usage);
+    }
+    Ok(())
+}
+
 /// `error`, met while resolving the `--compare` stack `label`, with the stack named and its exit
 /// code kept.
 pub fn in_stack(label: &str, error: anyhow::Error) -> anyhow::Error {
@@ -516,4 +548,67 @@ pub fn different_lists<T>(first: &str, second: &str) -> anyhow::Result<T> {
         "--compare stacks {first} and {second} make different initial lists (one streams it,          watch-list), and the stacks share one list and one watch: give --watch-list or          --watch-list=false to make them alike"
     ))
     .exit_with(Exit::Usage)
+}
+
+/// Refuses recordings that cannot be replayed as one session, on one clock: one without a
+/// header (no `startedAt` to place it), two of one resource (a session has one lane per
+/// resource), `startedAt`s more than [`REPLAYED_TOGETHER_WITHIN`] apart, and a streaming list
+/// beside a list (the session's informers start alike).
+pub fn replayed_together(recordings: &[ReplayedRecording<'_>]) -> anyhow::Result<()> {
+    let usage = |message: String| Err(anyhow!(message)).exit_with(Exit::Usage);
+    let [first, ..] = recordings else {
+        return Ok(());
+    };
+    if recordings.len() < 2 {
+        return Ok(());
+    }
+    for (i, this) in recordings.iter().enumerate() {
+        let name = this.file.display();
+        let Some(started_at) = this.started_at else {
+            return usage(format!(
+                "{name} has no header, so no startedAt to place its lines on the clock it would \
+                 share with the other recordings: replay it alone, or add a header \
+                 (docs/recording.md)"
+            ));
+        };
+        if let Some(other) = recordings[..i].iter().find(|r| r.resource == this.resource) {
+            return usage(format!(
+                "{name} and {} both hold {}: a replay has one lane per resource; replay them one \
+                 at a time",
+                other.file.display(),
+                this.resource
+            ));
+        }
+        let apart = (first.started_at)
+            .map(|at| match started_at.duration_since(at) {
+                Ok(after) => after,
+                Err(before) => before.duration(),
+            })
+            .unwrap_or_default();
+        if apart > REPLAYED_TOGETHER_WITHIN {
+            return usage(format!(
+                "{name} starts {} from {} (their startedAt): recordings replayed together share \
+                 one clock, and these are not of one session; replay them one at a time",
+                humantime::format_duration(std::time::Duration::from_secs(apart.as_secs())),
+                first.file.display()
+            ));
+        }
+        if this.streamed != first.streamed {
+            let how = |r: &ReplayedRecording<'_>| {
+                if r.streamed {
+                    "a streaming list (record --watch-list)"
+                } else {
+                    "a list"
+                }
+            };
+            return usage(format!(
+                "{name} starts with {} and {} with {}: the informers of one replay start alike; \
+                 replay them one at a time",
+                how(this),
+                first.file.display(),
+                how(first)
+            ));
+        }
+    }
+    Ok(())
 }

@@ -88,6 +88,11 @@ impl ReplayClock {
         }
     }
 
+    /// The wall time of `t = 0`.
+    pub fn started_at(&self) -> SystemTime {
+        self.inner.started_at
+    }
+
     /// The `t` of the last line handed out.
     pub fn t(&self) -> Duration {
         Duration::from_micros(self.inner.t_us.load(Ordering::Acquire))

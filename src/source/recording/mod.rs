@@ -52,6 +52,7 @@
 //! # Ok(()) }
 //! ```
 
+mod arbiter;
 mod clock;
 mod error;
 mod format;
@@ -62,6 +63,7 @@ mod resync_period;
 mod turns;
 mod writer;
 
+pub use arbiter::TurnArbiter;
 pub use clock::ReplayClock;
 pub use error::RecordingError;
 pub use format::{FORMAT_VERSION, Header, Line, LiveNotes, Record, RecordedResource, RequestKind};

@@ -181,6 +181,9 @@ struct Shared {
     /// The input may be a stream still being written ([`RecordingReader::live`]).
     live: bool,
     clock: ReplayClock,
+    /// Where the recording's `t = 0` is on the clock: its `startedAt` after the clock's start,
+    /// when the clock is a session's, shared with other recordings.
+    offset: Duration,
     resync: OnceLock<Arc<dyn ResyncHook>>,
     end: watch::Sender<Option<Outcome>>,
     cursor: Mutex<Cursor>,
@@ -238,7 +241,29 @@ impl RecordingListerWatcher {
     /// Without a header, reads ahead to the first object that names its `kind` and `apiVersion`
     /// to know what resource this is (an error if none does). Also reads the first answer, to
     /// know whether the recording starts with a list or a watch (a streaming list).
-    pub fn new(mut reader: RecordingReader, pace: Pace) -> Result<Self, RecordingError> {
+    pub fn new(reader: RecordingReader, pace: Pace) -> Result<Self, RecordingError> {
+        Self::build(reader, pace, None)
+    }
+
+    /// A replay of `reader`'s recording, paced by `pace`, on `clock`: the clock of a session that
+    /// replays several recordings together ([`TurnArbiter`](super::TurnArbiter)), started at
+    /// the earliest of their `startedAt`s. Each line comes at its header's `startedAt + t` on it
+    /// (a recording without a header, or one that starts before the clock, at the clock's start
+    /// `+ t`). `pace` must run as `clock` does: [`Pace::Speed`] for a
+    /// [`running`](ReplayClock::running) clock, at its factor.
+    pub fn on_clock(
+        reader: RecordingReader,
+        pace: Pace,
+        clock: &ReplayClock,
+    ) -> Result<Self, RecordingError> {
+        Self::build(reader, pace, Some(clock))
+    }
+
+    fn build(
+        mut reader: RecordingReader,
+        pace: Pace,
+        clock: Option<&ReplayClock>,
+    ) -> Result<Self, RecordingError> {
         let name = reader.name().to_owned();
         let header = reader.header().cloned();
         let mut read_ahead = VecDeque::new();
@@ -283,10 +308,14 @@ impl RecordingListerWatcher {
             .as_ref()
             .map_or(SystemTime::UNIX_EPOCH, |h| h.started_at);
 
-        let clock = match &pace {
-            Pace::Speed(factor) => ReplayClock::running(started_at, *factor),
-            Pace::Instant(_) | Pace::Unpaced => ReplayClock::new(started_at),
+        let clock = match (clock, &pace) {
+            (Some(clock), _) => clock.clone(),
+            (None, Pace::Speed(factor)) => ReplayClock::running(started_at, *factor),
+            (None, Pace::Instant(_) | Pace::Unpaced) => ReplayClock::new(started_at),
         };
+        let offset = (header.as_ref())
+            .and_then(|h| h.started_at.duration_since(clock.started_at()).ok())
+            .unwrap_or_default();
         let live = reader.is_live();
         let (tx, rx) = mpsc::channel(CHUNKS_AHEAD);
         if !ended {
@@ -305,6 +334,7 @@ impl RecordingListerWatcher {
                 pace,
                 live,
                 clock,
+                offset,
                 resync: OnceLock::new(),
                 end: watch::Sender::new(None),
                 cursor: Mutex::new(Cursor {
@@ -466,7 +496,7 @@ impl Shared {
                     line: Line::Resync,
                     ..
                 }) => {
-                    self.gate(cur, t).await;
+                    self.gate(cur, t + self.offset).await;
                     // A resync the recorded queue did. With a period of its own, the hook's
                     // ticks are computed (`gate`), and the recorded ones would come twice.
                     if let Some(hook) = self.resync.get()
@@ -567,7 +597,7 @@ impl Shared {
     /// Hands out the peeked line, after pacing it.
     async fn take(&self, cur: &mut Cursor) -> Option<Record> {
         let record = cur.peeked.take()?;
-        self.gate(cur, record.t).await;
+        self.gate(cur, record.t + self.offset).await;
         self.compare_coalesced(cur, &record);
         cur.open_list = match &record.line {
             Line::List(page) if page.continue_token.is_some() => {
@@ -648,6 +678,9 @@ impl Shared {
     fn finish(&self, cur: &mut Cursor, outcome: Outcome) {
         if !cur.over {
             cur.over = true;
+            if let Pace::Instant(quiescence) = &self.pace {
+                quiescence.finished();
+            }
             if let (Ok(_), Some(list)) = (&outcome, cur.open_list) {
                 // The Reflector applies a list once it has every page: none of this one did.
                 tracing::warn!(

@@ -32,6 +32,22 @@ pub trait Quiescence: Send + Sync + 'static {
     fn coalesced(&self) -> Option<u64> {
         None
     }
+
+    /// The consumer's own part of [`idle`](Quiescence::idle): it drains the queue and handles
+    /// what it popped, but leaves what that handed on to others (a controller's workers) for
+    /// [`settle`](Quiescence::settle). A session of several consumers (a turn arbiter's) gives
+    /// every one this part before any settles, so that work one consumer hands to another's
+    /// controller is done in the same turn. By default the whole of `idle`.
+    fn consume(&self, next: Instant) -> BoxFuture<'_, ()> {
+        self.idle(next)
+    }
+
+    /// The rest of [`idle`](Quiescence::idle) after [`consume`](Quiescence::consume): the work
+    /// the consumer handed on, done up to `next`. By default nothing.
+    fn settle(&self, _next: Instant) {}
+
+    /// The replay this consumer takes turns with is over: it will ask for no more turns.
+    fn finished(&self) {}
 }
 
 /// An informer built with [`Consumption::Inline`](crate::cache::Consumption::Inline) takes its
@@ -166,6 +182,19 @@ impl Quiescence for InformerSlot {
 
     fn coalesced(&self) -> Option<u64> {
         self.0.get().and_then(|target| target.coalesced())
+    }
+
+    fn consume(&self, next: Instant) -> BoxFuture<'_, ()> {
+        match self.0.get() {
+            Some(target) => target.consume(next),
+            None => Box::pin(std::future::ready(())),
+        }
+    }
+
+    fn settle(&self, next: Instant) {
+        if let Some(target) = self.0.get() {
+            target.settle(next);
+        }
     }
 }
 
