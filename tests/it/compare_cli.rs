@@ -531,3 +531,73 @@ async fn what_each_stack_left_unfinished_names_its_stack() {
         );
     }
 }
+
+const RUNTIMES: &str = "docs/recordings/controller-runtimes.jsonl";
+
+/// `runtime=kube` as a stack: every `--controller` once on client-go and once on kube-runtime.
+/// The one difference is the deletion kube-runtime never reconciles; the client-go controller's
+/// handler, which a kube-runtime controller does not have, is not compared.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runtime_stack_compares_the_reconciles_of_both_runtimes() {
+    let args = [
+        "--view",
+        "reconciles",
+        "--controller",
+        "web",
+        "--compare",
+        "runtime=client-go,runtime=kube",
+    ];
+    let (code, stdout, stderr) = replay(RUNTIMES, &args).await;
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(
+        stdout.contains("runtime=kube │ ") && stdout.contains("⇒ web(kube)"),
+        "{stdout}"
+    );
+    let differences: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("── where the stacks differ"))
+        .skip(1)
+        .collect();
+    assert_eq!(
+        differences,
+        [
+            "controller web  runtime=client-go │ reconcile demo/batch (read nothing: gone) ok │ \
+             runtime=kube ─ (the deletion never reconciled)",
+            "── controller web: different calls (1 missing)",
+        ],
+        "{stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runtime_stack_that_would_drop_a_setting_is_refused_with_a_sentence() {
+    for (args, says) in [
+        (
+            &[
+                "--controller",
+                "web,resync=1m",
+                "--compare",
+                "1.32,runtime=kube",
+            ][..],
+            "stack \"runtime=kube\" of --compare runs --controller web on the other runtime, \
+             which has no resync=",
+        ),
+        (
+            &[
+                "--controller",
+                "web",
+                "--compare",
+                "1.32,queue=priority+runtime=kube",
+            ][..],
+            "gives queue= and runtime=kube",
+        ),
+        (
+            &["--controller", "web", "--compare", "1.32,runtime=rust"][..],
+            "runtime=\"rust\" in stack \"runtime=rust\": expected client-go or kube",
+        ),
+    ] {
+        let (code, _, stderr) = replay(RUNTIMES, args).await;
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
