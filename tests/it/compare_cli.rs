@@ -553,6 +553,15 @@ async fn a_runtime_stack_compares_the_reconciles_of_both_runtimes() {
         stdout.contains("runtime=kube │ ") && stdout.contains("⇒ web(kube)"),
         "{stdout}"
     );
+    // kube-runtime's notes are the kube stack's rows.
+    let notes: Vec<&str> = (stdout.lines())
+        .filter(|l| l.contains("── kube-runtime:") || l.contains("(kube): kube-runtime:"))
+        .collect();
+    assert_eq!(notes.len(), 2, "{stdout}");
+    assert!(
+        notes.iter().all(|l| l.starts_with("runtime=kube │ ")),
+        "{notes:#?}"
+    );
     let differences: Vec<&str> = stdout
         .lines()
         .skip_while(|l| !l.starts_with("── where the stacks differ"))

@@ -496,12 +496,12 @@ impl Output {
 
     /// A kube-runtime controller's note: written if the view shows reconciles and the output is
     /// open.
-    fn controller_note(&self, note: &ControllerNote<'_>) {
+    fn controller_note(&self, index: usize, note: &ControllerNote<'_>) {
         let mut state = self.lock();
         if state.closed || !self.view.shows_reconciles() {
             return;
         }
-        self.write(&mut state, |r| r.controller_note(note));
+        self.write_lane(index, &mut state, |r| r.controller_note(note));
     }
 
     /// The metrics of controller `position` of resource `index`'s queue, for the summary.
@@ -926,7 +926,7 @@ impl LaneOutput {
 
     /// See [`Output::controller_note`].
     pub(super) fn controller_note(&self, note: &ControllerNote<'_>) {
-        self.output.controller_note(note);
+        self.output.controller_note(self.index, note);
     }
 
     /// The handle of the lane's `position`-th handler (its place among the lane's listeners).
