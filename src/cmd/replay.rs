@@ -245,7 +245,11 @@ impl Session {
 /// resources as the timeline names them. One that names none is left as typed, for the plan's
 /// refusal to quote.
 fn owned_as_named(plan: &mut Plan, recordings: &[Replayed]) {
-    for spec in &mut plan.stack.controllers {
+    let compared = plan.compared.iter_mut().map(|(_, stack)| stack);
+    let specs = std::iter::once(&mut plan.stack)
+        .chain(compared)
+        .flat_map(|stack| stack.controllers.iter_mut());
+    for spec in specs {
         for owned in &mut spec.owns {
             let named = recordings.iter().find(|r| {
                 let lister_watcher = &r.lister_watcher;

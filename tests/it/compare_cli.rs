@@ -610,3 +610,57 @@ async fn a_runtime_stack_that_would_drop_a_setting_is_refused_with_a_sentence() 
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+/// `owns=` under `--compare`, with the Deployments and their ReplicaSets replayed together: each
+/// stack's controller runs on the Deployments only and reconciles `demo/web` when its ReplicaSet
+/// changes, at the same instants as without `--compare` (README's "Go or Rust"); the owned
+/// ReplicaSets' handler of the client-go controller, which kube-runtime has not, is not compared.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owned_resources_are_compared_on_each_stacks_own_lanes() {
+    let replicasets = path("docs/recordings/controller-runtimes-replicasets.jsonl");
+    let args = [
+        replicasets.as_str(),
+        "--view",
+        "reconciles",
+        "--match",
+        "demo/web",
+        "--controller",
+        "web,owns=rs",
+        "--compare",
+        "runtime=client-go,runtime=kube",
+    ];
+    let (code, stdout, stderr) = replay(RUNTIMES, &args).await;
+    assert_eq!(code, Some(5), "{stderr}");
+    let owner_reconciles = |stack: &str| -> Vec<String> {
+        (stdout.lines())
+            .filter(|l| l.starts_with(&format!("{stack} │ ")) && l.contains("owner of"))
+            .map(|l| l.split_whitespace().nth(2).unwrap_or_default().to_owned())
+            .collect()
+    };
+    for stack in ["runtime=client-go", "runtime=kube"] {
+        let times = owner_reconciles(stack);
+        assert!(
+            times.contains(&"09:00:02.001".to_owned())
+                && times.contains(&"09:00:04.000".to_owned()),
+            "{stack}: {times:?}\n{stdout}"
+        );
+        assert!(
+            !stdout.contains(&format!("{stack} │ 09:00:00.000      replicasets.apps  ⇒")),
+            "{stack}: a reconcile on the owned lane\n{stdout}"
+        );
+    }
+    let differences: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("── where the stacks differ"))
+        .skip(1)
+        .collect();
+    assert_eq!(
+        differences,
+        [
+            "controller web  runtime=client-go │ reconcile demo/batch (read nothing: gone) ok │ \
+             runtime=kube ─ (the deletion never reconciled)",
+            "── deployments.apps  controller web: different calls (1 missing)",
+        ],
+        "{stdout}"
+    );
+}

@@ -82,17 +82,13 @@ impl Compared {
                 if subjects.iter().any(|s| **s != Subject::Pops) {
                     subjects.retain(|s| **s != Subject::Pops);
                 }
-                // A controller's handler is compared only where every stack registered it: a
-                // kube-runtime controller has none (it reads the Reflector's stream), and what
-                // compares it with a client-go one is its reconciles.
-                let controllers: Vec<Subject> = (subjects.iter())
-                    .filter_map(|s| match s {
-                        Subject::Controller(name) => Some(Subject::Handler(name.clone())),
-                        _ => None,
-                    })
-                    .collect();
+                // A handler is compared only where every stack registered it: one that some
+                // stack has not is a client-go controller's (its own, or on a resource it
+                // owns) where that stack runs the controller on kube-runtime, which reads the
+                // Reflector's stream instead; the controllers' reconciles compare them.
                 subjects.retain(|s| {
-                    !controllers.contains(s) || lanes.iter().all(|lane| lane.contains_key(*s))
+                    !matches!(s, Subject::Handler(_))
+                        || lanes.iter().all(|lane| lane.contains_key(*s))
                 });
                 let first = resource * self.stacks;
                 let name = names.get(first).map_or("", String::as_str);

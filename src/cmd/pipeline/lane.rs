@@ -37,6 +37,9 @@ pub(super) struct Shared {
     pub(super) stop: Arc<Stop>,
     /// The controllers that own later lanes' objects.
     pub(super) owners: Owners,
+    /// Lanes per resource: one per stack compared, else one. Lane `i` runs stack
+    /// `i % stacks` on resource `i / stacks`.
+    pub(super) stacks: usize,
 }
 
 /// The controllers of the session's first resource that own the objects of later ones
@@ -71,10 +74,17 @@ pub(super) enum OwnerEngine {
 }
 
 impl Owners {
-    /// Controller `spec` of type `main` owns the lanes its `owned` names.
-    fn register(&self, spec: &ControllerSpec, main: &OwnerKind, engine: OwnerEngine) {
+    /// Controller `spec` of type `main` owns the resources its `owned` names, whose lanes of
+    /// its own stack are `lane_of` each.
+    fn register(
+        &self,
+        spec: &ControllerSpec,
+        main: &OwnerKind,
+        engine: OwnerEngine,
+        lane_of: impl Fn(usize) -> usize,
+    ) {
         let mut links = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        for &lane in &spec.owned {
+        for lane in spec.owned.iter().map(|&resource| lane_of(resource)) {
             let engine = match &engine {
                 OwnerEngine::ClientGo(run) => OwnerEngine::ClientGo(run.clone()),
                 OwnerEngine::Kube(kube, member) => OwnerEngine::Kube(kube.clone(), *member),
@@ -174,7 +184,7 @@ pub(super) fn assemble<L: ListerWatcher, C: Clock + Clone>(
     // first only, the others on every lane; and those of the first lane that own this one's.
     let index = lane.index();
     let specs: Vec<ControllerSpec> = (stack.controllers.iter())
-        .filter(|c| index == 0 || c.owned.is_empty())
+        .filter(|c| index / shared.stacks == 0 || c.owned.is_empty())
         .cloned()
         .collect();
     let owners = shared.owners.take(index);
@@ -277,6 +287,13 @@ struct Registering<'a, H> {
 }
 
 impl<H: Fn(usize, Option<std::time::Duration>) -> ShownHandler> Registering<'_, H> {
+    /// The lane of this lane's stack on resource `resource`.
+    fn lane_of(&self) -> impl Fn(usize) -> usize + use<H> {
+        let stacks = self.shared.stacks;
+        let stack = self.lane.index() % stacks;
+        move |resource| resource * stacks + stack
+    }
+
     /// Each controller of `specs` (of type `main`) with its workers started: a client-go one
     /// registered as a handler after those `names` has (its name added), a kube one a member of
     /// the lane's kube lane; each that owns later lanes' objects told to [`Owners`].
@@ -307,9 +324,8 @@ impl<H: Fn(usize, Option<std::time::Duration>) -> ShownHandler> Registering<'_, 
                     };
                     names.push(spec.name.clone());
                     informer.add_event_handler(spec.name.clone(), controller, spec.resync);
-                    shared
-                        .owners
-                        .register(spec, main, OwnerEngine::ClientGo(run.clone()));
+                    let engine = OwnerEngine::ClientGo(run.clone());
+                    shared.owners.register(spec, main, engine, self.lane_of());
                     run
                 }
                 (
@@ -322,7 +338,7 @@ impl<H: Fn(usize, Option<std::time::Duration>) -> ShownHandler> Registering<'_, 
                     let timing = (debounce, error_requeue);
                     let member = kube.add(spec, timing, out.clone(), main.clone());
                     let engine = OwnerEngine::Kube(kube.clone(), member);
-                    shared.owners.register(spec, main, engine);
+                    shared.owners.register(spec, main, engine, self.lane_of());
                     ControllerRun::kube(kube.clone(), member, out, shared.clock.clone(), &spec.name)
                 }
                 (ControllerRuntime::Kube { .. }, None) => continue,

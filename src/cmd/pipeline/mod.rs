@@ -285,6 +285,7 @@ impl Pipeline {
             group: idle.group(),
             stop: stop.clone(),
             owners: lane::Owners::default(),
+            stacks: plan.stacks().len().max(1),
         };
         let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
         // One lane per stack per resource, a resource's lanes side by side.

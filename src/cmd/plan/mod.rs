@@ -351,7 +351,11 @@ impl Plan {
     /// names the session for the refusal (`this watch`, `a replay`). Refused (exit 2) when it
     /// names no resource after the first.
     pub fn resolve_owns(&mut self, names: &[String], session: &str) -> anyhow::Result<()> {
-        for spec in &mut self.stack.controllers {
+        let compared = self.compared.iter_mut().map(|(_, stack)| stack);
+        let specs = std::iter::once(&mut self.stack)
+            .chain(compared)
+            .flat_map(|stack| stack.controllers.iter_mut());
+        for spec in specs {
             let mut owned = Vec::new();
             for resource in &spec.owns {
                 let at = refuse::owned_resource(&spec.name, resource, names, session)?;

@@ -241,6 +241,26 @@ impl Quiescence for ReplayTargets {
     fn coalesced(&self) -> Option<u64> {
         self.0.first().and_then(|target| target.coalesced())
     }
+
+    fn consume(&self, next: Instant) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            for target in &self.0 {
+                target.consume(next).await;
+            }
+        })
+    }
+
+    fn settle(&self, next: Instant) {
+        for target in &self.0 {
+            target.settle(next);
+        }
+    }
+
+    fn finished(&self) {
+        for target in &self.0 {
+            target.finished();
+        }
+    }
 }
 
 impl ResyncHook for ReplayTargets {
