@@ -492,10 +492,29 @@ async fn record_runs_a_kube_controller_and_its_recording_replays_it() {
 
 /// `| head`: the write of a kube controller's row fails, the session stops from inside that
 /// write, and the stop reaches the controller's own lane, which must not wait for itself. The
-/// replay exits quietly (bounded by `timeout`, so that a hang fails rather than blocks the suite).
+/// recording makes far more rows than a pipe holds, all of them the kube controller's, so that a
+/// write fails while the replay still runs. The replay exits quietly (bounded by `timeout`, so
+/// that a hang fails rather than blocks the suite).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kube_controllers_replay_piped_into_head_exits_quietly() {
-    let path = bundled("controller-runtimes");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.jsonl");
+    let cm = |rv: u64| {
+        serde_json::json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {
+            "name": "a", "namespace": "default", "resourceVersion": rv.to_string()},
+            "data": {"v": rv.to_string()}})
+    };
+    let mut lines = vec![
+        serde_json::json!({"kind": "header", "v": 1, "resource": {"group": "", "version": "v1",
+            "kind": "ConfigMap", "plural": "configmaps", "namespaced": true},
+            "namespace": "default", "startedAt": "2026-01-05T10:00:00Z"}),
+        serde_json::json!({"t": 0, "type": "LIST", "resourceVersion": "1", "items": [cm(1)]}),
+    ];
+    for rv in 2..3000_u64 {
+        lines.push(serde_json::json!({"t": rv, "type": "MODIFIED", "object": cm(rv)}));
+    }
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
     for extra in ["", "--compare runtime=client-go,runtime=kube"] {
         let mut bash = std::process::Command::new("bash");
         bash.arg("-c")
