@@ -357,6 +357,20 @@ fn run_blocking(args: &[&str]) -> (Option<i32>, Vec<u8>) {
     (out.status.code(), out.stdout)
 }
 
+/// A random recording (`other_stores_cli`'s generator) in a file of its own: the directory that
+/// holds it, and its path.
+fn random_recording(
+    initial: u8,
+    ops: &[crate::other_stores_cli::Server],
+) -> (tempfile::TempDir, String) {
+    let (recording, _) = crate::other_stores_cli::recording_of(initial, ops);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("random.jsonl");
+    std::fs::write(&file, recording).unwrap();
+    let file = file.to_str().unwrap().to_owned();
+    (dir, file)
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig {
         cases: 24, ..proptest::prelude::ProptestConfig::default()
@@ -370,11 +384,8 @@ proptest::proptest! {
         initial in 0u8..4,
         ops in proptest::collection::vec(crate::other_stores_cli::server_op(), 0..20),
     ) {
-        let (recording, _) = crate::other_stores_cli::recording_of(initial, &ops);
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("random.jsonl");
-        std::fs::write(&file, recording).unwrap();
-        let file = file.to_str().unwrap();
+        let (_dir, file) = random_recording(initial, &ops);
+        let file = file.as_str();
         let stacks = ["1.28", "1.32", "1.35", "latest"];
         let alone: Vec<Vec<Value>> = stacks
             .iter()
@@ -460,11 +471,8 @@ proptest::proptest! {
         initial in 0u8..4,
         ops in proptest::collection::vec(crate::other_stores_cli::server_op(), 0..15),
     ) {
-        let (recording, _) = crate::other_stores_cli::recording_of(initial, &ops);
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("random.jsonl");
-        std::fs::write(&file, recording).unwrap();
-        let file = file.to_str().unwrap();
+        let (_dir, file) = random_recording(initial, &ops);
+        let file = file.as_str();
         let controller = "web,reconcile=5ms";
         let stacks: [(&str, &[&str]); 3] = [
             ("1.32", &["--controller", controller]),
