@@ -625,8 +625,10 @@ pub struct CompareArgs {
     /// `+unlock-while-processing`, `+watch-list`), or a change to every --controller
     /// (`queue=priority`, `runtime=kube` or `runtime=client-go`); each takes the command line's
     /// other flags. Every stack runs its own informer, handlers and controllers on the same
-    /// recorded stream, on the same clock, and every row and JSON line names its stack
-    /// (`"stack"`). Exit status 5 when the stacks differ.
+    /// recorded or live stream, on the same clock. The timeline writes a row every stack wrote
+    /// alike once, and any other under its stack's name (`1.32 │ …`), with where each other stack
+    /// wrote it; every JSON line names its stack (`"stack"`). Exit status 5 when the stacks
+    /// differ.
     #[arg(hide_short_help = true, long, value_name = "STACKS", value_parser = compare::parse_stacks)]
     pub compare: Option<compare::Stacks>,
 }

@@ -39,6 +39,7 @@ pub fn run(mut args: WatchArgs, global: &GlobalArgs) -> anyhow::Result<()> {
     )?;
     plan.resolve_owns(&names, "this watch")?;
     plan.refuse_outside_metadata_queries(args.reflector.metadata_only)?;
+    plan.share_reflector_seed(fastrand::u64(..));
     let runtime = super::runtime()?;
     super::run_on_worker(&runtime, watch(args, names, plan))
 }

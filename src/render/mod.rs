@@ -171,7 +171,8 @@ pub struct EventView<'a> {
 }
 
 /// Writes batches and events out, each one complete and flushed before the call returns, so a
-/// reader sees it at once and a closed pipe is noticed at the next write.
+/// reader sees it at once and a closed pipe is noticed at the next write; with `--compare`'s
+/// stacks, a renderer may hold rows until the stacks have caught up ([`Renderer::stacks`]).
 pub trait Renderer: Send {
     /// Writes one popped batch.
     fn batch(&mut self, batch: &BatchView<'_>) -> io::Result<()>;
@@ -213,9 +214,22 @@ pub trait Renderer: Send {
         Ok(())
     }
 
+    /// `--compare`'s stacks, the baseline first, told once before any row. A renderer may hold
+    /// rows from here on, to write them aligned across the stacks (the timeline writes a row
+    /// every stack wrote alike once), until [`align_stacks`](Renderer::align_stacks). By default
+    /// ignored.
+    fn stacks(&mut self, _stacks: &[String]) {}
+
     /// The stack (`--compare`) whose rows follow, until told another; `None` when not comparing.
     /// By default ignored.
     fn stack(&mut self, _stack: Option<&str>) {}
+
+    /// `--compare`: writes the rows held that `release` lets go of; the stacks have caught up
+    /// with each other (the end of a replay's turn, the end of the session), or rows have waited
+    /// long enough. Returns whether rows are still held. By default nothing is held.
+    fn align_stacks(&mut self, _release: compare::side_by_side::Release) -> io::Result<bool> {
+        Ok(false)
+    }
 
     /// The session has ended, however it ended: writes what the renderer keeps for the end (the
     /// `-o html` page), with `summary`, the summary table the session prints on stderr. By

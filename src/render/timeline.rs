@@ -30,6 +30,16 @@
 //! pushed (with its key), the resourceVersion of its object or list, and `initial` for the push
 //! of the first list. `wide` lists the added (`+`), removed (`−`) and changed (`~`) keys.
 //!
+//! With `--compare` ([`Renderer::stacks`]) rows are held until the stacks have caught up with each
+//! other ([`Renderer::align_stacks`]), then written side by side ([`super::compare::side_by_side`]):
+//!
+//! ```text
+//!          14:03:07.200  ── list done: 3 items, 1 page, rv 1007, 2.0ms
+//! latest │ 14:03:07.201      → h  OnDelete  demo/b  rv 1002 (tombstone)  …  │ 1.32: 3 calls later
+//!          14:03:07.201      → h  OnUpdate (resync)  demo/a  rv 1004→1004  …
+//! 1.32   │ 14:03:07.202      → h  OnDelete  demo/b  rv 1002 (tombstone)  …  │ latest: 3 calls earlier
+//! ```
+//!
 //! On a terminal ([`TimelineOptions::fixed`]) the columns have fixed widths, named by a header
 //! row written with the same widths, so the first row lines up with the hundredth and `#9` with
 //! `#10`; a value wider than its column pushes the rest of its own row out, never the rows after
@@ -44,6 +54,7 @@ pub use super::duration::human_duration;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, Write};
+use std::ops::Range;
 use std::time::{Duration, SystemTime};
 
 use jiff::tz::TimeZone;
@@ -51,6 +62,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use owo_colors::{OwoColorize, Style};
 
 use super::changes::{self, Change};
+use super::compare::notification_call;
+use super::compare::side_by_side::{HeldRow, Release, SideBySide};
 use super::ending::SessionEnd;
 use super::reconcile::{ReconcileStart, Runtime};
 use super::{
@@ -145,8 +158,18 @@ pub struct Timeline<W> {
     /// The header row is still to be written, before the first row (when the first event has
     /// said whether rows are pops or pushes).
     header_due: bool,
-    /// `--compare`: what each row of the stack whose rows follow starts with (`1.32 │ `).
-    stack: Option<String>,
+    /// `--compare`: every stack's rows, held until the stacks have caught up with each other
+    /// ([`Renderer::align_stacks`]).
+    side_by_side: Option<SideBySide>,
+    /// `--compare`: the stack whose rows follow, its position among the stacks.
+    stack: usize,
+    /// The parts of the row being built that differ between stacks without being a difference of
+    /// what they were told (its time, pop number, wait, buffer depth): left out of its identity.
+    volatile: Vec<Range<usize>>,
+    /// The row being built is a handler's call or a reconcile: what makes it alike another
+    /// stack's is what makes two calls the same call ([`Call::same_call`](super::compare::Call::same_call)), not its text (a
+    /// kube-runtime controller's rows name their reasons, a client-go one's do not).
+    call_row: Option<String>,
 }
 
 /// Widths of the variable columns: fixed on a terminal, else growing to the widest value seen.
@@ -251,7 +274,10 @@ impl<W: Write> Timeline<W> {
             plain_fifo: false,
             pushes: false,
             header_due,
-            stack: None,
+            side_by_side: None,
+            stack: 0,
+            volatile: Vec::new(),
+            call_row: None,
         }
     }
 
@@ -297,8 +323,15 @@ impl<W: Write> Timeline<W> {
 
     fn time(&mut self, time: SystemTime) {
         let text = local_time(time, &self.options.time_zone);
-        self.paint(&text, Palette::dim());
+        self.volatile(|timeline| timeline.paint(&text, Palette::dim()));
         self.line.push_str("  ");
+    }
+
+    /// What `write` adds to the row, marked as left out of its identity (`--compare`).
+    fn volatile(&mut self, write: impl FnOnce(&mut Self)) {
+        let start = self.line.len();
+        write(self);
+        self.volatile.push(start..self.line.len());
     }
 
     /// Starts a numbered row (a pop's, a push's): its time, `#seq` right-aligned, its resource.
@@ -306,7 +339,7 @@ impl<W: Write> Timeline<W> {
         self.line.clear();
         self.time(time);
         let seq = format!("#{seq}");
-        self.right(&seq, |w| &mut w.seq, Palette::dim());
+        self.volatile(|timeline| timeline.right(&seq, |w| &mut w.seq, Palette::dim()));
         self.resource(resource);
     }
 
@@ -349,16 +382,44 @@ impl<W: Write> Timeline<W> {
     fn flush_line(&mut self) -> io::Result<()> {
         let end = self.line.trim_end_matches(' ').len();
         self.line.truncate(end);
-        if let Some(stack) = &self.stack {
-            self.line.insert_str(0, stack);
+        let volatile = std::mem::take(&mut self.volatile);
+        let call = self.call_row.take();
+        if let Some(side_by_side) = &mut self.side_by_side {
+            let text = std::mem::take(&mut self.line);
+            side_by_side.push(
+                self.stack,
+                HeldRow {
+                    identity: match &call {
+                        Some(identity) => identity.clone(),
+                        None => row_identity(&text, &volatile),
+                    },
+                    text,
+                    call: call.is_some(),
+                },
+            );
+            return Ok(());
         }
         self.line.push('\n');
+        let line = std::mem::take(&mut self.line);
+        let written = self.write_rows(&line);
+        self.line = line;
+        written
+    }
+
+    /// Writes `rows` (whole lines), after the header row if it is due.
+    fn write_rows(&mut self, rows: &str) -> io::Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
         if self.header_due {
             self.header_due = false;
-            let header = self.header();
+            let mut header = self.header();
+            if let Some(side_by_side) = &self.side_by_side {
+                header.insert_str(0, &side_by_side.indent());
+            }
             self.out.write_all(header.as_bytes())?;
         }
-        self.out.write_all(self.line.as_bytes())?;
+        self.out.write_all(rows.as_bytes())?;
         self.out.flush()
     }
 
@@ -528,7 +589,7 @@ impl<W: Write> Timeline<W> {
         self.column(&rv, |w| &mut w.rv, Style::new());
 
         let wait = row.wait.map(human_duration).unwrap_or_default();
-        self.right(&wait, |w| &mut w.wait, Style::new());
+        self.volatile(|timeline| timeline.right(&wait, |w| &mut w.wait, Style::new()));
 
         let initial = if batch.is_in_initial_list {
             "initial"
@@ -579,6 +640,7 @@ impl<W: Write + Send> Renderer for Timeline<W> {
     /// controller: `── handler h: same calls, different order (1 moved)`.
     fn comparison(&mut self, comparisons: &[super::compare::SubjectComparison]) -> io::Result<()> {
         use super::compare::records::difference_row;
+        self.align_stacks(Release::Everything)?;
         let Some(first) = comparisons.first() else {
             return Ok(());
         };
@@ -612,9 +674,29 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         self.out.flush()
     }
 
-    /// Every row that follows starts with the stack's label: `1.32 │ `.
+    /// Rows are held from here on, and written aligned across the stacks.
+    fn stacks(&mut self, stacks: &[String]) {
+        self.side_by_side = Some(SideBySide::new(stacks.to_vec()));
+    }
+
+    /// The rows that follow are this stack's.
     fn stack(&mut self, stack: Option<&str>) {
-        self.stack = stack.map(|stack| format!("{stack} │ "));
+        let Some(side_by_side) = &self.side_by_side else {
+            return;
+        };
+        self.stack = stack
+            .and_then(|stack| side_by_side.position(stack))
+            .unwrap_or(0);
+    }
+
+    fn align_stacks(&mut self, release: Release) -> io::Result<bool> {
+        let Some(side_by_side) = &mut self.side_by_side else {
+            return Ok(false);
+        };
+        let rows = side_by_side.take(release);
+        let holds = side_by_side.holds();
+        self.write_rows(&rows)?;
+        Ok(holds)
     }
 
     fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {
@@ -689,6 +771,16 @@ impl<W: Write + Send> Renderer for Timeline<W> {
             return Ok(());
         }
         self.under_pop(view.time, view.resource);
+        if self.side_by_side.is_some() {
+            let call = notification_call(view);
+            self.call_row = Some(format!(
+                "→ {} {} {} {:?}",
+                view.resource,
+                view.handler,
+                view.delivered.is_some(),
+                call.identity()
+            ));
+        }
         let arrow = if view.delivered.is_some() {
             "→ "
         } else {
@@ -739,7 +831,7 @@ impl<W: Write + Send> Renderer for Timeline<W> {
                     delivered.buffer_depth,
                     human_duration(delivered.waited)
                 );
-                self.paint(&facts, Palette::dim());
+                self.volatile(|timeline| timeline.paint(&facts, Palette::dim()));
             }
             None => {
                 self.cell(&rvs, 0, Style::new());
@@ -754,6 +846,17 @@ impl<W: Write + Send> Renderer for Timeline<W> {
     /// controller's worker read and why it ran. Its `⇐ … returned` row comes when it ends.
     fn reconcile_started(&mut self, view: &ReconcileStart<'_>) -> io::Result<()> {
         self.under_pop(view.started_at, view.resource);
+        if self.side_by_side.is_some() {
+            self.call_row = Some(format!(
+                "⇒ {} {} {} {:?} {:?} {}",
+                view.resource,
+                view.controller,
+                view.key,
+                view.resource_version,
+                view.filtered,
+                view.skipped
+            ));
+        }
         self.paint("⇒ ", Palette::dim());
         let controller = controller_label(view);
         self.column(&controller, |w| &mut w.handler, Palette::key());
@@ -775,6 +878,15 @@ impl<W: Write + Send> Renderer for Timeline<W> {
             return self.reconcile_started(&view.start);
         }
         self.under_pop(view.time, view.start.resource);
+        if self.side_by_side.is_some() {
+            self.call_row = Some(format!(
+                "⇐ {} {} {} {}",
+                view.start.resource,
+                view.start.controller,
+                view.start.key,
+                view.result_name()
+            ));
+        }
         self.paint("⇐ ", Palette::dim());
         let controller = controller_label(&view.start);
         self.column(&controller, |w| &mut w.handler, Palette::key());
@@ -1169,3 +1281,64 @@ pub fn local_time(time: SystemTime, zone: &TimeZone) -> String {
 #[cfg(test)]
 #[path = "timeline_tests.rs"]
 mod tests;
+
+/// What makes a row alike another stack's (`--compare`): its text without its `volatile` parts and
+/// colours, each run of spaces one space (columns grow as a session goes), and every duration left
+/// out (`list done … 4.0ms`, `watch opened … (timeout 7m45s)`: a live session's stacks time and
+/// draw their own).
+fn row_identity(line: &str, volatile: &[Range<usize>]) -> String {
+    let mut kept = String::with_capacity(line.len());
+    let mut from = 0;
+    for range in volatile {
+        if range.start >= from && range.end <= line.len() {
+            kept.push_str(&line[from..range.start]);
+            from = range.end;
+        }
+    }
+    kept.push_str(&line[from..]);
+    let plain = strip_colour(&kept);
+    let mut identity = String::with_capacity(plain.len());
+    for token in plain.split_whitespace() {
+        if !identity.is_empty() {
+            identity.push(' ');
+        }
+        identity.push_str(if is_duration(token) { "·" } else { token });
+    }
+    identity
+}
+
+/// `text` without its SGR escapes (`ESC [ … m`), the only control codes a row holds: what the
+/// cluster says is written escaped ([`printable`]).
+fn strip_colour(text: &str) -> Cow<'_, str> {
+    if !text.contains('\x1b') {
+        return Cow::Borrowed(text);
+    }
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    Cow::Owned(plain)
+}
+
+/// A duration as [`human_duration`] and the Reflector's rows write one (`4.0ms`, `1.28s`,
+/// `7m45s`), with its punctuation (`(timeout 7m45s)`, `4.0ms,`).
+fn is_duration(token: &str) -> bool {
+    let token = token
+        .trim_start_matches('(')
+        .trim_end_matches([',', ')', ';', ':']);
+    let units = ['n', 'µ', 'm', 's', 'h', 'd'];
+    token.starts_with(|c: char| c.is_ascii_digit())
+        && token.ends_with(units)
+        && token
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || units.contains(&c))
+}

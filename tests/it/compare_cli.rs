@@ -214,6 +214,19 @@ async fn live_stacks_share_one_list_and_one_watch() {
     let ended = running.interrupt();
     // Without handlers the pops are compared, and a DeltaFIFO's are not a RealFIFO's.
     assert_eq!(ended.status.code(), Some(5), "{}", ended.stderr);
+    // One watch: every stack says it was sent with the timeout it was sent with.
+    let timeouts: Vec<(Value, Value)> = json_lines(ended.stdout.as_bytes())
+        .into_iter()
+        .filter(|r| r["event"] == "watch-start")
+        .map(|r| (r["stack"].clone(), r["timeoutSeconds"].clone()))
+        .collect();
+    assert_eq!(timeouts.len(), stacks.len(), "{timeouts:?}");
+    assert!(
+        timeouts
+            .iter()
+            .all(|(_, t)| *t == timeouts[0].1 && t.is_u64()),
+        "{timeouts:?}"
+    );
     let requests = server.requests();
     let on_configmaps =
         |r: &&crate::support::fake_apiserver::Request| r.path.contains("configmaps");
@@ -228,6 +241,10 @@ async fn live_stacks_share_one_list_and_one_watch() {
         .filter(|r| r.is_watch())
         .count();
     assert_eq!((lists, watches), (1, 1), "{requests:#?}");
+    let sent = (requests.iter().filter(on_configmaps))
+        .find(|r| r.is_watch())
+        .and_then(|r| r.query.get("timeoutSeconds").cloned());
+    assert_eq!(sent, Some(timeouts[0].1.to_string()), "{requests:#?}");
 
     // Stacks that list differently cannot share one list.
     let out = run(
@@ -243,10 +260,11 @@ async fn live_stacks_share_one_list_and_one_watch() {
     )
     .await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("--compare stacks 1.32 and latest make different initial lists"),
-        "{}",
-        stderr(&out)
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "kubectl-deltas: error: --compare stacks 1.32 and latest make different initial lists \
+         (one streams it with watch-list, the other pages it), and the stacks share one list and \
+         one watch: give --watch-list or --watch-list=false to make them alike"
     );
 }
 
@@ -528,16 +546,13 @@ async fn what_each_stack_left_unfinished_names_its_stack() {
         .map(|r| json!([r["stack"], r["resource"]]))
         .collect();
     assert_eq!(ended, [json!(["1.32", "pods"]), json!(["latest", "pods"])]);
+    // Both stacks ended alike: the timeline says it once, as a row common to every stack.
     let (_, timeline, _) = replay(cut, &args).await;
-    for stack in ["1.32", "latest"] {
-        assert!(
-            timeline
-                .lines()
-                .any(|l| l.starts_with(&format!("{stack} │ "))
-                    && l.contains("── ended during the relist after 410")),
-            "{timeline}"
-        );
-    }
+    let ended: Vec<&str> = (timeline.lines())
+        .filter(|l| l.contains("── ended during the relist after 410"))
+        .collect();
+    assert_eq!(ended.len(), 1, "{timeline}");
+    assert!(ended[0].starts_with("         1"), "{timeline}");
 }
 
 const RUNTIMES: &str = "docs/recordings/controller-runtimes.jsonl";
@@ -557,8 +572,24 @@ async fn a_runtime_stack_compares_the_reconciles_of_both_runtimes() {
     ];
     let (code, stdout, stderr) = replay(RUNTIMES, &args).await;
     assert_eq!(code, Some(5), "{stderr}");
+    // The reconciles both runtimes made alike are one row each; the one only client-go made
+    // is marked as its, with the other runtime's absence.
+    let reconciles = |key: &str| -> Vec<&str> {
+        (stdout.lines())
+            .filter(|l| l.contains("⇒ web") && l.contains(&format!(" {key} ")))
+            .collect()
+    };
+    assert_eq!(reconciles("demo/api").len(), 3, "{stdout}");
     assert!(
-        stdout.contains("runtime=kube │ ") && stdout.contains("⇒ web(kube)"),
+        (reconciles("demo/api").iter()).all(|l| l.starts_with(&" ".repeat(20))),
+        "{stdout}"
+    );
+    let gone = reconciles("demo/batch");
+    assert_eq!(gone.len(), 2, "{stdout}");
+    assert!(
+        gone[1].starts_with("runtime=client-go │ ")
+            && gone[1].contains(" gone")
+            && gone[1].ends_with("│ runtime=kube ─"),
         "{stdout}"
     );
     // kube-runtime's notes are the kube stack's rows.
@@ -567,7 +598,7 @@ async fn a_runtime_stack_compares_the_reconciles_of_both_runtimes() {
         .collect();
     assert_eq!(notes.len(), 2, "{stdout}");
     assert!(
-        notes.iter().all(|l| l.starts_with("runtime=kube │ ")),
+        notes.iter().all(|l| l.starts_with("runtime=kube      │ ")),
         "{notes:#?}"
     );
     let differences: Vec<&str> = stdout
@@ -639,24 +670,20 @@ async fn owned_resources_are_compared_on_each_stacks_own_lanes() {
     ];
     let (code, stdout, stderr) = replay(RUNTIMES, &args).await;
     assert_eq!(code, Some(5), "{stderr}");
-    let owner_reconciles = |stack: &str| -> Vec<String> {
-        (stdout.lines())
-            .filter(|l| l.starts_with(&format!("{stack} │ ")) && l.contains("owner of"))
-            .map(|l| l.split_whitespace().nth(2).unwrap_or_default().to_owned())
-            .collect()
-    };
-    for stack in ["runtime=client-go", "runtime=kube"] {
-        let times = owner_reconciles(stack);
-        assert!(
-            times.contains(&"09:00:02.001".to_owned())
-                && times.contains(&"09:00:04.000".to_owned()),
-            "{stack}: {times:?}\n{stdout}"
-        );
-        assert!(
-            !stdout.contains(&format!("{stack} │ 09:00:00.000      replicasets.apps  ⇒")),
-            "{stack}: a reconcile on the owned lane\n{stdout}"
-        );
-    }
+    // Both runtimes reconcile the owner alike: one row each, common to both stacks.
+    let owner_reconciles: Vec<&str> = (stdout.lines())
+        .filter(|l| l.contains("⇒ web") && l.contains("owner of"))
+        .map(|l| l.split_whitespace().next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        owner_reconciles,
+        ["09:00:00.000", "09:00:02.001", "09:00:04.000"],
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("replicasets.apps  ⇒"),
+        "a reconcile on the owned lane\n{stdout}"
+    );
     let differences: Vec<&str> = stdout
         .lines()
         .skip_while(|l| !l.starts_with("── where the stacks differ"))
@@ -671,4 +698,213 @@ async fn owned_resources_are_compared_on_each_stacks_own_lanes() {
         ],
         "{stdout}"
     );
+}
+
+/// A wait as a pop's row writes it (`0µs`, `1.2ms`): the baseline's on a row common to every
+/// stack, and only on the first row of a pop of several keys.
+fn is_wait(token: &str) -> bool {
+    let digits = token.trim_end_matches(|c: char| c.is_alphabetic() || c == 'µ');
+    !digits.is_empty() && digits.len() < token.len() && digits.parse::<f64>().is_ok()
+}
+
+/// The timeline rows of `stack` in a session's output: every row of a session of that stack alone,
+/// or, with `--compare`, the rows common to every stack and those marked as the stack's, without
+/// what the side-by-side timeline takes from the baseline or adds (pop numbers, waits and buffer
+/// depths; where the other stacks wrote a row), and with each run of spaces one space.
+fn timeline_rows(stdout: &str, stack: Option<&str>) -> Vec<String> {
+    let is_row = |row: &str| row.starts_with(|c: char| c.is_ascii_digit());
+    stdout
+        .lines()
+        .filter_map(|line| match stack {
+            None => is_row(line).then_some(line),
+            Some(stack) => {
+                let (mark, row) = line.split_once(" │ ").unwrap_or(("", line));
+                let row = row.trim_start();
+                let own = mark.trim() == stack || (mark.trim().is_empty() && line.starts_with(' '));
+                (own && is_row(row)).then(|| row.split("  │ ").next().unwrap_or(row))
+            }
+        })
+        .map(|row| {
+            let mut kept = Vec::new();
+            let mut tokens = row.split_whitespace();
+            while let Some(token) = tokens.next() {
+                if token == "buffer" || token == "waited" {
+                    tokens.next();
+                } else if !(is_wait(token)
+                    || token.starts_with('#') && token[1..].parse::<u64>().is_ok())
+                {
+                    kept.push(token);
+                }
+            }
+            kept.join(" ")
+        })
+        .collect()
+}
+
+/// Live, the stacks' rows are written once the stacks have caught up with each other (a moment
+/// without rows), while the session runs: a handler call both stacks made, once and unmarked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_stacks_rows_are_written_side_by_side_while_the_session_runs() {
+    let server = FakeApiServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let mut running = crate::support::binary::Running::spawn(
+        &kubeconfig,
+        &[
+            "watch",
+            "cm",
+            "-q",
+            "--handler",
+            "h",
+            "--compare",
+            "1.32,1.33",
+        ],
+    );
+    let common = |line: &str| line.starts_with("       ") && line.contains("handler h synced");
+    running.seen_or_read_until("the handler's sync, once", common);
+    server.create(
+        "configmaps",
+        json!({"metadata": {"name": "c", "namespace": "default"}, "data": {"k": "v"}}),
+    );
+    let added = |line: &str| line.contains("→ h  OnAdd  default/c");
+    running.seen_or_read_until("the new object's call", added);
+    let ended = running.interrupt();
+    let calls: Vec<&str> = ended.stdout.lines().filter(|l| added(l)).collect();
+    assert_eq!(calls.len(), 1, "{}", ended.stdout);
+    assert!(calls[0].starts_with("       "), "{}", ended.stdout);
+    assert_eq!(ended.status.code(), Some(0), "{}", ended.stderr);
+}
+
+/// `--match` narrows what is compared as it narrows what is shown: the tombstone 1.32 delivers
+/// after the other keys' calls is no difference among one key's calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn match_narrows_what_the_stacks_are_compared_on() {
+    for key in ["demo/worker-1", "demo/worker-2"] {
+        let args = ["--handler", "h", "--compare", "1.32,latest", "--match", key];
+        let (code, stdout, stderr) = replay(EXPIRED, &args).await;
+        assert_eq!(code, Some(0), "{key}: {stderr}\n{stdout}");
+        assert!(stdout.ends_with("── handler h: same calls\n"), "{stdout}");
+    }
+    // The pops are compared on the deltas of the key asked about (a whole list's when it
+    // lists the key).
+    let args = ["--compare", "1.32,latest", "--match", "demo/worker-2"];
+    let (code, stdout, _) = replay(EXPIRED, &args).await;
+    assert_eq!(code, Some(5), "{stdout}");
+    assert!(
+        stdout.ends_with("── pops: different calls (2 missing, 1 extra)\n"),
+        "{stdout}"
+    );
+}
+
+/// A replay's stacks catch up with each other at the end of every turn: a paced replay writes the
+/// initial list's rows side by side as it replays them, seconds before the relist.
+#[test]
+fn a_paced_replay_writes_each_turns_rows_side_by_side_as_it_goes() {
+    let file = path(EXPIRED);
+    let args = [
+        "replay",
+        &file,
+        "-q",
+        "--handler",
+        "h",
+        "--compare",
+        "1.32,latest",
+        "--speed",
+        "1",
+    ];
+    let mut running =
+        crate::support::binary::Running::start(crate::support::binary::offline_command(&args));
+    running.read_until("the initial list's handler sync", |line| {
+        line.starts_with("       ") && line.contains("handler h synced")
+    });
+    let ended = running.interrupt();
+    assert!(!ended.stdout.contains("rv 1007"), "{}", ended.stdout);
+    assert!(
+        ended.stdout.contains("handler h synced"),
+        "{}",
+        ended.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_timeline_writes_common_rows_once_and_the_relists_rows_side_by_side() {
+    let args = ["--handler", "h", "--compare", "1.32,latest"];
+    let (code, stdout, stderr) = replay(EXPIRED, &args).await;
+    assert_eq!(code, Some(5), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let find = |what: &str| -> Vec<usize> {
+        (lines.iter().enumerate())
+            .filter(|(_, l)| l.contains(what))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    // The relist's list and the resync of the unchanged object: once, unmarked.
+    for common in [
+        "── list done: 3 items, 1 page, rv 1007",
+        "→ h  OnUpdate (resync)",
+    ] {
+        let at = find(common);
+        assert_eq!(at.len(), 1, "{common}\n{stdout}");
+        assert!(lines[at[0]].starts_with("         17:"), "{stdout}");
+    }
+    // The tombstone: first in latest's pop, last in 1.32's, each marked with where the other
+    // stack delivered it.
+    let deletes = find("→ h  OnDelete");
+    assert_eq!(deletes.len(), 2, "{stdout}");
+    assert!(
+        lines[deletes[0]].starts_with("latest │ ")
+            && lines[deletes[0]].ends_with("│ 1.32: 3 calls later"),
+        "{stdout}"
+    );
+    assert!(
+        lines[deletes[1]].starts_with("1.32   │ ")
+            && lines[deletes[1]].ends_with("│ latest: 3 calls earlier"),
+        "{stdout}"
+    );
+    // Nothing of either stack is lost: each stack's rows are its rows alone.
+    for (stack, version) in [("1.32", "1.32"), ("latest", "latest")] {
+        let (_, alone, _) = replay(EXPIRED, &["--handler", "h", "--client-go", version]).await;
+        assert_eq!(
+            timeline_rows(&stdout, Some(stack)),
+            timeline_rows(&alone, None),
+            "{stack}\n{stdout}"
+        );
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 12, ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// On random recordings, the side-by-side timeline of two stacks holds every row each stack
+    /// writes alone, in its order: a row common to both once, the others marked with their stack.
+    #[test]
+    fn the_side_by_side_timeline_holds_each_stacks_rows_alone(
+        initial in 0u8..4,
+        ops in proptest::collection::vec(crate::other_stores_cli::server_op(), 0..20),
+    ) {
+        let (_dir, file) = random_recording(initial, &ops);
+        let file = file.as_str();
+        for pair in [["1.32", "latest"], ["1.28", "1.35"]] {
+            let (code, stdout) = run_blocking(&[
+                "replay", file, "-q", "--handler", "h", "--compare", &pair.join(","),
+            ]);
+            proptest::prop_assert!(code == Some(0) || code == Some(5), "{:?}: {:?}", pair, code);
+            let stdout = String::from_utf8(stdout).unwrap();
+            for version in pair {
+                let (_, alone) = run_blocking(&[
+                    "replay", file, "-q", "--handler", "h", "--client-go", version,
+                ]);
+                let alone = String::from_utf8(alone).unwrap();
+                proptest::prop_assert_eq!(
+                    timeline_rows(&stdout, Some(version)),
+                    timeline_rows(&alone, None),
+                    "{}\n{}",
+                    version,
+                    stdout
+                );
+            }
+        }
+    }
 }

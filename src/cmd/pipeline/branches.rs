@@ -1,8 +1,9 @@
 //! One source read by several lanes (`--compare`'s stacks): its [`ListerWatcher`] fanned out
 //! ([`fan_out`]: one list and one watch against the source, every lane's Reflector answered
 //! alike, in lock step), and its [`Hooks`] shared: each lane ends when the source ends, a
-//! replay's turns and resyncs go to every lane's informer in lane order ([`ReplayTargets`]), and
-//! what only one reader may have (`record`'s observer and counter) goes to the first lane.
+//! replay's turns and resyncs go to every lane's informer in lane order ([`ReplayTargets`]), after
+//! which the output writes the lanes' rows of the turn side by side, and what only one reader may
+//! have (`record`'s observer and counter) goes to the first lane.
 
 use std::sync::Arc;
 
@@ -15,10 +16,11 @@ use super::Source;
 use super::hooks::{Hooks, SourceEnd};
 
 /// `source` as `lanes` sources, one per lane, in lane order. With one lane, the source as it is
-/// (its calls go straight through).
+/// (its calls go straight through). A replay calls `turn_over` once every lane has taken its turn.
 pub(super) fn branches<L: ListerWatcher>(
     source: Source<L>,
     lanes: usize,
+    turn_over: impl Fn() + Send + Sync + 'static,
 ) -> Vec<Source<FanOut<L>>> {
     let Source {
         name,
@@ -46,7 +48,7 @@ pub(super) fn branches<L: ListerWatcher>(
     let slots: Vec<Arc<InformerSlot>> = (0..lanes).map(|_| Arc::default()).collect();
     let held = informer.is_some();
     if let Some(informer) = informer {
-        informer.fill(Arc::new(ReplayTargets(slots.clone())));
+        informer.fill(Arc::new(ReplayTargets(slots.clone(), Box::new(turn_over))));
     }
     lister_watchers
         .into_iter()

@@ -1,11 +1,12 @@
 //! What a session with `--compare` keeps of each lane to compare the stacks at its end: the calls
-//! each lane's queue, handlers and controllers made ([`render::compare`](kubectl_deltas::render::compare)
+//! each lane's queue, handlers and controllers made about what the session's filters ask
+//! (`--match`, `--types`, `-l`, a window) ([`render::compare`](kubectl_deltas::render::compare)
 //! names the differences).
 
 use std::collections::BTreeMap;
 
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::Batch;
+use kubectl_deltas::cache::{Batch, Delta};
 use kubectl_deltas::render::NotificationView;
 use kubectl_deltas::render::compare::{
     Call, Subject, SubjectComparison, Verdict, compare_subject, notification_call, pop_calls,
@@ -47,10 +48,21 @@ impl Compared {
         }
     }
 
-    /// Lane `lane` popped `batch`.
-    pub(super) fn pop(&mut self, lane: usize, batch: &Batch<Object>) {
+    /// Lane `lane` popped `batch`: its deltas that `asked` about (the session's filters).
+    pub(super) fn pop(
+        &mut self,
+        lane: usize,
+        batch: &Batch<Object>,
+        asked: impl Fn(&Delta<Object>) -> bool,
+    ) {
         if let Some(calls) = self.lane(lane, Subject::Pops) {
-            calls.extend(pop_calls(batch));
+            let deltas = batch.deltas.iter();
+            let popped = pop_calls(batch).into_iter().zip(deltas);
+            calls.extend(
+                popped
+                    .filter(|(_, delta)| asked(delta))
+                    .map(|(call, _)| call),
+            );
         }
     }
 

@@ -190,6 +190,9 @@ pub struct Pipeline {
 /// How often the status footer is redrawn.
 const STATUS_REFRESH: Duration = Duration::from_millis(125);
 
+/// How often a live `--compare` looks whether its stacks have caught up with each other.
+const ALIGN_CHECK: Duration = Duration::from_millis(50);
+
 impl Pipeline {
     /// A session that runs `plan`.
     pub fn new(plan: Plan) -> Self {
@@ -307,8 +310,14 @@ impl Pipeline {
                 (names.iter()).flat_map(|_| stacks.iter().map(|(l, _)| l.map(|l| l.0.clone())));
             output.set_stacks(labels.collect(), stacks.len());
         }
+        // An instant replay's stacks catch up with each other at the end of each turn; a live
+        // session's or a paced replay's when no row comes for a moment.
+        let turns = sources.iter().all(|s| s.hooks.inline);
         let mut lanes = Vec::new();
-        let branched = (sources.into_iter()).flat_map(|s| branches::branches(s, stacks.len()));
+        let branched = (sources.into_iter()).flat_map(|s| {
+            let output = output.clone();
+            branches::branches(s, stacks.len(), move || output.align_stacks())
+        });
         for (index, source) in branched.enumerate() {
             let (_, stack) = stacks[index % stacks.len()];
             let lane = lane::assemble(source, stack, output.lane(index), &clock, &shared);
@@ -361,10 +370,20 @@ impl Pipeline {
                 () = stop.wait() => {}
             }
         };
+        let aligned = async {
+            if plan.compared.is_empty() || turns {
+                return;
+            }
+            let mut tick = tokio::time::interval(ALIGN_CHECK);
+            loop {
+                tick.tick().await;
+                output.align_when_quiet();
+            }
+        };
         let background = async {
             tokio::select! {
                 () = stop.wait() => {}
-                () = status => stop.wait().await,
+                () = async { tokio::join!(status, aligned); } => stop.wait().await,
             }
         };
         let (outcomes, (), ()) = tokio::join!(runs, control, background);

@@ -39,6 +39,17 @@ use super::stdout::{Drain, GaveUp};
 use super::stop::Stop;
 use crate::cmd::plan::{ControllerSpec, OutputPlan};
 use kubectl_deltas::render::compare::Subject;
+use kubectl_deltas::render::compare::side_by_side::Release;
+
+/// `--compare`, live: how long no row comes before the stacks count as caught up.
+const QUIET: Duration = Duration::from_millis(150);
+
+/// `--compare`, live: how long rows are held while more keep coming before those up to the last
+/// row common to every stack are written.
+const HOLD_LIMIT: Duration = Duration::from_secs(1);
+
+/// `--compare`, live: how long rows are held at most.
+const HOLD_LONGEST: Duration = Duration::from_secs(5);
 
 /// How often a wait for a turn looks at the stop.
 const TURN_CHECK: Duration = Duration::from_millis(50);
@@ -100,6 +111,16 @@ struct State {
     latest_reconcile: Option<SystemTime>,
     /// With `--compare`: each lane's calls, and how the stacks compare once the session ended.
     compared: Option<Compared>,
+    /// With `--compare`: since when the renderer holds rows, and when it was last given one
+    /// ([`align_when_quiet`](Output::align_when_quiet)).
+    held: Option<Held>,
+}
+
+/// Since when the renderer holds `--compare`'s rows.
+#[derive(Clone, Copy)]
+struct Held {
+    since: Instant,
+    last_row: Instant,
 }
 
 /// A sync notification that the handler at `handler` (its position among the resource's
@@ -138,6 +159,7 @@ impl Output {
                 controllers: vec![Vec::new(); n],
                 latest_reconcile: None,
                 compared: None,
+                held: None,
             }),
             turn: Condvar::new(),
             names,
@@ -219,8 +241,53 @@ impl Output {
             .iter()
             .map(|s| s.clone().unwrap_or_default())
             .collect();
-        self.lock().compared = Some(Compared::new(labels, per_resource));
+        let mut state = self.lock();
+        state.compared = Some(Compared::new(labels, per_resource));
+        let baseline_first: Vec<String> = (stacks.iter().take(per_resource))
+            .map(|s| s.clone().unwrap_or_default())
+            .collect();
+        state.renderer.stacks(&baseline_first);
+        drop(state);
         let _ = self.stacks.set(stacks);
+    }
+
+    /// `--compare`: the stacks have caught up with each other (a replay's turn is over): the
+    /// renderer writes what it held.
+    pub(super) fn align_stacks(&self) {
+        let mut state = self.lock();
+        self.release(&mut state, Release::Everything);
+    }
+
+    /// `--compare`, live: the renderer writes what it held once no row came for [`QUIET`] (the
+    /// stacks have caught up), or, when rows keep coming, what it held for [`HOLD_LIMIT`] up to
+    /// the last row every stack wrote, and everything after [`HOLD_LONGEST`].
+    pub(super) fn align_when_quiet(&self) {
+        let mut state = self.lock();
+        let Some(held) = state.held else {
+            return;
+        };
+        let now = Instant::now();
+        if now - held.last_row >= QUIET || now - held.since >= HOLD_LONGEST {
+            self.release(&mut state, Release::Everything);
+        } else if now - held.since >= HOLD_LIMIT {
+            self.release(&mut state, Release::ThroughCommon);
+        }
+    }
+
+    fn release(&self, state: &mut State, release: Release) {
+        if state.held.is_none() || state.failed.is_some() {
+            return;
+        }
+        let renderer = &mut *state.renderer;
+        match self.status.suspend(|| renderer.align_stacks(release)) {
+            Ok(true) => {
+                if let Some(held) = &mut state.held {
+                    held.since = Instant::now();
+                }
+            }
+            Ok(false) => state.held = None,
+            Err(error) => self.fail(state, error),
+        }
     }
 
     /// With `--compare`, once the session has ended: whether the stacks differ.
@@ -242,6 +309,12 @@ impl Output {
     ) {
         if let Some(stack) = self.stacks.get().and_then(|stacks| stacks.get(index)) {
             state.renderer.stack(stack.as_deref());
+            let now = Instant::now();
+            let held = state.held.get_or_insert(Held {
+                since: now,
+                last_row: now,
+            });
+            held.last_row = now;
         }
         self.write(state, write);
     }
@@ -341,7 +414,10 @@ impl Output {
         }
         state.stats[index].record_batch(batch);
         if let Some(compared) = &mut state.compared {
-            compared.pop(index, batch);
+            let narrow = &self.view.narrow;
+            compared.pop(index, batch, |delta| {
+                narrow.shows_delta(delta, batch.seq, time)
+            });
         }
         if self.view.narrows() {
             *state.stats[index].shown.get_or_insert(0) += u64::from(shown);
@@ -481,7 +557,9 @@ impl Output {
             return;
         };
         stats.record(view);
-        if let Some(compared) = &mut state.compared {
+        if let Some(compared) = &mut state.compared
+            && (self.view.narrow).shows_reconcile(view.start.key, view.start.started_at)
+        {
             compared.reconcile(index, view);
         }
         state.latest_reconcile = state.latest_reconcile.max(Some(view.time));
@@ -547,7 +625,9 @@ impl Output {
                 waited: delivery.waited(),
             }),
         };
-        if let Some(compared) = &mut state.compared {
+        if let Some(compared) = &mut state.compared
+            && (self.view.narrow).shows_notification(delivery.notification, delivery.batch, time)
+        {
             compared.notification(index, &view);
         }
         let written = !state.closed || state.rows_through.is_some_and(|s| delivery.batch <= s);
@@ -746,6 +826,7 @@ impl Output {
             compared.conclude(names);
         }
         let summary = self.summary_text(&state);
+        self.release(&mut state, Release::Everything);
         let written = {
             let time = self.end_time(&state);
             let State {

@@ -471,6 +471,15 @@ impl Plan {
         }
     }
 
+    /// With `--compare` live: every stack's Reflector draws its watch timeouts and backoff jitter
+    /// from `seed`. The stacks share one watch (`cache::fan_out`), sent with the timeout the first
+    /// to ask drew: alike in lock step, every stack draws that one, and says so.
+    pub fn share_reflector_seed(&mut self, seed: u64) {
+        for (_, stack) in &mut self.compared {
+            stack.informer.reflector.seed.get_or_insert(seed);
+        }
+    }
+
     /// Every stack that runs, to adjust them all alike (a replay's recording decides some of
     /// their settings).
     pub fn stacks_mut(&mut self) -> Vec<&mut StackPlan> {

@@ -12,7 +12,7 @@
 use std::time::SystemTime;
 
 use kubectl_deltas::Object;
-use kubectl_deltas::cache::{Batch, DeltaType, IndexSpec, Notification};
+use kubectl_deltas::cache::{Batch, Delta, DeltaType, IndexSpec, Notification};
 
 use crate::cli::narrow::{Bound, NarrowArgs, ReplayNarrowArgs};
 use kubectl_deltas::cache::KeyGlob;
@@ -148,6 +148,28 @@ impl Narrow {
         });
         // A whole-list resync or bookmark carries no object, so no object filter lets it through.
         listed.into_iter().any(|obj| self.shows_object(obj))
+    }
+
+    /// Whether `delta` of pop number `seq`, popped at `time`, is one the filters ask about: what
+    /// [`shows`](Narrow::shows) asks of a pop, asked of this delta alone (`--compare` compares
+    /// the deltas asked about, whichever pops they came in).
+    pub fn shows_delta(&self, delta: &Delta<Object>, seq: u64, time: SystemTime) -> bool {
+        if !self.within(seq, time)
+            || (!self.types.is_empty() && !self.types.contains(&delta.type_))
+            || (self.tombstones && !delta.object.is_tombstone())
+        {
+            return false;
+        }
+        if self.globs.is_empty() && self.labels.is_empty() && self.fields.is_empty() {
+            return true;
+        }
+        let list = delta
+            .object
+            .list()
+            .into_iter()
+            .flat_map(|l| l.objects.iter());
+        let mut listed = delta.object.object().into_iter().chain(list);
+        listed.any(|obj| self.shows_object(obj))
     }
 
     /// Whether a handler's notification, from pop number `seq` at `time`, is shown: as for

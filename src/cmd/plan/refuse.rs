@@ -545,7 +545,9 @@ pub fn compare_on_record(given: Option<&str>) -> anyhow::Result<()> {
 /// initial list, the other pages it): one stream against the server cannot answer both.
 pub fn different_lists<T>(first: &str, second: &str) -> anyhow::Result<T> {
     Err(anyhow!(
-        "--compare stacks {first} and {second} make different initial lists (one streams it,          watch-list), and the stacks share one list and one watch: give --watch-list or          --watch-list=false to make them alike"
+        "--compare stacks {first} and {second} make different initial lists (one streams it \
+         with watch-list, the other pages it), and the stacks share one list and one watch: give \
+         --watch-list or --watch-list=false to make them alike"
     ))
     .exit_with(Exit::Usage)
 }

@@ -1,6 +1,7 @@
 //! Two stacks' calls aligned, and each difference named (see the invariants in `mod.rs`).
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
 use std::time::Duration;
 
 use super::{Call, Identity};
@@ -61,24 +62,30 @@ pub struct Difference {
 /// Above this many cells the alignment is greedy rather than a longest common subsequence.
 const MAX_TABLE: usize = 16 << 20;
 
-/// The pairs of indices of `a` and `b` holding the same call, in order: a longest common
-/// subsequence, after the common prefix and suffix.
-fn align(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x.same_call(y)).count();
+/// The pairs of indices of `a` and `b` holding items of the same `identity`, in order: a longest
+/// common subsequence, after the common prefix and suffix; greedy where the table would be too
+/// big. Calls here, timeline rows for `--compare`'s side-by-side timeline.
+pub(crate) fn align_by<'a, T, K: Eq + Hash>(
+    a: &'a [T],
+    b: &'a [T],
+    identity: impl Fn(&'a T) -> K,
+) -> Vec<(usize, usize)> {
+    let same = |x: &'a T, y: &'a T| identity(x) == identity(y);
+    let prefix = a.iter().zip(b).take_while(|(x, y)| same(x, y)).count();
     let suffix = a[prefix..]
         .iter()
         .rev()
         .zip(b[prefix..].iter().rev())
-        .take_while(|(x, y)| x.same_call(y))
+        .take_while(|(x, y)| same(x, y))
         .count();
     let (middle_a, middle_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
     let mut pairs: Vec<(usize, usize)> = (0..prefix).map(|i| (i, i)).collect();
     let (n, m) = (middle_a.len(), middle_b.len());
     if n > 0 && m > 0 {
         let inner = if (n + 1).saturating_mul(m + 1) <= MAX_TABLE {
-            lcs(middle_a, middle_b)
+            lcs(middle_a, middle_b, same)
         } else {
-            greedy(middle_a, middle_b)
+            greedy(middle_a, middle_b, &identity)
         };
         pairs.extend(inner.into_iter().map(|(i, j)| (i + prefix, j + prefix)));
     }
@@ -86,14 +93,14 @@ fn align(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
     pairs
 }
 
-fn lcs(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
+fn lcs<'a, T>(a: &'a [T], b: &'a [T], same: impl Fn(&'a T, &'a T) -> bool) -> Vec<(usize, usize)> {
     let (n, m) = (a.len(), b.len());
     let width = m + 1;
     // table[i][j]: the longest common subsequence of a[i..] and b[j..].
     let mut table = vec![0u32; (n + 1) * width];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            table[i * width + j] = if a[i].same_call(&b[j]) {
+            table[i * width + j] = if same(&a[i], &b[j]) {
                 table[(i + 1) * width + j + 1] + 1
             } else {
                 table[(i + 1) * width + j].max(table[i * width + j + 1])
@@ -103,7 +110,7 @@ fn lcs(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
     let (mut i, mut j) = (0, 0);
     let mut pairs = Vec::new();
     while i < n && j < m {
-        if a[i].same_call(&b[j]) {
+        if same(&a[i], &b[j]) {
             pairs.push((i, j));
             i += 1;
             j += 1;
@@ -116,17 +123,21 @@ fn lcs(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
     pairs
 }
 
-/// Each call of `a` paired with the next same call of `b`, if any: found through an index of
-/// `b`'s calls, so that a long run of calls only one side made costs no scan of the other.
-fn greedy(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
-    let mut positions: HashMap<Identity<'_>, Vec<usize>> = HashMap::new();
-    for (j, call) in b.iter().enumerate() {
-        positions.entry(call.identity()).or_default().push(j);
+/// Each item of `a` paired with the next of the same identity in `b`, if any: found through an
+/// index of `b`'s, so that a long run of items only one side has costs no scan of the other.
+fn greedy<'a, T, K: Eq + Hash>(
+    a: &'a [T],
+    b: &'a [T],
+    identity: &impl Fn(&'a T) -> K,
+) -> Vec<(usize, usize)> {
+    let mut positions: HashMap<K, Vec<usize>> = HashMap::new();
+    for (j, item) in b.iter().enumerate() {
+        positions.entry(identity(item)).or_default().push(j);
     }
     let mut pairs = Vec::new();
     let mut from = 0;
-    for (i, call) in a.iter().enumerate() {
-        let Some(at) = positions.get(&call.identity()) else {
+    for (i, item) in a.iter().enumerate() {
+        let Some(at) = positions.get(&identity(item)) else {
             continue;
         };
         if let Some(&j) = at.get(at.partition_point(|&j| j < from)) {
@@ -168,7 +179,7 @@ pub fn compare_stacks(
     times: bool,
 ) -> Vec<Difference> {
     let ((base_name, a), (name, b)) = (baseline, other);
-    let pairs = align(a, b);
+    let pairs = align_by(a, b, Call::identity);
     let mut a_free = vec![true; a.len()];
     let mut b_free = vec![true; b.len()];
     for &(i, j) in &pairs {

@@ -1,6 +1,7 @@
 //! Where stacks part (`--compare`): what each stack's queue popped, what each handler was told
 //! and what each controller reconciled, aligned across stacks, each difference named, and one
-//! verdict per handler and controller.
+//! verdict per handler and controller; and the timeline's rows of every stack, aligned the same
+//! way, written once where alike ([`side_by_side`]).
 //!
 //! Invariants:
 //! - Pure functions over per-stack sequences of [`Call`]s, in the order each stack made them:
@@ -22,6 +23,7 @@
 mod align;
 mod collect;
 pub mod records;
+pub mod side_by_side;
 
 use std::time::SystemTime;
 

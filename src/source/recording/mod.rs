@@ -71,5 +71,7 @@ pub use reader::{MAX_LINE, RecordingReader};
 pub use record::{RecordOptions, Recorder, RecordingTee, ResyncRecorder};
 pub use replay::{Pace, PopsDiffer, RecordingListerWatcher, ReplayEnd, ReplaySummary};
 pub use resync_period::recorded_resync_period;
-pub use turns::{InformerSlot, InlineDrain, Quiescence, ReplayTarget, ReplayTargets, ResyncHook};
+pub use turns::{
+    InformerSlot, InlineDrain, Quiescence, ReplayTarget, ReplayTargets, ResyncHook, TurnOver,
+};
 pub use writer::RecordingWriter;

@@ -219,8 +219,12 @@ impl ResyncHook for InformerSlot {
 /// Several targets fed by one replay (`--compare`'s stacks on one recording): each takes its
 /// turn, in order, after each group of lines, and each resyncs where the recording says. Turns
 /// are taken one target after the other on the replay's thread, so the pops of the targets are
-/// numbered in that order at every turn.
-pub struct ReplayTargets(pub Vec<Arc<InformerSlot>>);
+/// numbered in that order at every turn; once every target has taken its turn, `turn_over` is
+/// called (the session writes the stacks' rows of the turn side by side).
+pub struct ReplayTargets(pub Vec<Arc<InformerSlot>>, pub TurnOver);
+
+/// What is called once every target has taken its turn ([`ReplayTargets`]).
+pub type TurnOver = Box<dyn Fn() + Send + Sync>;
 
 impl fmt::Debug for ReplayTargets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -234,6 +238,7 @@ impl Quiescence for ReplayTargets {
             for target in &self.0 {
                 target.idle(next).await;
             }
+            (self.1)();
         })
     }
 
@@ -254,6 +259,7 @@ impl Quiescence for ReplayTargets {
         for target in &self.0 {
             target.settle(next);
         }
+        (self.1)();
     }
 
     fn finished(&self) {
@@ -279,5 +285,34 @@ impl ResyncHook for ReplayTargets {
         for target in &self.0 {
             target.tick(at);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// `--compare`'s session is told once per turn, after every stack's target took it, that
+    /// the stacks have caught up: with a turn arbiter's two steps (consume, then settle) as with
+    /// one (idle).
+    #[tokio::test]
+    async fn the_turn_is_over_once_every_target_took_it() {
+        let over = Arc::new(AtomicUsize::new(0));
+        let told = over.clone();
+        let targets = ReplayTargets(
+            vec![Arc::default(), Arc::default()],
+            Box::new(move || {
+                told.fetch_add(1, Ordering::SeqCst);
+            }),
+        );
+        let next = Instant::now();
+        targets.idle(next).await;
+        assert_eq!(over.load(Ordering::SeqCst), 1);
+        targets.consume(next).await;
+        assert_eq!(over.load(Ordering::SeqCst), 1);
+        targets.settle(next);
+        assert_eq!(over.load(Ordering::SeqCst), 2);
     }
 }
