@@ -226,9 +226,13 @@ pub trait Renderer: Send {
 
     /// `--compare`: writes the rows held that `release` lets go of; the stacks have caught up
     /// with each other (the end of a replay's turn, the end of the session), or rows have waited
-    /// long enough. Returns whether rows are still held. By default nothing is held.
-    fn align_stacks(&mut self, _release: compare::side_by_side::Release) -> io::Result<bool> {
-        Ok(false)
+    /// long enough. Says whether it wrote rows and whether rows are still held. By default
+    /// nothing is held.
+    fn align_stacks(
+        &mut self,
+        _release: compare::side_by_side::Release,
+    ) -> io::Result<compare::side_by_side::Aligned> {
+        Ok(compare::side_by_side::Aligned::default())
     }
 
     /// The session has ended, however it ended: writes what the renderer keeps for the end (the

@@ -63,7 +63,7 @@ use owo_colors::{OwoColorize, Style};
 
 use super::changes::{self, Change};
 use super::compare::notification_call;
-use super::compare::side_by_side::{HeldRow, Release, SideBySide};
+use super::compare::side_by_side::{Aligned, HeldRow, Release, SideBySide};
 use super::ending::SessionEnd;
 use super::reconcile::{ReconcileStart, Runtime};
 use super::{
@@ -689,14 +689,17 @@ impl<W: Write + Send> Renderer for Timeline<W> {
             .unwrap_or(0);
     }
 
-    fn align_stacks(&mut self, release: Release) -> io::Result<bool> {
+    fn align_stacks(&mut self, release: Release) -> io::Result<Aligned> {
         let Some(side_by_side) = &mut self.side_by_side else {
-            return Ok(false);
+            return Ok(Aligned::default());
         };
         let rows = side_by_side.take(release);
         let holds = side_by_side.holds();
         self.write_rows(&rows)?;
-        Ok(holds)
+        Ok(Aligned {
+            wrote: !rows.is_empty(),
+            holds,
+        })
     }
 
     fn batch(&mut self, view: &BatchView<'_>) -> io::Result<()> {

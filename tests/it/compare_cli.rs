@@ -668,8 +668,10 @@ async fn owned_resources_are_compared_on_each_stacks_own_lanes() {
         "--compare",
         "runtime=client-go,runtime=kube",
     ];
+    // `--match demo/web` leaves out the deletion of demo/batch, where the runtimes part: on the
+    // key asked about they agree.
     let (code, stdout, stderr) = replay(RUNTIMES, &args).await;
-    assert_eq!(code, Some(5), "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
     // Both runtimes reconcile the owner alike: one row each, common to both stacks.
     let owner_reconciles: Vec<&str> = (stdout.lines())
         .filter(|l| l.contains("⇒ web") && l.contains("owner of"))
@@ -684,18 +686,8 @@ async fn owned_resources_are_compared_on_each_stacks_own_lanes() {
         !stdout.contains("replicasets.apps  ⇒"),
         "a reconcile on the owned lane\n{stdout}"
     );
-    let differences: Vec<&str> = stdout
-        .lines()
-        .skip_while(|l| !l.starts_with("── where the stacks differ"))
-        .skip(1)
-        .collect();
-    assert_eq!(
-        differences,
-        [
-            "controller web  runtime=client-go │ reconcile demo/batch (read nothing: gone) ok │ \
-             runtime=kube ─ (the deletion never reconciled)",
-            "── deployments.apps  controller web: different calls (1 missing)",
-        ],
+    assert!(
+        stdout.ends_with("── deployments.apps  controller web: same calls\n"),
         "{stdout}"
     );
 }

@@ -4,6 +4,7 @@
 //! names the differences).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use kubectl_deltas::Object;
 use kubectl_deltas::cache::{Batch, Delta};
@@ -24,16 +25,20 @@ pub(super) struct Compared {
     calls: Vec<BTreeMap<Subject, Vec<Call>>>,
     /// Once concluded: every subject of every resource.
     results: Option<Vec<SubjectComparison>>,
+    /// How far apart two stacks' reconciles may start and count as at the same time.
+    same_time: Duration,
 }
 
 impl Compared {
-    /// For lanes of these stacks (in lane order), `stacks` to a resource.
-    pub(super) fn new(labels: Vec<String>, stacks: usize) -> Self {
+    /// For lanes of these stacks (in lane order), `stacks` to a resource; reconciles up to
+    /// `same_time` apart are at the same time.
+    pub(super) fn new(labels: Vec<String>, stacks: usize, same_time: Duration) -> Self {
         Compared {
             calls: vec![BTreeMap::new(); labels.len()],
             labels,
             stacks: stacks.max(1),
             results: None,
+            same_time,
         }
     }
 
@@ -112,7 +117,7 @@ impl Compared {
                         })
                         .collect();
                     let batches = *subject == Subject::Pops;
-                    let times = matches!(subject, Subject::Controller(_));
+                    let times = matches!(subject, Subject::Controller(_)).then_some(self.same_time);
                     results.push(compare_subject(
                         name,
                         subject.clone(),

@@ -190,6 +190,11 @@ pub struct Pipeline {
 /// How often the status footer is redrawn.
 const STATUS_REFRESH: Duration = Duration::from_millis(125);
 
+/// Live, how far apart two stacks' reconciles of one call may start and count as at the same
+/// time: their workers are scheduled on their own, a few milliseconds apart, where a debounce,
+/// a requeue or a rate limit's delay parts them by more.
+const LIVE_SAME_TIME: Duration = Duration::from_millis(100);
+
 /// How often a live `--compare` looks whether its stacks have caught up with each other.
 const ALIGN_CHECK: Duration = Duration::from_millis(50);
 
@@ -305,14 +310,21 @@ impl Pipeline {
             out.drain,
             shared.clock.clone(),
         ));
-        if !plan.compared.is_empty() {
-            let labels =
-                (names.iter()).flat_map(|_| stacks.iter().map(|(l, _)| l.map(|l| l.0.clone())));
-            output.set_stacks(labels.collect(), stacks.len());
-        }
         // An instant replay's stacks catch up with each other at the end of each turn; a live
         // session's or a paced replay's when no row comes for a moment.
         let turns = sources.iter().all(|s| s.hooks.inline);
+        if !plan.compared.is_empty() {
+            let labels =
+                (names.iter()).flat_map(|_| stacks.iter().map(|(l, _)| l.map(|l| l.0.clone())));
+            // On a replay's clock the stacks' reconciles are at the same time exactly; live (and
+            // paced), each stack's workers are scheduled on their own.
+            let same_time = if turns {
+                Duration::ZERO
+            } else {
+                LIVE_SAME_TIME
+            };
+            output.set_stacks(labels.collect(), stacks.len(), same_time);
+        }
         let mut lanes = Vec::new();
         let branched = (sources.into_iter()).flat_map(|s| {
             let output = output.clone();

@@ -41,14 +41,11 @@ use crate::cmd::plan::{ControllerSpec, OutputPlan};
 use kubectl_deltas::render::compare::Subject;
 use kubectl_deltas::render::compare::side_by_side::Release;
 
-/// `--compare`, live: how long no row comes before the stacks count as caught up.
-const QUIET: Duration = Duration::from_millis(150);
+/// `--compare`, live: how long no row comes before a row only some stacks wrote is written: the
+/// others had time to write theirs (their consumers and workers run on their own threads).
+const QUIET: Duration = Duration::from_secs(1);
 
-/// `--compare`, live: how long rows are held while more keep coming before those up to the last
-/// row common to every stack are written.
-const HOLD_LIMIT: Duration = Duration::from_secs(1);
-
-/// `--compare`, live: how long rows are held at most.
+/// `--compare`, live: how long rows are held at most while rows keep coming and none is common.
 const HOLD_LONGEST: Duration = Duration::from_secs(5);
 
 /// How often a wait for a turn looks at the stop.
@@ -116,7 +113,8 @@ struct State {
     held: Option<Held>,
 }
 
-/// Since when the renderer holds `--compare`'s rows.
+/// The renderer holds `--compare`'s rows: since when it wrote none, and when it was last given
+/// one.
 #[derive(Clone, Copy)]
 struct Held {
     since: Instant,
@@ -235,14 +233,19 @@ impl Output {
     }
 
     /// Each lane's stack (`--compare`), in lane order: the renderer names it on every row of the
-    /// lane.
-    pub(super) fn set_stacks(&self, stacks: Vec<Option<String>>, per_resource: usize) {
+    /// lane. Reconciles up to `same_time` apart are at the same time.
+    pub(super) fn set_stacks(
+        &self,
+        stacks: Vec<Option<String>>,
+        per_resource: usize,
+        same_time: Duration,
+    ) {
         let labels = stacks
             .iter()
             .map(|s| s.clone().unwrap_or_default())
             .collect();
         let mut state = self.lock();
-        state.compared = Some(Compared::new(labels, per_resource));
+        state.compared = Some(Compared::new(labels, per_resource, same_time));
         let baseline_first: Vec<String> = (stacks.iter().take(per_resource))
             .map(|s| s.clone().unwrap_or_default())
             .collect();
@@ -258,9 +261,9 @@ impl Output {
         self.release(&mut state, Release::Everything);
     }
 
-    /// `--compare`, live: the renderer writes what it held once no row came for [`QUIET`] (the
-    /// stacks have caught up), or, when rows keep coming, what it held for [`HOLD_LIMIT`] up to
-    /// the last row every stack wrote, and everything after [`HOLD_LONGEST`].
+    /// `--compare`, live: the renderer writes what it held up to the last row every stack wrote
+    /// (the stacks have all come that far), and the rest once no row came for [`QUIET`] (a stack
+    /// that wrote no such row will not) or nothing was written for [`HOLD_LONGEST`].
     pub(super) fn align_when_quiet(&self) {
         let mut state = self.lock();
         let Some(held) = state.held else {
@@ -269,7 +272,7 @@ impl Output {
         let now = Instant::now();
         if now - held.last_row >= QUIET || now - held.since >= HOLD_LONGEST {
             self.release(&mut state, Release::Everything);
-        } else if now - held.since >= HOLD_LIMIT {
+        } else {
             self.release(&mut state, Release::ThroughCommon);
         }
     }
@@ -280,12 +283,14 @@ impl Output {
         }
         let renderer = &mut *state.renderer;
         match self.status.suspend(|| renderer.align_stacks(release)) {
-            Ok(true) => {
-                if let Some(held) = &mut state.held {
+            Ok(aligned) if !aligned.holds => state.held = None,
+            Ok(aligned) => {
+                if let Some(held) = &mut state.held
+                    && aligned.wrote
+                {
                     held.since = Instant::now();
                 }
             }
-            Ok(false) => state.held = None,
             Err(error) => self.fail(state, error),
         }
     }

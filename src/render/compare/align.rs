@@ -171,12 +171,13 @@ fn calls(n: usize) -> String {
 }
 
 /// Every difference of `other` from `baseline` (each a stack's name and calls). `batches`:
-/// aligned calls that came in other pops are named; `times`: aligned calls made at other times.
+/// aligned calls that came in other pops are named; `times`: aligned calls made more than this
+/// apart are.
 pub fn compare_stacks(
     baseline: (&str, &[Call]),
     other: (&str, &[Call]),
     batches: bool,
-    times: bool,
+    times: Option<Duration>,
 ) -> Vec<Difference> {
     let ((base_name, a), (name, b)) = (baseline, other);
     let pairs = align_by(a, b, Call::identity);
@@ -305,14 +306,14 @@ type MakeDifference<'a> =
     dyn Fn(DifferenceKind, usize, Option<&Call>, Option<&Call>, String) -> Difference + 'a;
 
 /// Of the aligned calls (`pairs` of `a` and `b`): those popped with the call before on one side
-/// and apart from it on the other (`batches`), and those made at another time (`times`), each
+/// and apart from it on the other (`batches`), and those made more than `times` apart, each
 /// made a difference by `difference`.
 fn aligned_differences(
     a: &[Call],
     b: &[Call],
     pairs: &[(usize, usize)],
     batches: bool,
-    times: bool,
+    times: Option<Duration>,
     difference: &MakeDifference<'_>,
 ) -> Vec<Difference> {
     let mut differences = Vec::new();
@@ -337,15 +338,18 @@ fn aligned_differences(
             ));
         }
     }
-    if times {
+    if let Some(tolerance) = times {
         for &(i, j) in pairs {
-            if a[i].time == b[j].time {
+            let (apart, what) = match b[j].time.duration_since(a[i].time) {
+                Ok(later) => (later, format!("made {} later", millis(later))),
+                Err(earlier) => {
+                    let earlier = earlier.duration();
+                    (earlier, format!("made {} earlier", millis(earlier)))
+                }
+            };
+            if apart.is_zero() || apart <= tolerance {
                 continue;
             }
-            let what = match b[j].time.duration_since(a[i].time) {
-                Ok(later) => format!("made {} later", millis(later)),
-                Err(earlier) => format!("made {} earlier", millis(earlier.duration())),
-            };
             differences.push(difference(
                 DifferenceKind::Time,
                 i,

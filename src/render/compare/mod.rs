@@ -25,7 +25,7 @@ mod collect;
 pub mod records;
 pub mod side_by_side;
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 pub use align::{Difference, DifferenceKind, compare_stacks};
 pub use collect::{notification_call, pop_calls, reconcile_call};
@@ -252,13 +252,14 @@ impl SubjectComparison {
 
 /// Compares one subject of one resource across `stacks` (name and calls, the baseline first).
 /// `batches`: pops are compared too (the pops stream, a plain informer's handler); `times`:
-/// reconciles' times are.
+/// reconciles' times are, and differ when more than this apart (zero on a replay's clock; live,
+/// two stacks' workers run a few milliseconds apart).
 pub fn compare_subject(
     resource: &str,
     subject: Subject,
     stacks: &[(&str, &[Call])],
     batches: bool,
-    times: bool,
+    times: Option<Duration>,
 ) -> SubjectComparison {
     let mut differences = Vec::new();
     let mut counts: Vec<(DifferenceKind, usize)> = Vec::new();

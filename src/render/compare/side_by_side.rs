@@ -41,6 +41,15 @@ pub enum Release {
     ThroughCommon,
 }
 
+/// What [`Renderer::align_stacks`](crate::render::Renderer::align_stacks) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Aligned {
+    /// Rows were written.
+    pub wrote: bool,
+    /// Rows are still held.
+    pub holds: bool,
+}
+
 /// The rows every stack wrote since the last [`take`](SideBySide::take).
 #[derive(Debug)]
 pub struct SideBySide {

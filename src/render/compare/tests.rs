@@ -21,7 +21,7 @@ fn verdict(a: &[Call], b: &[Call]) -> SubjectComparison {
         Subject::Handler("h".into()),
         &[("1.32", a), ("latest", b)],
         true,
-        true,
+        Some(Duration::ZERO),
     )
 }
 
@@ -103,6 +103,28 @@ fn a_reconcile_at_another_time_is_named() {
     let compared = verdict(&a, &b);
     assert_eq!(compared.verdict, Verdict::DifferentTimes);
     assert_eq!(compared.differences[0].what, "made 500ms later");
+}
+
+#[test]
+fn live_reconciles_a_scheduling_apart_are_at_the_same_time() {
+    let a = [call("reconcile", "a", 0), call("reconcile", "b", 0)];
+    let mut b = a.clone();
+    b[0].time += Duration::from_millis(3);
+    b[1].time += Duration::from_millis(500);
+    let live = |a: &[Call], b: &[Call]| {
+        compare_subject(
+            "pods",
+            Subject::Controller("web".into()),
+            &[("runtime=client-go", a), ("runtime=kube", b)],
+            false,
+            Some(Duration::from_millis(100)),
+        )
+    };
+    let compared = live(&a, &b);
+    assert_eq!(compared.differences.len(), 1, "{:?}", compared.differences);
+    assert_eq!(compared.differences[0].key, "b");
+    assert_eq!(compared.differences[0].what, "made 500ms later");
+    assert_eq!(live(&a[..1], &b[..1]).verdict, Verdict::Same);
 }
 
 #[test]
