@@ -144,6 +144,8 @@ const COMPARE_PROBE: &str = r##"<script>
   out.differences = Array.from(document.querySelectorAll("#differences li.difference")).map((l) => l.textContent);
   out.verdicts = Array.from(document.querySelectorAll("#differences li.verdict.differ")).map((l) => l.textContent);
   out.highlighted = Array.from(document.querySelectorAll("#chart g.row.lane.differs")).map((g) => g.dataset.key);
+  out.keyLanes = Array.from(document.querySelectorAll("#chart g.row.lane[data-g] text.key")).map(
+    (t) => t.childNodes[0].textContent + (t.querySelector("tspan.stack") || {textContent: ""}).textContent);
   out.highlightColor = (() => {
     const text = document.querySelector("#chart g.row.lane.differs text.key");
     return text ? getComputedStyle(text).fill : null;
@@ -156,8 +158,8 @@ const COMPARE_PROBE: &str = r##"<script>
 </script>
 </body>"##;
 
-/// `--compare 1.32,latest` on `expired-watch.jsonl`: one section per stack, so every key has one
-/// lane per stack; the difference listed under the caption and its key's lanes highlighted.
+/// `--compare 1.32,latest` on `expired-watch.jsonl`: one section per stack, then every key with
+/// one lane per stack; the difference listed under the caption and its key's lanes highlighted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compare_page_shows_each_stack_and_highlights_where_they_differ() {
     let Some(chromium) = chromium() else {
@@ -209,11 +211,17 @@ async fn a_compare_page_shows_each_stack_and_highlights_where_they_differ() {
         serde_json::json!(["handler h: same calls, different order (1 moved)"]),
         "{report}"
     );
-    // The key's lane in each stack's section that has one (a ReplacedAll's keys have theirs in
-    // the whole-list lane).
-    let highlighted = report["highlighted"].as_array().unwrap();
-    assert!(
-        !highlighted.is_empty() && highlighted.iter().all(|k| k == "demo/worker-2"),
+    // Every key a lane per stack, in the stacks' order, a stack's empty where its pops had no
+    // delta of the key alone (a ReplacedAll's keys have theirs in the whole-list lane); the
+    // differing key's lanes highlighted.
+    let key_lanes: Vec<String> = ["worker-1", "worker-2", "worker-3", "worker-4"]
+        .iter()
+        .flat_map(|key| [format!("{key} · 1.32"), format!("{key} · latest")])
+        .collect();
+    assert_eq!(report["keyLanes"], serde_json::json!(key_lanes), "{report}");
+    assert_eq!(
+        report["highlighted"],
+        serde_json::json!(["demo/worker-2", "demo/worker-2"]),
         "{report}"
     );
     assert_eq!(report["highlightColor"], "rgb(213, 94, 0)", "{report}");

@@ -112,8 +112,11 @@ pub(super) fn page(session: &Session, command: &str, table: &str) -> String {
         total: 0,
         differing: &session.comparison.keys,
     };
-    for log in &session.resources {
-        chart.resource(log);
+    for (resource, logs) in sections(session) {
+        for log in &logs {
+            chart.resource(log);
+        }
+        chart.keys(resource, &logs);
     }
     let height = chart.y + 8.0;
 
@@ -468,6 +471,26 @@ fn bucketed<'a>(marks: &'a [Mark], axis: &Axis, buckets: u32) -> Vec<(u32, Vec<&
     groups.into_iter().collect()
 }
 
+/// The page's sections, by resource in the order they came: each resource's logs, one per stack
+/// under `--compare` in the stacks' order, else one.
+fn sections(session: &Session) -> Vec<(&str, Vec<&ResourceLog>)> {
+    let mut sections: Vec<(&str, Vec<&ResourceLog>)> = Vec::new();
+    for log in &session.resources {
+        match sections.iter_mut().find(|(r, _)| *r == log.resource) {
+            Some((_, logs)) => logs.push(log),
+            None => sections.push((&log.resource, vec![log])),
+        }
+    }
+    let place = |log: &&ResourceLog| {
+        let stack = log.stack.as_deref();
+        (session.stacks.iter()).position(|s| Some(s.as_str()) == stack)
+    };
+    for (_, logs) in &mut sections {
+        logs.sort_by_key(place);
+    }
+    sections
+}
+
 struct Chart<'a> {
     axis: &'a Axis,
     buckets: Option<u32>,
@@ -520,6 +543,27 @@ impl Chart<'_> {
             "<text class=\"{class}\" x=\"8\" y=\"{y:.0}\">{}<title>{}</title></text>",
             esc(&shown),
             esc(text)
+        );
+    }
+
+    /// A key lane's label under `--compare`: the key's name, cut to leave room for its stack,
+    /// then the stack (`worker-2 · latest`).
+    fn label_with(&mut self, name: &str, stack: &str, y: f64) {
+        let room = 34usize.saturating_sub(stack.chars().count() + 3).max(8);
+        let shown: String = if name.chars().count() > room {
+            let mut s: String = name.chars().take(room - 1).collect();
+            s.push('…');
+            s
+        } else {
+            name.to_owned()
+        };
+        let _ = writeln!(
+            self.body,
+            "<text class=\"key\" x=\"8\" y=\"{y:.0}\">{}<tspan class=\"stack\"> · {}</tspan><title>{} · {}</title></text>",
+            esc(&shown),
+            esc(stack),
+            esc(name),
+            esc(stack)
         );
     }
 
@@ -598,14 +642,33 @@ impl Chart<'_> {
             self.marks(&log.whole, 9.0);
             self.body.push_str("</g></g>\n");
         }
-        // Keys grouped by namespace (cluster-scoped keys, without one, first).
-        let mut groups: BTreeMap<&str, Vec<(&str, &Lane)>> = BTreeMap::new();
-        for (key, lane) in &log.keys {
-            let (ns, name) = key.split_once('/').unwrap_or(("", key.as_str()));
-            groups.entry(ns).or_default().push((name, lane));
+    }
+
+    /// The key lanes of `resource`, grouped by namespace (cluster-scoped keys, without one,
+    /// first): one lane per key, and under `--compare` one per stack of each key, in the stacks'
+    /// order (`logs`), empty where a stack popped nothing of its own for the key.
+    fn keys(&mut self, resource: &str, logs: &[&ResourceLog]) {
+        let end = self.axis.origin + ((self.axis.to * 1e3) as i64);
+        let compared = logs.len() > 1 || logs.iter().any(|log| log.stack.is_some());
+        if compared {
+            let stacks: Vec<&str> = (logs.iter()).filter_map(|l| l.stack.as_deref()).collect();
+            let title = format!("{resource}: keys, a lane per stack ({})", stacks.join(", "));
+            self.row_start("title", TITLE_H, &format!(" data-r=\"{}\"", esc(resource)));
+            let _ = writeln!(
+                self.body,
+                "<text class=\"res\" x=\"8\" y=\"18\">{}</text><line class=\"sep\" x1=\"0\" x2=\"{WIDTH}\" y1=\"25.5\" y2=\"25.5\"/></g>",
+                esc(&title)
+            );
         }
-        for (ns, lanes) in groups {
-            let group = esc(&format!("{}/{ns}", log.name));
+        let mut groups: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+        for log in logs {
+            for key in log.keys.keys() {
+                let (ns, name) = key.split_once('/').unwrap_or(("", key.as_str()));
+                groups.entry(ns).or_default().insert(name);
+            }
+        }
+        for (ns, names) in groups {
+            let group = esc(&format!("{resource}/{ns}"));
             let shown = if ns.is_empty() {
                 "(cluster-scoped)"
             } else {
@@ -616,9 +679,9 @@ impl Chart<'_> {
                 self.body,
                 "<text class=\"ns\" x=\"4\" y=\"14\"><tspan class=\"fold\">▾</tspan> {} · {}</text><line class=\"sep\" x1=\"0\" x2=\"{WIDTH}\" y1=\"19.5\" y2=\"19.5\"/></g>",
                 esc(shown),
-                count(lanes.len() as u64, "key")
+                count(names.len() as u64, "key")
             );
-            for (name, lane) in lanes {
+            for name in names {
                 let key = if ns.is_empty() {
                     name.to_owned()
                 } else {
@@ -629,24 +692,31 @@ impl Chart<'_> {
                 } else {
                     "lane"
                 };
-                self.row_start(
-                    class,
-                    LANE_H,
-                    &format!(" data-g=\"{group}\" data-key=\"{}\"", esc(&key)),
-                );
-                let _ = writeln!(
-                    self.body,
-                    "<line class=\"rule\" x1=\"{PLOT_X}\" x2=\"{:.0}\" y1=\"9\" y2=\"9\"/>",
-                    PLOT_X + PLOT_W
-                );
-                self.label(name, 13.0, "key");
-                self.body.push_str("<g clip-path=\"url(#plot)\">\n");
-                // A controller's reconciles of the key, as bars under its pops.
-                for span in &lane.spans {
-                    self.span(span, 3.0, 12.0, end);
+                for log in logs {
+                    self.row_start(
+                        class,
+                        LANE_H,
+                        &format!(" data-g=\"{group}\" data-key=\"{}\"", esc(&key)),
+                    );
+                    let _ = writeln!(
+                        self.body,
+                        "<line class=\"rule\" x1=\"{PLOT_X}\" x2=\"{:.0}\" y1=\"9\" y2=\"9\"/>",
+                        PLOT_X + PLOT_W
+                    );
+                    match (compared, &log.stack) {
+                        (true, Some(stack)) => self.label_with(name, stack, 13.0),
+                        _ => self.label(name, 13.0, "key"),
+                    }
+                    self.body.push_str("<g clip-path=\"url(#plot)\">\n");
+                    if let Some(lane) = log.keys.get(&key) {
+                        // A controller's reconciles of the key, as bars under its pops.
+                        for span in &lane.spans {
+                            self.span(span, 3.0, 12.0, end);
+                        }
+                        self.marks(lane, 9.0);
+                    }
+                    self.body.push_str("</g></g>\n");
                 }
-                self.marks(lane, 9.0);
-                self.body.push_str("</g></g>\n");
             }
         }
     }

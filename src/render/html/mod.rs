@@ -103,8 +103,10 @@ pub(crate) struct Session {
     /// What the caption tells: how the session went, in words.
     pub(crate) story: Story,
     /// `--compare`: the stack whose rows come now; each stack's resource is a section of its own
-    /// (`pods [1.32]`), so that every key has one lane per stack.
+    /// (`pods [1.32]`), and every key of the resource has one lane per stack after them.
     stack: Option<String>,
+    /// `--compare`: the stacks, the baseline first: the order of a key's lanes.
+    pub(crate) stacks: Vec<String>,
     /// `--compare`: where the stacks differ, shown under the caption.
     pub(crate) comparison: ComparisonLog,
 }
@@ -148,7 +150,12 @@ pub(crate) const TOMBSTONE_MEANING: &str = "tombstone: OnDelete gets a \
 /// What one resource's informer did.
 #[derive(Debug, Default)]
 pub(crate) struct ResourceLog {
+    /// The section's name: the resource, with the stack under `--compare` (`pods [1.32]`).
     pub(crate) name: String,
+    /// The resource.
+    pub(crate) resource: String,
+    /// `--compare`: the stack.
+    pub(crate) stack: Option<String>,
     /// The client-go profile and queue, as the informer's first line says them.
     pub(crate) profile: Option<String>,
     /// The Reflector's steps: list and watch spans, and its point events.
@@ -384,6 +391,7 @@ impl Session {
     }
 
     fn resource(&mut self, name: &str) -> &mut ResourceLog {
+        let base = name;
         let stacked;
         let name = match &self.stack {
             Some(stack) => {
@@ -395,8 +403,11 @@ impl Session {
         let at = match self.resources.iter().position(|r| r.name == name) {
             Some(at) => at,
             None => {
+                let (resource, stack) = (base.to_owned(), self.stack.clone());
                 self.resources.push(ResourceLog {
                     name: name.to_owned(),
+                    resource,
+                    stack,
                     ..ResourceLog::default()
                 });
                 self.resources.len() - 1
@@ -995,6 +1006,10 @@ impl Story {
 }
 
 impl<W: Write + Send> Renderer for Html<W> {
+    fn stacks(&mut self, stacks: &[String]) {
+        self.session.stacks = stacks.to_vec();
+    }
+
     fn stack(&mut self, stack: Option<&str>) {
         self.session.stack = stack.map(str::to_owned);
     }
