@@ -372,17 +372,22 @@ pub struct ControllerStats {
     pub queue_wait: WaitHistogram,
     /// `workqueue_work_duration_seconds`: from `Get` to `Done`.
     pub work: WaitHistogram,
-    /// The queue's metrics when the session ended.
+    /// The queue's metrics when the session ended; a kube-runtime controller's in the
+    /// workqueue's terms (requests as adds, requests merged into a waiting one as folded).
     pub metrics: QueueMetrics,
+    /// Whose machinery ran it: what the table calls its counters.
+    pub runtime: Runtime,
 }
 
 impl ControllerStats {
-    /// A controller named `name` running `workers` workers on `queue`, with nothing counted.
-    pub fn new(name: &str, queue: &'static str, workers: usize) -> Self {
+    /// A controller named `name` of `runtime` running `workers` workers on `queue`, with nothing
+    /// counted.
+    pub fn new(name: &str, runtime: Runtime, queue: &'static str, workers: usize) -> Self {
         ControllerStats {
             name: name.to_owned(),
             queue,
             workers,
+            runtime,
             ..ControllerStats::default()
         }
     }
@@ -474,33 +479,42 @@ pub fn controller_table(controllers: &[(&str, &[ControllerStats])]) -> Option<St
         cells.extend(columns.iter().map(|(_, c)| value(c)));
         cells
     };
+    // A counter as the runtimes of the columns name it: client-go's workqueue metric, the
+    // kube-runtime scheduler's requests, or both where both run.
+    let (go, kube) = (Runtime::ClientGo, Runtime::Kube);
+    let runs = |runtime| columns.iter().any(|(_, c)| c.runtime == runtime);
+    let named = |workqueue: &str, scheduler: &str| -> String {
+        match (runs(go), runs(kube)) {
+            (true, true) => format!("{workqueue} / {}", scheduler.trim_start()),
+            (false, true) => scheduler.to_owned(),
+            _ => workqueue.to_owned(),
+        }
+    };
     table.add_row(row("queue, workers", &|c| match c.workers {
         0 => format!("{}, unbounded", c.queue),
         n => format!("{}, {n}", c.queue),
     }));
     table.add_row(row("reconciles", &|c| c.reconciles.to_string()));
     table.add_row(row("  of which errors", &|c| c.errors.to_string()));
-    table.add_row(row("adds (workqueue_adds_total)", &|c| {
-        c.metrics.adds.to_string()
-    }));
-    table.add_row(row("  folded while waiting", &|c| {
-        c.metrics.folded.to_string()
-    }));
+    table.add_row(row(
+        &named("adds (workqueue_adds_total)", "requests"),
+        &|c| c.metrics.adds.to_string(),
+    ));
+    let folded = named("  folded while waiting", "  merged into a waiting one");
+    table.add_row(row(&folded, &|c| c.metrics.folded.to_string()));
     table.add_row(row("re-queued after processing", &|c| {
         c.metrics.requeued.to_string()
     }));
-    table.add_row(row("retries (workqueue_retries_total)", &|c| {
-        c.metrics.retries.to_string()
-    }));
+    let retries = named("retries (workqueue_retries_total)", "error requeues");
+    table.add_row(row(&retries, &|c| c.metrics.retries.to_string()));
     table.add_row(row("queue wait p50 / p99 / max", &|c| {
         quantiles(&c.queue_wait)
     }));
     table.add_row(row("work duration p50 / p99 / max", &|c| {
         quantiles(&c.work)
     }));
-    table.add_row(row("max depth (workqueue_depth)", &|c| {
-        c.metrics.max_depth.to_string()
-    }));
+    let depth = named("max depth (workqueue_depth)", "most requests waiting");
+    table.add_row(row(&depth, &|c| c.metrics.max_depth.to_string()));
     table.add_row(row("longest running reconcile", &|c| {
         human_duration(c.longest_running())
     }));
@@ -594,5 +608,45 @@ mod tests {
         let json = serde_json::to_value(ReconcileRecord::new(&v)).unwrap();
         assert_eq!(json["priorityReason"], "initial list");
         assert_eq!(json["latestAddAt"], "1970-01-01T00:16:41.100000Z");
+    }
+
+    /// The first cells of each row of `table`: its labels.
+    fn labels(table: &str) -> Vec<String> {
+        (table.lines())
+            .filter_map(|line| line.strip_prefix("│ "))
+            .map(|line| line.split('┆').next().unwrap_or_default().trim().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_table_names_each_runtimes_counters_in_its_own_terms() {
+        let go = ControllerStats::new("go", Runtime::ClientGo, "workqueue", 1);
+        let rs = ControllerStats::new("rs", Runtime::Kube, "kube-runtime scheduler", 0);
+        let of = |stats: &[ControllerStats]| labels(&controller_table(&[("pods", stats)]).unwrap());
+        let go_only = of(std::slice::from_ref(&go));
+        assert!(
+            go_only.contains(&"adds (workqueue_adds_total)".to_owned()),
+            "{go_only:?}"
+        );
+        assert!(
+            go_only.contains(&"max depth (workqueue_depth)".to_owned()),
+            "{go_only:?}"
+        );
+        let kube_only = of(std::slice::from_ref(&rs));
+        for label in ["requests", "merged into a waiting one", "error requeues"] {
+            assert!(
+                kube_only.contains(&label.to_owned()),
+                "{label}: {kube_only:?}"
+            );
+        }
+        assert!(
+            !kube_only.iter().any(|l| l.contains("workqueue_")),
+            "{kube_only:?}"
+        );
+        let both = of(&[go, rs]);
+        assert!(
+            both.contains(&"retries (workqueue_retries_total) / error requeues".to_owned()),
+            "{both:?}"
+        );
     }
 }

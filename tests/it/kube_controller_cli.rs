@@ -532,3 +532,36 @@ async fn a_kube_controllers_replay_piped_into_head_exits_quietly() {
         assert!(!stderr.contains("error"), "{extra}: {stderr}");
     }
 }
+
+/// The summary counts a kube-runtime controller in its own terms: the error policy's requeues,
+/// requests merged into a waiting one, the most requests waiting at once, beside a client-go
+/// controller's workqueue metrics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_summary_counts_a_kube_controllers_requeues_and_waiting_requests() {
+    let path = bundled("controller-runtimes");
+    let args = [
+        "replay",
+        path_str(&path),
+        "--view",
+        "reconciles",
+        "--controller",
+        "go,fail=2,fail-keys=demo/api",
+        "--controller",
+        "rs,runtime=kube,fail=2,fail-keys=demo/api",
+    ];
+    let out = run_offline(&args, None).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary = stderr(&out);
+    let row = |label| summary_row(&summary, label);
+    assert_eq!(row("of which errors"), ["2", "2"], "{summary}");
+    assert_eq!(
+        row("retries (workqueue_retries_total) / error requeues"),
+        ["2", "2"],
+        "{summary}"
+    );
+    assert_eq!(
+        row("max depth (workqueue_depth) / most requests waiting"),
+        ["3", "3"],
+        "{summary}"
+    );
+}

@@ -292,6 +292,9 @@ impl KubeLane {
                     }
                     wait.requests += 1;
                     wait.debounced |= pushed;
+                    // The keys requested and not yet started: the scheduler's slots then.
+                    let waiting = member.waits.len();
+                    member.metrics.max_depth = member.metrics.max_depth.max(waiting);
                 }
                 Record::Started {
                     at,
@@ -317,6 +320,10 @@ impl KubeLane {
                 }
                 Record::Reconciled(r) => {
                     member.metrics.dones += 1;
+                    // The error policy's requeue: kube-runtime's retry.
+                    if r.result == ReconcileResult::Error && r.requeue_in.is_some() {
+                        member.metrics.retries += 1;
+                    }
                     member.metrics.max_work_duration = (member.metrics.max_work_duration)
                         .max(r.ended_at.saturating_duration_since(r.started_at));
                     let Some(started) = member.running.remove(&r.key) else {

@@ -24,7 +24,7 @@ use kubectl_deltas::cache::{
 use kubectl_deltas::render::ending::{ControllerEnd, ResourceEnd, SessionEnd};
 use kubectl_deltas::render::profile::InformerProfile;
 use kubectl_deltas::render::reconcile::{
-    ControllerNote, ControllerStats, ReconcileStart, ReconcileView, controller_table,
+    ControllerNote, ControllerStats, ReconcileStart, ReconcileView, Runtime, controller_table,
 };
 use kubectl_deltas::render::stats::{CacheSize, HandlerStats, InformerStats, Synced};
 use kubectl_deltas::render::status::StatusBar;
@@ -528,7 +528,14 @@ impl Output {
         }
         state.controllers[index] = controllers
             .iter()
-            .map(|c| ControllerStats::new(&c.name, c.queue_name(), c.workers))
+            .map(|c| {
+                let runtime = if c.is_kube() {
+                    Runtime::Kube
+                } else {
+                    Runtime::ClientGo
+                };
+                ControllerStats::new(&c.name, runtime, c.queue_name(), c.workers)
+            })
             .collect();
     }
 
