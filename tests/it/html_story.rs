@@ -40,6 +40,16 @@ const PROBE: &str = r#"<script>
     tomb.dispatchEvent(new MouseEvent("mouseover", { bubbles: true, clientX: 400, clientY: 300 }));
     out.tombTip = document.getElementById("tip").textContent;
   }
+  const notes = Array.from(svg.querySelectorAll("g.row .m use[href='#g-Z']")).map((u) => u.parentNode)
+    .filter((m) => m.querySelector("title").textContent.includes("kube-runtime"));
+  out.notes = notes.map((m) => ({
+    row: m.closest("g.row").dataset.controller || (m.closest("g.row.band") ? "band" : null),
+    title: m.querySelector("title").textContent,
+  }));
+  if (notes.length) {
+    notes[0].dispatchEvent(new MouseEvent("mouseover", { bubbles: true, clientX: 400, clientY: 300 }));
+    out.noteTip = document.getElementById("tip").textContent;
+  }
   const pre = document.createElement("pre");
   pre.id = "kd-test";
   pre.textContent = JSON.stringify(out);
@@ -99,6 +109,27 @@ async fn reconciles_are_bars_on_their_keys_lanes_and_the_page_tells_its_story() 
 /// starts at the same instant, with its label shown and the backoff's hidden; the caption says
 /// how long the watch was lost and what the relist found; the handler's tombstone `OnDelete`
 /// says what a Go handler gets.
+/// A kube-runtime controller's notes are marks: the one about the controller (its trigger
+/// backoff after the 410) on its lane, the one about what its watcher does (a deletion the relist
+/// dropped without an event) on the Reflector's band; a note's hover says it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kube_controllers_notes_are_marks_that_say_them() {
+    let Some(report) = probe("controller-runtimes", &["--controller", "rs,runtime=kube"]).await
+    else {
+        return;
+    };
+    let notes = report["notes"].as_array().unwrap();
+    let on = |row: &str, says: &str| {
+        notes
+            .iter()
+            .any(|n| n["row"] == row && n["title"].as_str().unwrap().contains(says))
+    };
+    assert!(on("rs", "rs(kube): kube-runtime: 410 Expired"), "{report}");
+    assert!(on("band", "demo/batch gone in the relist"), "{report}");
+    let tip = report["noteTip"].as_str().unwrap();
+    assert!(tip.contains("kube-runtime note"), "{tip}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_410_stays_on_top_and_a_tombstone_says_what_go_gets() {
     let Some(report) = probe("expired-watch", &["--handler", "web"]).await else {

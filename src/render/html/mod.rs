@@ -360,7 +360,7 @@ impl Glyph {
             Glyph::Backoff => "backoff after a failure",
             Glyph::Resync => "resync check",
             Glyph::Synced => "HasSynced",
-            Glyph::Alert => "error, drift or fallback",
+            Glyph::Alert => "error, drift, fallback, or a kube-runtime note",
             Glyph::ReconcileOk => "reconcile (ok)",
             Glyph::ReconcileError => "reconcile (error: retried)",
         }
@@ -647,6 +647,35 @@ impl Session {
     /// A controller's reconcile: a bar from its start to its end on its key's lane (what
     /// arrived while it ran is visible beside it), and on the controller's lane a mark when it
     /// ended, its wait for a worker as a span and its run counted in the lane's concurrency.
+    /// A kube-runtime note, as an alert mark on its controller's lane, or on the Reflector's
+    /// band when it is about what every kube controller of the resource is told; its hover is
+    /// the note's line.
+    fn controller_note(&mut self, note: &super::reconcile::ControllerNote<'_>) {
+        let t = self.saw(note.time);
+        let record = json(&super::reconcile::NoteRecord::new(note));
+        let index = self.record(format!("{{\"note\":{record}}}"));
+        let title = match note.controller {
+            Some(controller) => {
+                format!("{}(kube): {}", printable(controller), printable(note.text))
+            }
+            None => printable(note.text).into_owned(),
+        };
+        let mark = Mark {
+            t,
+            glyphs: vec![Glyph::Alert],
+            count: 1,
+            initial: false,
+            record: Some(index),
+            title,
+            label: Some("kube-runtime".to_owned()),
+        };
+        let log = self.resource(note.resource);
+        match note.controller {
+            Some(controller) => log.controller(controller).marks.push(mark),
+            None => log.reflector.marks.push(mark),
+        }
+    }
+
     fn reconcile(&mut self, view: &ReconcileView<'_>) {
         let t = self.saw(view.time);
         let start = &view.start;
@@ -1048,6 +1077,11 @@ impl<W: Write + Send> Renderer for Html<W> {
         if view.ran() {
             self.session.reconcile(view);
         }
+        Ok(())
+    }
+
+    fn controller_note(&mut self, note: &super::reconcile::ControllerNote<'_>) -> io::Result<()> {
+        self.session.controller_note(note);
         Ok(())
     }
 

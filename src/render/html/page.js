@@ -250,6 +250,11 @@
         ["retry in", r.retryInMs == null ? null : r.retryInMs + " ms"],
         ["requeue after", r.requeueAfterMs == null ? null : r.requeueAfterMs + " ms"],
       ]));
+    } else if (record.note) {
+      const n = record.note;
+      box.append(text("h3", (n.controller ? n.controller + "(kube) · " : "") + "kube-runtime note"));
+      box.append(table([["time", n.time]]));
+      box.append(text("p", n.text));
     } else if (record.reflector) {
       const r = record.reflector;
       box.append(text("h3", "Reflector · " + r.event));
