@@ -6,6 +6,7 @@
 //! namespace or filtering keys only moves rows. Numbers are written with fixed decimals: the same
 //! session gives the same bytes.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -471,6 +472,20 @@ fn bucketed<'a>(marks: &'a [Mark], axis: &Axis, buckets: u32) -> Vec<(u32, Vec<&
     groups.into_iter().collect()
 }
 
+/// How many characters of a lane's label are drawn left of the plot; the whole label is its
+/// hover.
+const LABEL_CHARS: usize = 34;
+
+/// `text` cut to `chars` characters, the last an ellipsis when cut.
+fn cut(text: &str, chars: usize) -> Cow<'_, str> {
+    if text.chars().count() <= chars {
+        return Cow::Borrowed(text);
+    }
+    let mut shown: String = text.chars().take(chars.saturating_sub(1)).collect();
+    shown.push('…');
+    Cow::Owned(shown)
+}
+
 /// The page's sections, by resource in the order they came: each resource's logs, one per stack
 /// under `--compare` in the stacks' order, else one.
 fn sections(session: &Session) -> Vec<(&str, Vec<&ResourceLog>)> {
@@ -531,17 +546,10 @@ impl Chart<'_> {
     }
 
     fn label(&mut self, text: &str, y: f64, class: &str) {
-        let shown: String = if text.chars().count() > 34 {
-            let mut s: String = text.chars().take(33).collect();
-            s.push('…');
-            s
-        } else {
-            text.to_owned()
-        };
         let _ = writeln!(
             self.body,
             "<text class=\"{class}\" x=\"8\" y=\"{y:.0}\">{}<title>{}</title></text>",
-            esc(&shown),
+            esc(&cut(text, LABEL_CHARS)),
             esc(text)
         );
     }
@@ -549,14 +557,8 @@ impl Chart<'_> {
     /// A key lane's label under `--compare`: the key's name, cut to leave room for its stack,
     /// then the stack (`worker-2 · latest`).
     fn label_with(&mut self, name: &str, stack: &str, y: f64) {
-        let room = 34usize.saturating_sub(stack.chars().count() + 3).max(8);
-        let shown: String = if name.chars().count() > room {
-            let mut s: String = name.chars().take(room - 1).collect();
-            s.push('…');
-            s
-        } else {
-            name.to_owned()
-        };
+        let room = LABEL_CHARS.saturating_sub(stack.chars().count() + 3).max(8);
+        let shown = cut(name, room);
         let _ = writeln!(
             self.body,
             "<text class=\"key\" x=\"8\" y=\"{y:.0}\">{}<tspan class=\"stack\"> · {}</tspan><title>{} · {}</title></text>",
