@@ -3,10 +3,8 @@
 
 use crate::support;
 
-use std::process::Output;
-
 use serde_json::json;
-use support::binary::{Running, run, run_offline, stderr};
+use support::binary::{Running, error_lines, run, run_offline, stderr};
 use support::fake_apiserver::{FakeApiServer, Fault, ResourceDef, Verb};
 use support::paths::{bundled, summary_row};
 
@@ -19,15 +17,6 @@ async fn server_with_a_configmap() -> (FakeApiServer, tempfile::TempDir, std::pa
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = server.write_kubeconfig(dir.path());
     (server, dir, kubeconfig)
-}
-
-/// The lines of stderr that are not clap's `--help` hint.
-fn error_lines(out: &Output) -> Vec<String> {
-    stderr(out)
-        .lines()
-        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
-        .map(str::to_owned)
-        .collect()
 }
 
 /// Go's `time.ParseDuration` (kubectl's and client-go's flags) has no calendar units: humantime

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::binary::{Running, json_lines, offline_command, run_offline, stderr};
+use crate::support::binary::{
+    Running, assert_usage_sentence, json_lines, offline_command, run_offline, stderr,
+};
 use crate::support::paths::{hand_written, path_str, summary_row};
 
 /// Replays `path` with `args`; checks the exit code is 0; returns stdout and stderr.
@@ -371,15 +373,7 @@ async fn bad_controller_flags_are_usage_errors_of_one_sentence() {
         let mut all = vec!["replay", path];
         all.extend_from_slice(args);
         let out = run_offline(&all, None).await;
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(out.stdout.is_empty(), "{args:?}");
-        let lines: Vec<&str> = err
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
-            .collect();
-        assert_eq!(lines.len(), 1, "{args:?}: {err}");
-        assert!(lines[0].contains(says), "{args:?}: {err}");
+        assert_usage_sentence(&out, &format!("{args:?}"), says);
     }
 }
 

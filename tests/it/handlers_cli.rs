@@ -11,7 +11,7 @@ use crate::support::paths::{bundled, summary_row};
 use std::path::PathBuf;
 
 use serde_json::Value;
-use support::binary::{Running, json_lines, run_offline, stderr};
+use support::binary::{Running, assert_usage_sentence, json_lines, run_offline, stderr};
 
 /// Replays bundled recording `name` with `args`; checks the exit code is 0; returns stdout and
 /// stderr.
@@ -108,18 +108,7 @@ async fn bad_handler_flags_are_usage_errors_of_one_sentence() {
         let mut all = vec!["replay", path];
         all.extend_from_slice(args);
         let out = run_offline(&all, None).await;
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(out.stdout.is_empty(), "{args:?}");
-        // One sentence on one line (clap adds its `--help` hint below it).
-        let lines: Vec<&str> = err
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
-            .filter(|l| !l.starts_with("  [possible values"))
-            .collect();
-        assert_eq!(lines.len(), 1, "{args:?}: {err}");
-        assert!(lines[0].contains(says), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{err}");
+        assert_usage_sentence(&out, &format!("{args:?}"), says);
     }
 }
 

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use crate::support::binary::{Running, json_lines, run_offline, stderr};
+use crate::support::binary::{Running, assert_usage_sentence, json_lines, run_offline, stderr};
 use crate::support::configmaps::{cm, server_with_configmaps};
 use crate::support::paths::{bundled, path_str, summary_row};
 
@@ -215,15 +215,7 @@ async fn settings_of_the_other_runtime_are_usage_errors_of_one_sentence() {
         ),
     ] {
         let out = run_offline(&["replay", path_str(&path), "--controller", spec], None).await;
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{spec}: {err}");
-        assert!(out.stdout.is_empty(), "{spec}");
-        let lines: Vec<&str> = err
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
-            .collect();
-        assert_eq!(lines.len(), 1, "{spec}: {err}");
-        assert!(lines[0].contains(says), "{spec}: {err}");
+        assert_usage_sentence(&out, spec, says);
     }
 }
 

@@ -115,6 +115,30 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The lines of stderr that are the tool's, without clap's `--help` hint and its list of
+/// possible values.
+pub fn error_lines(output: &Output) -> Vec<String> {
+    stderr(output)
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .filter(|l| !l.starts_with("  [possible values"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `output` is a usage error as the tool makes one: exit 2, nothing on stdout, one sentence on
+/// one line of stderr that says `says`, and no panic. `case` names the input in a failure.
+#[track_caller]
+pub fn assert_usage_sentence(output: &Output, case: &str, says: &str) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{case}: {err}");
+    assert!(output.stdout.is_empty(), "{case}: stdout");
+    let lines = error_lines(output);
+    assert_eq!(lines.len(), 1, "{case}: {err}");
+    assert!(lines[0].contains(says), "{case}: {err}");
+    assert!(!err.contains("panicked"), "{case}: {err}");
+}
+
 /// A running child whose piped stdout and stderr are read line by line on helper threads. Its
 /// methods block: call them from `block_in_place` or a blocking thread. Dropped before its end
 /// (a test that failed), the child is killed.
