@@ -170,16 +170,111 @@ fn calls(n: usize) -> String {
     format!("{n} call{}", if n == 1 { "" } else { "s" })
 }
 
+/// The differences of one stack from the baseline: each found cheaply (its kind, place and
+/// calls), named ([`Difference`]) only when shown: two queues that pop a long stream apart differ
+/// at almost every pop, and most differences are only counted.
+pub struct StackDifferences<'a> {
+    baseline: (&'a str, &'a [Call]),
+    other: (&'a str, &'a [Call]),
+    /// In the baseline's order.
+    found: Vec<Found>,
+}
+
+/// A difference found: its kind, its place in the baseline, the calls of each side (indices).
+struct Found {
+    kind: DifferenceKind,
+    at: usize,
+    baseline: Option<usize>,
+    other: Option<usize>,
+    what: What,
+}
+
+/// What the other stack did differently, to be said in words ([`What::say`]).
+enum What {
+    /// The same call, this many places later (negative: earlier) in the baseline's order.
+    Shift(isize),
+    Changed,
+    Missing,
+    Extra,
+    /// Popped with the call before (`true`) or apart from it.
+    Popped(bool),
+    /// Made this much later (`true`) or earlier.
+    Apart(Duration, bool),
+}
+
+impl What {
+    fn say(&self, baseline: Option<&Call>, other: Option<&Call>) -> String {
+        match (self, baseline, other) {
+            (What::Shift(shift), ..) if *shift < 0 => {
+                format!("delivered {} earlier", calls(shift.unsigned_abs()))
+            }
+            (What::Shift(shift), ..) => {
+                format!("delivered {} later", calls(shift.unsigned_abs().max(1)))
+            }
+            (What::Changed, Some(a), Some(b)) => {
+                format!("{} instead ({})", b.text(), a.what_differs(b))
+            }
+            (What::Missing, Some(a), _) if a.is_deletion_reconcile() => {
+                "the deletion never reconciled".to_owned()
+            }
+            (What::Missing | What::Changed, ..) => "not made".to_owned(),
+            (What::Extra, ..) => "made only here".to_owned(),
+            (What::Popped(true), ..) => "popped with the call before".to_owned(),
+            (What::Popped(false), ..) => "popped apart from the call before".to_owned(),
+            (What::Apart(by, true), ..) => format!("made {} later", millis(*by)),
+            (What::Apart(by, false), ..) => format!("made {} earlier", millis(*by)),
+        }
+    }
+}
+
+impl StackDifferences<'_> {
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.found.len()
+    }
+
+    /// Whether the stacks made the same calls (in the same pops, at the same times, as asked).
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    /// The kinds of the differences, in the baseline's order.
+    pub fn kinds(&self) -> impl Iterator<Item = DifferenceKind> + '_ {
+        self.found.iter().map(|f| f.kind)
+    }
+
+    /// The first `n`, in the baseline's order, named.
+    pub fn named(&self, n: usize) -> Vec<Difference> {
+        let ((base_name, a), (name, b)) = (self.baseline, self.other);
+        (self.found.iter().take(n))
+            .map(|found| {
+                let base = found.baseline.map(|i| &a[i]);
+                let mine = found.other.map(|j| &b[j]);
+                Difference {
+                    kind: found.kind,
+                    baseline_stack: base_name.to_owned(),
+                    stack: name.to_owned(),
+                    key: base.or(mine).map(|c| c.key.clone()).unwrap_or_default(),
+                    baseline: base.cloned(),
+                    other: mine.cloned(),
+                    what: found.what.say(base, mine),
+                    at: found.at,
+                }
+            })
+            .collect()
+    }
+}
+
 /// Every difference of `other` from `baseline` (each a stack's name and calls). `batches`:
-/// aligned calls that came in other pops are named; `times`: aligned calls made more than this
+/// aligned calls that came in other pops are found; `times`: aligned calls made more than this
 /// apart are.
-pub fn compare_stacks(
-    baseline: (&str, &[Call]),
-    other: (&str, &[Call]),
+pub fn compare_stacks<'a>(
+    baseline: (&'a str, &'a [Call]),
+    other: (&'a str, &'a [Call]),
     batches: bool,
     times: Option<Duration>,
-) -> Vec<Difference> {
-    let ((base_name, a), (name, b)) = (baseline, other);
+) -> StackDifferences<'a> {
+    let ((_, a), (_, b)) = (baseline, other);
     let pairs = align_by(a, b, Call::identity);
     let mut a_free = vec![true; a.len()];
     let mut b_free = vec![true; b.len()];
@@ -187,17 +282,13 @@ pub fn compare_stacks(
         a_free[i] = false;
         b_free[j] = false;
     }
-    let difference =
-        |kind, at: usize, base: Option<&Call>, mine: Option<&Call>, what: String| Difference {
-            kind,
-            baseline_stack: base_name.to_owned(),
-            stack: name.to_owned(),
-            key: base.or(mine).map(|c| c.key.clone()).unwrap_or_default(),
-            baseline: base.cloned(),
-            other: mine.cloned(),
-            what,
-            at,
-        };
+    let found = |kind, at, baseline, other, what| Found {
+        kind,
+        at,
+        baseline,
+        other,
+        what,
+    };
     let mut differences = Vec::new();
     let (gap_a, gap_b) = (
         gaps(a.len(), pairs.iter().map(|p| p.0)),
@@ -226,17 +317,12 @@ pub fn compare_stacks(
         a_free[i] = false;
         b_free[j] = false;
         let shift = place_of_b(j) as isize - i as isize;
-        let what = if shift < 0 {
-            format!("delivered {} earlier", calls(shift.unsigned_abs()))
-        } else {
-            format!("delivered {} later", calls(shift.unsigned_abs().max(1)))
-        };
-        differences.push(difference(
+        differences.push(found(
             DifferenceKind::Moved,
             i,
-            Some(&a[i]),
-            Some(&b[j]),
-            what,
+            Some(i),
+            Some(j),
+            What::Shift(shift),
         ));
     }
     // A call of the same key between the same aligned calls: a changed call.
@@ -256,66 +342,45 @@ pub fn compare_stacks(
         };
         a_free[i] = false;
         b_free[j] = false;
-        let what = format!("{} instead ({})", b[j].text(), a[i].what_differs(&b[j]));
-        differences.push(difference(
+        differences.push(found(
             DifferenceKind::Changed,
             i,
-            Some(&a[i]),
-            Some(&b[j]),
-            what,
+            Some(i),
+            Some(j),
+            What::Changed,
         ));
     }
     for i in (0..a.len()).filter(|i| a_free[*i]) {
-        let what = if a[i].is_deletion_reconcile() {
-            "the deletion never reconciled".to_owned()
-        } else {
-            "not made".to_owned()
-        };
-        differences.push(difference(
+        differences.push(found(
             DifferenceKind::Missing,
             i,
-            Some(&a[i]),
+            Some(i),
             None,
-            what,
+            What::Missing,
         ));
     }
     for j in (0..b.len()).filter(|j| b_free[*j]) {
-        let what = "made only here".to_owned();
-        differences.push(difference(
-            DifferenceKind::Extra,
-            place_of_b(j),
-            None,
-            Some(&b[j]),
-            what,
-        ));
+        let at = place_of_b(j);
+        differences.push(found(DifferenceKind::Extra, at, None, Some(j), What::Extra));
     }
-    differences.extend(aligned_differences(
-        a,
-        b,
-        &pairs,
-        batches,
-        times,
-        &difference,
-    ));
+    differences.extend(aligned_differences(a, b, &pairs, batches, times));
     differences.sort_by_key(|d| d.at);
-    differences
+    StackDifferences {
+        baseline,
+        other,
+        found: differences,
+    }
 }
 
-/// Makes a difference of its kind, its place in the baseline, what each side did and in words.
-type MakeDifference<'a> =
-    dyn Fn(DifferenceKind, usize, Option<&Call>, Option<&Call>, String) -> Difference + 'a;
-
 /// Of the aligned calls (`pairs` of `a` and `b`): those popped with the call before on one side
-/// and apart from it on the other (`batches`), and those made more than `times` apart, each
-/// made a difference by `difference`.
+/// and apart from it on the other (`batches`), and those made more than `times` apart.
 fn aligned_differences(
     a: &[Call],
     b: &[Call],
     pairs: &[(usize, usize)],
     batches: bool,
     times: Option<Duration>,
-    difference: &MakeDifference<'_>,
-) -> Vec<Difference> {
+) -> Vec<Found> {
     let mut differences = Vec::new();
     for window in pairs.windows(2) {
         let ((i0, j0), (i, j)) = (window[0], window[1]);
@@ -324,39 +389,31 @@ fn aligned_differences(
         }
         let (with_a, with_b) = (a[i].pop == a[i0].pop, b[j].pop == b[j0].pop);
         if with_a != with_b {
-            let what = if with_b {
-                "popped with the call before".to_owned()
-            } else {
-                "popped apart from the call before".to_owned()
-            };
-            differences.push(difference(
-                DifferenceKind::Batch,
-                i,
-                Some(&a[i]),
-                Some(&b[j]),
-                what,
-            ));
+            differences.push(Found {
+                kind: DifferenceKind::Batch,
+                at: i,
+                baseline: Some(i),
+                other: Some(j),
+                what: What::Popped(with_b),
+            });
         }
     }
     if let Some(tolerance) = times {
         for &(i, j) in pairs {
-            let (apart, what) = match b[j].time.duration_since(a[i].time) {
-                Ok(later) => (later, format!("made {} later", millis(later))),
-                Err(earlier) => {
-                    let earlier = earlier.duration();
-                    (earlier, format!("made {} earlier", millis(earlier)))
-                }
+            let (apart, later) = match b[j].time.duration_since(a[i].time) {
+                Ok(later) => (later, true),
+                Err(earlier) => (earlier.duration(), false),
             };
             if apart.is_zero() || apart <= tolerance {
                 continue;
             }
-            differences.push(difference(
-                DifferenceKind::Time,
-                i,
-                Some(&a[i]),
-                Some(&b[j]),
-                what,
-            ));
+            differences.push(Found {
+                kind: DifferenceKind::Time,
+                at: i,
+                baseline: Some(i),
+                other: Some(j),
+                what: What::Apart(apart, later),
+            });
         }
     }
     differences

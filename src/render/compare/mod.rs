@@ -27,7 +27,7 @@ pub mod side_by_side;
 
 use std::time::{Duration, SystemTime};
 
-pub use align::{Difference, DifferenceKind, compare_stacks};
+pub use align::{Difference, DifferenceKind, StackDifferences, compare_stacks};
 pub use collect::{notification_call, pop_calls, reconcile_call};
 
 /// What a sequence of calls was made to.
@@ -266,16 +266,15 @@ pub fn compare_subject(
     let mut unnamed = 0;
     if let Some(((baseline, base_calls), others)) = stacks.split_first() {
         for (stack, calls) in others {
-            let mut found = compare_stacks((baseline, base_calls), (stack, calls), batches, times);
-            for difference in &found {
-                match counts.iter_mut().find(|(k, _)| *k == difference.kind) {
+            let found = compare_stacks((baseline, base_calls), (stack, calls), batches, times);
+            for kind in found.kinds() {
+                match counts.iter_mut().find(|(k, _)| *k == kind) {
                     Some((_, n)) => *n += 1,
-                    None => counts.push((difference.kind, 1)),
+                    None => counts.push((kind, 1)),
                 }
             }
             unnamed += found.len().saturating_sub(NAMED_PER_STACK);
-            found.truncate(NAMED_PER_STACK);
-            differences.extend(found);
+            differences.extend(found.named(NAMED_PER_STACK));
         }
     }
     let has = |kind| counts.iter().any(|(k, n)| *k == kind && *n > 0);
