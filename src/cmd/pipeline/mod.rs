@@ -313,18 +313,7 @@ impl Pipeline {
         // An instant replay's stacks catch up with each other at the end of each turn; a live
         // session's or a paced replay's when no row comes for a moment.
         let turns = sources.iter().all(|s| s.hooks.inline);
-        if !plan.compared.is_empty() {
-            let labels =
-                (names.iter()).flat_map(|_| stacks.iter().map(|(l, _)| l.map(|l| l.0.clone())));
-            // On a replay's clock the stacks' reconciles are at the same time exactly; live (and
-            // paced), each stack's workers are scheduled on their own.
-            let same_time = if turns {
-                Duration::ZERO
-            } else {
-                LIVE_SAME_TIME
-            };
-            output.set_stacks(labels.collect(), stacks.len(), same_time);
-        }
+        compare_on(&output, &plan, &names, turns);
         let mut lanes = Vec::new();
         let branched = (sources.into_iter()).flat_map(|s| {
             let output = output.clone();
@@ -355,16 +344,9 @@ impl Pipeline {
             }
             outcomes
         };
-        let status = async {
-            if !plan.output.status {
-                return;
-            }
-            let mut tick = tokio::time::interval(STATUS_REFRESH);
-            loop {
-                tick.tick().await;
-                output.refresh_status(&per_lane);
-            }
-        };
+        let status = every(plan.output.status, STATUS_REFRESH, || {
+            output.refresh_status(&per_lane);
+        });
         // Ctrl-C, SIGTERM or SIGHUP (a second one exits at once). A task of its own: the rest of
         // the session may run on the caller's thread, where an instant replay's consumer can be
         // stuck in a write that only the stop ends.
@@ -382,16 +364,9 @@ impl Pipeline {
                 () = stop.wait() => {}
             }
         };
-        let aligned = async {
-            if plan.compared.is_empty() || turns {
-                return;
-            }
-            let mut tick = tokio::time::interval(ALIGN_CHECK);
-            loop {
-                tick.tick().await;
-                output.align_when_quiet();
-            }
-        };
+        let aligned = every(!plan.compared.is_empty() && !turns, ALIGN_CHECK, || {
+            output.align_when_quiet();
+        });
         let background = async {
             tokio::select! {
                 () = stop.wait() => {}
@@ -425,6 +400,36 @@ impl Pipeline {
             let _ = io::stderr().write_all(output.summary(&per_lane).as_bytes());
         }
         Ok(ended)
+    }
+}
+
+/// With `--compare`: tells `output` each lane's stack (the lanes of each of `names`, a stack
+/// each), and how far apart reconciles count as at the same time: exactly on an instant
+/// replay's clock (`turns`), within [`LIVE_SAME_TIME`] otherwise, where each stack's workers are
+/// scheduled on their own.
+fn compare_on(output: &Output, plan: &Plan, names: &[String], turns: bool) {
+    if plan.compared.is_empty() {
+        return;
+    }
+    let stacks = plan.stacks();
+    let labels = (names.iter()).flat_map(|_| stacks.iter().map(|(l, _)| l.map(|l| l.0.clone())));
+    let same_time = if turns {
+        Duration::ZERO
+    } else {
+        LIVE_SAME_TIME
+    };
+    output.set_stacks(labels.collect(), stacks.len(), same_time);
+}
+
+/// Runs `tick` every `period` for as long as it is polled, if `on`; completes at once if not.
+async fn every(on: bool, period: Duration, tick: impl Fn()) {
+    if !on {
+        return;
+    }
+    let mut interval = tokio::time::interval(period);
+    loop {
+        interval.tick().await;
+        tick();
     }
 }
 
