@@ -485,6 +485,9 @@ impl<K> ProcessorListener<K> {
         if !self.shared.tracker.has_synced() {
             return;
         }
+        // Read before taking the buffer's lock: a clock is the caller's code, which may itself
+        // wait on this listener (a test's clock that lets the handler catch up).
+        let now = self.shared.clock.now();
         let mut buffer = self.shared.lock();
         if buffer.closed || buffer.told_synced {
             return;
@@ -495,7 +498,6 @@ impl<K> ProcessorListener<K> {
             buffer.sync_noticed = true;
             return;
         }
-        let now = self.shared.clock.now();
         buffer.told_synced = true;
         buffer.synced_at = Some(buffer.free_at.map_or(now, |free| free.max(now)));
         let wake = std::mem::take(&mut buffer.thread_asleep);

@@ -420,3 +420,53 @@ fn a_sync_the_informer_noticed_during_the_last_look_is_told_at_the_end_of_the_ca
         ["add ns/a@1 initial at 0s depth 0", "synced at 0s"]
     );
 }
+
+/// A clock is the caller's code: `notice_sync` reads it holding no lock of the listener's, so
+/// that a clock which looks at the listener (a test's clock that lets the handler catch up, as
+/// `shared_informer_tests` has) cannot wait on the lock its caller holds.
+#[test]
+fn a_sync_is_noticed_without_holding_the_buffer_while_the_clock_is_read() {
+    struct LooksAtListener {
+        inner: Arc<ManualClock>,
+        listener: std::sync::OnceLock<std::sync::Weak<ProcessorListener<Object>>>,
+    }
+    impl Clock for LooksAtListener {
+        fn now(&self) -> Instant {
+            if let Some(listener) = self.listener.get().and_then(std::sync::Weak::upgrade) {
+                let _ = listener.stats();
+            }
+            self.inner.now()
+        }
+        fn wall(&self) -> std::time::SystemTime {
+            self.inner.wall()
+        }
+        fn sleep(&self, duration: Duration) -> futures_util::future::BoxFuture<'static, ()> {
+            self.inner.sleep(duration)
+        }
+    }
+    let clock = Arc::new(LooksAtListener {
+        inner: ManualClock::new(),
+        listener: std::sync::OnceLock::new(),
+    });
+    let now = clock.now();
+    let l = ProcessorListener::new(
+        "test",
+        Recorder::default().handler(),
+        Duration::ZERO,
+        Duration::ZERO,
+        now,
+        clock.clone(),
+        synced(),
+    );
+    let _ = clock.listener.set(Arc::downgrade(&l));
+    let (done, noticed) = std::sync::mpsc::channel();
+    let noticing = l.clone();
+    std::thread::spawn(move || {
+        noticing.notice_sync();
+        let _ = done.send(());
+    });
+    assert!(
+        noticed.recv_timeout(DEADLINE).is_ok(),
+        "notice_sync read the clock holding the buffer's lock"
+    );
+}
