@@ -74,6 +74,10 @@ async fn stacks_that_cannot_be_compared_are_refused_with_a_sentence() {
             &["--compare", "1.32,latest", "-o", "yaml"],
             "-o yaml does not: use one of those",
         ),
+        (
+            &["--compare", "1.32,latest", "--max-batches", "3"],
+            "--max-batches 3 with --compare would end every stack once the stacks together popped",
+        ),
     ] {
         let (code, stdout, stderr) = replay(EXPIRED, args).await;
         assert_eq!(code, Some(2), "{args:?}: {stderr}");

@@ -410,8 +410,10 @@ pub(super) fn handlers(args: &HandlerViewArgs) -> anyhow::Result<()> {
 
 /// Refuses a `--compare` that cannot compare: one stack (nothing to compare it with), a stack
 /// given twice, an UndeltaStore (no handler or controller is told anything), a stack that
-/// changes every `--controller` when none is given, and, on a `replay`, a stack that sets
-/// `watch-list` (the recording says how its initial list came). One line each, exit 2.
+/// changes every `--controller` when none is given, `--max-batches` (the session's pops are
+/// numbered across its stacks: the limit would end every stack at the pop of whichever got
+/// there first, and the others' calls would read as missing), and, on a `replay`, a stack that
+/// sets `watch-list` (the recording says how its initial list came). One line each, exit 2.
 pub fn compare(
     stacks: &[StackArg],
     store: StoreKind,
@@ -460,6 +462,18 @@ pub fn compare(
             "--compare stack {} changes every --controller, and none is given: add \
              --controller NAME",
             stack.label
+        ));
+    }
+    if let Some(max) = view.max_batches {
+        let bound = if replay {
+            "bound the replay by time (--to +30s) or end it at the sync (--until-synced)"
+        } else {
+            "end it at the sync (--until-synced) or with Ctrl-C"
+        };
+        return usage(format!(
+            "--max-batches {max} with --compare would end every stack once the stacks together \
+             popped {max} batches, and the calls of the stacks still behind would read as \
+             missing: {bound}"
         ));
     }
     if replay && let Some(stack) = stacks.iter().find(|s| s.watch_list.is_some()) {
