@@ -138,6 +138,9 @@ const GENERATION_WIDTH: usize = "gen 12".len();
 /// as wide as a one-digit pop number (`#9`), whatever the pop numbers reach.
 const UNDER_POP_INDENT: usize = "#9".len();
 
+/// How a reconcile's `returned` row's identity starts (`--compare`).
+const RETURNED: &str = "⇐";
+
 /// What the header row ends with: where the legend is.
 const HEADER_HINT: &str = "(how to read a row: kubectl deltas watch --help)";
 
@@ -386,15 +389,17 @@ impl<W: Write> Timeline<W> {
         let call = self.call_row.take();
         if let Some(side_by_side) = &mut self.side_by_side {
             let text = std::mem::take(&mut self.line);
+            // A reconcile is one call: its `⇒` row, not its `⇐ returned` one.
+            let counted = call.as_deref().is_some_and(|id| !id.starts_with(RETURNED));
             side_by_side.push(
                 self.stack,
                 HeldRow {
-                    identity: match &call {
-                        Some(identity) => identity.clone(),
+                    identity: match call {
+                        Some(identity) => identity,
                         None => row_identity(&text, &volatile),
                     },
                     text,
-                    call: call.is_some(),
+                    call: counted,
                 },
             );
             return Ok(());
@@ -883,7 +888,7 @@ impl<W: Write + Send> Renderer for Timeline<W> {
         self.under_pop(view.time, view.start.resource);
         if self.side_by_side.is_some() {
             self.call_row = Some(format!(
-                "⇐ {} {} {} {}",
+                "{RETURNED} {} {} {} {}",
                 view.start.resource,
                 view.start.controller,
                 view.start.key,
@@ -1293,9 +1298,12 @@ fn row_identity(line: &str, volatile: &[Range<usize>]) -> String {
     let mut kept = String::with_capacity(line.len());
     let mut from = 0;
     for range in volatile {
-        if range.start >= from && range.end <= line.len() {
+        // The row's trailing spaces are trimmed after its cells are written: a range may reach
+        // past its end.
+        let end = range.end.min(line.len());
+        if range.start >= from && range.start <= end {
             kept.push_str(&line[from..range.start]);
-            from = range.end;
+            from = end;
         }
     }
     kept.push_str(&line[from..]);

@@ -75,6 +75,10 @@ async fn stacks_that_cannot_be_compared_are_refused_with_a_sentence() {
             "-o yaml does not: use one of those",
         ),
         (
+            &["--compare", "1.32,latest", "--to", "#8"],
+            "--to '#8' with --compare: the session numbers the pops of every stack in one",
+        ),
+        (
             &["--compare", "1.32,latest", "--max-batches", "3"],
             "--max-batches 3 with --compare would end every stack once the stacks together popped",
         ),

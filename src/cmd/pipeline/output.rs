@@ -119,6 +119,9 @@ struct State {
 struct Held {
     since: Instant,
     last_row: Instant,
+    /// The `last_row` when rows up to the last common one were last looked for: until another
+    /// row comes, looking again finds the same.
+    looked_at: Option<Instant>,
 }
 
 /// A sync notification that the handler at `handler` (its position among the resource's
@@ -272,7 +275,10 @@ impl Output {
         let now = Instant::now();
         if now - held.last_row >= QUIET || now - held.since >= HOLD_LONGEST {
             self.release(&mut state, Release::Everything);
-        } else {
+        } else if held.looked_at != Some(held.last_row) {
+            if let Some(held) = &mut state.held {
+                held.looked_at = Some(held.last_row);
+            }
             self.release(&mut state, Release::ThroughCommon);
         }
     }
@@ -318,6 +324,7 @@ impl Output {
             let held = state.held.get_or_insert(Held {
                 since: now,
                 last_row: now,
+                looked_at: None,
             });
             held.last_row = now;
         }

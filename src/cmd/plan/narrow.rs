@@ -94,6 +94,16 @@ impl Narrow {
         Ok(())
     }
 
+    /// The first bound given as a pop number, as given (`--from '#12'`).
+    pub fn pop_bound(&self) -> Option<String> {
+        [("--from", self.from), ("--to", self.to)]
+            .into_iter()
+            .find_map(|(flag, bound)| match bound {
+                Some(Bound::Seq(seq)) => Some(format!("{flag} '#{seq}'")),
+                _ => None,
+            })
+    }
+
     /// Whether any filter is given.
     pub fn narrows(&self) -> bool {
         !self.globs.is_empty()

@@ -410,9 +410,10 @@ pub(super) fn handlers(args: &HandlerViewArgs) -> anyhow::Result<()> {
 
 /// Refuses a `--compare` that cannot compare: one stack (nothing to compare it with), a stack
 /// given twice, an UndeltaStore (no handler or controller is told anything), a stack that
-/// changes every `--controller` when none is given, `--max-batches` (the session's pops are
-/// numbered across its stacks: the limit would end every stack at the pop of whichever got
-/// there first, and the others' calls would read as missing), and, on a `replay`, a stack that
+/// changes every `--controller` when none is given, `--max-batches` and a `--from`/`--to` pop
+/// number (the session's pops are numbered across its stacks: the limit would end every stack
+/// at the pop of whichever got there first, a window would hold one stack's pop and not the
+/// other's, and the calls left out would read as missing), and, on a `replay`, a stack that
 /// sets `watch-list` (the recording says how its initial list came). One line each, exit 2.
 pub fn compare(
     stacks: &[StackArg],
@@ -474,6 +475,13 @@ pub fn compare(
             "--max-batches {max} with --compare would end every stack once the stacks together \
              popped {max} batches, and the calls of the stacks still behind would read as \
              missing: {bound}"
+        ));
+    }
+    if let Some(bound) = view.narrow.pop_bound() {
+        return usage(format!(
+            "{bound} with --compare: the session numbers the pops of every stack in one \
+             sequence, so a window by pop number would hold one stack's pop and not the other's: \
+             bound it by time (--from +2s, --to 10:04:05)"
         ));
     }
     if replay && let Some(stack) = stacks.iter().find(|s| s.watch_list.is_some()) {

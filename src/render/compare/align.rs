@@ -70,14 +70,36 @@ pub(crate) fn align_by<'a, T, K: Eq + Hash>(
     b: &'a [T],
     identity: impl Fn(&'a T) -> K,
 ) -> Vec<(usize, usize)> {
+    align(a, b, identity, true)
+}
+
+/// [`align_by`] for sequences whose ends are not yet known (one stack may not have written its
+/// latest rows yet): no common suffix is taken first, which would pair the shorter side's last
+/// item with the longer side's last of its identity rather than its first.
+pub(crate) fn align_from_start<'a, T, K: Eq + Hash>(
+    a: &'a [T],
+    b: &'a [T],
+    identity: impl Fn(&'a T) -> K,
+) -> Vec<(usize, usize)> {
+    align(a, b, identity, false)
+}
+
+fn align<'a, T, K: Eq + Hash>(
+    a: &'a [T],
+    b: &'a [T],
+    identity: impl Fn(&'a T) -> K,
+    suffix: bool,
+) -> Vec<(usize, usize)> {
     let same = |x: &'a T, y: &'a T| identity(x) == identity(y);
     let prefix = a.iter().zip(b).take_while(|(x, y)| same(x, y)).count();
-    let suffix = a[prefix..]
-        .iter()
-        .rev()
-        .zip(b[prefix..].iter().rev())
-        .take_while(|(x, y)| same(x, y))
-        .count();
+    let suffix = if suffix {
+        (a[prefix..].iter().rev())
+            .zip(b[prefix..].iter().rev())
+            .take_while(|(x, y)| same(x, y))
+            .count()
+    } else {
+        0
+    };
     let (middle_a, middle_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
     let mut pairs: Vec<(usize, usize)> = (0..prefix).map(|i| (i, i)).collect();
     let (n, m) = (middle_a.len(), middle_b.len());

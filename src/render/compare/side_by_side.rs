@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::align::align_by;
+use super::align::{align_by, align_from_start};
 
 /// One row a stack wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +28,12 @@ pub struct HeldRow {
     pub identity: String,
     /// A handler's call or a reconcile (counted in `N calls earlier`).
     pub call: bool,
+}
+
+impl HeldRow {
+    fn identity(&self) -> &str {
+        &self.identity
+    }
 }
 
 /// How much of what is held [`take`](SideBySide::take) releases.
@@ -115,8 +121,13 @@ impl SideBySide {
         let Some((baseline, others)) = self.held.split_first() else {
             return String::new();
         };
+        // Everything held is all the stacks will write of these rows; what may still be followed
+        // by rows a stack has yet to write is aligned from its start only.
         for (rows, other) in others.iter().zip(1..) {
-            let pairs = align_by(baseline, rows, |row: &HeldRow| row.identity.as_str());
+            let pairs = match release {
+                Release::Everything => align_by(baseline, rows, HeldRow::identity),
+                Release::ThroughCommon => align_from_start(baseline, rows, HeldRow::identity),
+            };
             for (i, j) in pairs {
                 partners[i][other] = Some(j);
             }
@@ -178,6 +189,19 @@ impl SideBySide {
                 self.labels.join(", "),
             );
         }
+        // Each stack's calls before each of its rows: how far apart two rows are, in calls.
+        let calls_before: Vec<Vec<usize>> = (taken.iter())
+            .map(|rows| {
+                let mut before = Vec::with_capacity(rows.len() + 1);
+                let mut n = 0;
+                before.push(0);
+                for row in rows {
+                    n += usize::from(row.call);
+                    before.push(n);
+                }
+                before
+            })
+            .collect();
         let mut position: Vec<HashMap<&str, Vec<usize>>> = vec![HashMap::new(); stacks];
         let mut is_common = false;
         let mut seen = vec![0usize; stacks];
@@ -220,7 +244,8 @@ impl SideBySide {
                     match found {
                         None => text.push_str(" ─"),
                         Some(j) => {
-                            let _ = write!(text, ": {}", distance(&taken[other], j, seen[other]));
+                            let said = distance(&calls_before[other], j, seen[other]);
+                            let _ = write!(text, ": {said}");
                         }
                     }
                 }
@@ -233,18 +258,23 @@ impl SideBySide {
 
 /// Of the indices `at` (ascending), the one nearest `here`.
 fn nearest(at: &[usize], here: usize) -> Option<usize> {
-    at.iter().copied().min_by_key(|&j| j.abs_diff(here))
+    let after = at.partition_point(|&j| j < here);
+    let candidates = [after.checked_sub(1), Some(after)];
+    (candidates.into_iter().flatten())
+        .filter_map(|k| at.get(k).copied())
+        .min_by_key(|&j| j.abs_diff(here))
 }
 
-/// How far the row at `j` of `rows` is from `here` (the number of `rows` written before the row
-/// in question): `3 calls earlier`, `1 call later`.
-fn distance(rows: &[HeldRow], j: usize, here: usize) -> String {
+/// How far a stack's row `j` is from `here` (the number of that stack's rows written before the
+/// row in question), counted in its calls (`calls_before[k]`: its calls among its first `k`
+/// rows): `3 calls earlier`, `1 call later`.
+fn distance(calls_before: &[usize], j: usize, here: usize) -> String {
     let (between, word) = if j < here {
-        (&rows[j + 1..here], "earlier")
+        (calls_before[here] - calls_before[j + 1], "earlier")
     } else {
-        (&rows[here..j], "later")
+        (calls_before[j] - calls_before[here], "later")
     };
-    match between.iter().filter(|r| r.call).count() {
+    match between {
         0 => word.to_owned(),
         1 => format!("1 call {word}"),
         n => format!("{n} calls {word}"),
@@ -311,6 +341,24 @@ mod tests {
         assert_eq!(
             side.take(Release::ThroughCommon),
             "1.32   │ b\nlatest │ x\n         c\n"
+        );
+        assert!(!side.holds());
+    }
+
+    /// A stack that has not written its latest rows yet: its row pairs with the first alike of
+    /// the baseline's, not the last, and what follows waits for it.
+    #[test]
+    fn through_common_pairs_a_lagging_stacks_row_with_the_first_alike() {
+        let mut side = side(&[&["Z", "→ A", "Y", "→ A"], &["→ A"]]);
+        assert_eq!(
+            side.take(Release::ThroughCommon),
+            "1.32   │ Z\n         → A\n"
+        );
+        side.push(1, row("Y"));
+        side.push(1, row("→ A"));
+        assert_eq!(
+            side.take(Release::ThroughCommon),
+            "         Y\n         → A\n"
         );
         assert!(!side.holds());
     }

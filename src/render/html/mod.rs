@@ -644,9 +644,6 @@ impl Session {
         });
     }
 
-    /// A controller's reconcile: a bar from its start to its end on its key's lane (what
-    /// arrived while it ran is visible beside it), and on the controller's lane a mark when it
-    /// ended, its wait for a worker as a span and its run counted in the lane's concurrency.
     /// A kube-runtime note, as an alert mark on its controller's lane, or on the Reflector's
     /// band when it is about what every kube controller of the resource is told; its hover is
     /// the note's line.
@@ -676,6 +673,9 @@ impl Session {
         }
     }
 
+    /// A controller's reconcile: a bar from its start to its end on its key's lane (what
+    /// arrived while it ran is visible beside it), and on the controller's lane a mark when it
+    /// ended, its wait for a worker as a span and its run counted in the lane's concurrency.
     fn reconcile(&mut self, view: &ReconcileView<'_>) {
         let t = self.saw(view.time);
         let start = &view.start;
