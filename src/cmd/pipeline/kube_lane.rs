@@ -69,6 +69,17 @@ struct Wait {
     debounced: bool,
 }
 
+impl Wait {
+    /// A wait since `first` of `requests` requests, not debounced.
+    fn from(first: Instant, requests: u64) -> Self {
+        Wait {
+            first,
+            requests,
+            debounced: false,
+        }
+    }
+}
+
 /// What a started reconcile's end row repeats of its start.
 #[derive(Debug, Clone)]
 struct Started {
@@ -77,6 +88,26 @@ struct Started {
     owned: Option<String>,
     wait: Wait,
     resource_version: Option<String>,
+}
+
+impl Member {
+    /// A reconcile of `key` starting at `at` for `reason`, reading `resource_version`: its wait
+    /// since its first request taken from the keys waiting (one request at `at` if none was
+    /// recorded).
+    fn started(
+        &mut self,
+        at: Instant,
+        key: &str,
+        reason: &Reason,
+        resource_version: Option<String>,
+    ) -> Started {
+        Started {
+            owned: owned_object(reason),
+            reason: reason.to_string(),
+            wait: self.waits.remove(key).unwrap_or(Wait::from(at, 1)),
+            resource_version,
+        }
+    }
 }
 
 /// One kube controller of the lane.
@@ -282,11 +313,7 @@ impl KubeLane {
                     member.metrics.adds += 1;
                     let pushed = !member.debounce.is_zero()
                         && matches!(scheduled, Scheduled::New(_) | Scheduled::Reset { .. });
-                    let wait = member.waits.entry(key).or_insert(Wait {
-                        first: at,
-                        requests: 0,
-                        debounced: false,
-                    });
+                    let wait = member.waits.entry(key).or_insert(Wait::from(at, 0));
                     if wait.requests > 0 {
                         member.metrics.folded += 1;
                     }
@@ -304,16 +331,7 @@ impl KubeLane {
                     resource_version,
                 } => {
                     member.metrics.gets += 1;
-                    let started = Started {
-                        owned: owned_object(&reason),
-                        reason: reason.to_string(),
-                        wait: member.waits.remove(&key).unwrap_or(Wait {
-                            first: at,
-                            requests: 1,
-                            debounced: false,
-                        }),
-                        resource_version,
-                    };
+                    let started = member.started(at, &key, &reason, resource_version);
                     let start = self.start_facts(member, &key, attempt, at, &started);
                     member.out.reconcile_started(&start);
                     member.running.insert(key, started);
@@ -339,16 +357,7 @@ impl KubeLane {
                     member.out.reconcile(&view);
                 }
                 Record::Skipped { at, key, reason } => {
-                    let started = Started {
-                        owned: owned_object(&reason),
-                        reason: reason.to_string(),
-                        wait: member.waits.remove(&key).unwrap_or(Wait {
-                            first: at,
-                            requests: 1,
-                            debounced: false,
-                        }),
-                        resource_version: None,
-                    };
+                    let started = member.started(at, &key, &reason, None);
                     let mut start = self.start_facts(member, &key, 1, at, &started);
                     start.skipped = true;
                     self.not_run(member, start);
@@ -362,11 +371,7 @@ impl KubeLane {
                     let started = Started {
                         owned: None,
                         reason: String::new(),
-                        wait: Wait {
-                            first: at,
-                            requests: 1,
-                            debounced: false,
-                        },
+                        wait: Wait::from(at, 1),
                         resource_version: None,
                     };
                     let predicates = predicates.to_string();
