@@ -425,11 +425,7 @@ async fn owns_must_name_a_later_resource_of_the_session() {
         ),
     ] {
         let out = run_offline(&args, None).await;
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        let lines: Vec<&str> = err.lines().filter(|l| !l.is_empty()).collect();
-        assert_eq!(lines.len(), 1, "{args:?}: {err}");
-        assert!(lines[0].contains(says), "{args:?}: {err}");
+        assert_usage_sentence(&out, &format!("{args:?}"), says);
     }
 }
 

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use crate::support::binary::{json_lines, run_offline, stderr};
+use crate::support::binary::{assert_usage_sentence, json_lines, run_offline, stderr};
 use crate::support::paths::{hand_written, path_str};
 
 /// The owned recordings' paths, the Deployments' first.
@@ -142,11 +142,7 @@ async fn recordings_that_cannot_share_a_clock_are_refused() {
         ),
     ] {
         let out = run_offline(&args, Some(Vec::new())).await;
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        let lines: Vec<&str> = err.lines().filter(|l| !l.is_empty()).collect();
-        assert_eq!(lines.len(), 1, "{args:?}: {err}");
-        assert!(lines[0].contains(says), "{args:?}: {err}");
+        assert_usage_sentence(&out, &format!("{args:?}"), says);
     }
 }
 
